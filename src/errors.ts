@@ -1,0 +1,211 @@
+import { create, createRegistry, type JsonObject, toJson } from "@bufbuild/protobuf";
+import { anyPack } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  BadRequest_FieldViolationSchema,
+  BadRequestSchema,
+  ErrorInfoSchema,
+  PreconditionFailureSchema,
+  file_google_rpc_error_details,
+} from "../gen/google/rpc/error_details_pb.js";
+import { StatusSchema } from "../gen/google/rpc/status_pb.js";
+import { StoreError } from "./store/store.js";
+
+/** A failing field and why, as it goes into google.rpc.BadRequest. */
+export interface FieldViolation {
+  field: string;
+  description: string;
+}
+
+/** Registry of the google.rpc detail types, for decoding and printing error details. */
+export const errorDetailsRegistry = createRegistry(file_google_rpc_error_details);
+
+/**
+ * Create an INVALID_ARGUMENT error: message `Invalid argument: <field>: <reason>` for the
+ * first violation, and a BadRequest detail with one entry per failing field.
+ */
+export function invalidArgument(violations: FieldViolation[]): ConnectError {
+  const first = violations[0] ?? { field: "request", description: "invalid" };
+  return new ConnectError(
+    `Invalid argument: ${first.field}: ${first.description}`,
+    Code.InvalidArgument,
+    undefined,
+    [
+      {
+        desc: BadRequestSchema,
+        value: {
+          fieldViolations: violations.map((v) =>
+            create(BadRequest_FieldViolationSchema, { field: v.field, description: v.description }),
+          ),
+        },
+      },
+    ],
+  );
+}
+
+/** Create an INVALID_ARGUMENT error for a single field. */
+export function invalidField(field: string, description: string): ConnectError {
+  return invalidArgument([{ field, description }]);
+}
+
+/**
+ * Create the FAILED_PRECONDITION error for deleting a group that still has children of
+ * `kind` (repos, groups, identities, roles, identityProviders, tags).
+ */
+export function notEmpty(kind: string, what = "group"): ConnectError {
+  return new ConnectError(
+    `Precondition failed: cannot delete ${what} with child ${kind}`,
+    Code.FailedPrecondition,
+    undefined,
+    [
+      {
+        desc: PreconditionFailureSchema,
+        value: {
+          violations: [
+            {
+              type: "RESOURCE_NOT_EMPTY",
+              subject: kind,
+              description: `the ${what} still has child ${kind}`,
+            },
+          ],
+        },
+      },
+    ],
+  );
+}
+
+/** Create a FAILED_PRECONDITION error with a plain message. */
+export function failedPrecondition(message: string): ConnectError {
+  return new ConnectError(`Precondition failed: ${message}`, Code.FailedPrecondition);
+}
+
+/** Create a NOT_FOUND error for a resource kind and uid. */
+export function notFound(kind: string, uid: string): ConnectError {
+  return new ConnectError(`Not found: ${kind} ${JSON.stringify(uid)}`, Code.NotFound);
+}
+
+/** Create an ALREADY_EXISTS error. */
+export function alreadyExists(message: string): ConnectError {
+  return new ConnectError(`Already exists: ${message}`, Code.AlreadyExists);
+}
+
+/** Create the PERMISSION_DENIED error; it never says whether the resource exists. */
+export function permissionDenied(capability: string): ConnectError {
+  return new ConnectError(
+    `Permission denied: the caller lacks ${capability} on the resource or it does not exist`,
+    Code.PermissionDenied,
+  );
+}
+
+/** Create the UNAUTHENTICATED error. */
+export function unauthenticated(message = "a valid bearer token is required"): ConnectError {
+  return new ConnectError(`Unauthenticated: ${message}`, Code.Unauthenticated);
+}
+
+/** Map a store error to the API error a caller sees. */
+export function fromStoreError(err: StoreError): ConnectError {
+  switch (err.kind) {
+    case "not_found":
+      return new ConnectError(`Not found: ${err.message}`, Code.NotFound);
+    case "already_exists":
+      return alreadyExists(err.message);
+    case "not_empty":
+      return notEmpty(err.childKind ?? "resources", err.parentKind ?? "group");
+    case "failed_precondition":
+      return failedPrecondition(err.message);
+    case "conflict":
+      return new ConnectError(`Aborted: ${err.message}`, Code.Aborted);
+    case "unavailable":
+      return new ConnectError("Unavailable: the database is busy, retry", Code.Unavailable);
+  }
+}
+
+/** Logger for causes that must not reach the caller. */
+export type ErrorLogger = (message: string, fields: Record<string, unknown>) => void;
+
+/**
+ * Turn anything thrown by a handler into the ConnectError the caller sees, with ErrorInfo
+ * {reason, domain} as its first detail. Store errors map through fromStoreError; anything
+ * unexpected is logged with its cause and becomes a bare INTERNAL.
+ */
+export function toApiError(err: unknown, domain: string, log: ErrorLogger): ConnectError {
+  let ce: ConnectError;
+  if (err instanceof StoreError) {
+    ce = fromStoreError(err);
+  } else if (err instanceof ConnectError) {
+    ce = err;
+    if (ce.code === Code.Internal || ce.code === Code.Unknown) {
+      if (!hasErrorInfo(ce)) {
+        log("internal error", { error: describe(err) });
+        ce = new ConnectError("Internal error", Code.Internal);
+      }
+    }
+  } else {
+    log("internal error", { error: describe(err) });
+    ce = new ConnectError("Internal error", Code.Internal);
+  }
+  if (hasErrorInfo(ce)) return ce;
+  const info = {
+    desc: ErrorInfoSchema,
+    value: { reason: Code[ce.code] ? codeName(ce.code) : "UNKNOWN", domain },
+  };
+  const rest = ce.details.filter((d) => "desc" in d);
+  return new ConnectError(ce.rawMessage, ce.code, ce.metadata, [info, ...(rest as never[])]);
+}
+
+function hasErrorInfo(ce: ConnectError): boolean {
+  const first = ce.details[0];
+  if (!first) return false;
+  return "desc" in first
+    ? first.desc.typeName === ErrorInfoSchema.typeName
+    : first.type === ErrorInfoSchema.typeName;
+}
+
+function describe(err: unknown): string {
+  if (err instanceof Error) return err.stack ?? `${err.name}: ${err.message}`;
+  return String(err);
+}
+
+/** The canonical name of a code, e.g. `INVALID_ARGUMENT`. */
+export function codeName(code: Code): string {
+  return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+const httpStatusByCode: Record<number, number> = {
+  [Code.InvalidArgument]: 400,
+  [Code.FailedPrecondition]: 400,
+  [Code.OutOfRange]: 400,
+  [Code.Unauthenticated]: 401,
+  [Code.PermissionDenied]: 403,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.Aborted]: 409,
+  [Code.ResourceExhausted]: 429,
+  [Code.Canceled]: 499,
+  [Code.Unimplemented]: 501,
+  [Code.Unavailable]: 503,
+  [Code.DeadlineExceeded]: 504,
+};
+
+/** The HTTP status of a gRPC code, per API.md. */
+export function httpStatusOf(code: Code): number {
+  return httpStatusByCode[code] ?? 500;
+}
+
+/** Encode an error as a google.rpc.Status message (what REST bodies are made of). */
+export function toStatus(ce: ConnectError) {
+  return create(StatusSchema, {
+    code: ce.code,
+    message: ce.rawMessage,
+    details: ce.details.map((d) =>
+      "desc" in d
+        ? anyPack(d.desc, create(d.desc, d.value))
+        : { typeUrl: `type.googleapis.com/${d.type}`, value: d.value },
+    ),
+  });
+}
+
+/** Render an error as the REST body of API.md: `{code, message, details: [{"@type", ...}]}`. */
+export function toRestErrorBody(ce: ConnectError): JsonObject {
+  return toJson(StatusSchema, toStatus(ce), { registry: errorDetailsRegistry }) as JsonObject;
+}

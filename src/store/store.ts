@@ -1,0 +1,156 @@
+/**
+ * The storage contract of Gatehouse: coarse domain operations, each atomic on its own.
+ *
+ * Backends (SQLite today, PostgreSQL later) implement `Store` and must pass the shared suite in
+ * `test/store/store-suite.ts`. They throw `StoreError` for every expected failure and never let
+ * a driver error escape for a condition a caller can cause.
+ *
+ * Times are milliseconds since the Unix epoch.
+ */
+
+/** What went wrong in a store operation, independent of the backend. */
+export type StoreErrorKind =
+  | "not_found"
+  | "already_exists"
+  | "not_empty"
+  | "failed_precondition"
+  | "conflict"
+  | "unavailable";
+
+/** StoreError is the only error a Store throws for conditions callers can cause. */
+export class StoreError extends Error {
+  override name = "StoreError";
+  constructor(
+    readonly kind: StoreErrorKind,
+    message: string,
+    /** For `not_empty`: the kind of children that block the delete (groups, repos, ...). */
+    readonly childKind?: string,
+    /** For `not_empty`: the kind of the parent being deleted (group, repo). */
+    readonly parentKind?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fields a List can be ordered by. */
+export type SortField = "name" | "create_time" | "update_time" | "uid";
+
+/** A keyset position: the sort value and uid of the last item of the previous page. */
+export interface Cursor {
+  value: string | number;
+  uid: string;
+}
+
+/**
+ * ListQuery is a validated List request as the list engine hands it to a backend.
+ * `F` carries the resource's own filters.
+ */
+export interface ListQuery<F = Record<string, never>> {
+  /** Strictly below this group uid, at any depth. */
+  descendantsOf?: string;
+  /** One level below this group uid. */
+  childrenOf?: string;
+  /** Exact name. */
+  name?: string;
+  /** Resource-specific filters. */
+  filters: F;
+  order: { field: SortField; desc: boolean };
+  /** Start strictly after this position in the order. */
+  after?: Cursor;
+  /** Results to skip after the cursor position. */
+  skip: number;
+  /** Maximum number of items to return. */
+  limit: number;
+  /**
+   * Group uids whose subtrees (the group itself and everything below) the caller may list.
+   * Undefined: no restriction. Empty: nothing is visible.
+   */
+  scope?: readonly string[];
+}
+
+/** One page of results and the count of every match (ignoring cursor, skip and limit). */
+export interface ListPage<T> {
+  items: T[];
+  total: number;
+}
+
+/** A stored group. */
+export interface GroupRecord {
+  uid: string;
+  /** Empty for a root group (an organization). */
+  parentUid: string;
+  name: string;
+  description: string;
+  verified: boolean;
+  resourceLimits: Record<string, number>;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Input of createGroup. */
+export interface NewGroup {
+  uid: string;
+  /** Empty for a root group. */
+  parentUid: string;
+  name: string;
+  description: string;
+  now: number;
+}
+
+/** A change to a group; absent fields keep their value. */
+export interface GroupPatch {
+  name?: string;
+  description?: string;
+}
+
+/** A signing key of the token key ring. */
+export interface SigningKeyRecord {
+  kid: string;
+  /** The private JWK, JSON-encoded. */
+  privateJwk: string;
+  /** The public JWK, JSON-encoded. */
+  publicJwk: string;
+  createTime: number;
+}
+
+/** Store is the whole persistence contract of Gatehouse. */
+export interface Store {
+  /** Check that the database answers; throws StoreError `unavailable` otherwise. */
+  ping(): Promise<void>;
+  /** Close the database; further calls fail. */
+  close(): Promise<void>;
+
+  /**
+   * Create a group, and its closure rows (depth 0 included).
+   * Throws `not_found` if the parent does not exist, `already_exists` if a sibling has the name.
+   */
+  createGroup(group: NewGroup): Promise<GroupRecord>;
+  /** Get a group, or undefined. */
+  getGroup(uid: string): Promise<GroupRecord | undefined>;
+  /**
+   * Change a group's name or description and set updateTime.
+   * Throws `not_found` if it does not exist, `already_exists` if a sibling has the new name.
+   */
+  updateGroup(uid: string, patch: GroupPatch, now: number): Promise<GroupRecord>;
+  /**
+   * Delete a group and what lives only in it (role bindings, invites, account association).
+   * Throws `not_found` if it does not exist; `not_empty` (childKind groups, identities, roles,
+   * identityProviders or repos) if it still has such children.
+   */
+  deleteGroup(uid: string): Promise<void>;
+  /** List groups. descendantsOf/childrenOf/scope refer to the group tree. */
+  listGroups(query: ListQuery): Promise<ListPage<GroupRecord>>;
+
+  /** All signing keys, oldest first. */
+  listSigningKeys(): Promise<SigningKeyRecord[]>;
+  /** Add a signing key; throws `already_exists` if the kid is taken. */
+  addSigningKey(key: SigningKeyRecord): Promise<void>;
+  /** Delete signing keys created before `time` except the newest one. */
+  pruneSigningKeys(before: number): Promise<void>;
+
+  /**
+   * Get the named server secret, creating it with `create()` if absent. Concurrent callers on
+   * one database all get the same value.
+   */
+  getOrCreateSecret(name: string, create: () => Buffer): Promise<Buffer>;
+}
