@@ -1,0 +1,134 @@
+import { createHash } from "node:crypto";
+
+/**
+ * The capability catalog: every capability a role can hold. A capability is held at a group
+ * and, through the tree, at every group below it. Reads (List and Get) need `<kind>.list`.
+ */
+export const capabilities = [
+  "groups.list",
+  "groups.create",
+  "groups.update",
+  "groups.delete",
+  "identities.list",
+  "identities.create",
+  "identities.update",
+  "identities.delete",
+  "roles.list",
+  "roles.create",
+  "roles.update",
+  "roles.delete",
+  "role_bindings.list",
+  "role_bindings.create",
+  "role_bindings.update",
+  "role_bindings.delete",
+  "identity_providers.list",
+  "identity_providers.create",
+  "identity_providers.update",
+  "identity_providers.delete",
+  "account_associations.list",
+  "account_associations.create",
+  "account_associations.update",
+  "account_associations.delete",
+  "group_invites.list",
+  "group_invites.create",
+  "group_invites.update",
+  "group_invites.delete",
+  "repo.list",
+  "repo.create",
+  "repo.update",
+  "repo.delete",
+  "tag.list",
+  "tag.create",
+  "tag.delete",
+  "registry.pull",
+  "registry.push",
+  "advisories.list",
+  "advisories.create",
+  "advisories.update",
+  "advisories.delete",
+] as const;
+
+/** Capability is one entry of the catalog. */
+export type Capability = (typeof capabilities)[number];
+
+const known = new Set<string>(capabilities);
+
+/** Whether `s` is a capability of the catalog. */
+export function isCapability(s: string): s is Capability {
+  return known.has(s);
+}
+
+/** A role every installation has, with the same uid everywhere. */
+export interface BuiltinRole {
+  uid: string;
+  name: string;
+  description: string;
+  capabilities: readonly Capability[];
+}
+
+// Built-in role uids are 40 hex characters derived from the name, so every installation
+// agrees on them without a registry.
+const builtinUid = (name: string) =>
+  createHash("sha1").update(`gatehouse/builtin-role/${name}`).digest("hex");
+
+const advisoryWrites: readonly Capability[] = [
+  "advisories.create",
+  "advisories.update",
+  "advisories.delete",
+];
+const lists = capabilities.filter((c) => c.endsWith(".list"));
+const repoAndTagWrites: Capability[] = [
+  "repo.create",
+  "repo.update",
+  "repo.delete",
+  "tag.create",
+  "tag.delete",
+];
+
+function builtin(name: string, description: string, caps: readonly Capability[]): BuiltinRole {
+  return {
+    uid: builtinUid(name),
+    name,
+    description: `Built-in: ${description}`,
+    capabilities: caps,
+  };
+}
+
+/** The built-in roles of API.md. */
+export const builtinRoles: readonly BuiltinRole[] = [
+  builtin("viewer", "lists and reads everything", lists),
+  builtin("editor", "viewer plus repo and tag writes", [
+    ...lists,
+    ...repoAndTagWrites,
+    "registry.pull",
+    "registry.push",
+  ]),
+  builtin(
+    "owner",
+    "every capability but advisory writes",
+    capabilities.filter((c) => !advisoryWrites.includes(c)),
+  ),
+  builtin("registry.pull", "pull images", ["repo.list", "tag.list", "registry.pull"]),
+  builtin("registry.push", "pull and push images", [
+    "repo.list",
+    "tag.list",
+    "tag.create",
+    "tag.delete",
+    "registry.pull",
+    "registry.push",
+  ]),
+  builtin("advisories.admin", "read and write vulnerability advisories", [
+    "advisories.list",
+    ...advisoryWrites,
+  ]),
+];
+
+/** The built-in owner role, bound to whoever creates an organization. */
+export const ownerRole = builtinRoles.find((r) => r.name === "owner")!;
+
+const builtinByUid = new Map(builtinRoles.map((r) => [r.uid, r]));
+
+/** The built-in role with this uid, or undefined. */
+export function builtinRole(uid: string): BuiltinRole | undefined {
+  return builtinByUid.get(uid);
+}

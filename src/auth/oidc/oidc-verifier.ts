@@ -1,0 +1,233 @@
+import {
+  type CryptoKey,
+  createLocalJWKSet,
+  decodeJwt,
+  errors,
+  type JWTPayload,
+  jwtVerify,
+} from "jose";
+import { joseFailure } from "../tokens.js";
+import { fetchJson, isAllowedIssuerUrl } from "./fetch-json.js";
+import { OidcError } from "./oidc-error.js";
+import { oidcAlgorithms, parsePublicJwks, publicSigningKeys } from "./public-jwks.js";
+
+type KeySet = ReturnType<typeof createLocalJWKSet>;
+
+interface IssuerEntry {
+  keys?: KeySet;
+  fetchedAt: number;
+  /** Last fetch attempt, successful or not: the cool-down counts from here. */
+  attemptAt: number;
+  inflight?: Promise<void> | undefined;
+}
+
+/** Options of createOidcVerifier; times in milliseconds. */
+export interface OidcVerifierOptions {
+  /** Accept http:// issuers on 127.0.0.1, [::1] and localhost (tests, local development). */
+  allowInsecureLoopback: boolean;
+  /** At most one fetch per issuer in this period (unknown kid, expired cache, failures). */
+  cooldownMs?: number;
+  /** How long fetched keys are used before they are refreshed. */
+  cacheTtlMs?: number;
+  timeoutMs?: number;
+  maxResponseBytes?: number;
+  clockToleranceSeconds?: number;
+  /** Issuers cached at once; the oldest is forgotten first. */
+  maxIssuers?: number;
+  fetch?: typeof fetch;
+  now?: () => number;
+  /** Told when a refresh fails while cached keys stay in use (worth a warning in the log). */
+  onStaleKeys?: (issuer: string, err: OidcError) => void;
+}
+
+/** Per-call rules of OidcVerifier.verify. */
+export interface OidcVerifyOptions {
+  /** The issuer the token must come from. */
+  expectedIssuer?: string;
+  /**
+   * Decide, before any network request, whether the token's (unverified) issuer may be
+   * contacted at all: e.g. the identity's issuer or issuerPattern, or the trusted user issuers.
+   * Without it an unauthenticated caller could make the server fetch from any https host.
+   */
+  acceptIssuer?: (iss: string) => boolean;
+}
+
+/** The rules of a staticKeys identity. */
+export interface StaticKeysOptions {
+  issuer: string;
+  /** The identity's staticKeys.issuerKeys: a JWKS document. */
+  issuerKeysJson: string;
+  /** After this moment the keys are refused. */
+  expirationTime: Date;
+}
+
+// Workload tokens are small; a cap keeps a hostile one from costing a parse of megabytes.
+const maxTokenLength = 16_384;
+
+/**
+ * Create the verifier of workload OIDC tokens from external issuers: discovery and JWKS are
+ * fetched from the token's issuer and cached; signatures, `iss`, `exp` and `nbf` are checked.
+ * Audience, subject and other claims are the claim match's job.
+ */
+export function createOidcVerifier(opts: OidcVerifierOptions) {
+  const cooldownMs = opts.cooldownMs ?? 30_000;
+  const ttlMs = opts.cacheTtlMs ?? 10 * 60_000;
+  const maxIssuers = opts.maxIssuers ?? 1000;
+  const tolerance = opts.clockToleranceSeconds ?? 30;
+  const now = opts.now ?? Date.now;
+  const limits = {
+    fetch: opts.fetch ?? globalThis.fetch,
+    timeoutMs: opts.timeoutMs ?? 5000,
+    maxBytes: opts.maxResponseBytes ?? 512 * 1024,
+  };
+  const issuers = new Map<string, IssuerEntry>();
+  const staticKeySets = new Map<string, KeySet>();
+
+  async function load(iss: string): Promise<KeySet> {
+    const base = iss.endsWith("/") ? iss.slice(0, -1) : iss;
+    const discovery = await fetchJson(`${base}/.well-known/openid-configuration`, limits);
+    // The document must speak for the very issuer it was fetched for (OIDC Discovery §4.3).
+    if (discovery.issuer !== iss) throw new OidcError("bad_discovery", "issuer mismatch");
+    const jwksUri = discovery.jwks_uri;
+    if (typeof jwksUri !== "string" || !isAllowedIssuerUrl(jwksUri, opts.allowInsecureLoopback)) {
+      throw new OidcError("insecure_issuer", "jwks_uri is missing or not https");
+    }
+    const jwks = publicSigningKeys(await fetchJson(jwksUri, limits));
+    try {
+      return createLocalJWKSet(jwks);
+    } catch {
+      throw new OidcError("bad_discovery", "the JWKS is malformed");
+    }
+  }
+
+  /** Fetch the issuer's keys unless a fetch happened within the cool-down. */
+  function refresh(iss: string, entry: IssuerEntry): Promise<void> {
+    if (entry.inflight) return entry.inflight;
+    if (now() - entry.attemptAt < cooldownMs) return Promise.resolve();
+    entry.attemptAt = now();
+    entry.inflight = load(iss)
+      .then(
+        (keys) => {
+          entry.keys = keys;
+          entry.fetchedAt = now();
+        },
+        (err: unknown) => {
+          // Stale keys beat no keys: an issuer outage must not lock its workloads out.
+          if (!entry.keys) throw err;
+          if (err instanceof OidcError) opts.onStaleKeys?.(iss, err);
+        },
+      )
+      .finally(() => {
+        entry.inflight = undefined;
+      });
+    return entry.inflight;
+  }
+
+  function entryOf(iss: string): IssuerEntry {
+    let entry = issuers.get(iss);
+    if (!entry) {
+      if (issuers.size >= maxIssuers) {
+        const oldest = issuers.keys().next();
+        if (!oldest.done) issuers.delete(oldest.value);
+      }
+      entry = { fetchedAt: 0, attemptAt: Number.NEGATIVE_INFINITY };
+      issuers.set(iss, entry);
+    }
+    return entry;
+  }
+
+  async function check(token: string, keys: KeySet, issuer: string): Promise<JWTPayload> {
+    const options = {
+      algorithms: oidcAlgorithms,
+      issuer,
+      requiredClaims: ["sub", "exp"],
+      clockTolerance: tolerance,
+      currentDate: new Date(now()),
+    };
+    try {
+      return (await jwtVerify(token, keys, options)).payload;
+    } catch (err) {
+      if (!(err instanceof errors.JWKSMultipleMatchingKeys)) throw err;
+      // No kid and several candidate keys: try each, as jose leaves to its caller.
+      for await (const key of err as unknown as AsyncIterable<CryptoKey>) {
+        try {
+          return (await jwtVerify(token, key, options)).payload;
+        } catch (e) {
+          if (!(e instanceof errors.JWSSignatureVerificationFailed)) throw e;
+        }
+      }
+      throw new errors.JWSSignatureVerificationFailed();
+    }
+  }
+
+  return {
+    /** Verify a token against its issuer's published keys. Throws OidcError. */
+    async verify(token: string, vo: OidcVerifyOptions = {}): Promise<JWTPayload> {
+      const iss = unverifiedIssuer(token);
+      if (vo.expectedIssuer !== undefined && iss !== vo.expectedIssuer) {
+        throw new OidcError("bad_issuer");
+      }
+      if (vo.acceptIssuer && !vo.acceptIssuer(iss)) throw new OidcError("issuer_not_allowed");
+      if (!isAllowedIssuerUrl(iss, opts.allowInsecureLoopback)) {
+        throw new OidcError("insecure_issuer");
+      }
+      const entry = entryOf(iss);
+      if (!entry.keys || now() - entry.fetchedAt >= ttlMs) await refresh(iss, entry);
+      if (!entry.keys) throw new OidcError("issuer_unavailable", "no keys cached");
+      try {
+        return await check(token, entry.keys, iss);
+      } catch (err) {
+        if (!(err instanceof errors.JWKSNoMatchingKey)) throw toOidcError(err);
+      }
+      // An unknown kid may be a key the issuer has just rotated in.
+      const before = entry.keys;
+      await refresh(iss, entry);
+      if (entry.keys === before) throw new OidcError("unknown_kid");
+      return check(token, entry.keys, iss).catch((err) => {
+        throw toOidcError(err);
+      });
+    },
+
+    /** Verify a token against an identity's static keys. Throws OidcError. */
+    async verifyWithStaticKeys(token: string, so: StaticKeysOptions): Promise<JWTPayload> {
+      if (now() >= so.expirationTime.getTime()) throw new OidcError("keys_expired");
+      if (token.length > maxTokenLength) throw new OidcError("malformed");
+      let keys = staticKeySets.get(so.issuerKeysJson);
+      if (!keys) {
+        try {
+          keys = createLocalJWKSet(parsePublicJwks(so.issuerKeysJson));
+        } catch (err) {
+          throw err instanceof OidcError ? err : new OidcError("bad_keys");
+        }
+        if (staticKeySets.size >= 1000) staticKeySets.clear();
+        staticKeySets.set(so.issuerKeysJson, keys);
+      }
+      return check(token, keys, so.issuer).catch((err) => {
+        throw toOidcError(err);
+      });
+    },
+  };
+}
+
+/** OidcVerifier checks workload tokens from external issuers. */
+export type OidcVerifier = ReturnType<typeof createOidcVerifier>;
+
+function unverifiedIssuer(token: string): string {
+  if (token.length > maxTokenLength) throw new OidcError("malformed");
+  let iss: unknown;
+  try {
+    iss = decodeJwt(token).iss;
+  } catch {
+    throw new OidcError("malformed");
+  }
+  if (typeof iss !== "string" || iss === "") throw new OidcError("malformed", "no iss");
+  return iss;
+}
+
+function toOidcError(err: unknown): unknown {
+  if (err instanceof OidcError) return err;
+  if (err instanceof errors.JOSEError || err instanceof TypeError) {
+    return new OidcError(joseFailure(err));
+  }
+  return err;
+}

@@ -1,0 +1,109 @@
+import type { Capability } from "./capabilities.js";
+
+/**
+ * Rule says what one RPC needs:
+ * - `public`: no token at all (the STS exchange);
+ * - `authenticated`: any valid token (redeeming an invite, which checks its own rules);
+ * - `resource`: the capability at the group of the uid found at `target` (a request field
+ *   path such as `uid`, `parent` or `group.uid`) or at any group above it. An empty `parent`
+ *   is allowed only where `root` says so (a person creating an organization);
+ * - `list`: the capability somewhere; the List returns only what lies under the groups
+ *   where the caller holds it.
+ */
+export type Rule =
+  | { kind: "public" }
+  | { kind: "authenticated" }
+  | { kind: "resource"; capability: Capability; target: string; root?: "person" }
+  | { kind: "list"; capability: Capability };
+
+const crud = (
+  service: string,
+  singular: string,
+  plural: string,
+  cap: string,
+  resourceField: string,
+): Record<string, Rule> => ({
+  [`${service}/List${plural}`]: { kind: "list", capability: `${cap}.list` as Capability },
+  [`${service}/Get${singular}`]: {
+    kind: "resource",
+    capability: `${cap}.list` as Capability,
+    target: "uid",
+  },
+  [`${service}/Create${singular}`]: {
+    kind: "resource",
+    capability: `${cap}.create` as Capability,
+    target: "parent",
+  },
+  [`${service}/Update${singular}`]: {
+    kind: "resource",
+    capability: `${cap}.update` as Capability,
+    target: `${resourceField}.uid`,
+  },
+  [`${service}/Delete${singular}`]: {
+    kind: "resource",
+    capability: `${cap}.delete` as Capability,
+    target: "uid",
+  },
+});
+
+const iam = "gatehouse.iam.v2beta1";
+
+/**
+ * The authorization table: the one place that names what every RPC needs. An RPC missing
+ * here is denied (a test checks that every RPC of the API has a rule).
+ */
+export const policy: Readonly<Record<string, Rule>> = {
+  ...crud(`${iam}.GroupsService`, "Group", "Groups", "groups", "group"),
+  [`${iam}.GroupsService/CreateGroup`]: {
+    kind: "resource",
+    capability: "groups.create",
+    target: "parent",
+    root: "person",
+  },
+  ...crud(`${iam}.IdentitiesService`, "Identity", "Identities", "identities", "identity"),
+  ...crud(`${iam}.RolesService`, "Role", "Roles", "roles", "role"),
+  ...crud(
+    `${iam}.RoleBindingsService`,
+    "RoleBinding",
+    "RoleBindings",
+    "role_bindings",
+    "role_binding",
+  ),
+  ...crud(
+    `${iam}.IdentityProvidersService`,
+    "IdentityProvider",
+    "IdentityProviders",
+    "identity_providers",
+    "identity_provider",
+  ),
+  ...crud(
+    `${iam}.AccountAssociationsService`,
+    "AccountAssociation",
+    "AccountAssociations",
+    "account_associations",
+    "account_association",
+  ),
+  ...crud(
+    `${iam}.GroupInvitesService`,
+    "GroupInvite",
+    "GroupInvites",
+    "group_invites",
+    "group_invite",
+  ),
+  [`${iam}.GroupInvitesService/RedeemGroupInvite`]: { kind: "authenticated" },
+  ...crud("gatehouse.registry.v2beta1.ReposService", "Repo", "Repos", "repo", "repo"),
+  ...crud("gatehouse.registry.v2beta1.TagsService", "Tag", "Tags", "tag", "tag"),
+  ...crud(
+    "gatehouse.vulnerabilities.v2beta1.AdvisoriesService",
+    "Advisory",
+    "Advisories",
+    "advisories",
+    "advisory",
+  ),
+  "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
+};
+
+/** The rule of an RPC (`package.Service/Method`), or undefined: deny. */
+export function ruleOf(rpc: string): Rule | undefined {
+  return policy[rpc];
+}

@@ -1,0 +1,180 @@
+import { createHash, randomBytes } from "node:crypto";
+import { errors, type JWTHeaderParameters, jwtVerify, SignJWT } from "jose";
+import type { KeyRing } from "./keyring.js";
+
+/** Why a token was refused. Safe to log; never contains the token. */
+export type TokenFailure =
+  | "malformed"
+  | "bad_algorithm"
+  | "missing_kid"
+  | "unknown_kid"
+  | "bad_signature"
+  | "expired"
+  | "not_yet_valid"
+  | "bad_issuer"
+  | "bad_audience"
+  | "bad_claims";
+
+/** TokenError is any refusal of a Gatehouse token; the caller answers UNAUTHENTICATED. */
+export class TokenError extends Error {
+  override name = "TokenError";
+  constructor(readonly reason: TokenFailure) {
+    super(`token rejected: ${reason}`);
+  }
+}
+
+/** A token and the moment it stops being valid. */
+export interface IssuedToken {
+  token: string;
+  expiry: Date;
+}
+
+/** What a verified Gatehouse token says about its bearer. */
+export interface VerifiedToken {
+  /** The identity uid. */
+  sub: string;
+  email?: string;
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+}
+
+/** Create the issuer of Gatehouse tokens: ES256, signed by the newest key of the ring. */
+export function createTokenIssuer(opts: {
+  keyRing: KeyRing;
+  /** `iss`: the auth URL. */
+  issuer: string;
+  lifetimeSeconds?: number;
+  now?: () => number;
+}) {
+  const lifetime = opts.lifetimeSeconds ?? 3600;
+  const now = opts.now ?? Date.now;
+  return {
+    /** Sign a token for identity `sub` and audience `aud`. */
+    async issue(sub: string, aud: string, extra: { email?: string } = {}): Promise<IssuedToken> {
+      const { kid, key } = await opts.keyRing.signingKey();
+      const iat = Math.floor(now() / 1000);
+      const exp = iat + lifetime;
+      const claims = extra.email === undefined ? {} : { email: extra.email };
+      const token = await new SignJWT(claims)
+        .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
+        .setIssuer(opts.issuer)
+        .setSubject(sub)
+        .setAudience(aud)
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .setJti(randomBytes(16).toString("base64url"))
+        .sign(key);
+      return { token, expiry: new Date(exp * 1000) };
+    },
+  };
+}
+
+/** TokenIssuer signs Gatehouse tokens. */
+export type TokenIssuer = ReturnType<typeof createTokenIssuer>;
+
+// Our tokens are a few hundred bytes; anything far larger is not one of ours.
+const maxTokenLength = 8192;
+
+/**
+ * Create the verifier of Gatehouse tokens. It accepts ES256 only, requires a known `kid`,
+ * checks `iss`, `aud`, `exp` and `nbf` (with clock tolerance), and caches verified tokens
+ * (keyed by a hash, never the token) until they expire. Whether the identity still exists is
+ * the caller's question.
+ */
+export function createTokenVerifier(opts: {
+  keyRing: KeyRing;
+  issuer: string;
+  /** Accepted `aud`: the base URL. */
+  audience: string | string[];
+  clockToleranceSeconds?: number;
+  cacheSize?: number;
+  now?: () => number;
+}) {
+  const tolerance = opts.clockToleranceSeconds ?? 30;
+  const cacheSize = opts.cacheSize ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const cache = new Map<string, VerifiedToken>();
+
+  async function getKey(header: JWTHeaderParameters) {
+    if (typeof header.kid !== "string" || header.kid === "") throw new TokenError("missing_kid");
+    const key = await opts.keyRing.verificationKey(header.kid);
+    if (!key) throw new TokenError("unknown_kid");
+    return key;
+  }
+
+  return {
+    /** Verify a bearer token. Throws TokenError on any failure. */
+    async verify(token: string): Promise<VerifiedToken> {
+      if (token.length > maxTokenLength) throw new TokenError("malformed");
+      const nowSec = Math.floor(now() / 1000);
+      const id = createHash("sha256").update(token).digest("base64url");
+      const hit = cache.get(id);
+      if (hit) {
+        cache.delete(id);
+        // Same rule as jose's: expired once exp <= now - tolerance.
+        if (hit.exp <= nowSec - tolerance) throw new TokenError("expired");
+        cache.set(id, hit); // most recently used goes last
+        return hit;
+      }
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(token, getKey, {
+          algorithms: ["ES256"],
+          issuer: opts.issuer,
+          audience: opts.audience,
+          typ: "JWT",
+          requiredClaims: ["sub", "exp", "iat"],
+          clockTolerance: tolerance,
+          currentDate: new Date(nowSec * 1000),
+        }));
+      } catch (err) {
+        throw toTokenError(err);
+      }
+      const { sub, exp, email } = payload;
+      if (typeof sub !== "string" || sub === "" || typeof exp !== "number") {
+        throw new TokenError("bad_claims");
+      }
+      // Frozen: callers share the cached object.
+      const verified: VerifiedToken = Object.freeze(
+        typeof email === "string" ? { sub, exp, email } : { sub, exp },
+      );
+      if (cacheSize > 0) {
+        if (cache.size >= cacheSize) {
+          const oldest = cache.keys().next();
+          if (!oldest.done) cache.delete(oldest.value);
+        }
+        cache.set(id, verified);
+      }
+      return verified;
+    },
+  };
+}
+
+/** TokenVerifier checks Gatehouse tokens. */
+export type TokenVerifier = ReturnType<typeof createTokenVerifier>;
+
+// A refusal of the token becomes TokenError; anything else (the store is down) stays what it
+// is, so the caller answers UNAVAILABLE or INTERNAL rather than blaming the token.
+function toTokenError(err: unknown): unknown {
+  if (err instanceof TokenError) return err;
+  if (err instanceof errors.JOSEError || err instanceof TypeError) {
+    return new TokenError(joseFailure(err));
+  }
+  return err;
+}
+
+/** Classify a jose verification error; shared with the OIDC verifier. */
+export function joseFailure(err: unknown): TokenFailure {
+  if (err instanceof errors.JWTExpired) return "expired";
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "nbf" || err.claim === "iat") return "not_yet_valid";
+    if (err.claim === "iss") return "bad_issuer";
+    if (err.claim === "aud") return "bad_audience";
+    return "bad_claims";
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return "bad_algorithm";
+  if (err instanceof errors.JOSENotSupported) return "bad_algorithm";
+  if (err instanceof errors.JWKSNoMatchingKey) return "unknown_kid";
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "bad_signature";
+  return "malformed";
+}

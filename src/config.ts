@@ -1,0 +1,257 @@
+import { parseArgs } from "node:util";
+
+/** Config is every setting of a Gatehouse server, validated at start-up. */
+export interface Config {
+  host: string;
+  port: number;
+  /** The public address of the API; token audience and `iss` default from it. */
+  baseUrl: string;
+  /** The public address of the token endpoints; defaults to baseUrl. */
+  authUrl: string;
+  /** The `<service domain>` of ErrorInfo's `iam.<service domain>`. */
+  domain: string;
+  /** SQLite database file, or ":memory:". */
+  dbPath: string;
+  tlsCertPath: string;
+  tlsKeyPath: string;
+  /** Origins allowed by CORS; empty disables CORS, `*` allows any. */
+  corsOrigins: string[];
+  logLevel: string;
+  /** A second audience tokens may be issued for (the registry host). */
+  registryAudience: string;
+  /** Issuers whose tokens log people in without naming an identity. */
+  trustedUserIssuers: string[];
+  /** Allow plain-http OIDC issuers on loopback addresses (tests and local development). */
+  allowInsecureLoopbackIssuers: boolean;
+  /** How long shutdown waits for in-flight calls before cutting them off. */
+  shutdownTimeoutMs: number;
+}
+
+/** Setting describes one configuration entry: its env variable, CLI flag and default. */
+interface Setting {
+  key: keyof Config;
+  env: string;
+  flag: string;
+  help: string;
+  default: string;
+}
+
+/** Every setting, in the order the README's table and `--help` show them. */
+export const settings: readonly Setting[] = [
+  {
+    key: "host",
+    env: "GATEHOUSE_HOST",
+    flag: "host",
+    default: "0.0.0.0",
+    help: "address to listen on",
+  },
+  {
+    key: "port",
+    env: "GATEHOUSE_PORT",
+    flag: "port",
+    default: "8080",
+    help: "port for every protocol",
+  },
+  {
+    key: "baseUrl",
+    env: "GATEHOUSE_BASE_URL",
+    flag: "base-url",
+    default: "http://localhost:<port>",
+    help: "public API address (token audience)",
+  },
+  {
+    key: "authUrl",
+    env: "GATEHOUSE_AUTH_URL",
+    flag: "auth-url",
+    default: "<base-url>",
+    help: "public address of the token endpoints (token issuer)",
+  },
+  {
+    key: "domain",
+    env: "GATEHOUSE_DOMAIN",
+    flag: "domain",
+    default: "<host of base-url>",
+    help: "service domain in error details (iam.<domain>)",
+  },
+  {
+    key: "dbPath",
+    env: "GATEHOUSE_DB",
+    flag: "db",
+    default: "./data/gatehouse.db",
+    help: "SQLite database file",
+  },
+  {
+    key: "tlsCertPath",
+    env: "GATEHOUSE_TLS_CERT",
+    flag: "tls-cert",
+    default: "",
+    help: "PEM certificate; with a key, serve TLS (ALPN h2, http/1.1)",
+  },
+  {
+    key: "tlsKeyPath",
+    env: "GATEHOUSE_TLS_KEY",
+    flag: "tls-key",
+    default: "",
+    help: "PEM private key",
+  },
+  {
+    key: "corsOrigins",
+    env: "GATEHOUSE_CORS_ORIGINS",
+    flag: "cors-origins",
+    default: "",
+    help: "comma-separated origins allowed by CORS, or *; empty: CORS off",
+  },
+  {
+    key: "logLevel",
+    env: "GATEHOUSE_LOG_LEVEL",
+    flag: "log-level",
+    default: "info",
+    help: "fatal, error, warn, info, debug, trace or silent",
+  },
+  {
+    key: "registryAudience",
+    env: "GATEHOUSE_REGISTRY_AUDIENCE",
+    flag: "registry-audience",
+    default: "",
+    help: "extra audience tokens may be issued for",
+  },
+  {
+    key: "trustedUserIssuers",
+    env: "GATEHOUSE_TRUSTED_USER_ISSUERS",
+    flag: "trusted-user-issuers",
+    default: "",
+    help: "comma-separated OIDC issuers that log people in",
+  },
+  {
+    key: "allowInsecureLoopbackIssuers",
+    env: "GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS",
+    flag: "allow-insecure-loopback-issuers",
+    default: "false",
+    help: "accept http:// OIDC issuers on 127.0.0.1/localhost",
+  },
+  {
+    key: "shutdownTimeoutMs",
+    env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS",
+    flag: "shutdown-timeout-ms",
+    default: "10000",
+    help: "grace period for in-flight calls on SIGTERM",
+  },
+];
+
+const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** ConfigError is a bad setting, reported at start-up with a clear message. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/**
+ * Load the configuration from CLI arguments (first), environment variables, then defaults.
+ * Throws ConfigError naming the setting for any bad value.
+ */
+export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
+  const options = Object.fromEntries(settings.map((s) => [s.flag, { type: "string" as const }]));
+  let flags: Record<string, string | undefined>;
+  try {
+    flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false })
+      .values as Record<string, string | undefined>;
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const raw = (s: Setting): string | undefined => flags[s.flag] ?? env[s.env];
+  const get = (key: keyof Config): string | undefined => {
+    const s = settings.find((x) => x.key === key)!;
+    return raw(s);
+  };
+  const describe = (key: keyof Config) => {
+    const s = settings.find((x) => x.key === key)!;
+    return `${s.env} (--${s.flag})`;
+  };
+
+  const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
+  const baseUrl = parseUrl(get("baseUrl") ?? `http://localhost:${port}`, describe("baseUrl"));
+  const authUrl = parseUrl(get("authUrl") ?? baseUrl, describe("authUrl"));
+  const logLevel = get("logLevel") ?? "info";
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(`${describe("logLevel")}: must be one of ${logLevels.join(", ")}`);
+  }
+  const tlsCertPath = get("tlsCertPath") ?? "";
+  const tlsKeyPath = get("tlsKeyPath") ?? "";
+  if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
+    throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together");
+  }
+  const registryAudience = get("registryAudience") ?? "";
+  if (registryAudience !== "") parseUrl(registryAudience, describe("registryAudience"));
+  const trustedUserIssuers = list(get("trustedUserIssuers"));
+  for (const iss of trustedUserIssuers) parseUrl(iss, describe("trustedUserIssuers"));
+  const domain = get("domain") ?? new URL(baseUrl).hostname;
+  if (!/^[A-Za-z0-9.-]+$/.test(domain)) {
+    throw new ConfigError(`${describe("domain")}: not a domain name: ${JSON.stringify(domain)}`);
+  }
+  return {
+    host: get("host") ?? "0.0.0.0",
+    port,
+    baseUrl,
+    authUrl,
+    domain,
+    dbPath: get("dbPath") ?? "./data/gatehouse.db",
+    tlsCertPath,
+    tlsKeyPath,
+    corsOrigins: list(get("corsOrigins")),
+    logLevel,
+    registryAudience,
+    trustedUserIssuers,
+    allowInsecureLoopbackIssuers: parseBool(
+      get("allowInsecureLoopbackIssuers") ?? "false",
+      describe("allowInsecureLoopbackIssuers"),
+    ),
+    shutdownTimeoutMs: parseInteger(
+      get("shutdownTimeoutMs") ?? "10000",
+      describe("shutdownTimeoutMs"),
+      0,
+      600_000,
+    ),
+  };
+}
+
+function list(v: string | undefined): string[] {
+  return (v ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+function parseInteger(v: string, name: string, min: number, max: number): number {
+  if (!/^\d+$/.test(v.trim()))
+    throw new ConfigError(`${name}: not an integer: ${JSON.stringify(v)}`);
+  const n = Number(v);
+  if (n < min || n > max) throw new ConfigError(`${name}: must be between ${min} and ${max}`);
+  return n;
+}
+
+function parseBool(v: string, name: string): boolean {
+  if (/^(true|1|yes)$/i.test(v)) return true;
+  if (/^(false|0|no|)$/i.test(v)) return false;
+  throw new ConfigError(`${name}: not a boolean: ${JSON.stringify(v)}`);
+}
+
+/** Normalize a URL setting: http(s) only, no trailing slash. */
+function parseUrl(v: string, name: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new ConfigError(`${name}: not a URL: ${JSON.stringify(v)}`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new ConfigError(`${name}: must be an http or https URL`);
+  }
+  return u.toString().replace(/\/$/, "");
+}
+
+/** The `--help` text of the settings, one per line. */
+export function settingsHelp(): string {
+  return settings
+    .map((s) => `  --${s.flag.padEnd(34)} ${s.env.padEnd(42)} ${s.help} [${s.default || "empty"}]`)
+    .join("\n");
+}

@@ -1,0 +1,158 @@
+import http from "node:http";
+import http2 from "node:http2";
+import net, { type AddressInfo, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+
+type RequestHandler = (
+  req: http.IncomingMessage | http2.Http2ServerRequest,
+  res: http.ServerResponse | http2.Http2ServerResponse,
+) => void;
+
+/** TLS material: with it, the port speaks TLS and negotiates h2 or http/1.1 by ALPN. */
+export interface TlsOptions {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/** Timeouts that keep slow or idle clients from holding connections forever. */
+export interface Timeouts {
+  /** Time allowed to receive the request headers. */
+  headersTimeoutMs: number;
+  /** Time allowed to receive the whole request. */
+  requestTimeoutMs: number;
+  /** Idle time before a keep-alive connection or HTTP/2 session is closed. */
+  idleTimeoutMs: number;
+}
+
+const defaultTimeouts: Timeouts = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  idleTimeoutMs: 65_000,
+};
+
+/** OnePort serves HTTP/1.1 and HTTP/2 on a single port with one request handler. */
+export interface OnePort {
+  /** For fastify's `serverFactory`: attaches fastify's handler to both HTTP servers. */
+  serverFactory: (handler: RequestHandler) => http.Server;
+  /** Start accepting connections. */
+  listen(host: string, port: number): Promise<AddressInfo>;
+  /**
+   * Stop accepting, let in-flight requests finish (HTTP/2 sessions get GOAWAY, idle
+   * HTTP/1.1 connections close), and cut off whatever remains after `graceMs`.
+   */
+  close(graceMs: number): Promise<void>;
+}
+
+// Every HTTP/2 connection starts with this preface; no HTTP/1.x method starts with "PRI".
+const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/**
+ * Create the one-port server. Without TLS a plain TCP listener peeks at the first bytes of
+ * each connection and hands it to the HTTP/2 server (h2c: gRPC, Connect, REST) when they
+ * are the HTTP/2 preface, else to the HTTP/1.1 server (REST, Connect, gRPC-Web). With TLS,
+ * ALPN makes the same choice inside one HTTP/2 server that allows HTTP/1.1.
+ */
+export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTimeouts): OnePort {
+  let h1: http.Server | undefined;
+  let h2: http2.Http2Server | http2.Http2SecureServer | undefined;
+  let listener: net.Server | undefined;
+  const sockets = new Set<Duplex>();
+  const sessions = new Set<http2.ServerHttp2Session>();
+
+  const track = (socket: Duplex) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  };
+
+  return {
+    serverFactory(handler) {
+      h1 = http.createServer(
+        {
+          headersTimeout: timeouts.headersTimeoutMs,
+          requestTimeout: timeouts.requestTimeoutMs,
+          keepAliveTimeout: 5_000,
+        },
+        handler,
+      );
+      const h2opts = { settings: { maxConcurrentStreams: 250 } };
+      h2 = tls
+        ? http2.createSecureServer(
+            {
+              ...h2opts,
+              cert: tls.cert,
+              key: tls.key,
+              allowHTTP1: true,
+              ALPNProtocols: ["h2", "http/1.1"],
+            },
+            handler,
+          )
+        : http2.createServer(h2opts, handler);
+      h2.setTimeout(timeouts.idleTimeoutMs);
+      h2.on("session", (session: http2.ServerHttp2Session) => {
+        sessions.add(session);
+        session.once("close", () => sessions.delete(session));
+      });
+      return h1;
+    },
+
+    async listen(host, port) {
+      if (!h1 || !h2) throw new Error("serverFactory was not called: build the fastify app first");
+      const h1s = h1;
+      const h2s = h2;
+      if (tls) {
+        listener = h2s as unknown as net.Server;
+        listener.on("connection", (s: Duplex) => track(s));
+      } else {
+        listener = net.createServer((socket) => {
+          track(socket);
+          dispatch(socket, h1s, h2s as http2.Http2Server, timeouts.headersTimeoutMs);
+        });
+      }
+      const server = listener;
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen({ host, port }, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+      return server.address() as AddressInfo;
+    },
+
+    async close(graceMs) {
+      const server = listener;
+      if (!server) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const session of sessions) session.close();
+      h1?.closeIdleConnections();
+      // Keep-alive connections that become idle after their last response close too.
+      const idleSweep = setInterval(() => h1?.closeIdleConnections(), 50);
+      const timer = setTimeout(() => {
+        for (const socket of sockets) socket.destroy();
+      }, graceMs);
+      await closed;
+      clearInterval(idleSweep);
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Read until the protocol is known, then hand the socket, bytes unread, to its server. */
+function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeoutMs: number): void {
+  let seen = Buffer.alloc(0);
+  socket.setTimeout(timeoutMs, () => socket.destroy());
+  const onData = (chunk: Buffer) => {
+    seen = Buffer.concat([seen, chunk]);
+    const n = Math.min(seen.length, h2Preface.length);
+    const isH2 = seen.subarray(0, n).equals(h2Preface.subarray(0, n));
+    if (isH2 && seen.length < h2Preface.length) return; // a prefix of the preface: wait
+    socket.off("data", onData);
+    socket.pause();
+    socket.setTimeout(0);
+    socket.unshift(seen);
+    (isH2 ? h2 : h1).emit("connection", socket);
+    socket.resume();
+  };
+  socket.on("data", onData);
+  socket.on("error", () => socket.destroy());
+}

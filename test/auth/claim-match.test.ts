@@ -1,0 +1,217 @@
+import fc from "fast-check";
+import type { JWTPayload } from "jose";
+import { describe, expect, it } from "vitest";
+import {
+  type ClaimMatchRules,
+  matchClaims,
+  matchIssuer,
+  validateClaimMatch,
+} from "../../src/auth/claim-match.js";
+
+const base = "https://api.test";
+const rules = (over: Partial<ClaimMatchRules>): ClaimMatchRules => ({
+  issuer: "",
+  issuerPattern: "",
+  subject: "",
+  subjectPattern: "",
+  audience: "",
+  audiencePattern: "",
+  claims: {},
+  claimPatterns: {},
+  ...over,
+});
+const gh = "https://token.actions.githubusercontent.com";
+const token: JWTPayload = {
+  iss: gh,
+  sub: "repo:acme/app:ref:refs/heads/main",
+  aud: base,
+  ref: "refs/heads/main",
+  run_number: 42,
+  fork: false,
+  groups: ["dev", "ops"],
+  nested: { a: "b" },
+};
+const any = { issuerPattern: ".*", subjectPattern: ".*" };
+
+describe("matchClaims", () => {
+  it.each<[string, Partial<ClaimMatchRules>, JWTPayload, boolean]>([
+    ["exact issuer and subject", { issuer: gh, subject: token.sub! }, token, true],
+    ["wrong exact issuer", { issuer: "https://evil.test", subject: token.sub! }, token, false],
+    ["exact is not a prefix", { issuer: gh, subject: "repo:acme/app" }, token, false],
+    ["subject pattern", { issuer: gh, subjectPattern: "repo:acme/.*" }, token, true],
+    [
+      "pattern is anchored at the start",
+      { issuer: gh, subjectPattern: "repo:acme/.*" },
+      { ...token, sub: "xrepo:acme/a" },
+      false,
+    ],
+    [
+      "pattern is anchored at the end",
+      { issuer: gh, subjectPattern: "repo:acme/app" },
+      token,
+      false,
+    ],
+    [
+      "alternation stays inside the anchors",
+      { issuer: gh, subjectPattern: "nothing|repo:acme/app" },
+      { ...token, sub: "xx repo:acme/app" },
+      false,
+    ],
+    [
+      "issuer pattern",
+      { issuerPattern: "https://token\\.actions\\..*", subject: token.sub! },
+      token,
+      true,
+    ],
+    ["no issuer rule fails closed", { subject: token.sub! }, token, false],
+    ["no subject rule fails closed", { issuer: gh }, token, false],
+    ["invalid pattern fails closed", { issuer: gh, subjectPattern: "(" }, token, false],
+    ["default audience", any, token, true],
+    ["default audience, other aud", any, { ...token, aud: "https://other.test" }, false],
+    ["default audience in an array", any, { ...token, aud: ["x", base] }, true],
+    ["no aud", any, (({ aud: _, ...rest }) => rest)(token), false],
+    ["exact audience", { ...any, audience: "sts.test" }, { ...token, aud: "sts.test" }, true],
+    ["exact audience replaces the default", { ...any, audience: "sts.test" }, token, false],
+    [
+      "audience pattern over an array",
+      { ...any, audiencePattern: "sts\\..*" },
+      { ...token, aud: ["a", "sts.x"] },
+      true,
+    ],
+    [
+      "audience pattern anchored",
+      { ...any, audiencePattern: "sts" },
+      { ...token, aud: "sts.x" },
+      false,
+    ],
+    ["claims exact", { ...any, claims: { ref: "refs/heads/main" } }, token, true],
+    ["claims exact mismatch", { ...any, claims: { ref: "refs/heads/dev" } }, token, false],
+    ["claims number via String()", { ...any, claims: { run_number: "42" } }, token, true],
+    ["claims boolean via String()", { ...any, claims: { fork: "false" } }, token, true],
+    ["claims array: any element", { ...any, claims: { groups: "ops" } }, token, true],
+    ["claims array: no element", { ...any, claims: { groups: "admin" } }, token, false],
+    [
+      "claims object never matches",
+      { ...any, claims: { nested: "[object Object]" } },
+      token,
+      false,
+    ],
+    ["claims missing", { ...any, claims: { environment: "prod" } }, token, false],
+    ["claims inherited property", { ...any, claims: { constructor: "" } }, token, false],
+    [
+      "claims all must hold",
+      { ...any, claims: { ref: "refs/heads/main", fork: "true" } },
+      token,
+      false,
+    ],
+    [
+      "claimPatterns",
+      { ...any, claimPatterns: { ref: "refs/heads/(main|release-.*)" } },
+      token,
+      true,
+    ],
+    ["claimPatterns anchored", { ...any, claimPatterns: { ref: "main" } }, token, false],
+    ["claimPatterns over an array", { ...any, claimPatterns: { groups: "o.s" } }, token, true],
+    ["claimPatterns missing claim", { ...any, claimPatterns: { env: ".*" } }, token, false],
+    ["claimPatterns empty pattern", { ...any, claimPatterns: { ref: "" } }, token, false],
+  ])("%s", (_name, over, payload, want) => {
+    expect(matchClaims(rules(over), payload, base)).toBe(want);
+  });
+
+  it("fails closed on a catastrophically backtracking pattern, quickly", () => {
+    const start = performance.now();
+    const cm = rules({ issuer: gh, subjectPattern: "(a|a)*" });
+    expect(matchClaims(cm, { ...token, sub: `${"a".repeat(60)}b` }, base)).toBe(false);
+    expect(performance.now() - start).toBeLessThan(500);
+    // The same pattern still works on an easy value.
+    expect(matchClaims(cm, { ...token, sub: "aaa" }, base)).toBe(true);
+  });
+
+  it("does not match over-long values against patterns", () => {
+    const cm = rules({ issuer: gh, subjectPattern: "a*" });
+    expect(matchClaims(cm, { ...token, sub: "a".repeat(2000) }, base)).toBe(false);
+  });
+
+  it("matches a literal pattern only against the whole value", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1 }), fc.string(), fc.string(), (lit, pre, post) => {
+        const escaped = lit.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+        const cm = rules({ issuer: gh, subjectPattern: escaped });
+        const sub = pre + lit + post;
+        return matchClaims(cm, { ...token, sub }, base) === (sub === lit);
+      }),
+    );
+  });
+});
+
+describe("matchIssuer", () => {
+  it.each<[Partial<ClaimMatchRules>, string, boolean]>([
+    [{ issuer: gh }, gh, true],
+    [{ issuer: gh }, `${gh}.evil.test`, false],
+    [{ issuerPattern: "https://.*\\.acme\\.test" }, "https://idp.acme.test", true],
+    [{ issuerPattern: "https://.*\\.acme\\.test" }, "https://idp.acme.test.evil", false],
+    [{}, gh, false],
+  ])("%o and %s -> %s", (over, iss, want) => {
+    expect(matchIssuer(rules(over), iss)).toBe(want);
+  });
+});
+
+describe("validateClaimMatch", () => {
+  const ok = { issuer: gh, subject: "s" };
+  it.each<[string, Partial<ClaimMatchRules>, string[]]>([
+    ["a valid exact match", ok, []],
+    [
+      "valid patterns",
+      { issuerPattern: "https://.*", subjectPattern: "repo:.*", audiencePattern: "a|b" },
+      [],
+    ],
+    ["missing issuer and subject", {}, ["claimMatch.issuer", "claimMatch.subject"]],
+    ["issuer and issuerPattern", { ...ok, issuerPattern: ".*" }, ["claimMatch.issuer"]],
+    ["subject and subjectPattern", { ...ok, subjectPattern: ".*" }, ["claimMatch.subject"]],
+    [
+      "audience and audiencePattern",
+      { ...ok, audience: "a", audiencePattern: "a" },
+      ["claimMatch.audience"],
+    ],
+    [
+      "a pattern that does not compile",
+      { issuer: gh, subjectPattern: "(" },
+      ["claimMatch.subjectPattern"],
+    ],
+    [
+      "a pattern that would escape its anchors",
+      { issuer: gh, subjectPattern: "a)|(.*" },
+      ["claimMatch.subjectPattern"],
+    ],
+    [
+      "a pattern too long",
+      { issuer: gh, subjectPattern: "a".repeat(257) },
+      ["claimMatch.subjectPattern"],
+    ],
+    ["an exact value too long", { ...ok, audience: "a".repeat(1025) }, ["claimMatch.audience"]],
+    [
+      "a bad claim pattern",
+      { ...ok, claimPatterns: { ref: "[" } },
+      ["claimMatch.claimPatterns[ref]"],
+    ],
+    [
+      "an empty claim pattern",
+      { ...ok, claimPatterns: { ref: "" } },
+      ["claimMatch.claimPatterns[ref]"],
+    ],
+    ["an empty claim name", { ...ok, claims: { "": "x" } }, ["claimMatch.claims"]],
+    [
+      "too many claims",
+      { ...ok, claims: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`c${i}`, "v"])) },
+      ["claimMatch.claims"],
+    ],
+  ])("%s", (_name, over, fields) => {
+    expect(validateClaimMatch(rules(over)).map((v) => v.field)).toEqual(fields);
+  });
+
+  it("uses the given field prefix", () => {
+    expect(validateClaimMatch(rules({}), "identity.claimMatch")[0]?.field).toBe(
+      "identity.claimMatch.issuer",
+    );
+  });
+});
