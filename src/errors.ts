@@ -5,8 +5,8 @@ import {
   BadRequest_FieldViolationSchema,
   BadRequestSchema,
   ErrorInfoSchema,
-  PreconditionFailureSchema,
   file_google_rpc_error_details,
+  PreconditionFailureSchema,
 } from "../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../gen/google/rpc/status_pb.js";
 import { StoreError } from "./store/store.js";

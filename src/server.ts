@@ -1,0 +1,131 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import {
+  type ConnectRouter,
+  cors as connectCors,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
+import fastifyCors from "@fastify/cors";
+import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { type CallInfo, kCallInfo } from "./call-info.js";
+import type { Config } from "./config.js";
+import { codeName } from "./errors.js";
+import { createErrorInterceptor } from "./interceptors.js";
+import { createOnePort, type OnePort } from "./one-port.js";
+import { registerServices } from "./routes.js";
+import { createListEngine } from "./store/list.js";
+import type { Store } from "./store/store.js";
+
+/** What a server is built from; tests pass their own store and clock. */
+export interface ServerDeps {
+  config: Config;
+  store: Store;
+  now?: () => number;
+  /** Interceptors that run after the error interceptor, before the handler (authentication). */
+  interceptors?: Interceptor[];
+}
+
+/** Server is a built, not yet listening, Gatehouse. */
+export interface Server {
+  app: FastifyInstance;
+  /** Listen on the configured host and port (port 0 picks a free one). */
+  listen(): Promise<AddressInfo>;
+  /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
+  close(): Promise<void>;
+}
+
+const requestIdPattern = /^[\w.:-]{1,128}$/;
+
+/** Build the server: one fastify app serving every protocol, not yet listening. */
+export async function createServer(deps: ServerDeps): Promise<Server> {
+  const { config, store } = deps;
+  const now = deps.now ?? Date.now;
+  const tls = config.tlsCertPath
+    ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
+    : undefined;
+  const onePort: OnePort = createOnePort(tls);
+  const app = Fastify({
+    serverFactory: onePort.serverFactory as never,
+    logger: { level: config.logLevel },
+    disableRequestLogging: true,
+    bodyLimit: 1024 * 1024,
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
+    },
+  });
+  const log = (msg: string, fields: Record<string, unknown>) => app.log.error(fields, msg);
+
+  const pageTokenKey = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
+  const lists = createListEngine({ key: pageTokenKey, now });
+  const callInfos = new WeakMap<FastifyRequest, CallInfo>();
+  const contextValues = (req: FastifyRequest) => {
+    const info: CallInfo = {};
+    callInfos.set(req, info);
+    return createContextValues().set(kCallInfo, info);
+  };
+
+  if (config.corsOrigins.length > 0) {
+    await app.register(fastifyCors, {
+      origin: config.corsOrigins.includes("*") ? "*" : config.corsOrigins,
+      methods: [...new Set([...connectCors.allowedMethods, "GET", "POST", "PATCH", "DELETE"])],
+      allowedHeaders: [...connectCors.allowedHeaders, "Authorization", "X-Request-Id"],
+      exposedHeaders: [...connectCors.exposedHeaders, "X-Request-Id", "WWW-Authenticate"],
+      maxAge: 7200,
+    });
+  }
+
+  let router: ConnectRouter | undefined;
+  await app.register(fastifyConnectPlugin, {
+    interceptors: [createErrorInterceptor(config.domain, log), ...(deps.interceptors ?? [])],
+    contextValues,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    routes(r) {
+      router = r;
+      registerServices(r, { store, lists, now });
+    },
+  });
+  if (!router) throw new Error("connect routes were not registered");
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    const info = callInfos.get(req);
+    app.log.info(
+      {
+        reqId: req.id,
+        method: info?.rpc ?? `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`,
+        protocol: protocolOf(req),
+        status: reply.statusCode,
+        code: info?.code === undefined ? undefined : codeName(info.code),
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      "request",
+    );
+  });
+
+  await app.ready();
+  return {
+    app,
+    listen: () => onePort.listen(config.host, config.port),
+    async close() {
+      await onePort.close(config.shutdownTimeoutMs);
+      await app.close();
+    },
+  };
+}
+
+/** Tell the protocol of a request from its content type, for the request log. */
+function protocolOf(req: FastifyRequest): string {
+  const ct = req.headers["content-type"] ?? "";
+  if (ct.startsWith("application/grpc-web")) return "grpc-web";
+  if (ct.startsWith("application/grpc")) return "grpc";
+  if (req.headers["connect-protocol-version"] || ct.startsWith("application/connect")) {
+    return "connect";
+  }
+  return "rest";
+}

@@ -1,0 +1,117 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type Group,
+  GroupSchema,
+  type GroupsService,
+  ListGroupsResponseSchema,
+} from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { notFound } from "../../errors.js";
+import type { ListEngine } from "../../store/list.js";
+import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
+import { newChildUid, newRootUid } from "../../uid.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import { checkDescription, checkGroupName, checkUid, violations } from "../validate.js";
+
+/** What the groups service needs. */
+export interface GroupsDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+}
+
+const maskRules = {
+  mutable: ["name", "description"],
+  ignored: ["uid", "resource_limits", "verified", "create_time", "update_time"],
+} as const;
+
+/** Create the GroupsService: the tree of groups, whose roots are organizations. */
+export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof GroupsService> {
+  const { store, lists, now } = deps;
+  return {
+    async listGroups(req) {
+      const query = lists.parse(req, {});
+      const page = await store.listGroups(query);
+      const result = lists.finish(query, page, sortValueOf);
+      return create(ListGroupsResponseSchema, {
+        groups: result.items.map(toGroup),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getGroup(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const group = await store.getGroup(req.uid);
+      if (!group) throw notFound("group", req.uid);
+      return toGroup(group);
+    },
+
+    async createGroup(req) {
+      const v = violations();
+      if (req.parent !== "") checkUid(v, "parent", req.parent);
+      const name = req.group?.name ?? "";
+      const description = req.group?.description ?? "";
+      checkGroupName(v, "name", name);
+      checkDescription(v, "description", description);
+      v.throwIfAny();
+      if (req.parent !== "" && !(await store.getGroup(req.parent))) {
+        throw notFound("group", req.parent);
+      }
+      const uid = req.parent === "" ? newRootUid() : newChildUid(req.parent);
+      const group = await store.createGroup({
+        uid,
+        parentUid: req.parent,
+        name,
+        description,
+        now: now(),
+      });
+      return toGroup(group);
+    },
+
+    async updateGroup(req) {
+      const body = req.group ?? create(GroupSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(GroupSchema, body, req.updateMask, maskRules);
+      const patch: GroupPatch = {};
+      if (fields.has("name")) {
+        checkGroupName(v, "name", body.name);
+        patch.name = body.name;
+      }
+      if (fields.has("description")) {
+        checkDescription(v, "description", body.description);
+        patch.description = body.description;
+      }
+      v.throwIfAny();
+      return toGroup(await store.updateGroup(body.uid, patch, now()));
+    },
+
+    async deleteGroup(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteGroup(req.uid);
+      return {};
+    },
+  };
+}
+
+/** Map a stored group to its API message. */
+export function toGroup(g: GroupRecord): Group {
+  return create(GroupSchema, {
+    uid: g.uid,
+    name: g.name,
+    description: g.description,
+    resourceLimits: g.resourceLimits,
+    verified: g.verified,
+    createTime: timestampFromMs(g.createTime),
+    updateTime: timestampFromMs(g.updateTime),
+  });
+}

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  apiError,
+  connectGroups,
+  connectTransports,
+  type GroupsApi,
+  grpcJsGroups,
+  restGroups,
+} from "../helpers/groups-clients.js";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+// One scenario, five clients, one port: every protocol must behave the same.
+let ts: TestServer;
+const clients: Record<string, GroupsApi> = {};
+const closers: (() => void)[] = [];
+
+beforeAll(async () => {
+  ts = await startTestServer();
+  const t = connectTransports(ts.url);
+  clients.rest = restGroups(ts.url);
+  clients.connect = connectGroups(t.connect);
+  clients.grpcWeb = connectGroups(t.grpcWeb);
+  clients.grpcConnectNode = connectGroups(t.grpc);
+  const grpcJs = grpcJsGroups(ts.port);
+  clients.grpcJs = grpcJs;
+  closers.push(() => grpcJs.close());
+});
+
+afterAll(async () => {
+  for (const c of closers) c();
+  await ts?.close();
+});
+
+describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs"])(
+  "groups over %s",
+  (p) => {
+    const api = () => clients[p]!;
+
+    it("creates an organization, children, and reads them back", async () => {
+      const org = await api().create("", { name: "acme", description: "the org" });
+      expect(org.uid).toMatch(/^[0-9a-f]{40}$/);
+      expect(org).toMatchObject({ name: "acme", description: "the org", verified: false });
+      const team = await api().create(org.uid, { name: "team-a" });
+      expect(team.uid).toMatch(new RegExp(`^${org.uid}/[0-9a-f]{16}$`));
+      expect(await api().get(team.uid)).toEqual(team);
+    });
+
+    it("pages through descendants in name order with totals", async () => {
+      const org = await api().create("", { name: "paging" });
+      const a = await api().create(org.uid, { name: "team-a" });
+      await api().create(org.uid, { name: "team-b" });
+      await api().create(a.uid, { name: "svc" });
+
+      const first = await api().list({ descendantsOf: org.uid, pageSize: 2, orderBy: "name" });
+      expect(first.groups.map((g) => g.name)).toEqual(["svc", "team-a"]);
+      expect(first.totalCount).toBe("3");
+      expect(first.nextPageToken).not.toBe("");
+      const second = await api().list({
+        descendantsOf: org.uid,
+        pageSize: 2,
+        orderBy: "name",
+        pageToken: first.nextPageToken,
+      });
+      expect(second.groups.map((g) => g.name)).toEqual(["team-b"]);
+      expect(second.totalCount).toBe("3");
+      expect(second.nextPageToken).toBe("");
+
+      const children = await api().list({ childrenOf: org.uid, orderBy: "name desc" });
+      expect(children.groups.map((g) => g.name)).toEqual(["team-b", "team-a"]);
+      const skipped = await api().list({ descendantsOf: org.uid, orderBy: "name", skip: 1 });
+      expect(skipped.groups.map((g) => g.name)).toEqual(["team-a", "team-b"]);
+      expect(skipped.skipped).toBe(1);
+    });
+
+    it("updates the fields present, or those of the mask", async () => {
+      const org = await api().create("", { name: "upd", description: "before" });
+      const changed = await api().update({ uid: org.uid, description: "after" });
+      expect(changed).toMatchObject({ name: "upd", description: "after" });
+      const masked = await api().update({ uid: org.uid, name: "renamed", description: "ignored" }, [
+        "name",
+      ]);
+      expect(masked).toMatchObject({ name: "renamed", description: "after" });
+      expect(await api().get(org.uid)).toMatchObject({ name: "renamed", description: "after" });
+    });
+
+    it("rejects a bad name with BadRequest details", async () => {
+      const err = await apiError(() => api().create("", { name: "Bad Name!" }));
+      expect(err).toMatchObject({
+        code: 3,
+        reason: "INVALID_ARGUMENT",
+        domain: "iam.gatehouse.test",
+        fields: ["name"],
+      });
+      expect(err.message).toMatch(/^Invalid argument: name: /);
+    });
+
+    it("refuses to delete a group with child groups, then deletes leaf first", async () => {
+      const org = await api().create("", { name: "del" });
+      const team = await api().create(org.uid, { name: "team" });
+      const err = await apiError(() => api().delete(org.uid));
+      expect(err).toMatchObject({
+        code: 9,
+        message: "Precondition failed: cannot delete group with child groups",
+        reason: "FAILED_PRECONDITION",
+        preconditions: ["RESOURCE_NOT_EMPTY"],
+      });
+      await api().delete(team.uid);
+      await api().delete(org.uid);
+      const gone = await apiError(() => api().get(org.uid));
+      expect(gone).toMatchObject({ code: 5, reason: "NOT_FOUND" });
+    });
+  },
+);
