@@ -10,12 +10,17 @@ import {
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
+import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
+import { createHealthService } from "./grpc/health.js";
+import { healthRoutes } from "./grpc/health-routes.js";
+import { registerReflection } from "./grpc/reflection.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort } from "./one-port.js";
-import { registerServices } from "./routes.js";
+import { apiServices, registerServices } from "./routes.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -78,6 +83,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     });
   }
 
+  // Ready when the database answers.
+  const ready = () => store.ping().then(() => true);
+  await app.register(healthRoutes, { check: ready });
+
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors: [createErrorInterceptor(config.domain, log), ...(deps.interceptors ?? [])],
@@ -86,6 +95,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     routes(r) {
       router = r;
       registerServices(r, { store, lists, now });
+      r.service(
+        Health,
+        createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),
+      );
+      // The API's shape is public: reflection lists the API services and the error details.
+      registerReflection(r, {
+        services: [...apiServices, Health],
+        files: [file_google_rpc_error_details],
+      });
     },
   });
   if (!router) throw new Error("connect routes were not registered");
