@@ -15,3 +15,11 @@ export interface Principal {
 export const kPrincipal = createContextKey<Principal | undefined>(undefined, {
   description: "the authenticated caller",
 });
+
+/**
+ * The groups under which the caller may list the resources of the current List RPC, set by
+ * the authorization interceptor: the List returns only what lies at or below one of them.
+ */
+export const kListScope = createContextKey<readonly string[]>([], {
+  description: "the groups whose subtrees the caller may list",
+});

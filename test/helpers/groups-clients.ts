@@ -1,4 +1,4 @@
-import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { fromBinary, isMessage, toJson } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import {
@@ -275,14 +275,15 @@ function grpcErr(err: grpc.ServiceError): ApiErr {
   const bin = err.metadata.get("grpc-status-details-bin")[0];
   const status = bin ? fromBinary(StatusSchema, bin as Buffer) : undefined;
   const details = (status?.details ?? []).map((a) => anyUnpack(a, errorDetailsRegistry));
-  const info = details[0];
+  const first = details[0];
+  const info = first && isMessage(first, ErrorInfoSchema) ? first : undefined;
   const find = <T>(typeName: string) =>
     details.filter((d) => d?.$typeName === typeName) as unknown as T[];
   return {
     code: err.code,
     message: err.details,
-    reason: info?.$typeName === ErrorInfoSchema.typeName ? (info as { reason: string }).reason : "",
-    domain: info?.$typeName === ErrorInfoSchema.typeName ? (info as { domain: string }).domain : "",
+    reason: info?.reason ?? "",
+    domain: info?.domain ?? "",
     fields: find<{ fieldViolations: { field: string }[] }>(BadRequestSchema.typeName).flatMap((b) =>
       b.fieldViolations.map((v) => v.field),
     ),

@@ -1,0 +1,136 @@
+import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
+import type { Interceptor } from "@connectrpc/connect";
+import { invalidField, permissionDenied, unauthenticated } from "../errors.js";
+import { isUid } from "../uid.js";
+import type { Authorizer } from "./authorizer.js";
+import type { Capability } from "./capabilities.js";
+import { type Rule, ruleOf } from "./policy.js";
+import { kListScope, kPrincipal, type Principal } from "./principal.js";
+import { TokenError, type TokenVerifier } from "./tokens.js";
+
+/** What the access interceptor needs. */
+export interface AccessDeps {
+  verifier: TokenVerifier;
+  /** Whether the identity a token names still exists. */
+  identityExists(uid: string): Promise<boolean>;
+  authorizer: Authorizer;
+  /** Told why a token was refused (never the token itself). */
+  onRejectedToken?: (reason: string) => void;
+}
+
+/** A rule compiled for one method: how to read its target uid from the request message. */
+type Compiled =
+  | { kind: "public" | "authenticated" | "open" | "deny" }
+  | { kind: "list"; capability: Capability }
+  | {
+      kind: "resource";
+      capability: Capability;
+      field: string;
+      read: (message: unknown) => string;
+      root: boolean;
+    };
+
+/**
+ * Create the interceptor that authenticates and authorizes every API call, as the policy
+ * table (policy.ts) says. It turns the bearer token into a principal (kPrincipal), then
+ * requires the rule's capability at the target's group or above, or, for a List, puts the
+ * groups the caller may list into kListScope. Services outside the API (health, reflection)
+ * pass untouched; an API method without a rule is denied.
+ */
+export function createAccessInterceptor(
+  services: readonly DescService[],
+  deps: AccessDeps,
+): Interceptor {
+  const compiled = new Map<string, Compiled>();
+  for (const service of services) {
+    for (const method of service.methods) {
+      const rpc = `${service.typeName}/${method.name}`;
+      compiled.set(rpc, compile(ruleOf(rpc), method.input));
+    }
+  }
+  return (next) => async (req) => {
+    const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "open" };
+    if (rule.kind === "open" || rule.kind === "public") return next(req);
+    if (rule.kind === "deny") throw permissionDenied(req.method.name);
+    const principal = await authenticate(req.header.get("authorization"), deps);
+    req.contextValues.set(kPrincipal, principal);
+    switch (rule.kind) {
+      case "authenticated":
+        break;
+      case "list":
+        req.contextValues.set(
+          kListScope,
+          await deps.authorizer.listScope(principal, rule.capability),
+        );
+        break;
+      case "resource": {
+        const target = rule.read(req.message);
+        if (target === "" && rule.root) {
+          if (!isPerson(principal)) throw permissionDenied(rule.capability);
+          break;
+        }
+        if (target === "") throw invalidField(rule.field, "is required");
+        if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
+        await deps.authorizer.require(principal, rule.capability, target);
+        break;
+      }
+    }
+    return next(req);
+  };
+}
+
+/** A person's root identity has a root uid; workload identities live in a group. */
+function isPerson(p: Principal): boolean {
+  return !p.identityUid.includes("/");
+}
+
+async function authenticate(header: string | null, deps: AccessDeps): Promise<Principal> {
+  const match = header === null ? null : /^Bearer +([^\s]+) *$/i.exec(header);
+  if (!match?.[1]) throw unauthenticated();
+  let sub: string;
+  let email: string | undefined;
+  try {
+    ({ sub, email } = await deps.verifier.verify(match[1]));
+  } catch (err) {
+    if (!(err instanceof TokenError)) throw err;
+    deps.onRejectedToken?.(err.reason);
+    throw unauthenticated("the bearer token is not valid");
+  }
+  if (!(await deps.identityExists(sub))) {
+    deps.onRejectedToken?.("identity_gone");
+    throw unauthenticated("the bearer token is not valid");
+  }
+  return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
+}
+
+function compile(rule: Rule | undefined, input: DescMessage): Compiled {
+  if (!rule) return { kind: "deny" };
+  if (rule.kind !== "resource") return rule;
+  return {
+    kind: "resource",
+    capability: rule.capability,
+    field: rule.target,
+    read: fieldReader(input, rule.target),
+    root: rule.root === "person",
+  };
+}
+
+/**
+ * A reader of a string field at a dotted proto path (`group.uid`), checked against the
+ * message descriptor at start-up so a typo in the policy table fails loudly, not open.
+ */
+function fieldReader(input: DescMessage, path: string): (message: unknown) => string {
+  const localNames: string[] = [];
+  let desc: DescMessage | undefined = input;
+  for (const name of path.split(".")) {
+    const field: DescField | undefined = desc?.fields.find((f) => f.name === name);
+    if (!field) throw new Error(`policy: ${input.typeName} has no field ${path}`);
+    localNames.push(field.localName);
+    desc = field.fieldKind === "message" ? field.message : undefined;
+  }
+  return (message) => {
+    let v: unknown = message;
+    for (const n of localNames) v = (v as Record<string, unknown> | undefined)?.[n];
+    return typeof v === "string" ? v : "";
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * The storage contract of the IAM core: identities, roles, role bindings, and the two access
+ * queries every authorization decision is made of. Part of `Store`; the same rules hold
+ * (atomic operations, StoreError for what a caller can cause, times in ms since the epoch).
+ */
+import type { GroupRecord, ListPage, ListQuery } from "./store.js";
+
+/** How a workload proves it is an identity: claims of an OIDC token from a reachable issuer. */
+export interface ClaimMatchRecord {
+  issuer: string;
+  issuerPattern: string;
+  subject: string;
+  subjectPattern: string;
+  audience: string;
+  audiencePattern: string;
+  claims: Record<string, string>;
+  claimPatterns: Record<string, string>;
+}
+
+/** Tokens of an issuer that cannot be reached, verified with keys given up front. */
+export interface StaticKeysRecord {
+  issuer: string;
+  subject: string;
+  /** A JWKS document, as a string. */
+  issuerKeys: string;
+  expirationTime: number;
+}
+
+/** A stored identity. */
+export interface IdentityRecord {
+  uid: string;
+  /** The group the identity lives in; "" for a person's root identity. */
+  groupUid: string;
+  name: string;
+  description: string;
+  /** Verified email of a person; "" otherwise. */
+  email: string;
+  /** Creation time, then the time of each token exchange. */
+  lastSeenTime: number;
+  /** Exactly one of claimMatch and staticKeys is set, except for a person's root identity. */
+  claimMatch?: ClaimMatchRecord;
+  staticKeys?: StaticKeysRecord;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Input of createIdentity. */
+export interface NewIdentity {
+  uid: string;
+  groupUid: string;
+  name: string;
+  description: string;
+  claimMatch?: ClaimMatchRecord;
+  staticKeys?: StaticKeysRecord;
+  now: number;
+}
+
+/** A change to an identity; absent fields keep their value. Setting one method clears the other. */
+export interface IdentityPatch {
+  name?: string;
+  description?: string;
+  claimMatch?: ClaimMatchRecord;
+  staticKeys?: StaticKeysRecord;
+}
+
+/** Input of upsertPerson: a person logging in through a trusted user issuer. */
+export interface PersonLogin {
+  /** Derived from issuer and subject by the caller; a root uid (40 hex). */
+  uid: string;
+  issuer: string;
+  subject: string;
+  name: string;
+  /** Verified email, or "". */
+  email: string;
+  now: number;
+}
+
+/** A stored role; built-in roles have groupUid "" and builtin true. */
+export interface RoleRecord {
+  uid: string;
+  groupUid: string;
+  name: string;
+  description: string;
+  capabilities: string[];
+  builtin: boolean;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Input of createRole. */
+export interface NewRole {
+  uid: string;
+  groupUid: string;
+  name: string;
+  description: string;
+  capabilities: string[];
+  now: number;
+}
+
+/** A change to a custom role; absent fields keep their value. */
+export interface RolePatch {
+  name?: string;
+  description?: string;
+  capabilities?: string[];
+}
+
+/** The summaries a role binding is hydrated with. */
+export interface RoleBindingRecord {
+  uid: string;
+  groupUid: string;
+  identityUid: string;
+  roleUid: string;
+  createTime: number;
+  /** Kept for ordering by update_time; not part of the API resource. */
+  updateTime: number;
+  identity: { uid: string; name: string; description: string; subject: string; issuer: string };
+  group: { uid: string; name: string; description: string };
+  role: { uid: string; name: string; description: string };
+}
+
+/** Input of createRoleBinding. */
+export interface NewRoleBinding {
+  uid: string;
+  groupUid: string;
+  identityUid: string;
+  roleUid: string;
+  now: number;
+}
+
+/** Resource filters of ListRoleBindings (each exact; "" means unset). */
+export interface RoleBindingFilters {
+  identity?: string;
+  group?: string;
+  role?: string;
+}
+
+/** IamStore is the part of Store that holds identities, roles and role bindings. */
+export interface IamStore {
+  /** Create an identity. Throws `not_found` if its group does not exist. */
+  createIdentity(identity: NewIdentity): Promise<IdentityRecord>;
+  /** Get an identity, or undefined. */
+  getIdentity(uid: string): Promise<IdentityRecord | undefined>;
+  /** Change an identity and set updateTime. Throws `not_found`. */
+  updateIdentity(uid: string, patch: IdentityPatch, now: number): Promise<IdentityRecord>;
+  /** Delete an identity and every role binding of it. Throws `not_found`. */
+  deleteIdentity(uid: string): Promise<void>;
+  /** List identities; the tree filters and scope apply to the identity's group. */
+  listIdentities(query: ListQuery): Promise<ListPage<IdentityRecord>>;
+  /** Set lastSeenTime (a token exchange). Throws `not_found`. */
+  touchIdentity(uid: string, time: number): Promise<void>;
+  /**
+   * Find the root identity of a person by uid, or create it; on a later login name and email
+   * are refreshed and lastSeenTime set. Returns the identity.
+   */
+  upsertPerson(login: PersonLogin): Promise<IdentityRecord>;
+
+  /**
+   * Create an organization: a root group and a binding of `ownerIdentityUid` to `roleUid`
+   * (the built-in owner) at it, in one transaction. Throws `not_found` if the identity is gone.
+   */
+  createOrganization(
+    group: { uid: string; name: string; description: string; now: number },
+    owner: { bindingUid: string; identityUid: string; roleUid: string },
+  ): Promise<GroupRecord>;
+
+  /** Create a custom role. Throws `not_found` if its group does not exist. */
+  createRole(role: NewRole): Promise<RoleRecord>;
+  /** Get a role, built-in or custom, or undefined. */
+  getRole(uid: string): Promise<RoleRecord | undefined>;
+  /** Change a custom role. Throws `not_found`; `failed_precondition` for a built-in role. */
+  updateRole(uid: string, patch: RolePatch, now: number): Promise<RoleRecord>;
+  /**
+   * Delete a custom role. Throws `not_found`; `failed_precondition` for a built-in role or a
+   * role that is still bound.
+   */
+  deleteRole(uid: string): Promise<void>;
+  /**
+   * List roles: built-in roles always match the scope; a custom role matches when its group
+   * is at or below a scope group, or above one (a role is usable in its group's subtree).
+   */
+  listRoles(query: ListQuery): Promise<ListPage<RoleRecord>>;
+
+  /**
+   * Bind a role to an identity at a group. Throws `not_found` if the group, identity or role
+   * does not exist; `already_exists` for the same identity, role and group twice.
+   */
+  createRoleBinding(binding: NewRoleBinding): Promise<RoleBindingRecord>;
+  /** Get a hydrated role binding, or undefined. */
+  getRoleBinding(uid: string): Promise<RoleBindingRecord | undefined>;
+  /** Change the role of a binding. Throws `not_found`, `already_exists` as createRoleBinding. */
+  updateRoleBinding(uid: string, roleUid: string, now: number): Promise<RoleBindingRecord>;
+  /** Delete a role binding. Throws `not_found`. */
+  deleteRoleBinding(uid: string): Promise<void>;
+  /** List role bindings; the tree filters and scope apply to the binding's group. */
+  listRoleBindings(query: ListQuery<RoleBindingFilters>): Promise<ListPage<RoleBindingRecord>>;
+
+  /**
+   * Every capability the identity holds through bindings at any of `groupUids` (the caller
+   * passes a resource's group and its ancestors: the prefixes of its uid). One indexed query.
+   */
+  capabilitiesAt(identityUid: string, groupUids: readonly string[]): Promise<Set<string>>;
+  /** The groups where the identity is bound to a role that holds `capability`. */
+  groupsWithCapability(identityUid: string, capability: string): Promise<string[]>;
+}
