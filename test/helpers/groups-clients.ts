@@ -1,4 +1,4 @@
-import { fromBinary, toJson } from "@bufbuild/protobuf";
+import { fromBinary, isMessage, toJson } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import {
@@ -281,8 +281,8 @@ function grpcErr(err: grpc.ServiceError): ApiErr {
   return {
     code: err.code,
     message: err.details,
-    reason: info?.$typeName === ErrorInfoSchema.typeName ? (info as { reason: string }).reason : "",
-    domain: info?.$typeName === ErrorInfoSchema.typeName ? (info as { domain: string }).domain : "",
+    reason: isMessage(info, ErrorInfoSchema) ? info.reason : "",
+    domain: isMessage(info, ErrorInfoSchema) ? info.domain : "",
     fields: find<{ fieldViolations: { field: string }[] }>(BadRequestSchema.typeName).flatMap((b) =>
       b.fieldViolations.map((v) => v.field),
     ),
