@@ -1,6 +1,6 @@
 import { invalidArgument, invalidField } from "../errors.js";
 import { isUid } from "../uid.js";
-import { createPageTokens, type PageTokenContent } from "./page-token.js";
+import { createPageTokens, type PageTokenContent } from "./page-tokens.js";
 import type { Cursor, ListPage, ListQuery, SortField } from "./store.js";
 
 /** Results per page when the request says 0 or nothing. */
@@ -57,7 +57,8 @@ export interface ListResult<T> {
 /** ListEngine turns List requests into store queries and store pages into responses. */
 export interface ListEngine {
   /**
-   * Validate and decode the list parameters of `req` plus the resource's own `filters`.
+   * Validate and decode the list parameters of `req` plus the resource's own `filters`; all
+   * filters that are present must hold (AND).
    * Throws INVALID_ARGUMENT (BadRequest on page_size, skip, order_by, uidp.descendants_of,
    * uidp.children_of or page_token) for a bad value, and for a page token that is altered,
    * foreign, or issued for other filters, another caller or another order. An expired token

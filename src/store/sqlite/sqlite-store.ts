@@ -2,11 +2,11 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { type Store, StoreError } from "../store.js";
+import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupOps } from "./groups.js";
 import { migrate } from "./migrations.js";
 import { createSecretOps } from "./secrets.js";
 import { createSigningKeyOps } from "./signing-keys.js";
-import { fromSqliteError } from "./sqlite-errors.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** Options of createSqliteStore. */
