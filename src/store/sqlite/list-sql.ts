@@ -24,7 +24,10 @@ export interface ListTable {
    * the group (or repo, for a tag) it lives in. `childrenOf` compares it.
    */
   parent: string;
-  /** The uid of the group the row is in; for a group, its own uid. `scope` checks it. */
+  /**
+   * The uid of the group the row is in (for a group, its own uid; for a tag, its repo's group,
+   * kept on the row). `scope` checks it against the closure.
+   */
   group: string;
   /** The exact-match column of the `name` filter. */
   name: string;
