@@ -46,9 +46,12 @@ export interface Cursor {
  * `F` carries the resource's own filters.
  */
 export interface ListQuery<F = Record<string, never>> {
-  /** Strictly below this group uid, at any depth. */
+  /**
+   * Strictly below this uid, at any depth, in the uid tree: a group's subgroups, and every
+   * resource whose group is this one or below it (a resource sits one level below its group).
+   */
   descendantsOf?: string;
-  /** One level below this group uid. */
+  /** One level below this uid: a group's direct subgroups, or the resources in that group. */
   childrenOf?: string;
   /** Exact name. */
   name?: string;
@@ -59,7 +62,7 @@ export interface ListQuery<F = Record<string, never>> {
   after?: Cursor;
   /** Results to skip after the cursor position. */
   skip: number;
-  /** Maximum number of items to return. */
+  /** Maximum number of items to return; at least 1. */
   limit: number;
   /**
    * Group uids whose subtrees (the group itself and everything below) the caller may list.
@@ -70,8 +73,12 @@ export interface ListQuery<F = Record<string, never>> {
 
 /** One page of results and the count of every match (ignoring cursor, skip and limit). */
 export interface ListPage<T> {
+  /** At most `limit` items, in the query's order. */
   items: T[];
+  /** Every match of the filters and scope, ignoring `after`, `skip` and `limit`. */
   total: number;
+  /** Whether more matches follow the last item (so the list engine mints a next-page token). */
+  hasMore: boolean;
 }
 
 /** A stored group. */
@@ -117,12 +124,15 @@ export interface SigningKeyRecord {
 export interface Store {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
-  /** Close the database; further calls fail. */
+  /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
   close(): Promise<void>;
 
   /**
-   * Create a group, and its closure rows (depth 0 included).
-   * Throws `not_found` if the parent does not exist, `already_exists` if a sibling has the name.
+   * Create a group, and its closure rows (depth 0 included). `uid` must be a root uid (when
+   * `parentUid` is empty) or a direct child uid of `parentUid`: tree filters rely on uids
+   * embedding the path, so anything else is a bug and is refused with a plain Error.
+   * Throws `not_found` if the parent does not exist, `already_exists` if a sibling has the name
+   * or the uid is taken. Root groups (organizations) may share a name.
    */
   createGroup(group: NewGroup): Promise<GroupRecord>;
   /** Get a group, or undefined. */
@@ -138,7 +148,15 @@ export interface Store {
    * identityProviders or repos) if it still has such children.
    */
   deleteGroup(uid: string): Promise<void>;
-  /** List groups. descendantsOf/childrenOf/scope refer to the group tree. */
+  /**
+   * The uids from the root down to the group itself (read from the closure rows), or an empty
+   * array if the group does not exist.
+   */
+  getGroupPath(uid: string): Promise<string[]>;
+  /**
+   * List groups. descendantsOf: strictly below, at any depth; childrenOf: one level below;
+   * scope: the group is at or below one of the scope uids.
+   */
   listGroups(query: ListQuery): Promise<ListPage<GroupRecord>>;
 
   /** All signing keys, oldest first. */

@@ -275,15 +275,14 @@ function grpcErr(err: grpc.ServiceError): ApiErr {
   const bin = err.metadata.get("grpc-status-details-bin")[0];
   const status = bin ? fromBinary(StatusSchema, bin as Buffer) : undefined;
   const details = (status?.details ?? []).map((a) => anyUnpack(a, errorDetailsRegistry));
-  const first = details[0];
-  const info = first && isMessage(first, ErrorInfoSchema) ? first : undefined;
+  const info = details[0];
   const find = <T>(typeName: string) =>
     details.filter((d) => d?.$typeName === typeName) as unknown as T[];
   return {
     code: err.code,
     message: err.details,
-    reason: info?.reason ?? "",
-    domain: info?.domain ?? "",
+    reason: isMessage(info, ErrorInfoSchema) ? info.reason : "",
+    domain: isMessage(info, ErrorInfoSchema) ? info.domain : "",
     fields: find<{ fieldViolations: { field: string }[] }>(BadRequestSchema.typeName).flatMap((b) =>
       b.fieldViolations.map((v) => v.field),
     ),

@@ -1,0 +1,156 @@
+import type { Database } from "better-sqlite3";
+import { parentOf } from "../../uid.js";
+import { type GroupPatch, type GroupRecord, type NewGroup, StoreError } from "../store.js";
+import { createListSql } from "./list-sql.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface GroupRow {
+  uid: string;
+  parent_uid: string | null;
+  name: string;
+  description: string;
+  verified: number;
+  resource_limits: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** What blocks a group's delete: a kind of child and a query that finds one, by group uid. */
+interface ChildCheck {
+  kind: string;
+  sql: string;
+}
+
+// Checked in this order; the first kind found is the one reported. Tables that live in a group
+// (identities, roles, identityProviders, repos) add their entry here.
+const childChecks: readonly ChildCheck[] = [
+  { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
+];
+
+/** The group operations of the SQLite store: the tree and its closure rows. */
+export type GroupOps = SyncOps<
+  "createGroup" | "getGroup" | "updateGroup" | "deleteGroup" | "getGroupPath" | "listGroups"
+>;
+
+/** Create the group operations on an open, migrated database. */
+export function createGroupOps(db: Database): GroupOps {
+  const get = db.prepare("SELECT * FROM groups WHERE uid = ?");
+  const sibling = db.prepare(
+    "SELECT uid FROM groups WHERE parent_uid = ? AND name = ? AND uid <> ? LIMIT 1",
+  );
+  const insert = db.prepare(
+    `INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time)
+     VALUES (@uid, @parent, @name, @description, @now, @now)`,
+  );
+  // The new group is at depth d+1 below each ancestor of its parent (d = 0: the parent itself),
+  // and at depth 0 below itself. A root has no parent rows, so it gets only the latter.
+  const insertClosure = db.prepare(
+    `INSERT INTO group_closure (ancestor, descendant, depth)
+     SELECT ancestor, @uid, depth + 1 FROM group_closure WHERE descendant = @parent
+     UNION ALL SELECT @uid, @uid, 0`,
+  );
+  const update = db.prepare(
+    "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ?",
+  );
+  const childStatements = childChecks.map((c) => ({ kind: c.kind, stmt: db.prepare(c.sql) }));
+  // A group can only be deleted as a leaf, so its only row as an ancestor is its depth-0 row.
+  const deleteClosure = db.prepare(
+    "DELETE FROM group_closure WHERE descendant = @uid OR ancestor = @uid",
+  );
+  const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
+  const path = db.prepare(
+    "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
+  );
+  const lists = createListSql<GroupRow>(db, {
+    table: "groups",
+    uid: "uid",
+    parent: "parent_uid",
+    group: "uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  const find = (uid: string) => get.get(uid) as GroupRow | undefined;
+  const checkSiblingName = (parent: string | null, name: string, self: string) => {
+    if (parent !== null && sibling.get(parent, name, self)) {
+      throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
+    }
+  };
+
+  return {
+    createGroup: db.transaction((g: NewGroup) => {
+      checkUidExtendsParent(g.uid, g.parentUid);
+      const parent = g.parentUid === "" ? null : g.parentUid;
+      if (find(g.uid)) throw new StoreError("already_exists", `group ${JSON.stringify(g.uid)}`);
+      if (parent !== null && !find(parent)) {
+        throw new StoreError("not_found", `group ${JSON.stringify(parent)}`);
+      }
+      checkSiblingName(parent, g.name, g.uid);
+      insert.run({ uid: g.uid, parent, name: g.name, description: g.description, now: g.now });
+      insertClosure.run({ uid: g.uid, parent });
+      return toRecord(find(g.uid)!);
+    }).immediate,
+
+    getGroup: (uid) => {
+      const row = find(uid);
+      return row && toRecord(row);
+    },
+
+    updateGroup: db.transaction((uid: string, patch: GroupPatch, now: number) => {
+      const row = mustFind(uid);
+      const name = patch.name ?? row.name;
+      if (name !== row.name) checkSiblingName(row.parent_uid, name, uid);
+      update.run(name, patch.description ?? row.description, now, uid);
+      return toRecord(find(uid)!);
+    }).immediate,
+
+    deleteGroup: db.transaction((uid: string) => {
+      mustFind(uid);
+      for (const { kind, stmt } of childStatements) {
+        if (stmt.get(uid)) {
+          throw new StoreError(
+            "not_empty",
+            `group ${JSON.stringify(uid)} has child ${kind}`,
+            kind,
+            "group",
+          );
+        }
+      }
+      deleteClosure.run({ uid });
+      remove.run(uid);
+    }).immediate,
+
+    getGroupPath: (uid) => (path.all(uid) as { ancestor: string }[]).map((r) => r.ancestor),
+
+    listGroups: (query) => {
+      const page = lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+
+  function mustFind(uid: string): GroupRow {
+    const row = find(uid);
+    if (!row) throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
+    return row;
+  }
+}
+
+/** Refuse a uid that does not extend its parent's: the list SQL's uid ranges rely on it. */
+function checkUidExtendsParent(uid: string, parentUid: string): void {
+  if (parentOf(uid) !== parentUid) {
+    throw new Error(`group uid ${uid} is not a direct child of ${JSON.stringify(parentUid)}`);
+  }
+}
+
+function toRecord(row: GroupRow): GroupRecord {
+  return {
+    uid: row.uid,
+    parentUid: row.parent_uid ?? "",
+    name: row.name,
+    description: row.description,
+    verified: row.verified !== 0,
+    resourceLimits: JSON.parse(row.resource_limits) as Record<string, number>,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

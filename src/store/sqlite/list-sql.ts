@@ -1,0 +1,158 @@
+import type { Database, Statement } from "better-sqlite3";
+import type { ListQuery, SortField } from "../store.js";
+
+/** A value bound to an SQL parameter. */
+export type SqlParam = string | number | bigint | Buffer | null;
+
+/** A WHERE condition with its parameters; resources add these for their own filters. */
+export interface SqlCondition {
+  /** An SQL boolean expression over the table aliased `t`, with `?` placeholders. */
+  sql: string;
+  params: SqlParam[];
+}
+
+/**
+ * ListTable says where a listable resource keeps what the shared list SQL needs. Names are
+ * code constants (checked to be plain identifiers), never user input.
+ */
+export interface ListTable {
+  table: string;
+  /** The row's uid, a UIDP. */
+  uid: string;
+  /**
+   * The uid of the row's parent in the uid tree: for a group its parent group, for a resource
+   * the group (or repo, for a tag) it lives in. `childrenOf` compares it.
+   */
+  parent: string;
+  /**
+   * The uid of the group the row is in (for a group, its own uid; for a tag, its repo's group,
+   * kept on the row). `scope` checks it against the closure.
+   */
+  group: string;
+  /** The exact-match column of the `name` filter. */
+  name: string;
+  /** The column of each sort field. */
+  sort: Record<SortField, string>;
+}
+
+/** A page of raw rows, with the count of every match. */
+export interface RowPage<Row> {
+  rows: Row[];
+  total: number;
+  hasMore: boolean;
+}
+
+/** ListSql runs keyset-paginated lists over one table. */
+export interface ListSql<Row> {
+  /** Run `query` (plus the resource's own conditions) as one consistent read. */
+  list(query: ListQuery<unknown>, extra?: readonly SqlCondition[]): RowPage<Row>;
+}
+
+const identifier = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * Create the list SQL of a table. Statements are prepared once per distinct SQL shape (which
+ * filters are present, the order, the resource conditions) and reused; values are always
+ * bound parameters.
+ *
+ * Tree filters, and why:
+ * - `descendantsOf G` is the uid range `uid > 'G/' AND uid < 'G0'` ('0' follows '/'), which
+ *   holds exactly the uids starting with `G/`. UIDPs embed the path and never change (nothing
+ *   moves in the tree), so this is "strictly below G at any depth" for groups, for resources in
+ *   a group at or below G, and for tags under a repo alike, without a join: a range scan of
+ *   the primary key. createGroup refuses uids that do not extend their parent's.
+ * - `childrenOf G` is `parent = G`: one level below, whatever the row is.
+ * - `scope` asks the closure table whether the row's group is at or below a scope uid. The
+ *   scope uids arrive as one JSON parameter read through json_each, so the SQL has one shape
+ *   for any number of them, and the non-correlated IN is evaluated once per query.
+ *
+ * Pages: ORDER BY the sort column then uid, both in the requested direction, so the order is
+ * total and the cursor `(col, uid) > (?, ?)` (`<` descending) resumes exactly after the last
+ * item. OFFSET applies `skip` from there. LIMIT asks for one row more than the page to tell
+ * whether more follow. The count uses the same filters without cursor, skip or limit.
+ */
+export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
+  checkIdentifiers(t);
+  const statements = new Map<string, Statement>();
+  const prepared = (sql: string): Statement => {
+    let stmt = statements.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      statements.set(sql, stmt);
+    }
+    return stmt;
+  };
+
+  // A deferred transaction: the page and the count read the same snapshot.
+  const run = db.transaction((query: ListQuery<unknown>, extra: readonly SqlCondition[]) => {
+    const filter = filterConditions(t, query, extra);
+    const count = prepared(`SELECT COUNT(*) AS n FROM ${t.table} AS t${whereOf(filter)}`);
+    const total = (count.get(...paramsOf(filter)) as { n: number }).n;
+
+    const page = query.after ? [...filter, cursorCondition(t, query)] : filter;
+    const select = prepared(
+      `SELECT t.* FROM ${t.table} AS t${whereOf(page)} ORDER BY ${orderBy(t, query)} LIMIT ? OFFSET ?`,
+    );
+    const rows = select.all(...paramsOf(page), query.limit + 1, query.skip) as Row[];
+    const hasMore = rows.length > query.limit;
+    if (hasMore) rows.pop();
+    return { rows, total, hasMore };
+  });
+
+  return { list: (query, extra = []) => run(query, extra) };
+}
+
+function filterConditions(
+  t: ListTable,
+  q: ListQuery<unknown>,
+  extra: readonly SqlCondition[],
+): SqlCondition[] {
+  const out: SqlCondition[] = [];
+  if (q.descendantsOf !== undefined) {
+    out.push({ sql: `t.${t.uid} > ? AND t.${t.uid} < ?`, params: uidRange(q.descendantsOf) });
+  }
+  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
+  if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
+  if (q.scope !== undefined) {
+    out.push({
+      sql: `t.${t.group} IN (SELECT c.descendant FROM group_closure AS c WHERE c.ancestor IN (SELECT value FROM json_each(?)))`,
+      params: [JSON.stringify(q.scope)],
+    });
+  }
+  return [...out, ...extra];
+}
+
+/** The bounds of the uids strictly below `uid`: everything starting with `uid/`. */
+function uidRange(uid: string): [string, string] {
+  return [`${uid}/`, `${uid}0`];
+}
+
+function cursorCondition(t: ListTable, q: ListQuery<unknown>): SqlCondition {
+  const after = q.after!;
+  const op = q.order.desc ? "<" : ">";
+  const col = t.sort[q.order.field];
+  if (col === t.uid) return { sql: `t.${t.uid} ${op} ?`, params: [after.uid] };
+  return { sql: `(t.${col}, t.${t.uid}) ${op} (?, ?)`, params: [after.value, after.uid] };
+}
+
+function orderBy(t: ListTable, q: ListQuery<unknown>): string {
+  const dir = q.order.desc ? "DESC" : "ASC";
+  const col = t.sort[q.order.field];
+  return col === t.uid ? `t.${t.uid} ${dir}` : `t.${col} ${dir}, t.${t.uid} ${dir}`;
+}
+
+function whereOf(conditions: readonly SqlCondition[]): string {
+  return conditions.length === 0
+    ? ""
+    : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
+}
+
+function paramsOf(conditions: readonly SqlCondition[]): SqlParam[] {
+  return conditions.flatMap((c) => c.params);
+}
+
+function checkIdentifiers(t: ListTable): void {
+  const names = [t.table, t.uid, t.parent, t.group, t.name, ...Object.values(t.sort)];
+  const bad = names.find((n) => !identifier.test(n));
+  if (bad !== undefined) throw new Error(`list SQL: ${JSON.stringify(bad)} is not an identifier`);
+}

@@ -1,0 +1,51 @@
+import type { Database } from "better-sqlite3";
+import { type SigningKeyRecord, StoreError } from "../store.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface KeyRow {
+  kid: string;
+  private_jwk: string;
+  public_jwk: string;
+  create_time: number;
+}
+
+/** The signing-key operations of the SQLite store. */
+export type SigningKeyOps = SyncOps<"listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
+
+/** Create the signing-key operations on an open, migrated database. */
+export function createSigningKeyOps(db: Database): SigningKeyOps {
+  // Ordered by time then kid, the order in which every process picks the same newest key.
+  const list = db.prepare("SELECT * FROM signing_keys ORDER BY create_time, kid");
+  const exists = db.prepare("SELECT 1 FROM signing_keys WHERE kid = ?");
+  const insert = db.prepare(
+    `INSERT INTO signing_keys (kid, private_jwk, public_jwk, create_time)
+     VALUES (@kid, @privateJwk, @publicJwk, @createTime)`,
+  );
+  // One statement, so "the newest key" cannot change between finding it and deleting the rest.
+  const prune = db.prepare(
+    `DELETE FROM signing_keys WHERE create_time < ? AND kid <> (
+       SELECT kid FROM signing_keys ORDER BY create_time DESC, kid DESC LIMIT 1)`,
+  );
+
+  return {
+    listSigningKeys: () => (list.all() as KeyRow[]).map(toRecord),
+    addSigningKey: db.transaction((key: SigningKeyRecord) => {
+      if (exists.get(key.kid)) {
+        throw new StoreError("already_exists", `signing key ${JSON.stringify(key.kid)}`);
+      }
+      insert.run(key);
+    }).immediate,
+    pruneSigningKeys: (before) => {
+      prune.run(before);
+    },
+  };
+}
+
+function toRecord(row: KeyRow): SigningKeyRecord {
+  return {
+    kid: row.kid,
+    privateJwk: row.private_jwk,
+    publicJwk: row.public_jwk,
+    createTime: row.create_time,
+  };
+}

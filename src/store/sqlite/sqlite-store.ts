@@ -1,0 +1,114 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Sqlite, { type Database } from "better-sqlite3";
+import { type Store, StoreError } from "../store.js";
+import { fromSqliteError } from "./from-sqlite-error.js";
+import { createGroupOps } from "./groups.js";
+import { migrate } from "./migrations.js";
+import { createSecretOps } from "./secrets.js";
+import { createSigningKeyOps } from "./signing-keys.js";
+import type { SyncOps } from "./sync-ops.js";
+
+/** Options of createSqliteStore. */
+export interface SqliteStoreOptions {
+  /** How long a write waits for another connection's lock before `unavailable`; default 5000. */
+  busyTimeoutMs?: number;
+  /** PRAGMA synchronous; default FULL (every commit reaches the disk before it returns). */
+  synchronous?: "FULL" | "NORMAL";
+}
+
+/** SqliteStore is a Store with its connection in view, for tests and diagnostics only. */
+export interface SqliteStore extends Store {
+  readonly db: Database;
+}
+
+type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close">>;
+
+/**
+ * Create a Store backed by an SQLite file (":memory:" for a private in-memory database),
+ * creating the file's directory if missing and bringing the schema up to date.
+ *
+ * better-sqlite3 is synchronous, so each operation runs start to end, as one transaction
+ * where it has several statements, with no await in between.
+ */
+export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): SqliteStore {
+  const db = open(path, opts);
+  migrate(db);
+  // Each concept adds its operations here; the compiler checks that together they are a Store.
+  const ops: DataOps = {
+    ...createGroupOps(db),
+    ...createSigningKeyOps(db),
+    ...createSecretOps(db),
+  };
+  const ping = db.prepare("SELECT 1");
+  let closed = false;
+  const guarded = guard(ops, () => closed);
+  return {
+    ...guarded,
+    db,
+    async ping() {
+      if (closed) throw new StoreError("unavailable", "the store is closed");
+      try {
+        ping.get();
+      } catch (err) {
+        throw Object.assign(new StoreError("unavailable", "the database does not answer"), {
+          cause: err,
+        });
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function open(path: string, opts: SqliteStoreOptions): Database {
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new Error(`busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`);
+  }
+  if (isFilePath(path)) mkdirSync(dirname(path), { recursive: true });
+  const db = new Sqlite(path, { timeout: busyTimeoutMs });
+  try {
+    // WAL lets readers go on while one writer commits; ":memory:" stays in "memory" mode.
+    db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${opts.synchronous ?? "FULL"}`);
+    db.pragma("foreign_keys = ON");
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}
+
+/** Whether `path` names a file on disk (not ":memory:", a temporary "" or a "file:" URI). */
+function isFilePath(path: string): boolean {
+  return path !== "" && path !== ":memory:" && !path.startsWith("file:");
+}
+
+type AsyncOps<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+/** Make synchronous operations async, refused once closed, throwing only StoreErrors for what
+ * a caller can cause. */
+function guard<T extends Record<string, (...args: never[]) => unknown>>(
+  ops: T,
+  isClosed: () => boolean,
+): AsyncOps<T> {
+  const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const [name, op] of Object.entries(ops)) {
+    out[name] = async (...args) => {
+      if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+      try {
+        return op(...args);
+      } catch (err) {
+        throw fromSqliteError(err);
+      }
+    };
+  }
+  return out as AsyncOps<T>;
+}

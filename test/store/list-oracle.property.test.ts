@@ -1,0 +1,207 @@
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { sortValueOf } from "../../src/services/sort-value.js";
+import { createListEngine, type ListEngine } from "../../src/store/list.js";
+import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { type GroupRecord, type SortField, StoreError } from "../../src/store/store.js";
+import { isAtOrBelow } from "../../src/uid.js";
+import { type ClosureRow, closureFromParents, sortClosure } from "./store-suite.js";
+
+// Few names and times, so that many groups tie on their sort value and uids break the ties.
+const names = ["a", "b", "c"];
+const orders: [string, SortField][] = [
+  ["name", "name"],
+  ["create_time", "create_time"],
+  ["createTime", "create_time"],
+  ["update_time", "update_time"],
+  ["uid", "uid"],
+];
+
+/** One step of building a tree: a group under an earlier one (or a new root). */
+const nodeArb = fc.record({
+  // About one node in five starts a new organization.
+  root: fc.integer({ min: 0, max: 4 }).map((x) => x === 0),
+  parent: fc.nat(),
+  name: fc.constantFrom(...names),
+  createTime: fc.integer({ min: 1, max: 3 }),
+  updateTime: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+});
+
+/** A uid pick: an index into the live groups, or -1 for a uid that exists nowhere. */
+const uidIndexArb = fc.oneof(fc.nat(), fc.constant(-1));
+/** Mostly absent: each filter present in about one run of four, so results are rarely empty. */
+const sometimes = <T>(arb: fc.Arbitrary<T>) =>
+  fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: arb, weight: 1 });
+
+const scenarioArb = fc.record({
+  nodes: fc.array(nodeArb, { minLength: 1, maxLength: 24 }),
+  deletes: fc.array(fc.nat(), { maxLength: 6 }),
+  descendantsOf: sometimes(uidIndexArb),
+  childrenOf: sometimes(fc.nat()),
+  name: sometimes(fc.constantFrom(...names, "zz")),
+  scope: sometimes(fc.array(uidIndexArb, { maxLength: 3 })),
+  order: fc.constantFrom(...orders),
+  desc: fc.boolean(),
+  pages: fc.array(
+    fc.record({ size: fc.integer({ min: 1, max: 5 }), skip: fc.integer({ min: 0, max: 2 }) }),
+    { minLength: 1, maxLength: 6 },
+  ),
+});
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
+
+const hex = (s: string, n: number) => createHash("sha256").update(s).digest("hex").slice(0, n);
+const nowhere = "f".repeat(40);
+
+/** Build the scenario's tree in the store; return the groups that exist at the end. */
+async function buildTree(store: SqliteStore, s: Scenario): Promise<GroupRecord[]> {
+  const live: GroupRecord[] = [];
+  for (const [i, n] of s.nodes.entries()) {
+    const parent = n.root || live.length === 0 ? undefined : live[n.parent % live.length]!;
+    const uid = parent ? `${parent.uid}/${hex(`${i}`, 16)}` : hex(`${i}`, 40);
+    const g = { uid, parentUid: parent?.uid ?? "", name: n.name, description: "" };
+    const clash = live.some((o) => parent && o.parentUid === parent.uid && o.name === n.name);
+    const created = await store.createGroup({ ...g, now: n.createTime }).catch((e: unknown) => e);
+    if (clash) {
+      expect(created).toBeInstanceOf(StoreError);
+      expect(created).toMatchObject({ kind: "already_exists" });
+      continue;
+    }
+    expect(created).not.toBeInstanceOf(Error);
+    live.push(created as GroupRecord);
+    if (n.updateTime !== undefined) {
+      live[live.length - 1] = await store.updateGroup(uid, {}, n.updateTime);
+    }
+  }
+  for (const d of s.deletes) {
+    const victim = live[d % live.length];
+    if (!victim) break;
+    const hasChildren = live.some((g) => g.parentUid === victim.uid);
+    const result = await store.deleteGroup(victim.uid).then(
+      () => "deleted",
+      (e: StoreError) => e.kind,
+    );
+    expect(result).toBe(hasChildren ? "not_empty" : "deleted");
+    if (!hasChildren) live.splice(live.indexOf(victim), 1);
+  }
+  return live;
+}
+
+const pick = (live: GroupRecord[], i: number | undefined) =>
+  i === undefined ? undefined : i < 0 || live.length === 0 ? nowhere : live[i % live.length]!.uid;
+
+/** Whether `uid` is strictly below `ancestor`, by walking parent links (not by uid prefix). */
+function strictlyBelow(byUid: Map<string, GroupRecord>, uid: string, ancestor: string): boolean {
+  for (let p = byUid.get(uid)?.parentUid; p; p = byUid.get(p)?.parentUid) {
+    if (p === ancestor) return true;
+  }
+  return false;
+}
+
+/** The oracle: filter and sort in memory. */
+function expected(live: GroupRecord[], s: Scenario): GroupRecord[] {
+  const byUid = new Map(live.map((g) => [g.uid, g]));
+  const descendantsOf = pick(live, s.descendantsOf);
+  const childrenOf = pick(live, s.childrenOf);
+  const scope = s.scope?.map((i) => pick(live, i)!);
+  const field = s.order[1];
+  const cmp = (a: GroupRecord, b: GroupRecord) => {
+    const va = sortValueOf(a, field);
+    const vb = sortValueOf(b, field);
+    const c = va < vb ? -1 : va > vb ? 1 : a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0;
+    return s.desc ? -c : c;
+  };
+  return live
+    .filter((g) => descendantsOf === undefined || strictlyBelow(byUid, g.uid, descendantsOf))
+    .filter((g) => childrenOf === undefined || g.parentUid === childrenOf)
+    .filter((g) => s.name === undefined || g.name === s.name)
+    .filter((g) => scope === undefined || scope.some((a) => isAtOrBelow(g.uid, a)))
+    .sort(cmp);
+}
+
+/**
+ * Follow next-page tokens to the end, checking every page against the oracle; return the uids
+ * in the order they came.
+ */
+async function walkPages(
+  store: SqliteStore,
+  lists: ListEngine,
+  live: GroupRecord[],
+  s: Scenario,
+): Promise<string[]> {
+  const want = expected(live, s);
+  const descendantsOf = pick(live, s.descendantsOf) ?? "";
+  const childrenOf = pick(live, s.childrenOf) ?? "";
+  const scope = s.scope?.map((i) => pick(live, i)!);
+  const seen = new Set<string>();
+  let pos = 0;
+  let pageToken = "";
+  for (let n = 0; ; n++) {
+    expect(n).toBeLessThan(200);
+    const { size, skip } = s.pages[n % s.pages.length]!;
+    const req = {
+      uidp: { descendantsOf, childrenOf },
+      name: s.name ?? "",
+      pageSize: size,
+      pageToken,
+      orderBy: `${s.order[0]}${s.desc ? " desc" : ""}`,
+      skip,
+    };
+    const query = lists.parse(req, {}, scope ? { scope } : {});
+    const page = lists.finish(query, await store.listGroups(query), sortValueOf);
+    // skip counts from the cursor: the previous page's last item.
+    const start = pos + skip;
+    expect(page.items.map((g) => g.uid)).toEqual(want.slice(start, start + size).map((g) => g.uid));
+    expect(page.totalCount).toBe(BigInt(want.length));
+    expect(page.skipped).toBe(skip);
+    for (const g of page.items) {
+      expect(seen.has(g.uid)).toBe(false);
+      seen.add(g.uid);
+    }
+    const more = want.length > start + size;
+    expect(page.nextPageToken !== undefined).toBe(more);
+    if (!page.nextPageToken) return [...seen];
+    pos = start + page.items.length;
+    pageToken = page.nextPageToken;
+  }
+}
+
+describe("listGroups through the list engine, against an in-memory oracle", () => {
+  const lists = createListEngine({ key: Buffer.alloc(32, 1), now: () => 1_000 });
+
+  it("pages through random trees, filters, orders, page sizes and skips", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, async (s) => {
+        const store = createSqliteStore(":memory:");
+        try {
+          const live = await buildTree(store, s);
+          const stored = store.db
+            .prepare("SELECT ancestor, descendant, depth FROM group_closure")
+            .all() as ClosureRow[];
+          expect(sortClosure(stored)).toEqual(closureFromParents(live));
+          await walkPages(store, lists, live, s);
+        } finally {
+          await store.close();
+        }
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("yields the whole ordered sequence, without gaps, when nothing is skipped", async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb, fc.integer({ min: 1, max: 4 }), async (s, size) => {
+        const store = createSqliteStore(":memory:");
+        try {
+          const live = await buildTree(store, s);
+          const noSkip = { ...s, pages: [{ size, skip: 0 }] };
+          const uids = await walkPages(store, lists, live, noSkip);
+          expect(uids).toEqual(expected(live, noSkip).map((g) => g.uid));
+        } finally {
+          await store.close();
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+});

@@ -1,0 +1,152 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Sqlite from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
+import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
+import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { StoreError } from "../../src/store/store.js";
+import { type ClosureRow, runStoreSuite, type StoreFixture, storeError } from "./store-suite.js";
+
+const tmp = mkdtempSync(join(tmpdir(), "gatehouse-store-"));
+let files = 0;
+const newPath = () => join(tmp, `db-${++files}`, "gatehouse.db");
+
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+function fixture(store: SqliteStore): StoreFixture {
+  return {
+    store,
+    closureRows: () =>
+      store.db
+        .prepare("SELECT ancestor, descendant, depth FROM group_closure")
+        .all() as ClosureRow[],
+    dispose: () => store.close(),
+  };
+}
+
+runStoreSuite("sqlite :memory:", async () => fixture(createSqliteStore(":memory:")));
+runStoreSuite("sqlite file", async () => fixture(createSqliteStore(newPath())));
+
+const R1 = "1".repeat(40);
+const group = { uid: R1, parentUid: "", name: "acme", description: "", now: 1 };
+
+describe("sqlite store", () => {
+  it("creates the file's directory and opens it in WAL mode with durable settings", async () => {
+    const path = newPath();
+    const store = createSqliteStore(path);
+    try {
+      expect(existsSync(path)).toBe(true);
+      const pragma = (name: string) => store.db.pragma(name, { simple: true });
+      expect(pragma("journal_mode")).toBe("wal");
+      expect(pragma("foreign_keys")).toBe(1);
+      expect(pragma("synchronous")).toBe(2); // FULL
+      expect(pragma("busy_timeout")).toBe(5000);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("keeps data and schema across close and reopen, migrating only once", async () => {
+    const path = newPath();
+    const first = createSqliteStore(path);
+    await first.createGroup(group);
+    const secret = await first.getOrCreateSecret("k", () => randomBytes(32));
+    await first.close();
+    for (let i = 0; i < 2; i++) {
+      const again = createSqliteStore(path);
+      expect(again.db.pragma("user_version", { simple: true })).toBe(migrations.length);
+      expect(await again.getGroup(R1)).toMatchObject({ name: "acme" });
+      expect((await again.getOrCreateSecret("k", () => randomBytes(32))).equals(secret)).toBe(true);
+      await again.close();
+    }
+  });
+
+  it("refuses a database whose schema is newer than the code", async () => {
+    const path = newPath();
+    const store = createSqliteStore(path);
+    store.db.pragma(`user_version = ${migrations.length + 1}`);
+    await store.close();
+    expect(() => createSqliteStore(path)).toThrow(/newer/);
+  });
+
+  it("applies migration steps all or nothing", () => {
+    const db = new Sqlite(":memory:");
+    const steps = [
+      { description: "good", sql: "CREATE TABLE a (x INTEGER)" },
+      { description: "bad", sql: "CREATE TABLE oops (" },
+    ];
+    expect(() => migrate(db, steps)).toThrow(/migration 2 \(bad\)/);
+    expect(db.pragma("user_version", { simple: true })).toBe(0);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'a'").get()).toBeUndefined();
+    migrate(db, steps.slice(0, 1));
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    db.close();
+  });
+
+  it("fails every call after close with unavailable, and closes twice quietly", async () => {
+    const store = createSqliteStore(":memory:");
+    await store.close();
+    await store.close();
+    await storeError(() => store.ping(), "unavailable");
+    await storeError(() => store.getGroup(R1), "unavailable");
+    await storeError(() => store.createGroup(group), "unavailable");
+    await storeError(() => store.getOrCreateSecret("k", () => randomBytes(1)), "unavailable");
+  });
+
+  it("turns a lock held past busy_timeout into unavailable", async () => {
+    const path = newPath();
+    const holder = createSqliteStore(path);
+    const waiter = createSqliteStore(path, { busyTimeoutMs: 50 });
+    holder.db.exec("BEGIN IMMEDIATE");
+    try {
+      await storeError(() => waiter.createGroup(group), "unavailable");
+    } finally {
+      holder.db.exec("ROLLBACK");
+    }
+    await waiter.createGroup(group);
+    await Promise.all([holder.close(), waiter.close()]);
+  });
+
+  it("agrees on one secret across connections to one file", async () => {
+    const path = newPath();
+    const a = createSqliteStore(path);
+    const b = createSqliteStore(path);
+    const [x, y] = await Promise.all([
+      a.getOrCreateSecret("page-token-key", () => randomBytes(32)),
+      b.getOrCreateSecret("page-token-key", () => randomBytes(32)),
+    ]);
+    expect(x.equals(y)).toBe(true);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
+
+describe("fromSqliteError", () => {
+  const driverError = (code: string) => Object.assign(new Error(code), { code });
+
+  it.each([
+    ["SQLITE_CONSTRAINT_UNIQUE", "already_exists"],
+    ["SQLITE_CONSTRAINT_PRIMARYKEY", "already_exists"],
+    ["SQLITE_CONSTRAINT_FOREIGNKEY", "failed_precondition"],
+    ["SQLITE_BUSY", "unavailable"],
+    ["SQLITE_BUSY_SNAPSHOT", "unavailable"],
+    ["SQLITE_LOCKED", "unavailable"],
+  ])("maps %s to %s, keeping the cause", (code, kind) => {
+    const cause = driverError(code);
+    const mapped = fromSqliteError(cause);
+    expect(mapped).toBeInstanceOf(StoreError);
+    expect(mapped).toMatchObject({ kind, cause });
+  });
+
+  it.each([
+    ["a bug", driverError("SQLITE_ERROR")],
+    ["a broken disk", driverError("SQLITE_IOERR")],
+    ["not a driver error", new TypeError("x")],
+  ])("leaves %s alone", (_what, err) => {
+    expect(fromSqliteError(err)).toBe(err);
+  });
+});

@@ -1,0 +1,421 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  type GroupRecord,
+  type ListQuery,
+  type Store,
+  StoreError,
+  type StoreErrorKind,
+} from "../../src/store/store.js";
+
+/** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
+export interface ClosureRow {
+  ancestor: string;
+  descendant: string;
+  depth: number;
+}
+
+/** A store under test, and what the suite may look at beyond the interface. */
+export interface StoreFixture {
+  store: Store;
+  /** The closure rows as the backend stores them, for backends that can show them. */
+  closureRows?: () => ClosureRow[] | Promise<ClosureRow[]>;
+  /** Close the store and remove what it left behind. */
+  dispose(): Promise<void>;
+}
+
+// Fixed uids, so that tie-breaks by uid are known in advance.
+const R1 = "1".repeat(40);
+const R2 = "2".repeat(40);
+const uids = {
+  R1,
+  E: `${R1}/eeeeeeeeeeeeeeee`,
+  A1: `${R1}/eeeeeeeeeeeeeeee/aaaaaaaaaaaaaaaa`,
+  W: `${R1}/eeeeeeeeeeeeeeee/bbbbbbbbbbbbbbbb`,
+  O: `${R1}/cccccccccccccccc`,
+  A2: `${R1}/cccccccccccccccc/1111111111111111`,
+  R2,
+  E2: `${R2}/eeeeeeeeeeeeeeee`,
+} as const;
+type Label = keyof typeof uids;
+const labelOf = new Map(Object.entries(uids).map(([label, uid]) => [uid, label as Label]));
+const missing = "f".repeat(40);
+
+/**
+ * The tree of the list cases. Two organizations are both named "acme" (roots need not be
+ * unique); "api" appears under two parents; A1 and W share a create time.
+ */
+const tree: { label: Label; parent: Label | ""; name: string; t: number }[] = [
+  { label: "R1", parent: "", name: "acme", t: 1 },
+  { label: "E", parent: "R1", name: "eng", t: 2 },
+  { label: "A1", parent: "E", name: "api", t: 3 },
+  { label: "W", parent: "E", name: "web", t: 3 },
+  { label: "O", parent: "R1", name: "ops", t: 4 },
+  { label: "A2", parent: "O", name: "api", t: 5 },
+  { label: "R2", parent: "", name: "acme", t: 6 },
+  { label: "E2", parent: "R2", name: "eng", t: 7 },
+];
+
+/** Build a ListQuery: create_time ascending, no skip, 50 a page, unless `q` says otherwise. */
+export function listQuery(q: Partial<ListQuery> = {}): ListQuery {
+  return { filters: {}, order: { field: "create_time", desc: false }, skip: 0, limit: 50, ...q };
+}
+
+/** Recompute the closure rows from parent links: what the stored closure must equal. */
+export function closureFromParents(groups: readonly GroupRecord[]): ClosureRow[] {
+  const parentOf = new Map(groups.map((g) => [g.uid, g.parentUid]));
+  const rows: ClosureRow[] = [];
+  for (const g of groups) {
+    let depth = 0;
+    for (let a: string | undefined = g.uid; a; a = parentOf.get(a)) {
+      rows.push({ ancestor: a, descendant: g.uid, depth: depth++ });
+    }
+  }
+  return sortClosure(rows);
+}
+
+/** Sort closure rows into one canonical order, for comparing. */
+export function sortClosure(rows: readonly ClosureRow[]): ClosureRow[] {
+  const key = (r: ClosureRow) => `${r.descendant} ${r.ancestor}`;
+  return [...rows].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/** Expect `fn` to reject with a StoreError of `kind`, and return it. */
+export async function storeError(fn: () => Promise<unknown>, kind: StoreErrorKind) {
+  const err = await fn().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StoreError);
+  expect((err as StoreError).kind).toBe(kind);
+  return err as StoreError;
+}
+
+/**
+ * The contract every Store backend must meet. `makeStore` gives a fresh, empty store for each
+ * test.
+ */
+export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixture>): void {
+  describe(`store contract: ${name}`, () => {
+    let fx: StoreFixture;
+    let store: Store;
+    beforeEach(async () => {
+      fx = await makeStore();
+      store = fx.store;
+    });
+    afterEach(async () => {
+      await fx.dispose();
+    });
+
+    const create = (uid: string, parentUid: string, name: string, now = 1, description = "") =>
+      store.createGroup({ uid, parentUid, name, description, now });
+
+    async function allGroups(): Promise<GroupRecord[]> {
+      return (await store.listGroups(listQuery({ limit: 1000 }))).items;
+    }
+
+    /** The closure, as the backend shows it and through getGroupPath, matches the parents. */
+    async function expectClosureConsistent(): Promise<void> {
+      const groups = await allGroups();
+      for (const g of groups) {
+        const path = closureFromParents(groups)
+          .filter((r) => r.descendant === g.uid)
+          .sort((a, b) => b.depth - a.depth)
+          .map((r) => r.ancestor);
+        expect(await store.getGroupPath(g.uid)).toEqual(path);
+      }
+      if (fx.closureRows) {
+        expect(sortClosure(await fx.closureRows())).toEqual(closureFromParents(groups));
+      }
+    }
+
+    describe("groups", () => {
+      it("creates a root and a child and reads them back", async () => {
+        const root = await create(R1, "", "acme", 100, "the org");
+        expect(root).toEqual({
+          uid: R1,
+          parentUid: "",
+          name: "acme",
+          description: "the org",
+          verified: false,
+          resourceLimits: {},
+          createTime: 100,
+          updateTime: 100,
+        });
+        const child = await create(uids.E, R1, "eng", 200);
+        expect(child).toMatchObject({ uid: uids.E, parentUid: R1, name: "eng", createTime: 200 });
+        expect(await store.getGroup(R1)).toEqual(root);
+        expect(await store.getGroup(uids.E)).toEqual(child);
+        expect(await store.getGroup(missing)).toBeUndefined();
+      });
+
+      it("refuses a missing parent, a taken uid and a uid that does not extend its parent", async () => {
+        await storeError(() => create(uids.E, R1, "eng"), "not_found");
+        await create(R1, "", "acme");
+        await storeError(() => create(R1, "", "other"), "already_exists");
+        await expect(create(`${R2}/eeeeeeeeeeeeeeee`, R1, "eng")).rejects.toThrow();
+        await expect(create(uids.A1, R1, "deep")).rejects.toThrow();
+        expect(await allGroups()).toHaveLength(1);
+      });
+
+      it("updates the fields of the patch and the update time only", async () => {
+        await create(R1, "", "acme", 100, "before");
+        const renamed = await store.updateGroup(R1, { name: "acme2" }, 200);
+        expect(renamed).toMatchObject({
+          name: "acme2",
+          description: "before",
+          createTime: 100,
+          updateTime: 200,
+        });
+        const described = await store.updateGroup(R1, { description: "after" }, 300);
+        expect(described).toMatchObject({ name: "acme2", description: "after", updateTime: 300 });
+        expect(await store.updateGroup(R1, {}, 400)).toMatchObject({
+          name: "acme2",
+          description: "after",
+          updateTime: 400,
+        });
+        expect(await store.getGroup(R1)).toMatchObject({ name: "acme2", updateTime: 400 });
+        await storeError(() => store.updateGroup(missing, { name: "x" }, 1), "not_found");
+      });
+
+      it("keeps sibling names unique but lets organizations share a name", async () => {
+        await create(R1, "", "acme");
+        await create(R2, "", "acme");
+        await create(uids.E, R1, "eng");
+        await create(uids.O, R1, "ops");
+        await create(uids.E2, R2, "eng");
+        const clash = await storeError(
+          () => create(`${R1}/dddddddddddddddd`, R1, "eng"),
+          "already_exists",
+        );
+        // The message names the clash, not the other group.
+        expect(clash.message).not.toContain(uids.E);
+        await storeError(() => store.updateGroup(uids.O, { name: "eng" }, 2), "already_exists");
+        expect(await store.updateGroup(uids.O, { name: "ops" }, 2)).toMatchObject({ name: "ops" });
+        expect(await store.updateGroup(R2, { name: "acme" }, 2)).toMatchObject({ name: "acme" });
+        await store.updateGroup(R1, { name: "beta" }, 3);
+        expect(await store.updateGroup(R2, { name: "beta" }, 3)).toMatchObject({ name: "beta" });
+      });
+
+      it("deletes a leaf, refuses a group with child groups, and reports a missing one", async () => {
+        await create(R1, "", "acme");
+        await create(uids.E, R1, "eng");
+        const err = await storeError(() => store.deleteGroup(R1), "not_empty");
+        expect(err).toMatchObject({ childKind: "groups", parentKind: "group" });
+        await store.deleteGroup(uids.E);
+        expect(await store.getGroup(uids.E)).toBeUndefined();
+        await store.deleteGroup(R1);
+        expect(await allGroups()).toEqual([]);
+        await storeError(() => store.deleteGroup(R1), "not_found");
+      });
+
+      it("lets a name be reused once its group is deleted", async () => {
+        await create(R1, "", "acme");
+        await create(uids.E, R1, "eng");
+        await store.deleteGroup(uids.E);
+        await create(`${R1}/dddddddddddddddd`, R1, "eng");
+      });
+    });
+
+    describe("closure", () => {
+      it("holds every ancestor pair, depth 0 included, after each create and delete", async () => {
+        for (const g of tree) {
+          await create(uids[g.label], g.parent ? uids[g.parent] : "", g.name, g.t);
+          await expectClosureConsistent();
+        }
+        expect(await store.getGroupPath(uids.A1)).toEqual([R1, uids.E, uids.A1]);
+        expect(await store.getGroupPath(R2)).toEqual([R2]);
+        for (const label of ["A1", "W", "E", "E2"] as const) {
+          await store.deleteGroup(uids[label]);
+          expect(await store.getGroupPath(uids[label])).toEqual([]);
+          await expectClosureConsistent();
+        }
+        expect(await store.getGroupPath(missing)).toEqual([]);
+      });
+
+      it("answers scope (at or below) from the closure", async () => {
+        for (const g of tree) {
+          await create(uids[g.label], g.parent ? uids[g.parent] : "", g.name, g.t);
+        }
+        await store.deleteGroup(uids.W);
+        const visible = await store.listGroups(listQuery({ scope: [uids.E] }));
+        expect(visible.items.map((g) => labelOf.get(g.uid))).toEqual(["E", "A1"]);
+      });
+    });
+
+    describe("listGroups", () => {
+      beforeEach(async () => {
+        for (const g of tree) {
+          await create(uids[g.label], g.parent ? uids[g.parent] : "", g.name, g.t);
+        }
+        await store.updateGroup(uids.O, {}, 10);
+      });
+
+      const name = (desc = false) => ({ order: { field: "name" as const, desc } });
+      const created = (desc = false) => ({ order: { field: "create_time" as const, desc } });
+      const updated = (desc = false) => ({ order: { field: "update_time" as const, desc } });
+      const byUid = (desc = false) => ({ order: { field: "uid" as const, desc } });
+      const all: Label[] = ["R1", "E", "A1", "W", "O", "A2", "R2", "E2"];
+
+      // [what, query, expected items, total (default: their count), hasMore (default: false)]
+      const cases: [string, Partial<ListQuery>, Label[], number?, boolean?][] = [
+        ["everything, by create time then uid", {}, all],
+        [
+          "descendantsOf a root: any depth, not itself",
+          { descendantsOf: R1 },
+          ["E", "A1", "W", "O", "A2"],
+        ],
+        ["descendantsOf an inner group", { descendantsOf: uids.E }, ["A1", "W"]],
+        ["descendantsOf a leaf", { descendantsOf: uids.A1 }, []],
+        ["descendantsOf a missing group", { descendantsOf: missing }, []],
+        ["childrenOf a root: one level", { childrenOf: R1 }, ["E", "O"]],
+        ["childrenOf an inner group", { childrenOf: uids.E }, ["A1", "W"]],
+        ["name in two places", { name: "api" }, ["A1", "A2"]],
+        ["name shared by two organizations", { name: "acme" }, ["R1", "R2"]],
+        ["name that nothing has", { name: "nope" }, []],
+        ["name and descendantsOf", { name: "api", descendantsOf: uids.O }, ["A2"]],
+        ["childrenOf and descendantsOf", { childrenOf: R1, descendantsOf: R1 }, ["E", "O"]],
+        ["name ascending, ties by uid", name(), ["R1", "R2", "A2", "A1", "E", "E2", "O", "W"]],
+        [
+          "name descending, ties by uid desc",
+          name(true),
+          ["W", "O", "E2", "E", "A1", "A2", "R2", "R1"],
+        ],
+        ["create time descending", created(true), ["E2", "R2", "A2", "O", "W", "A1", "E", "R1"]],
+        ["update time ascending", updated(), ["R1", "E", "A1", "W", "A2", "R2", "E2", "O"]],
+        ["update time descending", updated(true), ["O", "E2", "R2", "A2", "W", "A1", "E", "R1"]],
+        ["uid ascending", byUid(), ["R1", "O", "A2", "E", "A1", "W", "R2", "E2"]],
+        ["uid descending", byUid(true), ["E2", "R2", "W", "A1", "E", "A2", "O", "R1"]],
+        ["scope of one subtree", { scope: [uids.E] }, ["E", "A1", "W"]],
+        ["scope of two subtrees", { scope: [uids.E, uids.O] }, ["E", "A1", "W", "O", "A2"]],
+        [
+          "overlapping scopes, no duplicates",
+          { scope: [uids.E, R1] },
+          ["R1", "E", "A1", "W", "O", "A2"],
+        ],
+        ["empty scope: nothing", { scope: [] }, []],
+        ["scope of a missing group", { scope: [missing] }, []],
+        ["scope and filters of another organization", { scope: [R2], descendantsOf: R1 }, []],
+        ["skip and limit", { skip: 2, limit: 3 }, ["A1", "W", "O"], 8, true],
+        ["limit exactly everything", { limit: 8 }, all, 8, false],
+        ["limit one short", { limit: 7 }, all.slice(0, 7), 8, true],
+        ["skip past the end", { skip: 10 }, [], 8, false],
+        [
+          "after a create-time cursor with a tie",
+          { after: { value: 3, uid: uids.A1 } },
+          ["W", "O", "A2", "R2", "E2"],
+          8,
+        ],
+        [
+          "after a cursor, descending",
+          { ...created(true), after: { value: 3, uid: uids.A1 } },
+          ["E", "R1"],
+          8,
+        ],
+        [
+          "after a name cursor",
+          { ...name(), after: { value: "api", uid: uids.A2 } },
+          ["A1", "E", "E2", "O", "W"],
+          8,
+        ],
+        [
+          "skip applies from the cursor",
+          { ...name(), after: { value: "api", uid: uids.A2 }, skip: 1, limit: 2 },
+          ["E", "E2"],
+          8,
+          true,
+        ],
+        [
+          "after a uid cursor",
+          { ...byUid(), after: { value: uids.E, uid: uids.E } },
+          ["A1", "W", "R2", "E2"],
+          8,
+        ],
+        [
+          "cursor, filters and scope together",
+          { descendantsOf: R1, scope: [uids.E], after: { value: 2, uid: uids.E } },
+          ["A1", "W"],
+          3,
+        ],
+      ];
+
+      it.each(cases)("%s", async (_what, q, expected, total, hasMore = false) => {
+        const page = await store.listGroups(listQuery(q));
+        expect(page.items.map((g) => labelOf.get(g.uid))).toEqual(expected);
+        expect(page.total).toBe(total ?? expected.length);
+        expect(page.hasMore).toBe(hasMore);
+      });
+
+      it("returns whole records", async () => {
+        const page = await store.listGroups(listQuery({ childrenOf: R1 }));
+        expect(page.items[1]).toEqual(await store.getGroup(uids.O));
+        expect(page.items[1]).toMatchObject({ updateTime: 10, createTime: 4, parentUid: R1 });
+      });
+    });
+
+    describe("signing keys", () => {
+      const key = (kid: string, createTime: number) => ({
+        kid,
+        privateJwk: `{"kid":"${kid}","d":"secret"}`,
+        publicJwk: `{"kid":"${kid}"}`,
+        createTime,
+      });
+
+      it("adds and lists keys oldest first, refusing a taken kid", async () => {
+        expect(await store.listSigningKeys()).toEqual([]);
+        await store.addSigningKey(key("b", 200));
+        await store.addSigningKey(key("a", 100));
+        await store.addSigningKey(key("c", 200));
+        expect(await store.listSigningKeys()).toEqual([
+          key("a", 100),
+          key("b", 200),
+          key("c", 200),
+        ]);
+        await storeError(() => store.addSigningKey(key("a", 300)), "already_exists");
+      });
+
+      it("prunes keys older than a time but always keeps the newest", async () => {
+        for (const [kid, t] of [
+          ["a", 100],
+          ["b", 200],
+          ["c", 300],
+        ] as const) {
+          await store.addSigningKey(key(kid, t));
+        }
+        await store.pruneSigningKeys(250);
+        expect((await store.listSigningKeys()).map((k) => k.kid)).toEqual(["c"]);
+        await store.pruneSigningKeys(1000);
+        expect((await store.listSigningKeys()).map((k) => k.kid)).toEqual(["c"]);
+      });
+    });
+
+    describe("secrets", () => {
+      it("creates a secret once and returns it ever after", async () => {
+        const first = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
+        expect(first).toHaveLength(32);
+        let calls = 0;
+        const again = await store.getOrCreateSecret("page-token-key", () => {
+          calls++;
+          return randomBytes(32);
+        });
+        expect(calls).toBe(0);
+        expect(again.equals(first)).toBe(true);
+        const other = await store.getOrCreateSecret("other", () => randomBytes(32));
+        expect(other.equals(first)).toBe(false);
+      });
+
+      it("gives concurrent callers the same value", async () => {
+        const values = await Promise.all(
+          Array.from({ length: 10 }, () => store.getOrCreateSecret("k", () => randomBytes(32))),
+        );
+        for (const v of values) expect(v.equals(values[0]!)).toBe(true);
+      });
+    });
+
+    describe("lifecycle", () => {
+      it("answers ping while open", async () => {
+        await store.ping();
+      });
+    });
+  });
+}
