@@ -150,8 +150,14 @@ function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeou
     socket.pause();
     socket.setTimeout(0);
     socket.unshift(seen);
-    (isH2 ? h2 : h1).emit("connection", socket);
-    socket.resume();
+    if (isH2) {
+      // The HTTP/2 session reads the unshifted preface itself and then consumes the native
+      // handle; resuming the JS stream here would steal bytes from it (GOAWAY, code 2).
+      h2.emit("connection", socket);
+    } else {
+      h1.emit("connection", socket);
+      socket.resume();
+    }
   };
   socket.on("data", onData);
   socket.on("error", () => socket.destroy());

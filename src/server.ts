@@ -15,6 +15,7 @@ import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
+import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
@@ -86,10 +87,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Ready when the database answers.
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
+  addGrpcMessageEncoding(app);
 
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
-    interceptors: [createErrorInterceptor(config.domain, log), ...(deps.interceptors ?? [])],
+    interceptors: [
+      createErrorInterceptor(`iam.${config.domain}`, log),
+      ...(deps.interceptors ?? []),
+    ],
     contextValues,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {

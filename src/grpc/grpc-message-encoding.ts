@@ -1,0 +1,56 @@
+import type { FastifyInstance, RawServerBase } from "fastify";
+
+/**
+ * Percent-encode a status message the way the gRPC HTTP/2 spec asks: only `%` and bytes
+ * outside printable ASCII (0x20-0x7E) are encoded, as UTF-8.
+ */
+export function encodeGrpcMessage(message: string): string {
+  // Fast path: nothing to encode.
+  if (/^[\x20-\x24\x26-\x7e]*$/.test(message)) return message;
+  let out = "";
+  for (const byte of Buffer.from(message, "utf8")) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
+/**
+ * Add a hook to the app (not a plugin: hooks of a plugin stay inside its own encapsulated
+ * context, away from the connect routes) that rewrites the `grpc-message` trailer of gRPC responses into the spec's
+ * minimal percent-encoding. connect-es encodes it with encodeURIComponent (`:` becomes
+ * `%3A`), and grpc-js decodes with decodeURI, which leaves `%3A` in place: grpc-js stubs
+ * would read `Invalid argument%3A name%3A ...`. Every client decodes the minimal form.
+ */
+export function addGrpcMessageEncoding<S extends RawServerBase>(app: FastifyInstance<S>): void {
+  app.addHook("onRequest", async (req, reply) => {
+    const type = req.headers["content-type"];
+    // gRPC-Web carries its trailers in the body and its clients decode fully.
+    if (
+      typeof type !== "string" ||
+      !type.startsWith("application/grpc") ||
+      type.startsWith("application/grpc-web")
+    ) {
+      return;
+    }
+    const raw = reply.raw as unknown as { addTrailers(t: Record<string, string>): void };
+    const addTrailers = raw.addTrailers.bind(raw);
+    raw.addTrailers = (trailers) => {
+      const message = trailers["grpc-message"];
+      if (message !== undefined) {
+        trailers["grpc-message"] = encodeGrpcMessage(safeDecode(message));
+      }
+      addTrailers(trailers);
+    };
+  });
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
