@@ -15,7 +15,7 @@ import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort } from "./one-port.js";
-import { registerServices } from "./routes.js";
+import { createServiceImpls, registerServices } from "./routes.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -38,6 +38,8 @@ export interface Server {
 }
 
 const requestIdPattern = /^[\w.:-]{1,128}$/;
+/** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
+const bodyLimit = 1024 * 1024;
 
 /** Build the server: one fastify app serving every protocol, not yet listening. */
 export async function createServer(deps: ServerDeps): Promise<Server> {
@@ -51,7 +53,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     serverFactory: onePort.serverFactory as never,
     logger: { level: config.logLevel },
     disableRequestLogging: true,
-    bodyLimit: 1024 * 1024,
+    bodyLimit,
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
@@ -78,14 +80,18 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     });
   }
 
+  // One set of implementations and one interceptor list, served by the Connect router
+  // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
+  const services = createServiceImpls({ store, lists, now });
+  const interceptors = [createErrorInterceptor(config.domain, log), ...(deps.interceptors ?? [])];
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
-    interceptors: [createErrorInterceptor(config.domain, log), ...(deps.interceptors ?? [])],
+    interceptors,
     contextValues,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {
       router = r;
-      registerServices(r, { store, lists, now });
+      registerServices(r, services);
     },
   });
   if (!router) throw new Error("connect routes were not registered");
