@@ -15,6 +15,8 @@ import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort } from "./one-port.js";
+import { createFrameworkErrorHandler } from "./rest/error-reply.js";
+import { restGateway } from "./rest/gateway.js";
 import { createServiceImpls, registerServices } from "./routes.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
@@ -54,6 +56,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     logger: { level: config.logLevel },
     disableRequestLogging: true,
     bodyLimit,
+    // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
+    frameworkErrors: createFrameworkErrorHandler(config.domain),
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
@@ -95,6 +99,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     },
   });
   if (!router) throw new Error("connect routes were not registered");
+  // After CORS and Connect: its catch-all leaves their exact routes alone.
+  await app.register(restGateway, {
+    services,
+    interceptors,
+    contextValues,
+    domain: config.domain,
+    log,
+    bodyLimit,
+  });
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
