@@ -25,7 +25,9 @@ import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort } from "./one-port.js";
-import { apiServices, registerServices } from "./routes.js";
+import { createFrameworkErrorHandler } from "./rest/error-reply.js";
+import { restGateway } from "./rest/gateway.js";
+import { apiServices, createServiceImpls, registerServices } from "./routes.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -34,6 +36,8 @@ export interface ServerDeps {
   config: Config;
   store: Store;
   now?: () => number;
+  /** Where log lines go (default: stdout); tests capture them here. */
+  logStream?: { write(line: string): void };
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
 }
@@ -54,20 +58,28 @@ export interface Server {
 }
 
 const requestIdPattern = /^[\w.:-]{1,128}$/;
+/** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
+const bodyLimit = 1024 * 1024;
 
 /** Build the server: one fastify app serving every protocol, not yet listening. */
 export async function createServer(deps: ServerDeps): Promise<Server> {
   const { config, store } = deps;
   const now = deps.now ?? Date.now;
+  // ErrorInfo.domain of every error, whatever the protocol.
+  const errorDomain = `iam.${config.domain}`;
   const tls = config.tlsCertPath
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
   const onePort: OnePort = createOnePort(tls);
   const app = Fastify({
     serverFactory: onePort.serverFactory as never,
-    logger: { level: config.logLevel },
+    logger: deps.logStream
+      ? { level: config.logLevel, stream: deps.logStream }
+      : { level: config.logLevel },
     disableRequestLogging: true,
-    bodyLimit: 1024 * 1024,
+    bodyLimit,
+    // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
+    frameworkErrors: createFrameworkErrorHandler(errorDomain),
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
@@ -117,19 +129,23 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(healthRoutes, { check: ready });
   addGrpcMessageEncoding(app);
 
+  // One set of implementations and one interceptor list, served by the Connect router
+  // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
+  const services = createServiceImpls({ store, lists, now, authorizer });
+  // Health and reflection are outside apiServices, so the access interceptor lets them pass.
+  const interceptors = [
+    createErrorInterceptor(errorDomain, log),
+    access,
+    ...(deps.interceptors ?? []),
+  ];
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
-    interceptors: [
-      createErrorInterceptor(`iam.${config.domain}`, log),
-      // Health and reflection are outside apiServices, so they pass untouched.
-      access,
-      ...(deps.interceptors ?? []),
-    ],
+    interceptors,
     contextValues,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {
       router = r;
-      registerServices(r, { store, lists, now, authorizer });
+      registerServices(r, services);
       r.service(
         Health,
         createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),
@@ -142,6 +158,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     },
   });
   if (!router) throw new Error("connect routes were not registered");
+  // After CORS and Connect: its catch-all leaves their exact routes alone.
+  await app.register(restGateway, {
+    services,
+    interceptors,
+    contextValues,
+    domain: errorDomain,
+    log,
+    bodyLimit,
+  });
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);
