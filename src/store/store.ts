@@ -8,6 +8,9 @@
  * Times are milliseconds since the Unix epoch.
  */
 
+import type { AdvisoryStore } from "./advisory-store.js";
+import type { RegistryStore } from "./registry-store.js";
+
 /** What went wrong in a store operation, independent of the backend. */
 export type StoreErrorKind =
   | "not_found"
@@ -121,7 +124,7 @@ export interface SigningKeyRecord {
 }
 
 /** Store is the whole persistence contract of Gatehouse. */
-export interface Store {
+export interface Store extends RegistryStore, AdvisoryStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
@@ -144,8 +147,8 @@ export interface Store {
   updateGroup(uid: string, patch: GroupPatch, now: number): Promise<GroupRecord>;
   /**
    * Delete a group and what lives only in it (role bindings, invites, account association).
-   * Throws `not_found` if it does not exist; `not_empty` (childKind groups, identities, roles,
-   * identityProviders or repos) if it still has such children.
+   * Throws `not_found` if it does not exist; `not_empty` (childKind repos, groups, identities,
+   * roles, identityProviders or advisories) if it still has such children.
    */
   deleteGroup(uid: string): Promise<void>;
   /**

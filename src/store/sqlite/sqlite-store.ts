@@ -2,12 +2,15 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { type Store, StoreError } from "../store.js";
+import { createAdvisoryOps } from "./advisories.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupOps } from "./groups.js";
 import { migrate } from "./migrations.js";
+import { createRepoOps } from "./repos.js";
 import { createSecretOps } from "./secrets.js";
 import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
+import { createTagOps } from "./tags.js";
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -39,6 +42,9 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...createGroupOps(db),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
+    ...createRepoOps(db),
+    ...createTagOps(db),
+    ...createAdvisoryOps(db),
   };
   const ping = db.prepare("SELECT 1");
   let closed = false;
