@@ -42,6 +42,9 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
+import { createReposService } from "./services/registry/repos.js";
+import { createTagsService } from "./services/registry/tags.js";
+import { createAdvisoriesService } from "./services/vulnerabilities/advisories.js";
 
 /** The API's proto files, for server reflection. */
 export const apiFiles: readonly DescFile[] = [
@@ -88,8 +91,8 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   router.service(IdentityProvidersService, {});
   router.service(AccountAssociationsService, {});
   router.service(GroupInvitesService, {});
-  router.service(ReposService, {});
-  router.service(TagsService, {});
-  router.service(AdvisoriesService, {});
+  router.service(ReposService, createReposService(deps));
+  router.service(TagsService, createTagsService(deps));
+  router.service(AdvisoriesService, createAdvisoriesService(deps));
   router.service(SecurityTokenService, {});
 }
