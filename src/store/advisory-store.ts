@@ -10,6 +10,7 @@ export type EventTypeNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;
 
 /** One step in an advisory's history. */
 export interface AdvisoryEvent {
+  /** 0 when unknown (an imported record that does not say); such events sort first. */
   time: number;
   type: EventTypeNumber;
   note: string;

@@ -180,7 +180,8 @@ export function toAdvisory(a: AdvisoryRecord): Advisory {
     componentType: a.componentType,
     severities: a.severities,
     events: a.events.map((e) => ({
-      time: timestampFromMs(e.time),
+      // An unknown time (0) stays unset rather than claiming 1970.
+      ...(e.time > 0 ? { time: timestampFromMs(e.time) } : {}),
       type: e.type,
       note: e.note,
       fixedVersion: e.fixedVersion,

@@ -97,7 +97,8 @@ function checkEvents(v: Violations, field: string, list: readonly AdvisoryEvent[
   }
   for (const [i, e] of list.entries()) {
     if (!isEventType(e.type)) v.add(`${field}[${i}].type`, "must be a known event type");
-    if (!Number.isFinite(e.time) || e.time <= 0) v.add(`${field}[${i}].time`, "is required");
+    // 0 is an unknown time (imported records may not say when); before 1970 is a mistake.
+    if (!Number.isFinite(e.time) || e.time < 0) v.add(`${field}[${i}].time`, "is not valid");
     checkText(v, `${field}[${i}].note`, e.note, advisoryLimits.note);
     checkText(v, `${field}[${i}].fixed_version`, e.fixedVersion, advisoryLimits.fixedVersion);
     if (e.fixedVersion !== "" && e.type !== 4) {
