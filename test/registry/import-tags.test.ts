@@ -13,7 +13,6 @@ let ts: TestServer;
 let c: RegistryClients;
 beforeAll(async () => {
   ts = await startTestServer({ GATEHOUSE_DB: db });
-  c = registryClients(ts.url, "grpc");
 });
 afterAll(async () => {
   await ts?.close();
@@ -21,7 +20,9 @@ afterAll(async () => {
 });
 
 it("imports tags from gzipped JSON lines, reports bad records, and moves changed ones", async () => {
-  const org = (await c.groups.createGroup({ parent: "", group: { name: "acme" } })).uid;
+  const acme = await ts.makeOrg("acme");
+  const org = acme.uid;
+  c = registryClients(ts.url, "grpc", acme.owner.token);
   const repo = (await c.repos.createRepo({ parent: org, repo: { name: "app" } })).uid;
   const lines = (v2: string) =>
     [

@@ -20,8 +20,9 @@ describe.each(protocols)("repos over %s", (protocol) => {
   let c: RegistryClients;
   let org: string;
   beforeAll(async () => {
-    c = registryClients(ts.url, protocol);
-    org = (await c.groups.createGroup({ parent: "", group: { name: "acme" } })).uid;
+    const acme = await ts.makeOrg("acme");
+    org = acme.uid;
+    c = registryClients(ts.url, protocol, acme.owner.token);
   });
 
   it("creates, reads, updates and lists repos", async () => {
@@ -78,7 +79,7 @@ describe.each(protocols)("repos over %s", (protocol) => {
     expect(
       (await failure(c.repos.createRepo({ parent: org, repo: { name: `dup-${protocol}` } }))).code,
     ).toBe(6);
-    const missing = `${"f".repeat(40)}`;
+    const missing = `${org}/ffffffffffffffff`;
     expect((await failure(c.repos.createRepo({ parent: missing, repo: { name: "x" } }))).code).toBe(
       5,
     );
@@ -109,5 +110,39 @@ describe.each(protocols)("repos over %s", (protocol) => {
     await c.repos.deleteRepo({ uid: repo.uid });
     await c.groups.deleteGroup({ uid: group });
     expect((await failure(c.repos.getRepo({ uid: repo.uid }))).code).toBe(5);
+  });
+
+  it("lets a registry.pull identity read repos and tags but not write them", async () => {
+    const repo = await c.repos.createRepo({ parent: org, repo: { name: `pull-${protocol}` } });
+    await c.tags.createTag({ parent: repo.uid, tag: { name: "v1", digest: digestOf("1") } });
+    const puller = await ts.makeIdentity(org, ["registry.pull"]);
+    const p = registryClients(ts.url, protocol, puller.token);
+    expect(await p.repos.getRepo({ uid: repo.uid })).toEqual(repo);
+    const tags = await p.tags.listTags({ uidp: { childrenOf: repo.uid } });
+    expect(tags.tags.map((t) => t.name)).toEqual(["v1"]);
+    for (const call of [
+      p.repos.createRepo({ parent: org, repo: { name: "nope" } }),
+      p.repos.updateRepo({ repo: { uid: repo.uid, description: "x" } }),
+      p.repos.deleteRepo({ uid: repo.uid }),
+      p.tags.createTag({ parent: repo.uid, tag: { name: "v2", digest: digestOf("2") } }),
+      p.tags.deleteTag({ uid: tags.tags[0]!.uid }),
+    ]) {
+      expect((await failure(call)).code).toBe(7);
+    }
+    // Without advisories.list anywhere, the list is empty.
+    expect((await p.advisories.listAdvisories({})).totalCount).toBe(0n);
+  });
+
+  it("shows another organization nothing and lets it change nothing", async () => {
+    const repo = await c.repos.createRepo({ parent: org, repo: { name: `own-${protocol}` } });
+    const other = await ts.makeOrg("other");
+    const o = registryClients(ts.url, protocol, other.owner.token);
+    expect((await failure(o.repos.getRepo({ uid: repo.uid }))).code).toBe(7);
+    expect((await failure(o.repos.deleteRepo({ uid: repo.uid }))).code).toBe(7);
+    expect((await failure(o.repos.createRepo({ parent: org, repo: { name: "x" } }))).code).toBe(7);
+    const listed = await o.repos.listRepos({ uidp: { descendantsOf: org } });
+    expect(listed).toMatchObject({ repos: [], totalCount: 0n });
+    const none = registryClients(ts.url, protocol);
+    expect((await failure(none.repos.listRepos({}))).code).toBe(16);
   });
 });

@@ -27,8 +27,9 @@ describe.each(protocols)("tags over %s", (protocol) => {
   let org: string;
   let repo: string;
   beforeAll(async () => {
-    c = registryClients(ts.url, protocol);
-    org = (await c.groups.createGroup({ parent: "", group: { name: "acme" } })).uid;
+    const acme = await ts.makeOrg("acme");
+    org = acme.uid;
+    c = registryClients(ts.url, protocol, acme.owner.token);
     repo = (await c.repos.createRepo({ parent: org, repo: { name: "app" } })).uid;
   });
 

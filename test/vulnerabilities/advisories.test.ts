@@ -36,11 +36,34 @@ async function listAll(
 }
 
 describe.each(protocols)("advisories over %s", (protocol) => {
+  // The owner manages groups; advisory writes need the advisories.admin role.
+  let owner: RegistryClients;
   let c: RegistryClients;
   let org: string;
   beforeAll(async () => {
-    c = registryClients(ts.url, protocol);
-    org = (await c.groups.createGroup({ parent: "", group: { name: "acme" } })).uid;
+    const acme = await ts.makeOrg("acme");
+    org = acme.uid;
+    owner = registryClients(ts.url, protocol, acme.owner.token);
+    c = registryClients(ts.url, protocol, (await ts.makeIdentity(org, ["advisories.admin"])).token);
+  });
+
+  it("lets the owner read advisories but only advisories.admin write them", async () => {
+    const made = await c.advisories.createAdvisory({
+      parent: org,
+      advisory: { advisoryId: `OWN-${protocol}` },
+    });
+    expect(await owner.advisories.getAdvisory({ uid: made.uid })).toEqual(made);
+    const denied = [
+      owner.advisories.createAdvisory({ parent: org, advisory: { advisoryId: "X-1" } }),
+      owner.advisories.updateAdvisory({ advisory: { uid: made.uid, summary: "x" } }),
+      owner.advisories.deleteAdvisory({ uid: made.uid }),
+    ];
+    for (const call of denied) expect((await failure(call)).code).toBe(7);
+    const other = registryClients(ts.url, protocol, (await ts.makeOrg("other")).owner.token);
+    expect((await failure(other.advisories.getAdvisory({ uid: made.uid }))).code).toBe(7);
+    const listed = await other.advisories.listAdvisories({ query: `own-${protocol}` });
+    expect(listed.totalCount).toBe(0n);
+    await c.advisories.deleteAdvisory({ uid: made.uid });
   });
 
   it("keeps events in time order, derives the latest type, and updates", async () => {
@@ -111,7 +134,7 @@ describe.each(protocols)("advisories over %s", (protocol) => {
   });
 
   it("answers the filters and query as an in-memory oracle does", async () => {
-    const group = (await c.groups.createGroup({ parent: org, group: { name: "oracle" } })).uid;
+    const group = (await owner.groups.createGroup({ parent: org, group: { name: "oracle" } })).uid;
     const components = ["stdlib", "golang.org/x/net", "github.com/Gin-Gonic/gin", "example.com/A"];
     const artifacts = ["", "registry.example/app", "registry.example/web"];
     const types = [EventType.DETECTED, EventType.FIXED, EventType.FALSE_POSITIVE];

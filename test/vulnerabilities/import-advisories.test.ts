@@ -19,15 +19,18 @@ let c: RegistryClients;
 beforeAll(async () => {
   // The server and the import share one database file, as in production.
   ts = await startTestServer({ GATEHOUSE_DB: db });
-  c = registryClients(ts.url, "connect");
 });
 afterAll(async () => {
   await ts?.close();
   rmSync(tmp, { recursive: true, force: true });
 });
 
-const newOrg = async (name: string) =>
-  (await c.groups.createGroup({ parent: "", group: { name } })).uid;
+/** A new organization, read through its owner (who holds advisories.list). */
+const newOrg = async (name: string) => {
+  const org = await ts.makeOrg(name);
+  c = registryClients(ts.url, "connect", org.owner.token);
+  return org.uid;
+};
 
 describe("gatehouse import advisories", () => {
   it("imports the good records, reports the bad ones, and changes nothing the second time", async () => {

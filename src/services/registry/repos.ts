@@ -12,7 +12,7 @@ import type { ListEngine } from "../../store/list.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { listOptions } from "../list-options.js";
+import { listOptionsOf } from "../caller.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkDescription, checkUid, violations } from "../validate.js";
@@ -38,7 +38,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
   const { store, lists, now } = deps;
   return {
     async listRepos(req, ctx) {
-      const query = lists.parse(req, {}, listOptions(ctx));
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
       const result = lists.finish(query, await store.listRepos(query), sortValueOf);
       return create(ListReposResponseSchema, {
         repos: result.items.map(toRepo),

@@ -12,7 +12,7 @@ import type { ListEngine } from "../../store/list.js";
 import type { TagFilters, TagRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { listOptions } from "../list-options.js";
+import { listOptionsOf } from "../caller.js";
 import { sortValueOf } from "../sort-value.js";
 import { checkUid, violations } from "../validate.js";
 import { checkDigest, checkTagName } from "./registry-rules.js";
@@ -42,7 +42,7 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
       }
       if (req.updatedSince) filters.updatedSince = timestampDate(req.updatedSince).getTime();
       if (req.excludeReferrers) filters.excludeReferrers = true;
-      const query = lists.parse(req, filters, listOptions(ctx));
+      const query = lists.parse(req, filters, listOptionsOf(ctx));
       const result = lists.finish(query, await store.listTags(query), sortValueOf);
       return create(ListTagsResponseSchema, {
         tags: result.items.map(toTag),

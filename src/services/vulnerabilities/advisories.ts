@@ -20,7 +20,7 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { listOptions } from "../list-options.js";
+import { listOptionsOf } from "../caller.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, violations } from "../validate.js";
@@ -75,7 +75,7 @@ export function createAdvisoriesService(
         filters.query = req.query;
       }
       v.throwIfAny();
-      const query = lists.parse(req, filters, listOptions(ctx));
+      const query = lists.parse(req, filters, listOptionsOf(ctx));
       const result = lists.finish(query, await store.listAdvisories(query), advisorySortValue);
       return create(ListAdvisoriesResponseSchema, {
         advisories: result.items.map(toAdvisory),

@@ -26,6 +26,8 @@ interface ChildCheck {
 const childChecks: readonly ChildCheck[] = [
   { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
   { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
+  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
+  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
   // Not in API.md's list: imported advisories are never dropped silently with their group.
   { kind: "advisories", sql: "SELECT 1 FROM advisories WHERE group_uid = ? LIMIT 1" },
 ];
@@ -60,6 +62,8 @@ export function createGroupOps(db: Database): GroupOps {
   const deleteClosure = db.prepare(
     "DELETE FROM group_closure WHERE descendant = @uid OR ancestor = @uid",
   );
+  // Bindings at the group go with it (those of its identities and roles block the delete).
+  const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -119,6 +123,7 @@ export function createGroupOps(db: Database): GroupOps {
           );
         }
       }
+      removeBindings.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,
