@@ -46,6 +46,9 @@ import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
+import { createReposService } from "./services/registry/repos.js";
+import { createTagsService } from "./services/registry/tags.js";
+import { createAdvisoriesService } from "./services/vulnerabilities/advisories.js";
 
 /** The API's proto files, for server reflection. */
 export const apiFiles: readonly DescFile[] = [
@@ -95,9 +98,9 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(IdentityProvidersService, {}),
     registration(AccountAssociationsService, {}),
     registration(GroupInvitesService, {}),
-    registration(ReposService, {}),
-    registration(TagsService, {}),
-    registration(AdvisoriesService, {}),
+    registration(ReposService, createReposService(deps)),
+    registration(TagsService, createTagsService(deps)),
+    registration(AdvisoriesService, createAdvisoriesService(deps)),
     registration(SecurityTokenService, {}),
   ];
 }

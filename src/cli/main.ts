@@ -1,10 +1,12 @@
 import { ConfigError, settingsHelp } from "../config.js";
+import { importCommand, importUsage } from "./import.js";
 import { serve } from "./serve.js";
 
 const usage = `Usage: gatehouse <command> [options]
 
 Commands:
   serve            serve the API (gRPC, gRPC-Web, Connect and REST on one port)
+${importUsage}
   help             show this text
 
 Options of serve (each also read from its environment variable):
@@ -19,6 +21,8 @@ export async function main(argv: string[]): Promise<number> {
       case "serve":
         if (rest.includes("--help") || rest.includes("-h")) return help();
         return await serve(rest);
+      case "import":
+        return await importCommand(rest);
       case undefined:
       case "help":
       case "--help":

@@ -8,7 +8,9 @@
  * Times are milliseconds since the Unix epoch.
  */
 
+import type { AdvisoryStore } from "./advisory-store.js";
 import type { IamStore } from "./iam-store.js";
+import type { RegistryStore } from "./registry-store.js";
 
 /** What went wrong in a store operation, independent of the backend. */
 export type StoreErrorKind =
@@ -123,7 +125,7 @@ export interface SigningKeyRecord {
 }
 
 /** Store is the whole persistence contract of Gatehouse. */
-export interface Store extends IamStore {
+export interface Store extends IamStore, RegistryStore, AdvisoryStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
@@ -146,8 +148,8 @@ export interface Store extends IamStore {
   updateGroup(uid: string, patch: GroupPatch, now: number): Promise<GroupRecord>;
   /**
    * Delete a group and what lives only in it (role bindings, invites, account association).
-   * Throws `not_found` if it does not exist; `not_empty` (childKind groups, identities, roles,
-   * identityProviders or repos) if it still has such children.
+   * Throws `not_found` if it does not exist; `not_empty` (childKind repos, groups, identities,
+   * roles, identityProviders or advisories) if it still has such children.
    */
   deleteGroup(uid: string): Promise<void>;
   /**

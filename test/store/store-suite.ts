@@ -13,6 +13,7 @@ import {
   StoreError,
   type StoreErrorKind,
 } from "../../src/store/store.js";
+import { registryCases } from "./registry-suite.js";
 
 /** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
 export interface ClosureRow {
@@ -763,6 +764,8 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         for (const v of values) expect(v.equals(values[0]!)).toBe(true);
       });
     });
+
+    describe("registry and advisories", () => registryCases(() => store));
 
     describe("lifecycle", () => {
       it("answers ping while open", async () => {

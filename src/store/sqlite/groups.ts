@@ -24,9 +24,12 @@ interface ChildCheck {
 // Checked in this order; the first kind found is the one reported. Tables that live in a group
 // (identities, roles, identityProviders, repos) add their entry here.
 const childChecks: readonly ChildCheck[] = [
+  { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
   { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
   { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
   { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
+  // Not in API.md's list: imported advisories are never dropped silently with their group.
+  { kind: "advisories", sql: "SELECT 1 FROM advisories WHERE group_uid = ? LIMIT 1" },
 ];
 
 /** The group operations of the SQLite store: the tree and its closure rows. */

@@ -137,6 +137,95 @@ export const migrations: readonly Migration[] = [
           JOIN groups AS g ON g.uid = b.group_uid;
     `,
   },
+  {
+    description: "registry repos and tags",
+    // A tag keeps its repo's group on the row, so that scope checks need no join.
+    sql: `
+      CREATE TABLE repos (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        aliases TEXT NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX repos_group_name ON repos (group_uid, name);
+      CREATE INDEX repos_name ON repos (name, uid);
+      CREATE INDEX repos_create_time ON repos (create_time, uid);
+      CREATE INDEX repos_update_time ON repos (update_time, uid);
+
+      CREATE TABLE tags (
+        uid TEXT PRIMARY KEY,
+        repo_uid TEXT NOT NULL REFERENCES repos (uid),
+        group_uid TEXT NOT NULL,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        deprecated INTEGER NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX tags_repo_name ON tags (repo_uid, name);
+      CREATE INDEX tags_digest ON tags (digest);
+      CREATE INDEX tags_name ON tags (name, uid);
+      CREATE INDEX tags_create_time ON tags (create_time, uid);
+      CREATE INDEX tags_update_time ON tags (update_time, uid);
+    `,
+  },
+  {
+    description: "vulnerability advisories, their aliases and substring search",
+    // seq is the rowid the trigram index refers to. search holds the lowercased advisory id,
+    // aliases, artifact and component names, one a line, so that a substring never spans two.
+    sql: `
+      CREATE TABLE advisories (
+        seq INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        advisory_id TEXT NOT NULL,
+        aliases TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        artifact_name TEXT NOT NULL,
+        component_name TEXT NOT NULL,
+        component_type TEXT NOT NULL,
+        severities TEXT NOT NULL,
+        events TEXT NOT NULL,
+        latest_event_type INTEGER NOT NULL,
+        search TEXT NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX advisories_group_id ON advisories (group_uid, advisory_id);
+      CREATE INDEX advisories_id ON advisories (advisory_id, uid);
+      CREATE INDEX advisories_artifact ON advisories (artifact_name);
+      CREATE INDEX advisories_component ON advisories (component_name);
+      CREATE INDEX advisories_latest ON advisories (latest_event_type);
+      CREATE INDEX advisories_create_time ON advisories (create_time, uid);
+      CREATE INDEX advisories_update_time ON advisories (update_time, uid);
+
+      CREATE TABLE advisory_aliases (
+        alias TEXT NOT NULL,
+        advisory_seq INTEGER NOT NULL REFERENCES advisories (seq) ON DELETE CASCADE,
+        PRIMARY KEY (alias, advisory_seq)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX advisory_aliases_seq ON advisory_aliases (advisory_seq);
+
+      CREATE VIRTUAL TABLE advisory_search USING fts5 (
+        search, content = 'advisories', content_rowid = 'seq', tokenize = 'trigram'
+      );
+      CREATE TRIGGER advisories_search_insert AFTER INSERT ON advisories BEGIN
+        INSERT INTO advisory_search (rowid, search) VALUES (new.seq, new.search);
+      END;
+      CREATE TRIGGER advisories_search_delete AFTER DELETE ON advisories BEGIN
+        INSERT INTO advisory_search (advisory_search, rowid, search)
+          VALUES ('delete', old.seq, old.search);
+      END;
+      CREATE TRIGGER advisories_search_update AFTER UPDATE OF search ON advisories BEGIN
+        INSERT INTO advisory_search (advisory_search, rowid, search)
+          VALUES ('delete', old.seq, old.search);
+        INSERT INTO advisory_search (rowid, search) VALUES (new.seq, new.search);
+      END;
+    `,
+  },
 ];
 
 /**

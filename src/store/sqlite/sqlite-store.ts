@@ -4,15 +4,18 @@ import Sqlite, { type Database } from "better-sqlite3";
 import { builtinRoles } from "../../auth/capabilities.js";
 import { type Store, StoreError } from "../store.js";
 import { createAccessOps } from "./access.js";
+import { createAdvisoryOps } from "./advisories.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
 import { migrate } from "./migrations.js";
+import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { createRoleOps } from "./roles.js";
 import { createSecretOps } from "./secrets.js";
 import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
+import { createTagOps } from "./tags.js";
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -52,6 +55,9 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...createAccessOps(db),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
+    ...createRepoOps(db),
+    ...createTagOps(db),
+    ...createAdvisoryOps(db),
   };
   const ping = db.prepare("SELECT 1");
   let closed = false;

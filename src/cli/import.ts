@@ -1,0 +1,112 @@
+import { existsSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { loadConfig } from "../config.js";
+import { importAdvisories } from "../import/import-advisories.js";
+import type { ImportIo, ImportSummary } from "../import/import-report.js";
+import { report } from "../import/import-report.js";
+import { importTags } from "../import/import-tags.js";
+import { ImportFileError, readRecords } from "../import/read-records.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
+
+/** The usage lines of `gatehouse import`, for the command's help. */
+export const importUsage = `  import advisories --group <uid> <file>   upsert OSV advisories (JSON, array, JSON lines; gzip ok)
+  import tags --repo <uid> <file>          upsert {name, digest} tags into a repo`;
+
+/** Where the command writes; the process streams by default. */
+export interface ImportCommandIo {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
+  env: NodeJS.ProcessEnv;
+}
+
+const processIo: ImportCommandIo = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+};
+
+/**
+ * Run `gatehouse import advisories|tags` against the server's database (GATEHOUSE_DB or
+ * --db, as serve reads it). Exit codes: 0 every record imported or unchanged; 1 some records
+ * rejected (the others are in); 2 a usage error, a database that cannot be opened, a missing
+ * group or repo, or an unreadable file (nothing written).
+ */
+export async function importCommand(
+  argv: string[],
+  io: ImportCommandIo = processIo,
+): Promise<number> {
+  const fail = (message: string) => {
+    io.stderr.write(`gatehouse import: ${message}\n`);
+    return 2;
+  };
+  const [kind, ...rest] = argv;
+  if (kind !== "advisories" && kind !== "tags") {
+    return fail(`expected "advisories" or "tags"\n\nUsage:\n${importUsage}`);
+  }
+  let values: { group?: string | undefined; repo?: string | undefined; db?: string | undefined };
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      options: { group: { type: "string" }, repo: { type: "string" }, db: { type: "string" } },
+      allowPositionals: true,
+      strict: true,
+    }));
+  } catch (err) {
+    return fail((err as Error).message);
+  }
+  const parent = kind === "advisories" ? values.group : values.repo;
+  const flag = kind === "advisories" ? "--group" : "--repo";
+  if (!parent) return fail(`${flag} <uid> is required`);
+  if (positionals.length !== 1) return fail("exactly one input file is required");
+  const file = positionals[0]!;
+
+  const dbPath = loadConfig(values.db ? ["--db", values.db] : [], io.env).dbPath;
+  const opened = openStore(dbPath);
+  if (typeof opened === "string") return fail(opened);
+  const store = opened;
+  try {
+    const found =
+      kind === "advisories" ? await store.getGroup(parent) : await store.getRepo(parent);
+    if (!found) return fail(`${kind === "advisories" ? "group" : "repo"} ${parent} not found`);
+    let records: ReturnType<typeof readRecords>;
+    try {
+      records = readRecords(file);
+    } catch (err) {
+      if (err instanceof ImportFileError) return fail(err.message);
+      throw err;
+    }
+    const out = lineIo(io);
+    const summary: ImportSummary =
+      kind === "advisories"
+        ? await importAdvisories(store, parent, records, out)
+        : await importTags(store, parent, records, out);
+    report(kind, summary, out);
+    return summary.rejected.length > 0 ? 1 : 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Open the server's database, or say why not. A missing file is refused, not created. */
+function openStore(path: string): Store | string {
+  if (path !== ":memory:" && !path.startsWith("file:") && !existsSync(path)) {
+    return `cannot open database ${path}: no such file (run serve once, or pass --db)`;
+  }
+  try {
+    return createSqliteStore(path);
+  } catch (err) {
+    return `cannot open database ${path}: ${(err as Error).message}`;
+  }
+}
+
+function lineIo(io: ImportCommandIo): ImportIo {
+  const base: ImportIo = {
+    out: (line) => io.stdout.write(`${line}\n`),
+    err: (line) => io.stderr.write(`${line}\n`),
+  };
+  if (!io.stderr.isTTY) return base;
+  // \r and erase-line: one line that keeps its place.
+  return { ...base, progress: (line) => io.stderr.write(`\r\x1b[2K${line}`) };
+}

@@ -1,0 +1,122 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ListReposResponseSchema,
+  type Repo,
+  RepoSchema,
+  type ReposService,
+} from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { notFound } from "../../errors.js";
+import type { ListEngine } from "../../store/list.js";
+import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
+import type { Store } from "../../store/store.js";
+import { newChildUid } from "../../uid.js";
+import { listOptionsOf } from "../caller.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import { checkDescription, checkUid, violations } from "../validate.js";
+import { checkRepoAliases, checkRepoName } from "./registry-rules.js";
+
+/** What the repos service needs. */
+export interface ReposDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+}
+
+const maskRules = {
+  mutable: ["name", "description", "aliases"],
+  ignored: ["uid", "create_time", "update_time"],
+} as const;
+
+/**
+ * Create the ReposService: container repositories in groups. Authorization (repo.list,
+ * repo.create, repo.update, repo.delete at the repo's group) is the access interceptor's.
+ */
+export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposService> {
+  const { store, lists, now } = deps;
+  return {
+    async listRepos(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const result = lists.finish(query, await store.listRepos(query), sortValueOf);
+      return create(ListReposResponseSchema, {
+        repos: result.items.map(toRepo),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getRepo(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const repo = await store.getRepo(req.uid);
+      if (!repo) throw notFound("repo", req.uid);
+      return toRepo(repo);
+    },
+
+    async createRepo(req) {
+      const body = req.repo ?? create(RepoSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkRepoName(v, "name", body.name);
+      checkDescription(v, "description", body.description);
+      checkRepoAliases(v, "aliases", body.aliases);
+      v.throwIfAny();
+      const repo = await store.createRepo({
+        uid: newChildUid(req.parent),
+        groupUid: req.parent,
+        name: body.name,
+        description: body.description,
+        aliases: body.aliases,
+        now: now(),
+      });
+      return toRepo(repo);
+    },
+
+    async updateRepo(req) {
+      const body = req.repo ?? create(RepoSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(RepoSchema, body, req.updateMask, maskRules);
+      const patch: RepoPatch = {};
+      if (fields.has("name")) {
+        checkRepoName(v, "name", body.name);
+        patch.name = body.name;
+      }
+      if (fields.has("description")) {
+        checkDescription(v, "description", body.description);
+        patch.description = body.description;
+      }
+      if (fields.has("aliases")) {
+        checkRepoAliases(v, "aliases", body.aliases);
+        patch.aliases = body.aliases;
+      }
+      v.throwIfAny();
+      return toRepo(await store.updateRepo(body.uid, patch, now()));
+    },
+
+    async deleteRepo(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteRepo(req.uid);
+      return {};
+    },
+  };
+}
+
+/** Map a stored repo to its API message. */
+export function toRepo(r: RepoRecord): Repo {
+  return create(RepoSchema, {
+    uid: r.uid,
+    name: r.name,
+    description: r.description,
+    aliases: r.aliases,
+    createTime: timestampFromMs(r.createTime),
+    updateTime: timestampFromMs(r.updateTime),
+  });
+}

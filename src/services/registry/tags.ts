@@ -1,0 +1,100 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ListTagsResponseSchema,
+  type Tag,
+  TagSchema,
+  type TagsService,
+} from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { notFound } from "../../errors.js";
+import type { ListEngine } from "../../store/list.js";
+import type { TagFilters, TagRecord } from "../../store/registry-store.js";
+import type { Store } from "../../store/store.js";
+import { newChildUid } from "../../uid.js";
+import { listOptionsOf } from "../caller.js";
+import { sortValueOf } from "../sort-value.js";
+import { checkUid, violations } from "../validate.js";
+import { checkDigest, checkTagName } from "./registry-rules.js";
+
+/** What the tags service needs. */
+export interface TagsDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+}
+
+/**
+ * Create the TagsService: the tags of a repo, one per name. There is no Update: creating an
+ * existing name moves the tag to the new digest and refreshes its updateTime. Authorization
+ * (tag.list, tag.create, tag.delete at the repo's group) is the access interceptor's.
+ */
+export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsService> {
+  const { store, lists, now } = deps;
+  return {
+    async listTags(req, ctx) {
+      const filters: TagFilters = {};
+      if (req.digest !== "") {
+        const v = violations();
+        checkDigest(v, "digest", req.digest);
+        v.throwIfAny();
+        filters.digest = req.digest;
+      }
+      if (req.updatedSince) filters.updatedSince = timestampDate(req.updatedSince).getTime();
+      if (req.excludeReferrers) filters.excludeReferrers = true;
+      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const result = lists.finish(query, await store.listTags(query), sortValueOf);
+      return create(ListTagsResponseSchema, {
+        tags: result.items.map(toTag),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getTag(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const tag = await store.getTag(req.uid);
+      if (!tag) throw notFound("tag", req.uid);
+      return toTag(tag);
+    },
+
+    async createTag(req) {
+      const body = req.tag ?? create(TagSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkTagName(v, "name", body.name);
+      checkDigest(v, "digest", body.digest);
+      v.throwIfAny();
+      const { tag } = await store.putTag(
+        req.parent,
+        { name: body.name, digest: body.digest, deprecated: body.deprecated },
+        () => newChildUid(req.parent),
+        now(),
+      );
+      return toTag(tag);
+    },
+
+    async deleteTag(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteTag(req.uid);
+      return {};
+    },
+  };
+}
+
+/** Map a stored tag to its API message. */
+export function toTag(t: TagRecord): Tag {
+  return create(TagSchema, {
+    uid: t.uid,
+    name: t.name,
+    digest: t.digest,
+    deprecated: t.deprecated,
+    createTime: timestampFromMs(t.createTime),
+    updateTime: timestampFromMs(t.updateTime),
+  });
+}

@@ -1,0 +1,193 @@
+import { create } from "@bufbuild/protobuf";
+import { type Timestamp, timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type AdvisoriesService,
+  type Advisory,
+  AdvisorySchema,
+  type Event,
+  ListAdvisoriesResponseSchema,
+} from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import { notFound } from "../../errors.js";
+import type {
+  AdvisoryContent,
+  AdvisoryEvent,
+  AdvisoryFilters,
+  AdvisoryPatch,
+  AdvisoryRecord,
+  EventTypeNumber,
+} from "../../store/advisory-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { SortField, Store } from "../../store/store.js";
+import { newChildUid } from "../../uid.js";
+import { listOptionsOf } from "../caller.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import { checkUid, violations } from "../validate.js";
+import { checkAdvisoryFields, checkQuery, isEventType } from "./advisory-rules.js";
+
+/** What the advisories service needs. */
+export interface AdvisoriesDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+}
+
+const maskRules = {
+  mutable: [
+    "advisory_id",
+    "aliases",
+    "summary",
+    "artifact_name",
+    "component_name",
+    "component_type",
+    "severities",
+    "events",
+  ],
+  ignored: ["uid", "latest_event_type", "create_time", "update_time"],
+} as const;
+
+/**
+ * Create the AdvisoriesService: vulnerability advisories of a group. An advisory's `name`
+ * (the List filter and sort field) is its advisoryId. Authorization (advisories.list, and the
+ * advisories.create|update|delete writes of the advisories.admin role) is the access
+ * interceptor's.
+ */
+export function createAdvisoriesService(
+  deps: AdvisoriesDeps,
+): ServiceImpl<typeof AdvisoriesService> {
+  const { store, lists, now } = deps;
+  return {
+    async listAdvisories(req, ctx) {
+      const v = violations();
+      const filters: AdvisoryFilters = {};
+      if (req.aliases !== "") filters.alias = req.aliases;
+      if (req.artifactName !== "") filters.artifactName = req.artifactName;
+      if (req.componentName !== "") filters.componentName = req.componentName;
+      if (req.latestEventType !== 0) {
+        if (!isEventType(req.latestEventType)) {
+          v.add("latest_event_type", "must be a known event type");
+        }
+        filters.latestEventType = req.latestEventType;
+      }
+      if (req.query !== "") {
+        checkQuery(v, "query", req.query);
+        filters.query = req.query;
+      }
+      v.throwIfAny();
+      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const result = lists.finish(query, await store.listAdvisories(query), advisorySortValue);
+      return create(ListAdvisoriesResponseSchema, {
+        advisories: result.items.map(toAdvisory),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getAdvisory(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const advisory = await store.getAdvisory(req.uid);
+      if (!advisory) throw notFound("advisory", req.uid);
+      return toAdvisory(advisory);
+    },
+
+    async createAdvisory(req) {
+      const body = req.advisory ?? create(AdvisorySchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      const content = contentOf(body);
+      checkAdvisoryFields(v, content);
+      v.throwIfAny();
+      const uid = newChildUid(req.parent);
+      return toAdvisory(await store.createAdvisory(uid, req.parent, content, now()));
+    },
+
+    async updateAdvisory(req) {
+      const body = req.advisory ?? create(AdvisorySchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(AdvisorySchema, body, req.updateMask, maskRules);
+      const all = contentOf(body);
+      const patch: AdvisoryPatch = {};
+      if (fields.has("advisory_id")) patch.advisoryId = all.advisoryId;
+      if (fields.has("aliases")) patch.aliases = all.aliases;
+      if (fields.has("summary")) patch.summary = all.summary;
+      if (fields.has("artifact_name")) patch.artifactName = all.artifactName;
+      if (fields.has("component_name")) patch.componentName = all.componentName;
+      if (fields.has("component_type")) patch.componentType = all.componentType;
+      if (fields.has("severities")) patch.severities = all.severities;
+      if (fields.has("events")) patch.events = all.events;
+      checkAdvisoryFields(v, patch);
+      v.throwIfAny();
+      return toAdvisory(await store.updateAdvisory(body.uid, patch, now()));
+    },
+
+    async deleteAdvisory(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteAdvisory(req.uid);
+      return {};
+    },
+  };
+}
+
+/** An advisory's value for a sort field: `name` is its advisoryId. */
+export function advisorySortValue(a: AdvisoryRecord, field: SortField): string | number {
+  return sortValueOf({ ...a, name: a.advisoryId }, field);
+}
+
+/** The content of an advisory message, as the store takes it (a missing time is 0). */
+function contentOf(a: Advisory): AdvisoryContent {
+  return {
+    advisoryId: a.advisoryId,
+    aliases: [...a.aliases],
+    summary: a.summary,
+    artifactName: a.artifactName,
+    componentName: a.componentName,
+    componentType: a.componentType,
+    severities: a.severities.map((s) => ({ type: s.type, score: s.score })),
+    events: a.events.map(eventOf),
+  };
+}
+
+function eventOf(e: Event): AdvisoryEvent {
+  return {
+    time: e.time ? msOf(e.time) : 0,
+    type: e.type as number as EventTypeNumber,
+    note: e.note,
+    fixedVersion: e.fixedVersion,
+  };
+}
+
+function msOf(t: Timestamp): number {
+  return timestampDate(t).getTime();
+}
+
+/** Map a stored advisory to its API message. */
+export function toAdvisory(a: AdvisoryRecord): Advisory {
+  return create(AdvisorySchema, {
+    uid: a.uid,
+    advisoryId: a.advisoryId,
+    aliases: a.aliases,
+    summary: a.summary,
+    artifactName: a.artifactName,
+    componentName: a.componentName,
+    componentType: a.componentType,
+    severities: a.severities,
+    events: a.events.map((e) => ({
+      // An unknown time (0) stays unset rather than claiming 1970.
+      ...(e.time > 0 ? { time: timestampFromMs(e.time) } : {}),
+      type: e.type,
+      note: e.note,
+      fixedVersion: e.fixedVersion,
+    })),
+    latestEventType: a.latestEventType,
+    createTime: timestampFromMs(a.createTime),
+    updateTime: timestampFromMs(a.updateTime),
+  });
+}

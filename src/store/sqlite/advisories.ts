@@ -1,0 +1,303 @@
+import type { Database } from "better-sqlite3";
+import { parentOf } from "../../uid.js";
+import type {
+  AdvisoryContent,
+  AdvisoryFilters,
+  AdvisoryPatch,
+  AdvisoryRecord,
+  EventTypeNumber,
+} from "../advisory-store.js";
+import type { PutOutcome } from "../registry-store.js";
+import { StoreError } from "../store.js";
+import { fromSqliteError } from "./from-sqlite-error.js";
+import { createListSql, type SqlCondition } from "./list-sql.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface AdvisoryRow {
+  seq: number;
+  uid: string;
+  group_uid: string;
+  advisory_id: string;
+  aliases: string;
+  summary: string;
+  artifact_name: string;
+  component_name: string;
+  component_type: string;
+  severities: string;
+  events: string;
+  latest_event_type: number;
+  search: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The columns an advisory's content is stored in, as bound parameters. */
+interface ContentColumns {
+  advisoryId: string;
+  aliases: string;
+  summary: string;
+  artifactName: string;
+  componentName: string;
+  componentType: string;
+  severities: string;
+  events: string;
+  latest: number;
+  search: string;
+}
+
+/** The advisory operations of the SQLite store. */
+export type AdvisoryOps = SyncOps<
+  | "createAdvisory"
+  | "getAdvisory"
+  | "updateAdvisory"
+  | "deleteAdvisory"
+  | "listAdvisories"
+  | "importAdvisories"
+>;
+
+// The trigram index answers substrings of at least three characters; shorter ones scan.
+const minTrigramQuery = 3;
+
+/** Create the advisory operations on an open, migrated database. */
+export function createAdvisoryOps(db: Database): AdvisoryOps {
+  const get = db.prepare("SELECT * FROM advisories WHERE uid = ?");
+  const byId = db.prepare("SELECT * FROM advisories WHERE group_uid = ? AND advisory_id = ?");
+  const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
+  const insert = db.prepare(
+    `INSERT INTO advisories (uid, group_uid, advisory_id, aliases, summary, artifact_name,
+       component_name, component_type, severities, events, latest_event_type, search,
+       create_time, update_time)
+     VALUES (@uid, @groupUid, @advisoryId, @aliases, @summary, @artifactName, @componentName,
+       @componentType, @severities, @events, @latest, @search, @now, @now)`,
+  );
+  const update = db.prepare(
+    `UPDATE advisories SET advisory_id = @advisoryId, aliases = @aliases, summary = @summary,
+       artifact_name = @artifactName, component_name = @componentName,
+       component_type = @componentType, severities = @severities, events = @events,
+       latest_event_type = @latest, search = @search, update_time = @now
+     WHERE seq = @seq`,
+  );
+  const insertAlias = db.prepare(
+    "INSERT OR IGNORE INTO advisory_aliases (alias, advisory_seq) VALUES (?, ?)",
+  );
+  const deleteAliases = db.prepare("DELETE FROM advisory_aliases WHERE advisory_seq = ?");
+  const remove = db.prepare("DELETE FROM advisories WHERE seq = ?");
+  const lists = createListSql<AdvisoryRow>(db, {
+    table: "advisories",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "advisory_id",
+    sort: {
+      name: "advisory_id",
+      create_time: "create_time",
+      update_time: "update_time",
+      uid: "uid",
+    },
+  });
+
+  const find = (uid: string) => get.get(uid) as AdvisoryRow | undefined;
+  const mustFind = (uid: string) => {
+    const row = find(uid);
+    if (!row) throw new StoreError("not_found", `advisory ${JSON.stringify(uid)}`);
+    return row;
+  };
+  const mustHaveGroup = (groupUid: string) => {
+    if (!groupExists.get(groupUid)) {
+      throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
+    }
+  };
+  const checkId = (groupUid: string, advisoryId: string, selfSeq: number | undefined) => {
+    const other = byId.get(groupUid, advisoryId) as AdvisoryRow | undefined;
+    if (other && other.seq !== selfSeq) {
+      throw new StoreError(
+        "already_exists",
+        `the group has an advisory ${JSON.stringify(advisoryId)}`,
+      );
+    }
+  };
+  const setAliases = (seq: number, aliases: readonly string[]) => {
+    deleteAliases.run(seq);
+    for (const a of aliases) insertAlias.run(a, seq);
+  };
+  const insertNew = (uid: string, groupUid: string, c: ContentColumns, now: number) => {
+    if (parentOf(uid) !== groupUid) {
+      throw new Error(`advisory uid ${uid} is not a direct child of ${groupUid}`);
+    }
+    if (find(uid)) throw new StoreError("already_exists", `advisory ${JSON.stringify(uid)}`);
+    const seq = Number(insert.run({ ...c, uid, groupUid, now }).lastInsertRowid);
+    setAliases(seq, JSON.parse(c.aliases) as string[]);
+  };
+  const replace = (row: AdvisoryRow, c: ContentColumns, now: number) => {
+    update.run({ ...c, seq: row.seq, now });
+    if (c.aliases !== row.aliases) setAliases(row.seq, JSON.parse(c.aliases) as string[]);
+  };
+
+  // A nested better-sqlite3 transaction is a savepoint: one advisory is all or nothing.
+  const importOne = db.transaction(
+    (groupUid: string, content: AdvisoryContent, newUid: () => string, now: number) => {
+      const c = columnsOf(content);
+      const existing = byId.get(groupUid, content.advisoryId) as AdvisoryRow | undefined;
+      if (!existing) {
+        insertNew(newUid(), groupUid, c, now);
+        return "created";
+      }
+      if (sameContent(existing, c)) return "unchanged";
+      replace(existing, c, now);
+      return "updated";
+    },
+  );
+
+  return {
+    createAdvisory: db.transaction(
+      (uid: string, groupUid: string, content: AdvisoryContent, now: number) => {
+        mustHaveGroup(groupUid);
+        checkId(groupUid, content.advisoryId, undefined);
+        insertNew(uid, groupUid, columnsOf(content), now);
+        return toRecord(find(uid)!);
+      },
+    ).immediate,
+
+    getAdvisory: (uid) => {
+      const row = find(uid);
+      return row && toRecord(row);
+    },
+
+    updateAdvisory: db.transaction((uid: string, patch: AdvisoryPatch, now: number) => {
+      const row = mustFind(uid);
+      const merged: AdvisoryContent = { ...contentOf(row), ...definedOf(patch) };
+      if (merged.advisoryId !== row.advisory_id) checkId(row.group_uid, merged.advisoryId, row.seq);
+      replace(row, columnsOf(merged), now);
+      return toRecord(find(uid)!);
+    }).immediate,
+
+    deleteAdvisory: db.transaction((uid: string) => {
+      remove.run(mustFind(uid).seq);
+    }).immediate,
+
+    listAdvisories: (query) => {
+      const page = lists.list(query, advisoryConditions(query.filters));
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+
+    importAdvisories: db.transaction(
+      (
+        groupUid: string,
+        advisories: readonly AdvisoryContent[],
+        newUid: () => string,
+        now: number,
+      ) => {
+        mustHaveGroup(groupUid);
+        return advisories.map((a): PutOutcome | { rejected: string } => {
+          try {
+            return importOne(groupUid, a, newUid, now) as PutOutcome;
+          } catch (err) {
+            const mapped = fromSqliteError(err);
+            if (mapped instanceof StoreError) return { rejected: mapped.message };
+            throw err;
+          }
+        });
+      },
+    ).immediate,
+  };
+}
+
+function advisoryConditions(f: AdvisoryFilters): SqlCondition[] {
+  const out: SqlCondition[] = [];
+  if (f.alias !== undefined) {
+    out.push({
+      sql: "t.seq IN (SELECT a.advisory_seq FROM advisory_aliases AS a WHERE a.alias = ?)",
+      params: [f.alias],
+    });
+  }
+  if (f.artifactName !== undefined) {
+    out.push({ sql: "t.artifact_name = ?", params: [f.artifactName] });
+  }
+  if (f.componentName !== undefined) {
+    out.push({ sql: "t.component_name = ?", params: [f.componentName] });
+  }
+  if (f.latestEventType !== undefined) {
+    out.push({ sql: "t.latest_event_type = ?", params: [f.latestEventType] });
+  }
+  if (f.query !== undefined && f.query !== "") {
+    const q = f.query.toLowerCase();
+    if ([...q].length >= minTrigramQuery) {
+      // A quoted FTS5 string is a phrase: consecutive trigrams, i.e. a substring.
+      out.push({
+        sql: "t.seq IN (SELECT s.rowid FROM advisory_search AS s WHERE advisory_search MATCH ?)",
+        params: [`"${q.replaceAll('"', '""')}"`],
+      });
+    } else {
+      out.push({ sql: "instr(t.search, ?) > 0", params: [q] });
+    }
+  }
+  return out;
+}
+
+/** Content as stored: events in time order (stable), the derived latest type and search text. */
+function columnsOf(c: AdvisoryContent): ContentColumns {
+  const events = c.events
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => a.e.time - b.e.time || a.i - b.i)
+    .map(({ e }) => ({
+      time: e.time,
+      type: e.type,
+      note: e.note,
+      fixedVersion: e.fixedVersion,
+    }));
+  return {
+    advisoryId: c.advisoryId,
+    aliases: JSON.stringify(c.aliases),
+    summary: c.summary,
+    artifactName: c.artifactName,
+    componentName: c.componentName,
+    componentType: c.componentType,
+    severities: JSON.stringify(c.severities.map((s) => ({ type: s.type, score: s.score }))),
+    events: JSON.stringify(events),
+    latest: events.at(-1)?.type ?? 0,
+    search: [c.advisoryId, ...c.aliases, c.artifactName, c.componentName]
+      .map((s) => s.toLowerCase())
+      .join("\n"),
+  };
+}
+
+function sameContent(row: AdvisoryRow, c: ContentColumns): boolean {
+  return (
+    row.advisory_id === c.advisoryId &&
+    row.aliases === c.aliases &&
+    row.summary === c.summary &&
+    row.artifact_name === c.artifactName &&
+    row.component_name === c.componentName &&
+    row.component_type === c.componentType &&
+    row.severities === c.severities &&
+    row.events === c.events
+  );
+}
+
+function definedOf(patch: AdvisoryPatch): AdvisoryPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}
+
+function contentOf(row: AdvisoryRow): AdvisoryContent {
+  return {
+    advisoryId: row.advisory_id,
+    aliases: JSON.parse(row.aliases) as string[],
+    summary: row.summary,
+    artifactName: row.artifact_name,
+    componentName: row.component_name,
+    componentType: row.component_type,
+    severities: JSON.parse(row.severities) as AdvisoryContent["severities"],
+    events: JSON.parse(row.events) as AdvisoryContent["events"],
+  };
+}
+
+function toRecord(row: AdvisoryRow): AdvisoryRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    ...contentOf(row),
+    latestEventType: row.latest_event_type as EventTypeNumber | 0,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
