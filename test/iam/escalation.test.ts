@@ -227,3 +227,50 @@ describe("a canary identity with no bindings", () => {
     );
   });
 });
+
+describe("taking over a stronger identity", () => {
+  // Changing how an identity authenticates hands its powers to whoever matches the new rule.
+  let manager: TestCaller;
+  let strong: TestCaller;
+  let weak: TestCaller;
+  let asManager: IamClients;
+  beforeAll(async () => {
+    const managerRole = newChildUid(org.uid);
+    await ts.store.createRole({
+      uid: managerRole,
+      groupUid: org.uid,
+      name: "identity manager",
+      description: "",
+      capabilities: ["identities.list", "identities.update"],
+      now: Date.now(),
+    });
+    manager = await ts.makeIdentity(org.uid, [managerRole]);
+    strong = await ts.makeIdentity(team, [ownerRole.uid], org.uid);
+    weak = await ts.makeIdentity(team);
+    asManager = iamClients(transportFor("connect", ts.url, manager.headers));
+  });
+  const myWorkload = {
+    case: "claimMatch" as const,
+    value: { issuer: "https://ci.example.com", subject: "repo:mine" },
+  };
+
+  it("cannot point an owner's claimMatch at its own workload", async () => {
+    const call = asManager.identities.updateIdentity({
+      identity: { uid: strong.uid, method: myWorkload },
+    });
+    expect(await outcome(call)).toBe(7);
+    const after = await ts.store.getIdentity(strong.uid);
+    expect(after?.claimMatch?.subject).not.toBe("repo:mine");
+  });
+
+  it("may rename that identity, and re-point one with no more powers than its own", async () => {
+    const rename = asManager.identities.updateIdentity({
+      identity: { uid: strong.uid, name: "renamed" },
+    });
+    expect(await outcome(rename)).toBe(0);
+    const repoint = asManager.identities.updateIdentity({
+      identity: { uid: weak.uid, method: myWorkload },
+    });
+    expect(await outcome(repoint)).toBe(0);
+  });
+});

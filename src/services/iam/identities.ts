@@ -12,6 +12,7 @@ import {
   type StaticKeys,
   StaticKeysSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
 import { validateClaimMatch } from "../../auth/claim-match.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import { parsePublicJwks } from "../../auth/oidc/public-jwks.js";
@@ -25,7 +26,8 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { listOptionsOf } from "../caller.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireIdentityPowers } from "../escalation.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import {
@@ -41,6 +43,7 @@ export interface IdentitiesDeps {
   store: Store;
   lists: ListEngine;
   now: () => number;
+  authorizer: Authorizer;
 }
 
 /** The longest and default lifetime of static keys, counted from the identity's creation. */
@@ -57,7 +60,7 @@ const maskRules = {
 export function createIdentitiesService(
   deps: IdentitiesDeps,
 ): ServiceImpl<typeof IdentitiesService> {
-  const { store, lists, now } = deps;
+  const { store, lists, now, authorizer } = deps;
   return {
     async listIdentities(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
@@ -101,7 +104,7 @@ export function createIdentitiesService(
       return toIdentity(identity);
     },
 
-    async updateIdentity(req) {
+    async updateIdentity(req, ctx) {
       const body = req.identity ?? create(IdentitySchema);
       const v = violations();
       checkUid(v, "uid", body.uid);
@@ -120,6 +123,8 @@ export function createIdentitiesService(
       }
       const methodNamed = fields.has("claim_match") || fields.has("static_keys");
       if (methodNamed) {
+        // Whoever matches the new rule gets the identity's powers: the caller must hold them.
+        await requireIdentityPowers(authorizer, store, callerOf(ctx), body.uid);
         const chosen = body.method.case;
         // The mask may name a method only if the body carries that one.
         if (
