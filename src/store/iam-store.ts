@@ -136,7 +136,11 @@ export interface RoleBindingFilters {
 
 /** IamStore is the part of Store that holds identities, roles and role bindings. */
 export interface IamStore {
-  /** Create an identity. Throws `not_found` if its group does not exist. */
+  /**
+   * Create an identity. `uid` must be a direct child of `groupUid` (a plain Error otherwise, as
+   * createGroup). Throws `not_found` if its group does not exist, `already_exists` if the uid
+   * is taken.
+   */
   createIdentity(identity: NewIdentity): Promise<IdentityRecord>;
   /** Get an identity, or undefined. */
   getIdentity(uid: string): Promise<IdentityRecord | undefined>;
@@ -144,7 +148,10 @@ export interface IamStore {
   updateIdentity(uid: string, patch: IdentityPatch, now: number): Promise<IdentityRecord>;
   /** Delete an identity and every role binding of it. Throws `not_found`. */
   deleteIdentity(uid: string): Promise<void>;
-  /** List identities; the tree filters and scope apply to the identity's group. */
+  /**
+   * List identities; the tree filters and scope apply to the identity's group, so a person's
+   * root identity (no group) matches no tree filter and no scope.
+   */
   listIdentities(query: ListQuery): Promise<ListPage<IdentityRecord>>;
   /** Set lastSeenTime (a token exchange). Throws `not_found`. */
   touchIdentity(uid: string, time: number): Promise<void>;
@@ -155,17 +162,22 @@ export interface IamStore {
   upsertPerson(login: PersonLogin): Promise<IdentityRecord>;
 
   /**
-   * Create an organization: a root group and a binding of `ownerIdentityUid` to `roleUid`
-   * (the built-in owner) at it, in one transaction. Throws `not_found` if the identity is gone.
+   * Create an organization: a root group and a binding (`bindingUid`, a direct child of the
+   * group's uid) of `identityUid` to `roleUid` (the built-in owner) at it, in one transaction.
+   * Throws `not_found` if the identity or role is gone (and creates nothing).
    */
   createOrganization(
     group: { uid: string; name: string; description: string; now: number },
     owner: { bindingUid: string; identityUid: string; roleUid: string },
   ): Promise<GroupRecord>;
 
-  /** Create a custom role. Throws `not_found` if its group does not exist. */
+  /**
+   * Create a custom role. `uid` must be a direct child of `groupUid`. Throws `not_found` if
+   * its group does not exist. Every store holds the built-in roles of capabilities.ts, with
+   * their capabilities, from the moment it opens.
+   */
   createRole(role: NewRole): Promise<RoleRecord>;
-  /** Get a role, built-in or custom, or undefined. */
+  /** Get a role, built-in or custom, or undefined. Capabilities come sorted. */
   getRole(uid: string): Promise<RoleRecord | undefined>;
   /** Change a custom role. Throws `not_found`; `failed_precondition` for a built-in role. */
   updateRole(uid: string, patch: RolePatch, now: number): Promise<RoleRecord>;
@@ -175,14 +187,18 @@ export interface IamStore {
    */
   deleteRole(uid: string): Promise<void>;
   /**
-   * List roles: built-in roles always match the scope; a custom role matches when its group
-   * is at or below a scope group, or above one (a role is usable in its group's subtree).
+   * List roles. With a non-empty scope, built-in roles match it, and a custom role matches
+   * when its group is at or below a scope group, or above one (a role is usable in its group's
+   * subtree); an empty scope matches nothing. Tree filters apply to the role's uid and group,
+   * so built-in roles (no group) match none.
    */
   listRoles(query: ListQuery): Promise<ListPage<RoleRecord>>;
 
   /**
-   * Bind a role to an identity at a group. Throws `not_found` if the group, identity or role
-   * does not exist; `already_exists` for the same identity, role and group twice.
+   * Bind a role to an identity at a group (`uid` a direct child of `groupUid`). Throws
+   * `not_found` if the group, identity or role does not exist; `already_exists` for the same
+   * identity, role and group twice. Which identities and roles may be bound where is the
+   * service's rule, not the store's.
    */
   createRoleBinding(binding: NewRoleBinding): Promise<RoleBindingRecord>;
   /** Get a hydrated role binding, or undefined. */
@@ -191,7 +207,10 @@ export interface IamStore {
   updateRoleBinding(uid: string, roleUid: string, now: number): Promise<RoleBindingRecord>;
   /** Delete a role binding. Throws `not_found`. */
   deleteRoleBinding(uid: string): Promise<void>;
-  /** List role bindings; the tree filters and scope apply to the binding's group. */
+  /**
+   * List role bindings; the tree filters and scope apply to the binding's group. A binding has
+   * no name of its own: the `name` filter and order use its role's name.
+   */
   listRoleBindings(query: ListQuery<RoleBindingFilters>): Promise<ListPage<RoleBindingRecord>>;
 
   /**

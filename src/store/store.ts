@@ -8,6 +8,8 @@
  * Times are milliseconds since the Unix epoch.
  */
 
+import type { IamStore } from "./iam-store.js";
+
 /** What went wrong in a store operation, independent of the backend. */
 export type StoreErrorKind =
   | "not_found"
@@ -121,7 +123,7 @@ export interface SigningKeyRecord {
 }
 
 /** Store is the whole persistence contract of Gatehouse. */
-export interface Store {
+export interface Store extends IamStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */

@@ -1,5 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import type {
+  ClaimMatchRecord,
+  RoleBindingFilters,
+  StaticKeysRecord,
+} from "../../src/store/iam-store.js";
 import {
   type GroupRecord,
   type ListQuery,
@@ -350,6 +356,352 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         const page = await store.listGroups(listQuery({ childrenOf: R1 }));
         expect(page.items[1]).toEqual(await store.getGroup(uids.O));
         expect(page.items[1]).toMatchObject({ updateTime: 10, createTime: 4, parentUid: R1 });
+      });
+    });
+
+    describe("identities, roles and role bindings", () => {
+      const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+      const cm: ClaimMatchRecord = {
+        issuer: "https://issuer.test",
+        issuerPattern: "",
+        subject: "",
+        subjectPattern: "repo:acme/.*",
+        audience: "",
+        audiencePattern: "",
+        claims: { ref: "main" },
+        claimPatterns: {},
+      };
+      const sk: StaticKeysRecord = {
+        issuer: "https://static.test",
+        subject: "ci",
+        issuerKeys: '{"keys":[]}',
+        expirationTime: 5000,
+      };
+      const id = (group: string, n: string) => `${group}/${n.repeat(16)}`;
+      const I1 = id(uids.E, "1");
+      const I2 = id(uids.O, "2");
+      const IB = id(R2, "3");
+      const P = "9".repeat(40);
+
+      beforeEach(async () => {
+        for (const g of tree) await create(uids[g.label], g.parent && uids[g.parent], g.name, g.t);
+      });
+      const identity = (uid: string, group: string, name: string, now = 10) =>
+        store.createIdentity({ uid, groupUid: group, name, description: "", claimMatch: cm, now });
+      const bind = (uid: string, group: string, identityUid: string, roleUid: string, now = 20) =>
+        store.createRoleBinding({ uid, groupUid: group, identityUid, roleUid, now });
+
+      it("creates, reads, updates and touches an identity", async () => {
+        const created = await identity(I1, uids.E, "ci", 10);
+        expect(created).toEqual({
+          uid: I1,
+          groupUid: uids.E,
+          name: "ci",
+          description: "",
+          email: "",
+          lastSeenTime: 10,
+          claimMatch: cm,
+          createTime: 10,
+          updateTime: 10,
+        });
+        expect(await store.getIdentity(I1)).toEqual(created);
+        expect(await store.getIdentity(id(uids.E, "f"))).toBeUndefined();
+        // Setting the other method clears the first.
+        const switched = await store.updateIdentity(I1, { staticKeys: sk, name: "ci2" }, 11);
+        expect(switched).toMatchObject({ name: "ci2", staticKeys: sk, updateTime: 11 });
+        expect(switched.claimMatch).toBeUndefined();
+        const described = await store.updateIdentity(I1, { description: "d" }, 12);
+        expect(described).toMatchObject({ name: "ci2", description: "d", staticKeys: sk });
+        await store.touchIdentity(I1, 50);
+        expect(await store.getIdentity(I1)).toMatchObject({ lastSeenTime: 50, updateTime: 12 });
+        await storeError(() => store.touchIdentity(missing, 1), "not_found");
+        await storeError(() => store.updateIdentity(missing, {}, 1), "not_found");
+        await storeError(() => store.deleteIdentity(missing), "not_found");
+      });
+
+      it("refuses an identity in a missing group, a taken uid, a uid outside its group", async () => {
+        await storeError(() => identity(id(missing, "1"), missing, "x"), "not_found");
+        await identity(I1, uids.E, "ci");
+        await storeError(() => identity(I1, uids.E, "again"), "already_exists");
+        await expect(identity(id(uids.O, "1"), uids.E, "x")).rejects.toThrow();
+      });
+
+      it("creates a person once and refreshes it on later logins", async () => {
+        const login = { uid: P, issuer: "https://users.test", subject: "u1", name: "Ann" };
+        const first = await store.upsertPerson({ ...login, email: "a@x.test", now: 5 });
+        expect(first).toEqual({
+          uid: P,
+          groupUid: "",
+          name: "Ann",
+          description: "",
+          email: "a@x.test",
+          lastSeenTime: 5,
+          createTime: 5,
+          updateTime: 5,
+        });
+        const again = await store.upsertPerson({ ...login, name: "Ann B", email: "", now: 9 });
+        expect(again).toMatchObject({ name: "Ann B", email: "", lastSeenTime: 9, createTime: 5 });
+        // A person lives in no group, so no scope or tree filter finds it.
+        await identity(I1, uids.E, "ci");
+        const all = await store.listIdentities(listQuery({ scope: [R1, R2] }));
+        expect(all.items.map((i) => i.uid)).toEqual([I1]);
+        expect((await store.listIdentities(listQuery())).total).toBe(2);
+      });
+
+      it("lists identities by tree filters and scope", async () => {
+        await identity(I1, uids.E, "ci", 10);
+        await identity(I2, uids.O, "deploy", 11);
+        await identity(IB, R2, "other", 12);
+        const names = async (q: Partial<ListQuery>) =>
+          (await store.listIdentities(listQuery(q))).items.map((i) => i.name);
+        expect(await names({ descendantsOf: R1 })).toEqual(["ci", "deploy"]);
+        expect(await names({ childrenOf: uids.O })).toEqual(["deploy"]);
+        expect(await names({ scope: [uids.E] })).toEqual(["ci"]);
+        expect(await names({ scope: [R2] })).toEqual(["other"]);
+        expect(await names({ scope: [] })).toEqual([]);
+        expect(await names({ name: "deploy", scope: [R1] })).toEqual(["deploy"]);
+      });
+
+      it("holds the built-in roles with their capabilities, immutable", async () => {
+        for (const b of builtinRoles) {
+          expect(await store.getRole(b.uid)).toMatchObject({
+            uid: b.uid,
+            groupUid: "",
+            name: b.name,
+            builtin: true,
+            capabilities: [...b.capabilities].sort(),
+          });
+        }
+        await storeError(
+          () => store.updateRole(ownerRole.uid, { name: "x" }, 1),
+          "failed_precondition",
+        );
+        await storeError(() => store.deleteRole(ownerRole.uid), "failed_precondition");
+      });
+
+      it("creates, updates and deletes a custom role, refusing while bound", async () => {
+        const uid = id(uids.E, "a");
+        const role = await store.createRole({
+          uid,
+          groupUid: uids.E,
+          name: "pusher",
+          description: "",
+          capabilities: ["repo.list", "groups.list", "repo.list"],
+          now: 10,
+        });
+        expect(role).toEqual({
+          uid,
+          groupUid: uids.E,
+          name: "pusher",
+          description: "",
+          capabilities: ["groups.list", "repo.list"],
+          builtin: false,
+          createTime: 10,
+          updateTime: 10,
+        });
+        const changed = await store.updateRole(uid, { capabilities: ["tag.list"] }, 11);
+        expect(changed).toMatchObject({
+          name: "pusher",
+          capabilities: ["tag.list"],
+          updateTime: 11,
+        });
+        await identity(I1, uids.E, "ci");
+        await bind(id(uids.A1, "b"), uids.A1, I1, uid);
+        await storeError(() => store.deleteRole(uid), "failed_precondition");
+        await store.deleteRoleBinding(id(uids.A1, "b"));
+        await store.deleteRole(uid);
+        expect(await store.getRole(uid)).toBeUndefined();
+        await storeError(() => store.deleteRole(uid), "not_found");
+        await storeError(
+          () =>
+            store.createRole({
+              uid: id(missing, "a"),
+              groupUid: missing,
+              name: "x",
+              description: "",
+              capabilities: ["groups.list"],
+              now: 1,
+            }),
+          "not_found",
+        );
+      });
+
+      it("lists roles visible from a scope: built-ins, and custom roles above or below it", async () => {
+        let t = 10;
+        const role = (group: string, n: string, name: string) =>
+          store.createRole({
+            uid: id(group, n),
+            groupUid: group,
+            name,
+            description: "",
+            capabilities: ["groups.list"],
+            now: t++,
+          });
+        await role(R1, "a", "at-root");
+        await role(uids.E, "b", "at-eng");
+        await role(uids.A1, "c", "below-eng");
+        await role(uids.O, "d", "beside");
+        await role(R2, "e", "other-org");
+        const custom = async (q: Partial<ListQuery>) => {
+          const page = await store.listRoles(listQuery({ ...q, limit: 100 }));
+          return page.items.filter((r) => !r.builtin).map((r) => r.name);
+        };
+        expect(await custom({ scope: [uids.E] })).toEqual(["at-root", "at-eng", "below-eng"]);
+        expect(await custom({ scope: [R2] })).toEqual(["other-org"]);
+        expect(await custom({ descendantsOf: uids.E })).toEqual(["at-eng", "below-eng"]);
+        expect(await custom({ childrenOf: R1 })).toEqual(["at-root"]);
+        const scoped = await store.listRoles(listQuery({ scope: [uids.E], limit: 100 }));
+        expect(scoped.total).toBe(builtinRoles.length + 3);
+        expect((await store.listRoles(listQuery({ scope: [] }))).total).toBe(0);
+        const byName = await store.listRoles(listQuery({ name: "owner", scope: [uids.W] }));
+        expect(byName.items.map((r) => r.uid)).toEqual([ownerRole.uid]);
+      });
+
+      it("binds, hydrates, refuses duplicates and missing parts, and rebinds", async () => {
+        await identity(I1, uids.E, "ci");
+        const b = id(uids.E, "b");
+        const created = await bind(b, uids.E, I1, viewer.uid, 20);
+        expect(created).toEqual({
+          uid: b,
+          groupUid: uids.E,
+          identityUid: I1,
+          roleUid: viewer.uid,
+          createTime: 20,
+          updateTime: 20,
+          identity: {
+            uid: I1,
+            name: "ci",
+            description: "",
+            subject: "repo:acme/.*",
+            issuer: "https://issuer.test",
+          },
+          group: { uid: uids.E, name: "eng", description: "" },
+          role: { uid: viewer.uid, name: "viewer", description: viewer.description },
+        });
+        expect(await store.getRoleBinding(b)).toEqual(created);
+        await storeError(() => bind(id(uids.E, "c"), uids.E, I1, viewer.uid), "already_exists");
+        await storeError(() => bind(id(uids.E, "c"), uids.E, missing, viewer.uid), "not_found");
+        await storeError(() => bind(id(uids.E, "c"), uids.E, I1, missing), "not_found");
+        await storeError(() => bind(id(missing, "c"), missing, I1, viewer.uid), "not_found");
+        await bind(id(uids.E, "c"), uids.E, I1, ownerRole.uid);
+        await storeError(() => store.updateRoleBinding(b, ownerRole.uid, 30), "already_exists");
+        await store.deleteRoleBinding(id(uids.E, "c"));
+        const rebound = await store.updateRoleBinding(b, ownerRole.uid, 30);
+        expect(rebound).toMatchObject({ roleUid: ownerRole.uid, role: { name: "owner" } });
+        await storeError(() => store.updateRoleBinding(b, missing, 31), "not_found");
+        await storeError(() => store.updateRoleBinding(missing, viewer.uid, 31), "not_found");
+        await storeError(() => store.deleteRoleBinding(missing), "not_found");
+      });
+
+      it("lists bindings by identity, group, role, role name and scope", async () => {
+        await identity(I1, uids.E, "ci");
+        await identity(I2, uids.O, "deploy");
+        await bind(id(R1, "a"), R1, I1, viewer.uid, 21);
+        await bind(id(uids.E, "b"), uids.E, I1, ownerRole.uid, 22);
+        await bind(id(uids.O, "c"), uids.O, I2, viewer.uid, 23);
+        const list = async (q: Partial<ListQuery<RoleBindingFilters>>) =>
+          (await store.listRoleBindings({ ...listQuery(), filters: {}, ...q })).items.map(
+            (b) => b.uid,
+          );
+        expect(await list({ filters: { identity: I1 } })).toEqual([id(R1, "a"), id(uids.E, "b")]);
+        expect(await list({ filters: { group: uids.O } })).toEqual([id(uids.O, "c")]);
+        expect(await list({ filters: { role: viewer.uid, identity: I2 } })).toEqual([
+          id(uids.O, "c"),
+        ]);
+        expect(await list({ name: "owner" })).toEqual([id(uids.E, "b")]);
+        expect(await list({ scope: [uids.E] })).toEqual([id(uids.E, "b")]);
+        expect(await list({ descendantsOf: R1, order: { field: "name", desc: true } })).toEqual([
+          id(uids.O, "c"),
+          id(R1, "a"),
+          id(uids.E, "b"),
+        ]);
+      });
+
+      it("answers the access queries through the tree, for built-in and custom roles", async () => {
+        await identity(I1, uids.E, "ci");
+        const custom = id(R1, "r");
+        await store.createRole({
+          uid: custom,
+          groupUid: R1,
+          name: "tags",
+          description: "",
+          capabilities: ["tag.create"],
+          now: 1,
+        });
+        await bind(id(uids.E, "a"), uids.E, I1, viewer.uid);
+        await bind(id(uids.O, "b"), uids.O, I1, custom);
+        const at = (groups: string[]) => store.capabilitiesAt(I1, groups);
+        expect(await at([R1, uids.E, uids.A1])).toEqual(new Set(viewer.capabilities));
+        expect(await at([R1])).toEqual(new Set());
+        expect(await at([R1, uids.O, uids.A2])).toEqual(new Set(["tag.create"]));
+        expect(await at([R2, uids.E2])).toEqual(new Set());
+        expect(await store.capabilitiesAt(I2, [R1, uids.E])).toEqual(new Set());
+        expect(await store.groupsWithCapability(I1, "groups.list")).toEqual([uids.E]);
+        expect(await store.groupsWithCapability(I1, "tag.create")).toEqual([uids.O]);
+        expect(await store.groupsWithCapability(I1, "groups.delete")).toEqual([]);
+        // A removed binding takes effect at once.
+        await store.deleteRoleBinding(id(uids.E, "a"));
+        expect(await at([R1, uids.E])).toEqual(new Set());
+      });
+
+      it("removes the bindings of a deleted identity and of a deleted group", async () => {
+        await identity(I1, uids.E, "ci");
+        await identity(I2, uids.O, "deploy");
+        await bind(id(uids.A1, "a"), uids.A1, I1, viewer.uid);
+        await bind(id(uids.W, "b"), uids.W, I2, viewer.uid);
+        await bind(id(uids.E, "c"), uids.E, I2, viewer.uid);
+        await store.deleteIdentity(I1);
+        expect(await store.getIdentity(I1)).toBeUndefined();
+        expect(await store.getRoleBinding(id(uids.A1, "a"))).toBeUndefined();
+        await store.deleteGroup(uids.W);
+        expect(await store.getRoleBinding(id(uids.W, "b"))).toBeUndefined();
+        expect(await store.getRoleBinding(id(uids.E, "c"))).toBeDefined();
+      });
+
+      it("refuses to delete a group with identities or roles", async () => {
+        await identity(id(uids.W, "1"), uids.W, "ci");
+        const withIdentity = await storeError(() => store.deleteGroup(uids.W), "not_empty");
+        expect(withIdentity.childKind).toBe("identities");
+        await store.createRole({
+          uid: id(uids.A1, "r"),
+          groupUid: uids.A1,
+          name: "r",
+          description: "",
+          capabilities: ["groups.list"],
+          now: 1,
+        });
+        const withRole = await storeError(() => store.deleteGroup(uids.A1), "not_empty");
+        expect(withRole.childKind).toBe("roles");
+      });
+
+      it("creates an organization with its owner in one step, or nothing", async () => {
+        await store.upsertPerson({
+          uid: P,
+          issuer: "i",
+          subject: "s",
+          name: "Ann",
+          email: "",
+          now: 1,
+        });
+        const org = "3".repeat(40);
+        const group = { uid: org, name: "new", description: "d", now: 40 };
+        const created = await store.createOrganization(group, {
+          bindingUid: id(org, "b"),
+          identityUid: P,
+          roleUid: ownerRole.uid,
+        });
+        expect(created).toMatchObject({ uid: org, parentUid: "", name: "new", createTime: 40 });
+        expect(await store.capabilitiesAt(P, [org])).toEqual(new Set(ownerRole.capabilities));
+        const other = "4".repeat(40);
+        await storeError(
+          () =>
+            store.createOrganization(
+              { ...group, uid: other },
+              { bindingUid: id(other, "b"), identityUid: missing, roleUid: ownerRole.uid },
+            ),
+          "not_found",
+        );
+        expect(await store.getGroup(other)).toBeUndefined();
       });
     });
 

@@ -25,6 +25,8 @@ interface ChildCheck {
 // (identities, roles, identityProviders, repos) add their entry here.
 const childChecks: readonly ChildCheck[] = [
   { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
+  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
+  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
 ];
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
@@ -57,6 +59,8 @@ export function createGroupOps(db: Database): GroupOps {
   const deleteClosure = db.prepare(
     "DELETE FROM group_closure WHERE descendant = @uid OR ancestor = @uid",
   );
+  // Bindings at the group go with it (those of its identities and roles block the delete).
+  const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -116,6 +120,7 @@ export function createGroupOps(db: Database): GroupOps {
           );
         }
       }
+      removeBindings.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,

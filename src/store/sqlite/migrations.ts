@@ -57,6 +57,86 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    description: "identities, roles and role bindings",
+    // group_uid is NULL for a person's root identity and for a built-in role: neither lives
+    // in a group, so neither matches a tree filter or a scope of the shared list SQL.
+    // issuer and subject repeat the method's values for hydrating role bindings.
+    // role_bindings' unique (identity, group, role) index also serves the access queries,
+    // which start from the caller's identity; role_capabilities is keyed by role, so the
+    // capabilities of a binding are one index lookup whether the role is built-in or custom.
+    // The *_view views give the list SQL one row per resource, hydrated, in one query.
+    sql: `
+      CREATE TABLE identities (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT REFERENCES groups (uid),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        email TEXT NOT NULL DEFAULT '',
+        issuer TEXT NOT NULL DEFAULT '',
+        subject TEXT NOT NULL DEFAULT '',
+        claim_match TEXT,
+        static_keys TEXT,
+        last_seen_time INTEGER NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX identities_group ON identities (group_uid, uid);
+      CREATE INDEX identities_name ON identities (name, uid);
+      CREATE INDEX identities_create_time ON identities (create_time, uid);
+      CREATE INDEX identities_update_time ON identities (update_time, uid);
+
+      CREATE TABLE roles (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT REFERENCES groups (uid),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        builtin INTEGER NOT NULL DEFAULT 0,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX roles_group ON roles (group_uid, uid);
+      CREATE INDEX roles_name ON roles (name, uid);
+      CREATE INDEX roles_create_time ON roles (create_time, uid);
+      CREATE INDEX roles_update_time ON roles (update_time, uid);
+
+      CREATE TABLE role_capabilities (
+        role_uid TEXT NOT NULL REFERENCES roles (uid) ON DELETE CASCADE,
+        capability TEXT NOT NULL,
+        PRIMARY KEY (role_uid, capability)
+      ) STRICT, WITHOUT ROWID;
+
+      CREATE TABLE role_bindings (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        identity_uid TEXT NOT NULL REFERENCES identities (uid),
+        role_uid TEXT NOT NULL REFERENCES roles (uid),
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE UNIQUE INDEX role_bindings_identity ON role_bindings (identity_uid, group_uid, role_uid);
+      CREATE INDEX role_bindings_group ON role_bindings (group_uid, uid);
+      CREATE INDEX role_bindings_role ON role_bindings (role_uid);
+      CREATE INDEX role_bindings_create_time ON role_bindings (create_time, uid);
+      CREATE INDEX role_bindings_update_time ON role_bindings (update_time, uid);
+
+      CREATE VIEW roles_view AS
+        SELECT r.*, (SELECT json_group_array(c.capability) FROM role_capabilities AS c
+                     WHERE c.role_uid = r.uid) AS capabilities
+        FROM roles AS r;
+
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.role_uid, b.create_time, b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          JOIN identities AS i ON i.uid = b.identity_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+  },
 ];
 
 /**

@@ -1,10 +1,15 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
+import { builtinRoles } from "../../auth/capabilities.js";
 import { type Store, StoreError } from "../store.js";
+import { createAccessOps } from "./access.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupOps } from "./groups.js";
+import { createIdentityOps } from "./identities.js";
 import { migrate } from "./migrations.js";
+import { createRoleBindingOps } from "./role-bindings.js";
+import { createRoleOps } from "./roles.js";
 import { createSecretOps } from "./secrets.js";
 import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -15,6 +20,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** PRAGMA synchronous; default FULL (every commit reaches the disk before it returns). */
   synchronous?: "FULL" | "NORMAL";
+  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  now?: () => number;
 }
 
 /** SqliteStore is a Store with its connection in view, for tests and diagnostics only. */
@@ -34,9 +41,15 @@ type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close">>;
 export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): SqliteStore {
   const db = open(path, opts);
   migrate(db);
+  const groups = createGroupOps(db);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
-    ...createGroupOps(db),
+    ...groups,
+    ...createIdentityOps(db),
+    // Built-in roles are rows like custom ones, upserted from the catalog at every open.
+    ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
+    ...createRoleBindingOps(db, groups.createGroup),
+    ...createAccessOps(db),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
   };

@@ -1,0 +1,205 @@
+import type { Database } from "better-sqlite3";
+import { parentOf } from "../../uid.js";
+import type {
+  ClaimMatchRecord,
+  IdentityPatch,
+  IdentityRecord,
+  NewIdentity,
+  PersonLogin,
+  StaticKeysRecord,
+} from "../iam-store.js";
+import { StoreError } from "../store.js";
+import { createListSql } from "./list-sql.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface IdentityRow {
+  uid: string;
+  group_uid: string | null;
+  name: string;
+  description: string;
+  email: string;
+  issuer: string;
+  subject: string;
+  claim_match: string | null;
+  static_keys: string | null;
+  last_seen_time: number;
+  create_time: number;
+  update_time: number;
+}
+
+/** The identity operations of the SQLite store. */
+export type IdentityOps = SyncOps<
+  | "createIdentity"
+  | "getIdentity"
+  | "updateIdentity"
+  | "deleteIdentity"
+  | "listIdentities"
+  | "touchIdentity"
+  | "upsertPerson"
+>;
+
+/** Create the identity operations on an open, migrated database. */
+export function createIdentityOps(db: Database): IdentityOps {
+  const get = db.prepare("SELECT * FROM identities WHERE uid = ?");
+  const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
+  const insert = db.prepare(
+    `INSERT INTO identities (uid, group_uid, name, description, issuer, subject, claim_match,
+       static_keys, last_seen_time, create_time, update_time)
+     VALUES (@uid, @group, @name, @description, @issuer, @subject, @claimMatch, @staticKeys,
+       @now, @now, @now)`,
+  );
+  const update = db.prepare(
+    `UPDATE identities SET name = @name, description = @description, issuer = @issuer,
+       subject = @subject, claim_match = @claimMatch, static_keys = @staticKeys,
+       update_time = @now
+     WHERE uid = @uid`,
+  );
+  const removeBindings = db.prepare("DELETE FROM role_bindings WHERE identity_uid = ?");
+  const remove = db.prepare("DELETE FROM identities WHERE uid = ?");
+  const touch = db.prepare("UPDATE identities SET last_seen_time = ? WHERE uid = ?");
+  // A person's root identity has no group and no method; a later login refreshes what the
+  // issuer says about the person.
+  const upsertPerson = db.prepare(
+    `INSERT INTO identities (uid, group_uid, name, description, email, issuer, subject,
+       last_seen_time, create_time, update_time)
+     VALUES (@uid, NULL, @name, '', @email, @issuer, @subject, @now, @now, @now)
+     ON CONFLICT (uid) DO UPDATE SET name = excluded.name, email = excluded.email,
+       last_seen_time = excluded.last_seen_time, update_time = excluded.update_time
+     WHERE group_uid IS NULL`,
+  );
+  const lists = createListSql<IdentityRow>(db, {
+    table: "identities",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  const find = (uid: string) => get.get(uid) as IdentityRow | undefined;
+  const mustFind = (uid: string) => {
+    const row = find(uid);
+    if (!row) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
+    return row;
+  };
+
+  return {
+    createIdentity: db.transaction((i: NewIdentity) => {
+      if (parentOf(i.uid) !== i.groupUid || i.groupUid === "") {
+        throw new Error(`identity uid ${i.uid} is not a direct child of ${i.groupUid}`);
+      }
+      if (!groupExists.get(i.groupUid)) {
+        throw new StoreError("not_found", `group ${JSON.stringify(i.groupUid)}`);
+      }
+      if (find(i.uid)) throw new StoreError("already_exists", `identity ${JSON.stringify(i.uid)}`);
+      insert.run({
+        uid: i.uid,
+        group: i.groupUid,
+        name: i.name,
+        description: i.description,
+        now: i.now,
+        ...methodColumns(i.claimMatch, i.staticKeys),
+      });
+      return toRecord(find(i.uid)!);
+    }).immediate,
+
+    getIdentity: (uid) => {
+      const row = find(uid);
+      return row && toRecord(row);
+    },
+
+    updateIdentity: db.transaction((uid: string, patch: IdentityPatch, now: number) => {
+      const current = toRecord(mustFind(uid));
+      const method =
+        patch.claimMatch || patch.staticKeys
+          ? methodColumns(patch.claimMatch, patch.staticKeys)
+          : methodColumns(current.claimMatch, current.staticKeys);
+      // A person's issuer and subject come from logins, not from a method.
+      const identifying = current.groupUid === "" ? personColumns(mustFind(uid)) : method;
+      update.run({
+        uid,
+        name: patch.name ?? current.name,
+        description: patch.description ?? current.description,
+        now,
+        ...method,
+        issuer: identifying.issuer,
+        subject: identifying.subject,
+      });
+      return toRecord(find(uid)!);
+    }).immediate,
+
+    deleteIdentity: db.transaction((uid: string) => {
+      mustFind(uid);
+      removeBindings.run(uid);
+      remove.run(uid);
+    }).immediate,
+
+    listIdentities: (query) => {
+      const page = lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+
+    touchIdentity: (uid, time) => {
+      if (touch.run(time, uid).changes === 0) {
+        throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
+      }
+    },
+
+    upsertPerson: db.transaction((p: PersonLogin) => {
+      if (parentOf(p.uid) !== "") throw new Error(`person uid ${p.uid} is not a root uid`);
+      upsertPerson.run({
+        uid: p.uid,
+        name: p.name,
+        email: p.email,
+        issuer: p.issuer,
+        subject: p.subject,
+        now: p.now,
+      });
+      return toRecord(find(p.uid)!);
+    }).immediate,
+  };
+}
+
+/** The stored columns of an identity's method; claimMatch wins if both are given. */
+function methodColumns(cm: ClaimMatchRecord | undefined, sk: StaticKeysRecord | undefined) {
+  if (cm) {
+    return {
+      claimMatch: JSON.stringify(cm),
+      staticKeys: null,
+      issuer: cm.issuer || cm.issuerPattern,
+      subject: cm.subject || cm.subjectPattern,
+    };
+  }
+  if (sk) {
+    return {
+      claimMatch: null,
+      staticKeys: JSON.stringify(sk),
+      issuer: sk.issuer,
+      subject: sk.subject,
+    };
+  }
+  return { claimMatch: null, staticKeys: null, issuer: "", subject: "" };
+}
+
+function personColumns(row: IdentityRow) {
+  return { issuer: row.issuer, subject: row.subject };
+}
+
+function toRecord(row: IdentityRow): IdentityRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid ?? "",
+    name: row.name,
+    description: row.description,
+    email: row.email,
+    lastSeenTime: row.last_seen_time,
+    ...(row.claim_match === null
+      ? {}
+      : { claimMatch: JSON.parse(row.claim_match) as ClaimMatchRecord }),
+    ...(row.static_keys === null
+      ? {}
+      : { staticKeys: JSON.parse(row.static_keys) as StaticKeysRecord }),
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
