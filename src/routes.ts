@@ -42,6 +42,7 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
+import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
 
 /** The API's proto files, for server reflection. */
 export const apiFiles: readonly DescFile[] = [
@@ -74,7 +75,7 @@ export const apiServices: readonly DescService[] = [
 ];
 
 /** What the services need. */
-export type ServiceDeps = GroupsDeps;
+export type ServiceDeps = GroupsDeps & ExchangeDeps;
 
 /**
  * Register every API service on the router: the one place where RPCs meet their
@@ -91,5 +92,5 @@ export function registerServices(router: ConnectRouter, deps: ServiceDeps): void
   router.service(ReposService, {});
   router.service(TagsService, {});
   router.service(AdvisoriesService, {});
-  router.service(SecurityTokenService, {});
+  router.service(SecurityTokenService, createSecurityTokenService(deps));
 }

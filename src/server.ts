@@ -12,6 +12,10 @@ import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { createKeyRing } from "./auth/keyring.js";
+import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
+import { createTokenIssuer } from "./auth/tokens.js";
+import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
@@ -67,6 +71,18 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
 
   const pageTokenKey = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
   const lists = createListEngine({ key: pageTokenKey, now });
+  const keyRing = createKeyRing({ store, now });
+  await keyRing.ensureKey();
+  const tokens = createTokenIssuer({ keyRing, issuer: config.authUrl, now });
+  // Workload and user tokens from external issuers, for the STS exchange.
+  const oidc = createOidcVerifier({
+    allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
+    now,
+    onStaleKeys: (issuer, err) =>
+      app.log.warn({ issuer, reason: err.reason }, "OIDC issuer unreachable; using cached keys"),
+  });
+  const onRefused = (fields: Record<string, unknown>) =>
+    app.log.info(fields, "token exchange refused");
   const callInfos = new WeakMap<FastifyRequest, CallInfo>();
   const contextValues = (req: FastifyRequest) => {
     const info: CallInfo = {};
@@ -87,6 +103,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Ready when the database answers.
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
+  await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app);
 
   let router: ConnectRouter | undefined;
@@ -99,7 +116,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {
       router = r;
-      registerServices(r, { store, lists, now });
+      registerServices(r, { store, lists, now, tokens, oidc, config, onRefused });
       r.service(
         Health,
         createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),

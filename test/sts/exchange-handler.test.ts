@@ -59,7 +59,7 @@ function client() {
   const oidc = createOidcVerifier({ allowInsecureLoopback: true, cooldownMs: 0, now: () => t.now });
   const impl = createSecurityTokenService({
     store,
-    issuer: createTokenIssuer({ keyRing, issuer: authUrl }),
+    tokens: createTokenIssuer({ keyRing, issuer: authUrl }),
     oidc,
     config: { baseUrl, registryAudience: registry, trustedUserIssuers: [users.url] },
     now: () => t.now,

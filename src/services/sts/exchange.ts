@@ -21,7 +21,7 @@ import { maxNameLength } from "../validate.js";
 /** What the STS exchange needs. */
 export interface ExchangeDeps {
   store: Pick<IamStore, "getIdentity" | "touchIdentity" | "upsertPerson">;
-  issuer: Pick<TokenIssuer, "issue">;
+  tokens: Pick<TokenIssuer, "issue">;
   oidc: OidcVerifier;
   config: Pick<Config, "baseUrl" | "registryAudience" | "trustedUserIssuers">;
   now: () => number;
@@ -56,7 +56,7 @@ class Refused extends Error {
 export function createSecurityTokenService(
   deps: ExchangeDeps,
 ): ServiceImpl<typeof SecurityTokenService> {
-  const { store, issuer, oidc, config, now } = deps;
+  const { store, tokens, oidc, config, now } = deps;
   const audiences = new Set([config.baseUrl, config.registryAudience].filter((a) => a !== ""));
   const trusted = new Set(config.trustedUserIssuers);
 
@@ -159,7 +159,7 @@ export function createSecurityTokenService(
           throw err;
         }
       }
-      const issued = await issuer.issue(
+      const issued = await tokens.issue(
         identity.uid,
         req.aud,
         identity.email === "" ? {} : { email: identity.email },
