@@ -1,4 +1,4 @@
-import { Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { exportSPKI, generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -145,13 +145,11 @@ beforeAll(async () => {
   // Accepted while it exists (and so cached by the verifier), refused once deleted.
   expect((await getOrg(forGone)).status).not.toBe(401);
   await ts.store.deleteIdentity(goneUid);
-  const t = (make: (o: { baseUrl: string; httpVersion: "2" | "1.1" }) => Transport) =>
-    make({ baseUrl: ts.url, httpVersion: "2" });
   connect = createClient(
     GroupsService,
     createConnectTransport({ baseUrl: ts.url, httpVersion: "1.1" }),
   );
-  grpc = createClient(GroupsService, t(createGrpcTransport));
+  grpc = createClient(GroupsService, createGrpcTransport({ baseUrl: ts.url }));
 });
 afterAll(async () => {
   await ts?.close();

@@ -10,7 +10,7 @@ import { type ExchangeResult, stsClients } from "../helpers/sts-clients.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 // Workloads trade OIDC tokens from real (loopback) issuers for Gatehouse tokens, over every
-// protocol, against a running server whose clock the tests move.
+// protocol, against a running server whose clock (shared by the issuers) the tests move.
 
 const registry = "https://registry.test";
 const clock = { offset: 0 };
@@ -76,7 +76,7 @@ function ok(r: ExchangeResult): { token: string; expiry: Date } {
 }
 
 beforeAll(async () => {
-  idp = await startOidcIssuer();
+  idp = await startOidcIssuer({ now });
   ts = await startTestServer(
     {
       GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
@@ -218,7 +218,7 @@ describe("claim matching", () => {
         )
       ).ok,
     ).toBe(false);
-    const other = await startOidcIssuer();
+    const other = await startOidcIssuer({ now });
     try {
       const forged = await other.issue({
         iss: idp.url,
@@ -264,8 +264,8 @@ describe("static keys", () => {
         ...claims,
       })
         .setProtectedHeader({ alg: "ES256", kid: "ci-1" })
-        .setIssuedAt()
-        .setExpirationTime("10m")
+        .setIssuedAt(Math.floor(now() / 1000))
+        .setExpirationTime(Math.floor(now() / 1000) + 600)
         .sign(privateKey);
     return { uid, sign };
   }
@@ -297,7 +297,7 @@ describe("static keys", () => {
 
 describe("the issuer's keys", () => {
   it("follows a key rotation at the issuer, at most once per cool-down", async () => {
-    const own = await startOidcIssuer();
+    const own = await startOidcIssuer({ now });
     try {
       const uid = await identity({ claimMatch: claimMatch({ issuer: own.url }) });
       const aud = ts.config.baseUrl;
@@ -316,7 +316,7 @@ describe("the issuer's keys", () => {
   });
 
   it("keeps using cached keys while the issuer is down", async () => {
-    const own = await startOidcIssuer();
+    const own = await startOidcIssuer({ now });
     try {
       const uid = await identity({ claimMatch: claimMatch({ issuer: own.url }) });
       const aud = ts.config.baseUrl;
@@ -332,7 +332,7 @@ describe("the issuer's keys", () => {
   });
 
   it("never fetches from an issuer the identity does not name", async () => {
-    const stranger = await startOidcIssuer();
+    const stranger = await startOidcIssuer({ now });
     try {
       const uid = await identity({ claimMatch: claimMatch() });
       const token = await stranger.issue({
