@@ -42,6 +42,9 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
+import { createIdentitiesService } from "./services/iam/identities.js";
+import { createRoleBindingsService } from "./services/iam/role-bindings.js";
+import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
 
 /** The API's proto files, for server reflection. */
@@ -75,7 +78,7 @@ export const apiServices: readonly DescService[] = [
 ];
 
 /** What the services need. */
-export type ServiceDeps = GroupsDeps & ExchangeDeps;
+export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps;
 
 /**
  * Register every API service on the router: the one place where RPCs meet their
@@ -83,9 +86,9 @@ export type ServiceDeps = GroupsDeps & ExchangeDeps;
  */
 export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
   router.service(GroupsService, createGroupsService(deps));
-  router.service(IdentitiesService, {});
-  router.service(RolesService, {});
-  router.service(RoleBindingsService, {});
+  router.service(IdentitiesService, createIdentitiesService(deps));
+  router.service(RolesService, createRolesService(deps));
+  router.service(RoleBindingsService, createRoleBindingsService(deps));
   router.service(IdentityProvidersService, {});
   router.service(AccountAssociationsService, {});
   router.service(GroupInvitesService, {});

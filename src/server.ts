@@ -12,9 +12,11 @@ import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { createKeyRing } from "./auth/keyring.js";
+import { createAccessInterceptor } from "./auth/access-interceptor.js";
+import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
+import { createKeyRing, type KeyRing } from "./auth/keyring.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
-import { createTokenIssuer } from "./auth/tokens.js";
+import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
@@ -34,13 +36,19 @@ export interface ServerDeps {
   config: Config;
   store: Store;
   now?: () => number;
-  /** Interceptors that run after the error interceptor, before the handler (authentication). */
+  /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
 }
 
 /** Server is a built, not yet listening, Gatehouse. */
 export interface Server {
   app: FastifyInstance;
+  /** Signs Gatehouse tokens (iss: the auth URL) with the newest key of the ring. */
+  tokens: TokenIssuer;
+  /** The signing keys, in the store: rotation and the published JWKS. */
+  keyRing: KeyRing;
+  /** The authorization decisions, for services added beside the API (STS, CLI). */
+  authorizer: Authorizer;
   /** Listen on the configured host and port (port 0 picks a free one). */
   listen(): Promise<AddressInfo>;
   /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
@@ -71,9 +79,24 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
 
   const pageTokenKey = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
   const lists = createListEngine({ key: pageTokenKey, now });
+
+  // Access: tokens the auth URL issues for the base URL, decisions against the store.
   const keyRing = createKeyRing({ store, now });
   await keyRing.ensureKey();
   const tokens = createTokenIssuer({ keyRing, issuer: config.authUrl, now });
+  const verifier = createTokenVerifier({
+    keyRing,
+    issuer: config.authUrl,
+    audience: config.baseUrl,
+    now,
+  });
+  const authorizer = createAuthorizer(store);
+  const access = createAccessInterceptor(apiServices, {
+    verifier,
+    authorizer,
+    identityExists: async (uid) => (await store.getIdentity(uid)) !== undefined,
+    onRejectedToken: (reason) => app.log.info({ reason }, "bearer token rejected"),
+  });
   // Workload and user tokens from external issuers, for the STS exchange.
   const oidc = createOidcVerifier({
     allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
@@ -110,13 +133,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(fastifyConnectPlugin, {
     interceptors: [
       createErrorInterceptor(`iam.${config.domain}`, log),
+      // Health and reflection are outside apiServices, so they pass untouched.
+      access,
       ...(deps.interceptors ?? []),
     ],
     contextValues,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {
       router = r;
-      registerServices(r, { store, lists, now, tokens, oidc, config, onRefused });
+      registerServices(r, { store, lists, now, authorizer, tokens, oidc, config, onRefused });
       r.service(
         Health,
         createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),
@@ -151,6 +176,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.ready();
   return {
     app,
+    tokens,
+    keyRing,
+    authorizer,
     listen: () => onePort.listen(config.host, config.port),
     async close() {
       await onePort.close(config.shutdownTimeoutMs);

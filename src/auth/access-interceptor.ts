@@ -1,9 +1,9 @@
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../errors.js";
-import { isUid } from "../uid.js";
+import { isAtOrBelow, isUid, parentOf } from "../uid.js";
 import type { Authorizer } from "./authorizer.js";
-import type { Capability } from "./capabilities.js";
+import { builtinRole, type Capability } from "./capabilities.js";
 import { type Rule, ruleOf } from "./policy.js";
 import { kListScope, kPrincipal, type Principal } from "./principal.js";
 import { TokenError, type TokenVerifier } from "./tokens.js";
@@ -28,6 +28,7 @@ type Compiled =
       field: string;
       read: (message: unknown) => string;
       root: boolean;
+      role: "read" | "write" | undefined;
     };
 
 /**
@@ -71,12 +72,34 @@ export function createAccessInterceptor(
         }
         if (target === "") throw invalidField(rule.field, "is required");
         if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
+        if (rule.role && (builtinRole(target) || rule.role === "read")) {
+          await requireForRole(principal, rule.capability, target, deps.authorizer);
+          break;
+        }
         await deps.authorizer.require(principal, rule.capability, target);
         break;
       }
     }
     return next(req);
   };
+}
+
+/**
+ * Allow a role target as policy.ts says: a built-in role for anyone holding the capability
+ * somewhere; a custom role from its group, above it or below it.
+ */
+async function requireForRole(
+  principal: Principal,
+  capability: Capability,
+  uid: string,
+  authorizer: Authorizer,
+): Promise<void> {
+  const scope = await authorizer.listScope(principal, capability);
+  const group = parentOf(uid);
+  const allowed = builtinRole(uid)
+    ? scope.length > 0
+    : group !== "" && scope.some((s) => isAtOrBelow(s, group) || isAtOrBelow(group, s));
+  if (!allowed) throw permissionDenied(capability);
 }
 
 /** A person's root identity has a root uid; workload identities live in a group. */
@@ -112,6 +135,7 @@ function compile(rule: Rule | undefined, input: DescMessage): Compiled {
     field: rule.target,
     read: fieldReader(input, rule.target),
     root: rule.root === "person",
+    role: rule.role,
   };
 }
 

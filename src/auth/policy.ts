@@ -6,14 +6,24 @@ import type { Capability } from "./capabilities.js";
  * - `authenticated`: any valid token (redeeming an invite, which checks its own rules);
  * - `resource`: the capability at the group of the uid found at `target` (a request field
  *   path such as `uid`, `parent` or `group.uid`) or at any group above it. An empty `parent`
- *   is allowed only where `root` says so (a person creating an organization);
+ *   is allowed only where `root` says so (a person creating an organization). `role` marks a
+ *   role target: a built-in role belongs to no group, so holding the capability anywhere is
+ *   enough (its uid is the same in every installation: nothing is revealed, and the handler
+ *   refuses writes with FAILED_PRECONDITION); with `read`, a custom role is also visible from
+ *   the groups below its own, where it can be bound (as ListRoles shows it);
  * - `list`: the capability somewhere; the List returns only what lies under the groups
  *   where the caller holds it.
  */
 export type Rule =
   | { kind: "public" }
   | { kind: "authenticated" }
-  | { kind: "resource"; capability: Capability; target: string; root?: "person" }
+  | {
+      kind: "resource";
+      capability: Capability;
+      target: string;
+      root?: "person";
+      role?: "read" | "write";
+    }
   | { kind: "list"; capability: Capability };
 
 const crud = (
@@ -62,6 +72,24 @@ export const policy: Readonly<Record<string, Rule>> = {
   },
   ...crud(`${iam}.IdentitiesService`, "Identity", "Identities", "identities", "identity"),
   ...crud(`${iam}.RolesService`, "Role", "Roles", "roles", "role"),
+  [`${iam}.RolesService/GetRole`]: {
+    kind: "resource",
+    capability: "roles.list",
+    target: "uid",
+    role: "read",
+  },
+  [`${iam}.RolesService/UpdateRole`]: {
+    kind: "resource",
+    capability: "roles.update",
+    target: "role.uid",
+    role: "write",
+  },
+  [`${iam}.RolesService/DeleteRole`]: {
+    kind: "resource",
+    capability: "roles.delete",
+    target: "uid",
+    role: "write",
+  },
   ...crud(
     `${iam}.RoleBindingsService`,
     "RoleBinding",

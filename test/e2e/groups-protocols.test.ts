@@ -16,12 +16,14 @@ const closers: (() => void)[] = [];
 
 beforeAll(async () => {
   ts = await startTestServer();
-  const t = connectTransports(ts.url);
-  clients.rest = restGroups(ts.url);
+  // A person: the organizations it creates are its own.
+  const { headers } = (await ts.makeOrg()).owner;
+  const t = connectTransports(ts.url, headers);
+  clients.rest = restGroups(ts.url, headers);
   clients.connect = connectGroups(t.connect);
   clients.grpcWeb = connectGroups(t.grpcWeb);
   clients.grpcConnectNode = connectGroups(t.grpc);
-  const grpcJs = grpcJsGroups(ts.port);
+  const grpcJs = grpcJsGroups(ts.port, headers);
   clients.grpcJs = grpcJs;
   closers.push(() => grpcJs.close());
 });
@@ -105,9 +107,13 @@ describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs"])(
         preconditions: ["RESOURCE_NOT_EMPTY"],
       });
       await api().delete(team.uid);
-      await api().delete(org.uid);
-      const gone = await apiError(() => api().get(org.uid));
+      // The caller still owns the organization, so it may learn that the team is gone.
+      const gone = await apiError(() => api().get(team.uid));
       expect(gone).toMatchObject({ code: 5, reason: "NOT_FOUND" });
+      await api().delete(org.uid);
+      // The owner binding went with the organization: now nothing is revealed.
+      const denied = await apiError(() => api().get(org.uid));
+      expect(denied).toMatchObject({ code: 7, reason: "PERMISSION_DENIED" });
     });
   },
 );

@@ -1,6 +1,12 @@
 import { fromBinary, isMessage, toJson } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import {
+  type Client,
+  ConnectError,
+  createClient,
+  type Interceptor,
+  type Transport,
+} from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -193,7 +199,8 @@ export function connectGroups(transport: Transport): GroupsApi {
   };
 }
 
-function connectErr(e: unknown): ApiErr {
+/** Normalize a connect-node error. */
+export function connectErr(e: unknown): ApiErr {
   const ce = ConnectError.from(e);
   const info = ce.findDetails(ErrorInfoSchema);
   return {
@@ -208,17 +215,36 @@ function connectErr(e: unknown): ApiErr {
   };
 }
 
-/** The connect-node transports of a server. */
-export function connectTransports(baseUrl: string) {
-  return {
-    connect: createConnectTransport({ baseUrl, httpVersion: "1.1" }),
-    grpcWeb: createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
-    grpc: createGrpcTransport({ baseUrl }),
+/** An interceptor that sends `headers` (e.g. the bearer token) on every call. */
+export function withHeaders(headers: Record<string, string>): Interceptor {
+  return (next) => (req) => {
+    for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+    return next(req);
   };
 }
 
-/** grpc-js with stubs loaded from proto/ by @grpc/proto-loader. */
-export function grpcJsGroups(port: number): GroupsApi & { close(): void } {
+/** The connect-node transports of a server, sending `headers` on every call. */
+export function connectTransports(baseUrl: string, headers: Record<string, string> = {}) {
+  const interceptors = [withHeaders(headers)];
+  return {
+    connect: createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors }),
+    grpcWeb: createGrpcWebTransport({ baseUrl, httpVersion: "1.1", interceptors }),
+    grpc: createGrpcTransport({ baseUrl, interceptors }),
+  };
+}
+
+/** grpc-js metadata holding `headers`. */
+export function grpcMetadata(headers: Record<string, string>): grpc.Metadata {
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(headers)) md.set(k, v);
+  return md;
+}
+
+/** grpc-js with stubs loaded from proto/ by @grpc/proto-loader, sending `headers` as metadata. */
+export function grpcJsGroups(
+  port: number,
+  headers: Record<string, string> = {},
+): GroupsApi & { close(): void } {
   const def = protoLoader.loadSync("gatehouse/iam/v2beta1/groups.proto", {
     includeDirs: ["proto", "node_modules/google-proto-files"],
     keepCase: false,
@@ -236,12 +262,15 @@ export function grpcJsGroups(port: number): GroupsApi & { close(): void } {
     string,
     (
       req: unknown,
+      md: grpc.Metadata,
       cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,
     ) => void
   >;
   const call = (method: string, req: unknown) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
-      client[method]!.call(client, req, (err, res) => (err ? reject(grpcErr(err)) : resolve(res)));
+      client[method]!.call(client, req, grpcMetadata(headers), (err, res) =>
+        err ? reject(grpcErr(err)) : resolve(res),
+      );
     });
   return {
     create: async (parent, group) => norm(await call("createGroup", { parent, group })),
@@ -271,7 +300,8 @@ export function grpcJsGroups(port: number): GroupsApi & { close(): void } {
   };
 }
 
-function grpcErr(err: grpc.ServiceError): ApiErr {
+/** Normalize a grpc-js error. */
+export function grpcErr(err: grpc.ServiceError): ApiErr {
   const bin = err.metadata.get("grpc-status-details-bin")[0];
   const status = bin ? fromBinary(StatusSchema, bin as Buffer) : undefined;
   const details = (status?.details ?? []).map((a) => anyUnpack(a, errorDetailsRegistry));

@@ -1,8 +1,10 @@
 import net from "node:net";
+import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server } from "../../src/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { newChildUid, newRootUid } from "../../src/uid.js";
 
 /** A running Gatehouse on 127.0.0.1 with an in-memory database. */
 export interface TestServer {
@@ -11,8 +13,33 @@ export interface TestServer {
   config: Config;
   store: Store;
   server: Server;
+  /** A real token for an identity, signed by the server's issuer (aud: the base URL). */
+  tokenFor(identityUid: string, aud?: string): Promise<string>;
+  /** Create an organization owned by a new person (through the store), with the owner's token. */
+  makeOrg(name?: string): Promise<TestOrg>;
+  /**
+   * Create a workload identity in `group` (through the store), bound at `at` (default: the
+   * group) to the roles named (built-in names or role uids); returns it with a token.
+   */
+  makeIdentity(group: string, roles?: readonly string[], at?: string): Promise<TestCaller>;
   close(): Promise<void>;
 }
+
+/** An identity and a token for it. */
+export interface TestCaller {
+  uid: string;
+  token: string;
+  /** `{ authorization: "Bearer <token>" }`. */
+  headers: Record<string, string>;
+}
+
+/** An organization and its owner. */
+export interface TestOrg {
+  uid: string;
+  owner: TestCaller;
+}
+
+let people = 0;
 
 /** Find a free loopback port (the base URL must name the port before the server starts). */
 export async function freePort(): Promise<number> {
@@ -45,7 +72,61 @@ export async function startTestServer(
   const store = createSqliteStore(config.dbPath);
   const server = await createServer({ config, store, ...opts });
   await server.listen();
+  const tokenFor = async (uid: string, aud = config.baseUrl) =>
+    (await server.tokens.issue(uid, aud)).token;
+  const caller = async (uid: string): Promise<TestCaller> => {
+    const token = await tokenFor(uid);
+    return { uid, token, headers: { authorization: `Bearer ${token}` } };
+  };
+  const roleUid = (r: string) => builtinRoles.find((b) => b.name === r)?.uid ?? r;
   return {
+    tokenFor,
+    async makeOrg(name = "org") {
+      const n = ++people;
+      const person = await store.upsertPerson({
+        uid: newRootUid(),
+        issuer: "https://users.test",
+        subject: `person-${n}`,
+        name: `Person ${n}`,
+        email: "",
+        now: Date.now(),
+      });
+      const uid = newRootUid();
+      await store.createOrganization(
+        { uid, name, description: "", now: Date.now() },
+        { bindingUid: newChildUid(uid), identityUid: person.uid, roleUid: ownerRole.uid },
+      );
+      return { uid, owner: await caller(person.uid) };
+    },
+    async makeIdentity(group, roles = [], at = group) {
+      const identity = await store.createIdentity({
+        uid: newChildUid(group),
+        groupUid: group,
+        name: `workload ${++people}`,
+        description: "",
+        claimMatch: {
+          issuer: "https://ci.test",
+          issuerPattern: "",
+          subject: `workload-${people}`,
+          subjectPattern: "",
+          audience: "",
+          audiencePattern: "",
+          claims: {},
+          claimPatterns: {},
+        },
+        now: Date.now(),
+      });
+      for (const r of roles) {
+        await store.createRoleBinding({
+          uid: newChildUid(at),
+          groupUid: at,
+          identityUid: identity.uid,
+          roleUid: roleUid(r),
+          now: Date.now(),
+        });
+      }
+      return caller(identity.uid);
+    },
     url: `http://127.0.0.1:${port}`,
     port,
     config,

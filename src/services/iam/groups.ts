@@ -7,10 +7,12 @@ import {
   type GroupsService,
   ListGroupsResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { ownerRole } from "../../auth/capabilities.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../store/list.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
 import { newChildUid, newRootUid } from "../../uid.js";
+import { callerOf, listOptionsOf } from "../caller.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkDescription, checkGroupName, checkUid, violations } from "../validate.js";
@@ -27,12 +29,15 @@ const maskRules = {
   ignored: ["uid", "resource_limits", "verified", "create_time", "update_time"],
 } as const;
 
-/** Create the GroupsService: the tree of groups, whose roots are organizations. */
+/**
+ * Create the GroupsService: the tree of groups, whose roots are organizations. Creating an
+ * organization binds its creator as owner.
+ */
 export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof GroupsService> {
   const { store, lists, now } = deps;
   return {
-    async listGroups(req) {
-      const query = lists.parse(req, {});
+    async listGroups(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listGroups(query);
       const result = lists.finish(query, page, sortValueOf);
       return create(ListGroupsResponseSchema, {
@@ -52,7 +57,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       return toGroup(group);
     },
 
-    async createGroup(req) {
+    async createGroup(req, ctx) {
       const v = violations();
       if (req.parent !== "") checkUid(v, "parent", req.parent);
       const name = req.group?.name ?? "";
@@ -63,9 +68,21 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       if (req.parent !== "" && !(await store.getGroup(req.parent))) {
         throw notFound("group", req.parent);
       }
-      const uid = req.parent === "" ? newRootUid() : newChildUid(req.parent);
+      if (req.parent === "") {
+        // An organization: the calling person (the policy admits no one else) becomes owner.
+        const uid = newRootUid();
+        const group = await store.createOrganization(
+          { uid, name, description, now: now() },
+          {
+            bindingUid: newChildUid(uid),
+            identityUid: callerOf(ctx).identityUid,
+            roleUid: ownerRole.uid,
+          },
+        );
+        return toGroup(group);
+      }
       const group = await store.createGroup({
-        uid,
+        uid: newChildUid(req.parent),
         parentUid: req.parent,
         name,
         description,

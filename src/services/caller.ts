@@ -1,0 +1,20 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import { kListScope, kPrincipal, type Principal } from "../auth/principal.js";
+import { unauthenticated } from "../errors.js";
+import type { ParseOptions } from "../store/list.js";
+
+/** The authenticated caller of a request; the access interceptor has set it on every API call. */
+export function callerOf(ctx: HandlerContext): Principal {
+  const principal = ctx.values.get(kPrincipal);
+  // Only reachable if a service were served without the access interceptor: fail closed.
+  if (!principal) throw unauthenticated();
+  return principal;
+}
+
+/**
+ * The list options of a List call: the caller's scope (the groups the access interceptor found
+ * it may list under) and the caller, to whom page tokens are bound.
+ */
+export function listOptionsOf(ctx: HandlerContext): ParseOptions {
+  return { caller: callerOf(ctx).identityUid, scope: ctx.values.get(kListScope) };
+}

@@ -1,0 +1,167 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  GroupRefSchema,
+  IdentityRefSchema,
+  RoleRefSchema,
+} from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
+import {
+  ListRoleBindingsResponseSchema,
+  type RoleBinding,
+  RoleBindingSchema,
+  type RoleBindingsService,
+} from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
+import type { Principal } from "../../auth/principal.js";
+import { invalidField, notFound } from "../../errors.js";
+import type { RoleBindingFilters, RoleBindingRecord, RoleRecord } from "../../store/iam-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { SortField, Store } from "../../store/store.js";
+import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireAll } from "../escalation.js";
+import { resolveMask } from "../update-mask.js";
+import { checkUid, violations } from "../validate.js";
+
+/** What the role-bindings service needs. */
+export interface RoleBindingsDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+  authorizer: Authorizer;
+}
+
+const maskRules = {
+  mutable: ["role_uid"],
+  ignored: ["uid", "identity", "group", "role", "create_time", "identity_uid"],
+} as const;
+
+// One answer for a missing identity and for one of another organization, so that a caller
+// learns nothing about other organizations; the same for roles.
+const foreignIdentity = "must be an identity of the group's organization, or a person";
+const unusableRole = "must be a built-in role or a role defined at or above the group";
+
+/**
+ * Create the RoleBindingsService: grants of a role to an identity at a group, and so at every
+ * group below it. Nobody grants what they do not hold at that group.
+ */
+export function createRoleBindingsService(
+  deps: RoleBindingsDeps,
+): ServiceImpl<typeof RoleBindingsService> {
+  const { store, lists, now, authorizer } = deps;
+
+  /** The role `roleUid` if it can be bound at `group` and the caller holds all it grants. */
+  async function grantable(principal: Principal, roleUid: string, group: string) {
+    const role = await store.getRole(roleUid);
+    if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
+      throw invalidField("roleUid", unusableRole);
+    }
+    await requireAll(authorizer, principal, role.capabilities, group);
+    return role satisfies RoleRecord;
+  }
+
+  return {
+    async listRoleBindings(req, ctx) {
+      const v = violations();
+      const filters: RoleBindingFilters = {};
+      for (const key of ["identity", "group", "role"] as const) {
+        if (req[key] === "") continue;
+        checkUid(v, key, req[key]);
+        filters[key] = req[key];
+      }
+      v.throwIfAny();
+      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const page = await store.listRoleBindings(query);
+      const result = lists.finish(query, page, bindingSortValue);
+      return create(ListRoleBindingsResponseSchema, {
+        roleBindings: result.items.map(toRoleBinding),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getRoleBinding(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const binding = await store.getRoleBinding(req.uid);
+      if (!binding) throw notFound("role binding", req.uid);
+      return toRoleBinding(binding);
+    },
+
+    async createRoleBinding(req, ctx) {
+      const body = req.roleBinding ?? create(RoleBindingSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkUid(v, "identityUid", body.identityUid);
+      checkUid(v, "roleUid", body.roleUid);
+      v.throwIfAny();
+      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
+      const identity = await store.getIdentity(body.identityUid);
+      const person = identity?.groupUid === "";
+      if (!identity || !(person || rootOf(identity.uid) === rootOf(req.parent))) {
+        throw invalidField("identityUid", foreignIdentity);
+      }
+      await grantable(callerOf(ctx), body.roleUid, req.parent);
+      const binding = await store.createRoleBinding({
+        uid: newChildUid(req.parent),
+        groupUid: req.parent,
+        identityUid: identity.uid,
+        roleUid: body.roleUid,
+        now: now(),
+      });
+      return toRoleBinding(binding);
+    },
+
+    async updateRoleBinding(req, ctx) {
+      const body = req.roleBinding ?? create(RoleBindingSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(RoleBindingSchema, body, req.updateMask, maskRules);
+      const current = await store.getRoleBinding(body.uid);
+      if (!current) throw notFound("role binding", body.uid);
+      if (!fields.has("role_uid") || body.roleUid === current.roleUid)
+        return toRoleBinding(current);
+      checkUid(v, "roleUid", body.roleUid);
+      v.throwIfAny();
+      await grantable(callerOf(ctx), body.roleUid, current.groupUid);
+      return toRoleBinding(await store.updateRoleBinding(body.uid, body.roleUid, now()));
+    },
+
+    async deleteRoleBinding(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteRoleBinding(req.uid);
+      return {};
+    },
+  };
+}
+
+/** A binding's value for a sort field; its name is its role's. */
+function bindingSortValue(b: RoleBindingRecord, field: SortField): string | number {
+  switch (field) {
+    case "name":
+      return b.role.name;
+    case "create_time":
+      return b.createTime;
+    case "update_time":
+      return b.updateTime;
+    case "uid":
+      return b.uid;
+  }
+}
+
+/** Map a stored, hydrated binding to its API message. */
+export function toRoleBinding(b: RoleBindingRecord): RoleBinding {
+  return create(RoleBindingSchema, {
+    uid: b.uid,
+    identity: create(IdentityRefSchema, b.identity),
+    group: create(GroupRefSchema, b.group),
+    role: create(RoleRefSchema, b.role),
+    createTime: timestampFromMs(b.createTime),
+  });
+}

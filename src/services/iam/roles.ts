@@ -1,0 +1,153 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ListRolesResponseSchema,
+  type Role,
+  RoleSchema,
+  type RolesService,
+} from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
+import { isCapability } from "../../auth/capabilities.js";
+import { failedPrecondition, notFound } from "../../errors.js";
+import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { Store } from "../../store/store.js";
+import { newChildUid } from "../../uid.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireAll } from "../escalation.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import {
+  checkDescription,
+  checkDisplayName,
+  checkUid,
+  type Violations,
+  violations,
+} from "../validate.js";
+
+/** What the roles service needs. */
+export interface RolesDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+  authorizer: Authorizer;
+}
+
+const maskRules = {
+  mutable: ["name", "description", "capabilities"],
+  ignored: ["uid", "create_time", "update_time"],
+} as const;
+
+/**
+ * Create the RolesService: the built-in roles and custom roles, each a set of capabilities.
+ * A custom role lives in a group and can be bound there and below.
+ */
+export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesService> {
+  const { store, lists, now, authorizer } = deps;
+  return {
+    async listRoles(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const page = await store.listRoles(query);
+      const result = lists.finish(query, page, sortValueOf);
+      return create(ListRolesResponseSchema, {
+        roles: result.items.map(toRole),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getRole(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const role = await store.getRole(req.uid);
+      if (!role) throw notFound("role", req.uid);
+      return toRole(role);
+    },
+
+    async createRole(req, ctx) {
+      const body = req.role ?? create(RoleSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkDisplayName(v, "name", body.name);
+      checkDescription(v, "description", body.description);
+      const caps = checkCapabilities(v, body.capabilities);
+      v.throwIfAny();
+      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
+      await requireAll(authorizer, callerOf(ctx), caps, req.parent);
+      const role = await store.createRole({
+        uid: newChildUid(req.parent),
+        groupUid: req.parent,
+        name: body.name,
+        description: body.description,
+        capabilities: caps,
+        now: now(),
+      });
+      return toRole(role);
+    },
+
+    async updateRole(req, ctx) {
+      const body = req.role ?? create(RoleSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(RoleSchema, body, req.updateMask, maskRules);
+      const current = await store.getRole(body.uid);
+      if (!current) throw notFound("role", body.uid);
+      if (current.builtin) throw failedPrecondition("built-in roles cannot be changed");
+      const patch: RolePatch = {};
+      if (fields.has("name")) {
+        checkDisplayName(v, "name", body.name);
+        patch.name = body.name;
+      }
+      if (fields.has("description")) {
+        checkDescription(v, "description", body.description);
+        patch.description = body.description;
+      }
+      if (fields.has("capabilities")) {
+        patch.capabilities = checkCapabilities(v, body.capabilities);
+      }
+      v.throwIfAny();
+      if (patch.capabilities) {
+        await requireAll(authorizer, callerOf(ctx), patch.capabilities, current.groupUid);
+      }
+      return toRole(await store.updateRole(body.uid, patch, now()));
+    },
+
+    async deleteRole(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteRole(req.uid);
+      return {};
+    },
+  };
+}
+
+/** Check a role's capabilities (at least one, every one in the catalog); return them deduplicated. */
+function checkCapabilities(v: Violations, caps: readonly string[]): string[] {
+  if (caps.length === 0) {
+    v.add("capabilities", "at least one capability is required");
+    return [];
+  }
+  const unknown = caps.filter((c) => !isCapability(c));
+  if (unknown.length > 0) {
+    const shown = unknown.slice(0, 5).map((c) => JSON.stringify(c.slice(0, 64)));
+    v.add("capabilities", `unknown capabilities: ${shown.join(", ")}`);
+  }
+  return [...new Set(caps)];
+}
+
+/** Map a stored role to its API message. */
+export function toRole(r: RoleRecord): Role {
+  return create(RoleSchema, {
+    uid: r.uid,
+    name: r.name,
+    description: r.description,
+    capabilities: r.capabilities,
+    createTime: timestampFromMs(r.createTime),
+    updateTime: timestampFromMs(r.updateTime),
+  });
+}

@@ -1,0 +1,61 @@
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import { RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { type ApiErr, connectErr, withHeaders } from "./groups-clients.js";
+
+/** Clients of the IAM services over one transport. */
+export interface IamClients {
+  groups: Client<typeof GroupsService>;
+  identities: Client<typeof IdentitiesService>;
+  roles: Client<typeof RolesService>;
+  roleBindings: Client<typeof RoleBindingsService>;
+}
+
+/** The protocols the IAM suites run over, by name. */
+export const protocols = ["connect", "grpc"] as const;
+export type Protocol = (typeof protocols)[number];
+
+/** Create a transport of `protocol` to `baseUrl` sending `headers` (the bearer token). */
+export function transportFor(
+  protocol: Protocol,
+  baseUrl: string,
+  headers: Record<string, string> = {},
+): Transport {
+  const interceptors = [withHeaders(headers)];
+  return protocol === "connect"
+    ? createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors })
+    : createGrpcTransport({ baseUrl, interceptors });
+}
+
+/** Create the IAM clients over `transport`. */
+export function iamClients(transport: Transport): IamClients {
+  return {
+    groups: createClient(GroupsService, transport),
+    identities: createClient(IdentitiesService, transport),
+    roles: createClient(RolesService, transport),
+    roleBindings: createClient(RoleBindingsService, transport),
+  };
+}
+
+/** Run `p` and return its normalized error; fail if it succeeds. */
+export async function failure(p: Promise<unknown>): Promise<ApiErr> {
+  try {
+    await p;
+  } catch (e) {
+    return connectErr(e);
+  }
+  throw new Error("expected the call to fail");
+}
+
+/** The gRPC code of `p`'s outcome: 0 if it succeeds. */
+export async function outcome(p: Promise<unknown>): Promise<number> {
+  try {
+    await p;
+    return 0;
+  } catch (e) {
+    return connectErr(e).code;
+  }
+}
