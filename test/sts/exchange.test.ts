@@ -1,6 +1,8 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/cli/bootstrap.js";
 import type { ClaimMatchRecord, StaticKeysRecord } from "../../src/store/iam-store.js";
@@ -21,7 +23,8 @@ let ts: TestServer;
 let idp: OidcIssuer;
 let orgUid: string;
 let clients: ReturnType<typeof stsClients>;
-const rest = () => clients["REST GET"]!;
+// Cases beyond the protocols go over Connect; the per-protocol suite covers REST.
+const rest = () => clients.Connect!;
 
 function claimMatch(over: Partial<ClaimMatchRecord> = {}): ClaimMatchRecord {
   return {
@@ -63,11 +66,18 @@ async function identity(
 const workloadToken = (claims: Record<string, unknown> = {}, i: OidcIssuer = idp) =>
   i.issue({ sub: "repo:acme/app:ref:refs/heads/main", aud: ts.config.baseUrl, ...claims });
 
-async function readOrg(token: string): Promise<number> {
-  const res = await fetch(`${ts.url}/iam/v2beta1/groups/${orgUid}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  return res.status;
+/** Read the organization with `token` over Connect: "OK" or the error code. */
+async function readOrg(token: string): Promise<"OK" | Code> {
+  const groups = createClient(
+    GroupsService,
+    createConnectTransport({ baseUrl: ts.url, httpVersion: "1.1" }),
+  );
+  try {
+    await groups.getGroup({ uid: orgUid }, { headers: { authorization: `Bearer ${token}` } });
+    return "OK";
+  } catch (err) {
+    return ConnectError.from(err).code;
+  }
 }
 
 function ok(r: ExchangeResult): { token: string; expiry: Date } {
@@ -109,7 +119,7 @@ describe.each(["REST GET", "REST POST JSON", "REST POST form", "Connect", "gRPC-
         aud: ts.config.baseUrl,
       });
       expect(Math.abs(res.expiry.getTime() - (now() + 3600_000))).toBeLessThan(5000);
-      expect(await readOrg(res.token)).toBe(200);
+      expect(await readOrg(res.token)).toBe("OK");
     });
 
     it("answers a failed match and an unknown identity identically", async () => {
@@ -204,7 +214,7 @@ describe("claim matching", () => {
     const uid = await identity({ claimMatch: claimMatch() });
     const res = ok(await rest()(await workloadToken(), { aud: registry, identity: uid }));
     expect(decodeJwt(res.token).aud).toBe(registry);
-    expect(await readOrg(res.token)).toBe(401);
+    expect(await readOrg(res.token)).toBe(Code.Unauthenticated);
   });
 
   it("refuses expired tokens and tokens that name the identity's issuer but another signer", async () => {
@@ -273,7 +283,7 @@ describe("static keys", () => {
   it("accepts tokens signed by the identity's keys until they expire", async () => {
     const { uid, sign } = await staticIdentity(now() + 3600_000);
     const res = ok(await rest()(await sign(), { aud: ts.config.baseUrl, identity: uid }));
-    expect(await readOrg(res.token)).toBe(200);
+    expect(await readOrg(res.token)).toBe("OK");
     expect(
       (await rest()(await sign({ sub: "pipeline-8" }), { aud: ts.config.baseUrl, identity: uid }))
         .ok,
@@ -350,14 +360,20 @@ describe("the issuer's keys", () => {
 describe("malformed exchanges", () => {
   it("requires a bearer token and an audience", async () => {
     const uid = await identity({ claimMatch: claimMatch() });
-    expect(await rest()(undefined, { aud: ts.config.baseUrl, identity: uid })).toMatchObject({
+    const get = clients["REST GET"]!;
+    expect(await get(undefined, { aud: ts.config.baseUrl, identity: uid })).toMatchObject({
       ok: false,
       status: 401,
       wwwAuthenticate: expect.stringMatching(/^Bearer/),
     });
-    expect(await rest()(await workloadToken(), { aud: "", identity: uid })).toMatchObject({
+    expect(await get(await workloadToken(), { aud: "", identity: uid })).toMatchObject({
       ok: false,
+      status: 400,
       code: Code.InvalidArgument,
+    });
+    expect(await rest()(undefined, { aud: ts.config.baseUrl, identity: uid })).toMatchObject({
+      ok: false,
+      code: Code.Unauthenticated,
     });
   });
 });
