@@ -41,6 +41,7 @@ import {
   AdvisoriesService,
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import { registration, type ServiceRegistration } from "./service-registration.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
@@ -81,19 +82,31 @@ export const apiServices: readonly DescService[] = [
 export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps;
 
 /**
- * Register every API service on the router: the one place where RPCs meet their
- * implementations. Methods without an implementation answer UNIMPLEMENTED.
+ * Create every API service's implementation, once: the one place where RPCs meet their
+ * implementations. The Connect router and the REST gateway serve these same objects, so a
+ * handler added here is reachable over all four protocols. Methods without an implementation
+ * answer UNIMPLEMENTED.
  */
-export function registerServices(router: ConnectRouter, deps: ServiceDeps): void {
-  router.service(GroupsService, createGroupsService(deps));
-  router.service(IdentitiesService, createIdentitiesService(deps));
-  router.service(RolesService, createRolesService(deps));
-  router.service(RoleBindingsService, createRoleBindingsService(deps));
-  router.service(IdentityProvidersService, {});
-  router.service(AccountAssociationsService, {});
-  router.service(GroupInvitesService, {});
-  router.service(ReposService, {});
-  router.service(TagsService, {});
-  router.service(AdvisoriesService, {});
-  router.service(SecurityTokenService, createSecurityTokenService(deps));
+export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
+  return [
+    registration(GroupsService, createGroupsService(deps)),
+    registration(IdentitiesService, createIdentitiesService(deps)),
+    registration(RolesService, createRolesService(deps)),
+    registration(RoleBindingsService, createRoleBindingsService(deps)),
+    registration(IdentityProvidersService, {}),
+    registration(AccountAssociationsService, {}),
+    registration(GroupInvitesService, {}),
+    registration(ReposService, {}),
+    registration(TagsService, {}),
+    registration(AdvisoriesService, {}),
+    registration(SecurityTokenService, createSecurityTokenService(deps)),
+  ];
+}
+
+/** Register already created implementations on a Connect router. */
+export function registerServices(
+  router: ConnectRouter,
+  services: readonly ServiceRegistration[],
+): void {
+  for (const { service, impl } of services) router.service(service, impl);
 }

@@ -27,7 +27,9 @@ import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort } from "./one-port.js";
-import { apiServices, registerServices } from "./routes.js";
+import { createFrameworkErrorHandler } from "./rest/error-reply.js";
+import { restGateway } from "./rest/gateway.js";
+import { apiServices, createServiceImpls, registerServices } from "./routes.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -56,11 +58,15 @@ export interface Server {
 }
 
 const requestIdPattern = /^[\w.:-]{1,128}$/;
+/** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
+const bodyLimit = 1024 * 1024;
 
 /** Build the server: one fastify app serving every protocol, not yet listening. */
 export async function createServer(deps: ServerDeps): Promise<Server> {
   const { config, store } = deps;
   const now = deps.now ?? Date.now;
+  // ErrorInfo.domain of every error, whatever the protocol.
+  const errorDomain = `iam.${config.domain}`;
   const tls = config.tlsCertPath
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
@@ -69,7 +75,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     serverFactory: onePort.serverFactory as never,
     logger: { level: config.logLevel },
     disableRequestLogging: true,
-    bodyLimit: 1024 * 1024,
+    bodyLimit,
+    // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
+    frameworkErrors: createFrameworkErrorHandler(errorDomain),
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
@@ -129,19 +137,32 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app);
 
+  // One set of implementations and one interceptor list, served by the Connect router
+  // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
+  const services = createServiceImpls({
+    store,
+    lists,
+    now,
+    authorizer,
+    tokens,
+    oidc,
+    config,
+    onRefused,
+  });
+  const interceptors = [
+    createErrorInterceptor(errorDomain, log),
+    // Health and reflection are outside apiServices, so they pass untouched.
+    access,
+    ...(deps.interceptors ?? []),
+  ];
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
-    interceptors: [
-      createErrorInterceptor(`iam.${config.domain}`, log),
-      // Health and reflection are outside apiServices, so they pass untouched.
-      access,
-      ...(deps.interceptors ?? []),
-    ],
+    interceptors,
     contextValues,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     routes(r) {
       router = r;
-      registerServices(r, { store, lists, now, authorizer, tokens, oidc, config, onRefused });
+      registerServices(r, services);
       r.service(
         Health,
         createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),
@@ -154,6 +175,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     },
   });
   if (!router) throw new Error("connect routes were not registered");
+  // After CORS and Connect: its catch-all leaves their exact routes alone.
+  await app.register(restGateway, {
+    services,
+    interceptors,
+    contextValues,
+    domain: errorDomain,
+    log,
+    bodyLimit,
+  });
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);

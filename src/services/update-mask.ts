@@ -15,6 +15,12 @@ export interface MaskRules {
  * no mask: the fields populated in `resource`; `*`: every mutable field (full replacement);
  * otherwise the named mutable fields. Output-only paths are ignored, unknown ones are
  * INVALID_ARGUMENT on `update_mask`.
+ *
+ * A mask with no paths counts as no mask. Over REST the gateway always sends a mask made of
+ * the JSON keys of the body when the caller gave none (so `{"description": ""}` clears the
+ * description); an empty one therefore comes from a body with no keys (`{}` or no body),
+ * whose populated fields are only the uid from the path: the update changes nothing and
+ * answers the resource as it is.
  */
 export function resolveMask<Desc extends DescMessage>(
   schema: Desc,

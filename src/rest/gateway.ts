@@ -1,0 +1,225 @@
+import { type JsonObject, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createContextValues,
+  type Interceptor,
+} from "@connectrpc/connect";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type CallInfo, kCallInfo } from "../call-info.js";
+import { type ErrorLogger, invalidField } from "../errors.js";
+import type { ServiceRegistration } from "../service-registration.js";
+import {
+  copyHeaders,
+  type ErrorShaping,
+  fromFastifyError,
+  methodNotAllowedError,
+  noRouteError,
+  sendError,
+  unsupportedMediaTypeError,
+} from "./error-reply.js";
+import { compileHttpRules, type RestRule } from "./http-rules.js";
+import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
+import { createRouteTable } from "./route-table.js";
+import { createUnaryCall, type UnaryCall } from "./unary-call.js";
+
+/** What the REST gateway serves and how; the same parts the Connect router is given. */
+export interface RestGatewayOptions {
+  /** The services and their implementations: the very objects the Connect router serves. */
+  readonly services: readonly ServiceRegistration[];
+  /** The Connect router's interceptors, in the same order (the first is the outermost). */
+  readonly interceptors?: readonly Interceptor[];
+  /** The Connect router's context values factory. */
+  readonly contextValues?: (req: FastifyRequest) => ContextValues;
+  /** The `<service domain>` of ErrorInfo, as given to the error interceptor. */
+  readonly domain: string;
+  /** Where causes of unexpected errors go; they never reach the caller. */
+  readonly log: ErrorLogger;
+  /** Largest request body in bytes; more is RESOURCE_EXHAUSTED with HTTP 413. Default 1 MiB. */
+  readonly bodyLimit?: number;
+}
+
+/** A rule with its request builder and its call, all made at start-up. */
+interface Endpoint extends RestRule {
+  readonly build: RequestBuilder;
+  readonly call: UnaryCall;
+}
+
+const defaultBodyLimit = 1024 * 1024;
+const jsonWrite: Partial<JsonWriteOptions> = { alwaysEmitImplicit: true };
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/**
+ * Fastify plugin serving every RPC that has a `google.api.http` option as REST/JSON, built at
+ * start-up from the descriptors: `app.register(restGateway, { services, interceptors,
+ * contextValues, domain, log })`. Register it in its own (encapsulated) context, after CORS.
+ *
+ * It adds one catch-all route (`/*`, every method but OPTIONS when CORS already answers it),
+ * so fastify's exact routes (Connect's `/package.Service/Method`, health, `/.well-known`, …)
+ * win and everything else comes here: a matching rule builds the request message, runs the
+ * same interceptor chain and implementation as the Connect router and answers protojson
+ * (camelCase, defaults included, int64 as strings). Errors answer API.md's body. A path no
+ * rule knows is NOT_FOUND (404); a known path with another method is UNIMPLEMENTED with HTTP
+ * 405 and `Allow`; OPTIONS answers 204 with `Allow`; HEAD runs the GET rule with no body.
+ * A body must be `application/json` (UTF-8; a charset parameter is fine): anything else is
+ * INVALID_ARGUMENT with HTTP 415. A body over `bodyLimit` is RESOURCE_EXHAUSTED with HTTP 413.
+ */
+export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions): Promise<void> {
+  const shaping: ErrorShaping = { domain: opts.domain, log: opts.log };
+  const bodyLimit = opts.bodyLimit ?? defaultBodyLimit;
+  const interceptors = opts.interceptors ?? [];
+  const contextValues = opts.contextValues ?? (() => createContextValues());
+
+  const endpoints: Endpoint[] = [];
+  for (const { service, impl } of opts.services) {
+    const rules = compileHttpRules([service]);
+    const calls = new Map<string, UnaryCall>();
+    for (const rule of rules) {
+      let call = calls.get(rule.method.localName);
+      if (!call) {
+        call = createUnaryCall(service, rule.method, impl, interceptors);
+        calls.set(rule.method.localName, call);
+      }
+      endpoints.push({ ...rule, build: createRequestBuilder(rule), call });
+    }
+  }
+  const table = createRouteTable(endpoints);
+  // CORS (registered before) answers preflights with its own OPTIONS catch-all.
+  const answersOptions = !app.hasRoute({ method: "OPTIONS", url: "/*" });
+
+  const allowHeader = (methods: string[]): string => {
+    const all = new Set(methods);
+    if (all.has("GET")) all.add("HEAD");
+    if (answersOptions) all.add("OPTIONS");
+    return [...all].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)).join(", ");
+  };
+
+  const noRoute = (request: FastifyRequest, reply: FastifyReply, path: string, info?: CallInfo) => {
+    const allowed = table.allowedMethods(path);
+    if (allowed.length === 0) {
+      return sendError(reply, noRouteError(request.method, path), shaping, { info, status: 404 });
+    }
+    const allow = allowHeader(allowed);
+    reply.header("allow", allow);
+    if (request.method === "OPTIONS") {
+      if (info) info.code = 0;
+      return reply.code(204).send();
+    }
+    const err = methodNotAllowedError(request.method, path, allow);
+    return sendError(reply, err, shaping, { info, status: 405 });
+  };
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const values = contextValues(request);
+    const info = values.get(kCallInfo);
+    const url = request.url;
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const found = table.match(request.method === "HEAD" ? "GET" : request.method, path);
+    if (!found) return noRoute(request, reply, path, info);
+    const ep = found.route;
+    if (info) info.rpc = ep.rpc;
+    try {
+      const raw = request.body as Buffer | undefined;
+      let body = "";
+      if (raw !== undefined && raw.length > 0) {
+        const type = request.headers["content-type"];
+        if (!isJsonContentType(type)) {
+          const err = unsupportedMediaTypeError(type);
+          return sendError(reply, err, shaping, { rpc: ep.rpc, info, status: 415 });
+        }
+        body = decodeUtf8(raw, ep);
+      }
+      const message = ep.build({
+        segments: found.segments,
+        query: q < 0 ? "" : url.slice(q + 1),
+        body,
+      });
+      const res = await ep.call(message, {
+        requestMethod: request.method,
+        url: `${request.protocol}://${request.host}${url}`,
+        header: headerPairs(request.headers),
+        onCancel: (abort) => onClientGone(reply, abort),
+        contextValues: values,
+      });
+      if (info) info.code = 0;
+      copyHeaders(res.header, reply);
+      copyHeaders(res.trailer, reply);
+      const json = toJson(ep.method.output, res.message, jsonWrite);
+      const payload = ep.responseBody
+        ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
+        : json;
+      return reply
+        .code(200)
+        .header("content-type", "application/json")
+        .send(JSON.stringify(payload));
+    } catch (err) {
+      return sendError(reply, err, shaping, { rpc: ep.rpc, info });
+    }
+  };
+
+  // Bodies are read raw and parsed against the rule, so that every failure is an API error.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err, request, reply) => {
+    const info = contextValues(request).get(kCallInfo);
+    const path = request.url.split("?", 1)[0]!;
+    const rpc = table.match(request.method === "HEAD" ? "GET" : request.method, path)?.route.rpc;
+    const mapped = fromFastifyError(err, bodyLimit, request.headers["content-type"]);
+    return sendError(reply, mapped?.error ?? err, shaping, { rpc, info, status: mapped?.status });
+  });
+  app.route({
+    method: app.supportedMethods.filter((m) => answersOptions || m !== "OPTIONS"),
+    url: "/*",
+    bodyLimit,
+    handler: handle,
+  });
+}
+
+function rank(method: string): number {
+  const i = methodOrder.indexOf(method);
+  return i < 0 ? methodOrder.length : i;
+}
+
+// Whether a Content-Type is JSON in UTF-8: `application/json`, any case, charset utf-8 or none.
+function isJsonContentType(type: string | undefined): boolean {
+  if (type === undefined) return false;
+  const parts = type.split(";");
+  if (parts[0]!.trim().toLowerCase() !== "application/json") return false;
+  for (let k = 1; k < parts.length; k++) {
+    const [name, value = ""] = parts[k]!.split("=");
+    if (name!.trim().toLowerCase() !== "charset") continue;
+    if (value.trim().replace(/"/g, "").toLowerCase() !== "utf-8") return false;
+  }
+  return true;
+}
+
+function decodeUtf8(raw: Buffer, ep: Endpoint): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    throw invalidField(ep.body.kind === "field" ? ep.body.field.name : "body", "not UTF-8");
+  }
+}
+
+function headerPairs(headers: FastifyRequest["headers"]): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const name in headers) {
+    // HTTP/2 pseudo-headers (`:path`) are not headers.
+    if (name.charCodeAt(0) === 58) continue;
+    const value = headers[name];
+    if (typeof value === "string") pairs.push([name, value]);
+    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
+  }
+  return pairs;
+}
+
+// Abort the call when the connection closes before the response was written.
+function onClientGone(reply: FastifyReply, abort: (reason: unknown) => void): void {
+  const res = reply.raw;
+  res.once("close", () => {
+    if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+  });
+}
