@@ -10,6 +10,7 @@ import {
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { createAccessInterceptor } from "./auth/access-interceptor.js";
@@ -183,6 +184,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     domain: errorDomain,
     log,
     bodyLimit,
+    // The token endpoint also takes a posted form, as OAuth-style clients send one.
+    formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
   });
 
   app.addHook("onRequest", async (req, reply) => {
