@@ -166,8 +166,9 @@ function describe(err: unknown): string {
   return String(err);
 }
 
-/** The canonical name of a code, e.g. `INVALID_ARGUMENT`. */
-export function codeName(code: Code): string {
+/** The canonical name of a code, e.g. `INVALID_ARGUMENT`; 0 (success) is `OK`. */
+export function codeName(code: Code | 0): string {
+  if (code === 0) return "OK";
   return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
 }
 

@@ -39,6 +39,8 @@ export interface ServerDeps {
   config: Config;
   store: Store;
   now?: () => number;
+  /** Where log lines go (default: stdout); tests capture them here. */
+  logStream?: { write(line: string): void };
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
 }
@@ -74,7 +76,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const onePort: OnePort = createOnePort(tls);
   const app = Fastify({
     serverFactory: onePort.serverFactory as never,
-    logger: { level: config.logLevel },
+    logger: deps.logStream
+      ? { level: config.logLevel, stream: deps.logStream }
+      : { level: config.logLevel },
     disableRequestLogging: true,
     bodyLimit,
     // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
