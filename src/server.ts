@@ -154,9 +154,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     config,
     onRefused,
   });
+  // Health and reflection are outside apiServices, so the access interceptor lets them pass.
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
-    // Health and reflection are outside apiServices, so they pass untouched.
     access,
     ...(deps.interceptors ?? []),
   ];

@@ -224,7 +224,7 @@ describe.each(protocols)("identities over %s", (protocol) => {
     if (keys?.issuerKeys === "PRIVATE") keys.issuerKeys = privateJwks;
     const err = await failure(c.identities.createIdentity({ parent: group, identity } as never));
     expect(err).toMatchObject({ code: 3, reason: "INVALID_ARGUMENT", fields });
-    expect(err.message).toMatch(new RegExp(`^Invalid argument: ${escape(fields[0]!)}: `));
+    expect(err.message).toMatch(new RegExp(`^Invalid argument: ${escapeRegExp(fields[0]!)}: `));
   });
 
   it("rejects an update naming one method while carrying the other", async () => {
@@ -256,6 +256,6 @@ describe.each(protocols)("identities over %s", (protocol) => {
   });
 });
 
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -1,0 +1,229 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles, capabilities, ownerRole } from "../../src/auth/capabilities.js";
+import { newChildUid } from "../../src/uid.js";
+import { type IamClients, iamClients, outcome, transportFor } from "../helpers/iam-clients.js";
+import {
+  startTestServer,
+  type TestCaller,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
+
+const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+// What the admin holds: enough to manage bindings and roles, far from owner.
+const adminCaps = [
+  "groups.list",
+  "identities.list",
+  "roles.list",
+  "roles.create",
+  "roles.update",
+  "role_bindings.list",
+  "role_bindings.create",
+  "role_bindings.update",
+];
+
+let ts: TestServer;
+let org: TestOrg;
+let team: string;
+let adminRole: string;
+let narrowRole: string;
+let admin: TestCaller;
+let teamAdmin: TestCaller;
+let target: TestCaller;
+let asAdmin: IamClients;
+let asTeamAdmin: IamClients;
+
+beforeAll(async () => {
+  ts = await startTestServer();
+  org = await ts.makeOrg("escalation");
+  const now = Date.now();
+  team = newChildUid(org.uid);
+  await ts.store.createGroup({ uid: team, parentUid: org.uid, name: "team", description: "", now });
+  adminRole = newChildUid(org.uid);
+  await ts.store.createRole({
+    uid: adminRole,
+    groupUid: org.uid,
+    name: "admin",
+    description: "",
+    capabilities: adminCaps,
+    now,
+  });
+  narrowRole = newChildUid(org.uid);
+  await ts.store.createRole({
+    uid: narrowRole,
+    groupUid: org.uid,
+    name: "narrow",
+    description: "",
+    capabilities: ["groups.list"],
+    now,
+  });
+  admin = await ts.makeIdentity(org.uid, [adminRole]);
+  // Bound below the root only.
+  teamAdmin = await ts.makeIdentity(team, [adminRole]);
+  target = await ts.makeIdentity(team);
+  asAdmin = iamClients(transportFor("connect", ts.url, admin.headers));
+  asTeamAdmin = iamClients(transportFor("connect", ts.url, teamAdmin.headers));
+});
+afterAll(async () => {
+  await ts?.close();
+});
+
+const bind = (c: IamClients, parent: string, identityUid: string, roleUid: string) =>
+  c.roleBindings.createRoleBinding({ parent, roleBinding: { identityUid, roleUid } });
+
+describe("no escalation", () => {
+  // [attempt, call, expected code]
+  const attempts: [string, () => Promise<unknown>, number][] = [
+    ["grant owner to itself", () => bind(asAdmin, org.uid, admin.uid, ownerRole.uid), 7],
+    ["grant owner to another", () => bind(asAdmin, team, target.uid, ownerRole.uid), 7],
+    ["grant viewer (lists it lacks)", () => bind(asAdmin, team, target.uid, viewer.uid), 7],
+    [
+      "create a role with capabilities it lacks",
+      () =>
+        asAdmin.roles.createRole({
+          parent: org.uid,
+          role: { name: "sneaky", capabilities: ["groups.list", "groups.delete"] },
+        }),
+      7,
+    ],
+    [
+      "widen a custom role with capabilities it lacks",
+      () =>
+        asAdmin.roles.updateRole({
+          role: { uid: narrowRole, capabilities: ["groups.list", "identities.delete"] },
+        }),
+      7,
+    ],
+    [
+      "bind itself higher up the tree",
+      () => bind(asTeamAdmin, org.uid, teamAdmin.uid, adminRole),
+      7,
+    ],
+    [
+      "create a role higher up the tree",
+      () =>
+        asTeamAdmin.roles.createRole({
+          parent: org.uid,
+          role: { name: "up", capabilities: ["groups.list"] },
+        }),
+      7,
+    ],
+    [
+      "rebind its own binding to owner",
+      async () => {
+        const mine = await asAdmin.roleBindings.listRoleBindings({ identity: admin.uid });
+        const uid = mine.roleBindings[0]!.uid;
+        return asAdmin.roleBindings.updateRoleBinding({
+          roleBinding: { uid, roleUid: ownerRole.uid },
+        });
+      },
+      7,
+    ],
+    // Controls: what the admin holds, it may grant.
+    ["grant a role it holds all of", () => bind(asAdmin, team, target.uid, narrowRole), 0],
+    [
+      "create a role within what it holds",
+      () =>
+        asAdmin.roles.createRole({
+          parent: team,
+          role: { name: "ok", capabilities: ["groups.list", "roles.list"] },
+        }),
+      0,
+    ],
+  ];
+
+  it.each(attempts)("%s", async (_what, call, code) => {
+    expect(await outcome(call())).toBe(code);
+  });
+
+  it("left the admin exactly what it had", async () => {
+    const held = await ts.store.capabilitiesAt(admin.uid, [org.uid, team]);
+    expect([...held].sort()).toEqual([...adminCaps].sort());
+  });
+});
+
+describe("a canary identity with no bindings", () => {
+  it("is never granted anything, whatever others do and whatever it tries", async () => {
+    const canary = await ts.makeIdentity(org.uid);
+    const asCanary = iamClients(transportFor("connect", ts.url, canary.headers));
+    const asOwner = iamClients(transportFor("connect", ts.url, org.owner.headers));
+    const groups = [org.uid, team];
+    const roles = [...builtinRoles.map((r) => r.uid), adminRole, narrowRole];
+    const others = [admin.uid, teamAdmin.uid, target.uid];
+
+    type Step =
+      | { kind: "group"; parent: number }
+      | { kind: "role"; group: number; caps: string[] }
+      | { kind: "bind"; group: number; identity: number; role: number; byAdmin: boolean }
+      | { kind: "canary"; group: number; role: number; caps: string[] };
+    const index = fc.nat({ max: 1000 });
+    const caps = fc.subarray([...capabilities], { minLength: 1, maxLength: 6 });
+    // The owner may only put into a role what it holds itself.
+    const ownerCaps = fc.subarray([...ownerRole.capabilities], { minLength: 1, maxLength: 6 });
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.record({ kind: fc.constant("group" as const), parent: index }),
+      fc.record({ kind: fc.constant("role" as const), group: index, caps: ownerCaps }),
+      fc.record({
+        kind: fc.constant("bind" as const),
+        group: index,
+        identity: index,
+        role: index,
+        byAdmin: fc.boolean(),
+      }),
+      fc.record({ kind: fc.constant("canary" as const), group: index, role: index, caps }),
+    );
+    const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
+        for (const s of steps) {
+          if (s.kind === "group") {
+            const g = await asOwner.groups.createGroup({
+              parent: pick(groups, s.parent),
+              group: { name: `g${groups.length}` },
+            });
+            groups.push(g.uid);
+          } else if (s.kind === "role") {
+            const r = await asOwner.roles.createRole({
+              parent: pick(groups, s.group),
+              role: { name: "r", capabilities: s.caps },
+            });
+            roles.push(r.uid);
+          } else if (s.kind === "bind") {
+            // Others get bindings (some refused: duplicates, roles from below, escalation).
+            await outcome(
+              bind(
+                s.byAdmin ? asAdmin : asOwner,
+                pick(groups, s.group),
+                pick(others, s.identity),
+                pick(roles, s.role),
+              ),
+            );
+          } else {
+            // The canary tries to help itself; every attempt is refused.
+            const group = pick(groups, s.group);
+            expect(await outcome(bind(asCanary, group, canary.uid, pick(roles, s.role)))).toBe(7);
+            expect(
+              await outcome(
+                asCanary.roles.createRole({
+                  parent: group,
+                  role: { name: "c", capabilities: s.caps },
+                }),
+              ),
+            ).toBe(7);
+            expect(await outcome(asCanary.groups.getGroup({ uid: group }))).toBe(7);
+            const seen = await asCanary.groups.listGroups({});
+            expect(seen.groups).toEqual([]);
+            expect(seen.totalCount).toBe(0n);
+          }
+        }
+        expect(await ts.store.capabilitiesAt(canary.uid, groups)).toEqual(new Set());
+        for (const c of capabilities) {
+          expect(await ts.store.groupsWithCapability(canary.uid, c)).toEqual([]);
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+});

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import { newChildUid } from "../../src/uid.js";
+import {
+  failure,
+  type IamClients,
+  iamClients,
+  protocols,
+  transportFor,
+} from "../helpers/iam-clients.js";
+import {
+  startTestServer,
+  type TestCaller,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
+
+const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+const editor = builtinRoles.find((r) => r.name === "editor")!;
+
+let ts: TestServer;
+let org: TestOrg;
+let other: TestOrg;
+
+beforeAll(async () => {
+  ts = await startTestServer();
+  org = await ts.makeOrg("bindings");
+  other = await ts.makeOrg("elsewhere");
+});
+afterAll(async () => {
+  await ts?.close();
+});
+
+describe.each(protocols)("role bindings over %s", (protocol) => {
+  let c: IamClients;
+  let group: string;
+  let alice: TestCaller;
+  let bob: TestCaller;
+  beforeAll(async () => {
+    c = iamClients(transportFor(protocol, ts.url, org.owner.headers));
+    group = (await c.groups.createGroup({ parent: org.uid, group: { name: `b-${protocol}` } })).uid;
+    alice = await ts.makeIdentity(group);
+    bob = await ts.makeIdentity(org.uid);
+  });
+  const bind = (parent: string, identityUid: string, roleUid: string) =>
+    c.roleBindings.createRoleBinding({ parent, roleBinding: { identityUid, roleUid } });
+
+  it("creates hydrated bindings, lists them by filter with paging, rebinds and deletes", async () => {
+    const created = await bind(group, alice.uid, viewer.uid);
+    expect(created.uid).toMatch(new RegExp(`^${group}/[0-9a-f]{16}$`));
+    expect(created.identity).toMatchObject({ uid: alice.uid, issuer: "https://ci.test" });
+    expect(created.group).toMatchObject({ uid: group, name: `b-${protocol}` });
+    expect(created.role).toMatchObject({ uid: viewer.uid, name: "viewer" });
+    expect(created.identityUid).toBe("");
+    expect(await c.roleBindings.getRoleBinding({ uid: created.uid })).toEqual(created);
+
+    const dup = await failure(bind(group, alice.uid, viewer.uid));
+    expect(dup).toMatchObject({ code: 6, reason: "ALREADY_EXISTS" });
+
+    await bind(group, bob.uid, viewer.uid);
+    await bind(org.uid, alice.uid, editor.uid);
+    const byIdentity = await c.roleBindings.listRoleBindings({ identity: alice.uid, pageSize: 1 });
+    expect(byIdentity.roleBindings).toHaveLength(1);
+    expect(byIdentity.totalCount).toBe(2n);
+    const rest = await c.roleBindings.listRoleBindings({
+      identity: alice.uid,
+      pageSize: 1,
+      pageToken: byIdentity.nextPageToken ?? "",
+    });
+    expect(rest.roleBindings).toHaveLength(1);
+    expect(rest.nextPageToken).toBeUndefined();
+    const atGroup = await c.roleBindings.listRoleBindings({ group });
+    expect(atGroup.roleBindings.map((b) => b.identity?.uid).sort()).toEqual(
+      [alice.uid, bob.uid].sort(),
+    );
+    const editors = await c.roleBindings.listRoleBindings({
+      role: editor.uid,
+      identity: alice.uid,
+    });
+    expect(editors.roleBindings.map((b) => b.group?.uid)).toEqual([org.uid]);
+
+    // No mask: roleUid is present, so it changes; with a mask naming nothing mutable, nothing.
+    const rebound = await c.roleBindings.updateRoleBinding({
+      roleBinding: { uid: created.uid, roleUid: editor.uid },
+    });
+    expect(rebound.role).toMatchObject({ uid: editor.uid, name: "editor" });
+    const kept = await c.roleBindings.updateRoleBinding({
+      roleBinding: { uid: created.uid, roleUid: viewer.uid },
+      updateMask: { paths: ["create_time"] },
+    });
+    expect(kept.role?.uid).toBe(editor.uid);
+    const masked = await c.roleBindings.updateRoleBinding({
+      roleBinding: { uid: created.uid, roleUid: viewer.uid },
+      updateMask: { paths: ["role_uid"] },
+    });
+    expect(masked.role?.uid).toBe(viewer.uid);
+
+    await c.roleBindings.deleteRoleBinding({ uid: created.uid });
+    expect(await failure(c.roleBindings.getRoleBinding({ uid: created.uid }))).toMatchObject({
+      code: 5,
+    });
+  });
+
+  it("binds a person's root identity", async () => {
+    const person = await ts.makeOrg("persons-own");
+    const b = await bind(group, person.owner.uid, viewer.uid);
+    expect(b.identity?.uid).toBe(person.owner.uid);
+  });
+
+  it("refuses an identity of another organization exactly as a missing one", async () => {
+    const foreign = await ts.makeIdentity(other.uid);
+    const a = await failure(bind(group, foreign.uid, viewer.uid));
+    const b = await failure(bind(group, newChildUid(group), viewer.uid));
+    expect(a).toMatchObject({ code: 3, fields: ["identityUid"] });
+    expect(b).toEqual(a);
+  });
+
+  it("refuses a role from another organization, from below, or missing, alike", async () => {
+    const now = Date.now();
+    const foreignRole = newChildUid(other.uid);
+    await ts.store.createRole({
+      uid: foreignRole,
+      groupUid: other.uid,
+      name: "theirs",
+      description: "",
+      capabilities: ["groups.list"],
+      now,
+    });
+    const below = newChildUid(group);
+    await ts.store.createGroup({
+      uid: below,
+      parentUid: group,
+      name: "below",
+      description: "",
+      now,
+    });
+    const lowRole = newChildUid(below);
+    await ts.store.createRole({
+      uid: lowRole,
+      groupUid: below,
+      name: "low",
+      description: "",
+      capabilities: ["groups.list"],
+      now,
+    });
+    const errors = await Promise.all(
+      [foreignRole, lowRole, newChildUid(org.uid)].map((r) => failure(bind(group, bob.uid, r))),
+    );
+    for (const e of errors) expect(e).toEqual(errors[0]);
+    expect(errors[0]).toMatchObject({ code: 3, fields: ["roleUid"] });
+  });
+
+  it("rejects missing and malformed uids with field violations", async () => {
+    const err = await failure(
+      c.roleBindings.createRoleBinding({ parent: group, roleBinding: { identityUid: "x" } }),
+    );
+    expect(err).toMatchObject({ code: 3, fields: ["identityUid", "roleUid"] });
+    const filter = await failure(c.roleBindings.listRoleBindings({ identity: "nope" }));
+    expect(filter).toMatchObject({ code: 3, fields: ["identity"] });
+  });
+
+  it("lets the owner grant owner below", async () => {
+    const b = await bind(group, bob.uid, ownerRole.uid);
+    expect(b.role?.name).toBe("owner");
+  });
+});
