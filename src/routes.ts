@@ -48,6 +48,7 @@ import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
+import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
 import { createAdvisoriesService } from "./services/vulnerabilities/advisories.js";
 
 /** The API's proto files, for server reflection. */
@@ -81,7 +82,7 @@ export const apiServices: readonly DescService[] = [
 ];
 
 /** What the services need. */
-export type ServiceDeps = GroupsDeps & RolesDeps;
+export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps;
 
 /**
  * Create every API service's implementation, once: the one place where RPCs meet their
@@ -101,7 +102,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),
-    registration(SecurityTokenService, {}),
+    registration(SecurityTokenService, createSecurityTokenService(deps)),
   ];
 }
 

@@ -10,12 +10,15 @@ import {
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
 import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { createAccessInterceptor } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
+import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
 import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
+import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
@@ -107,6 +110,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     identityExists: async (uid) => (await store.getIdentity(uid)) !== undefined,
     onRejectedToken: (reason) => app.log.info({ reason }, "bearer token rejected"),
   });
+  // Workload and user tokens from external issuers, for the STS exchange.
+  const oidc = createOidcVerifier({
+    allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
+    now,
+    onStaleKeys: (issuer, err) =>
+      app.log.warn({ issuer, reason: err.reason }, "OIDC issuer unreachable; using cached keys"),
+  });
+  const onRefused = (fields: Record<string, unknown>) =>
+    app.log.info(fields, "token exchange refused");
   const callInfos = new WeakMap<FastifyRequest, CallInfo>();
   const contextValues = (req: FastifyRequest) => {
     const info: CallInfo = {};
@@ -127,11 +139,21 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Ready when the database answers.
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
+  await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app);
 
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
-  const services = createServiceImpls({ store, lists, now, authorizer });
+  const services = createServiceImpls({
+    store,
+    lists,
+    now,
+    authorizer,
+    tokens,
+    oidc,
+    config,
+    onRefused,
+  });
   // Health and reflection are outside apiServices, so the access interceptor lets them pass.
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
@@ -166,6 +188,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     domain: errorDomain,
     log,
     bodyLimit,
+    // The token endpoint also takes a posted form, as OAuth-style clients send one.
+    formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
   });
 
   app.addHook("onRequest", async (req, reply) => {

@@ -1,47 +1,102 @@
 import { ConfigError, settingsHelp } from "../config.js";
+import { bootstrap, bootstrapOptions } from "./bootstrap.js";
+import { CliError, type CliIo, processIo } from "./cli-io.js";
+import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
 import { importCommand, importUsage } from "./import.js";
+import { keys } from "./keys.js";
 import { serve } from "./serve.js";
+import { token, tokenOptions } from "./token.js";
 
 const usage = `Usage: gatehouse <command> [options]
 
 Commands:
-  serve            serve the API (gRPC, gRPC-Web, Connect and REST on one port)
+  serve                         serve the API (gRPC, gRPC-Web, Connect and REST on one port)
+  bootstrap --org <name>        create an organization and an owner identity in the database;
+                                print {orgUid, identityUid, token, expiry} as JSON
+  token --identity <uid>        print a fresh token for an existing identity as JSON
+  keys rotate                   add a new token signing key to the database's key ring
 ${importUsage}
-  help             show this text
+  help                          show this text; <command> --help shows a command's options
 
-Options of serve (each also read from its environment variable):
-${settingsHelp()}
+Every command reads the server's settings (each also from its environment variable), so it
+works on the same database (GATEHOUSE_DB, --db) and signs for the same auth and base URLs.
+Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or database.
 `;
 
+const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
+  serve: { synopsis: "gatehouse serve [options]", own: {} },
+  bootstrap: {
+    synopsis:
+      "gatehouse bootstrap --org <name> [options]\n\n" +
+      "Create an organization, an identity in it bound to the built-in owner role, and a token\n" +
+      "for it. The identity matches no OIDC token (its claimMatch issuer is urn:gatehouse:bootstrap);\n" +
+      "more tokens for it come from gatehouse token. Creates the database file if it is missing.",
+    own: bootstrapOptions,
+  },
+  token: {
+    synopsis:
+      "gatehouse token --identity <uid> [--aud <audience>] [options]\n\n" +
+      "Print a fresh one-hour token for an existing identity. The database must exist.",
+    own: tokenOptions,
+  },
+  import: {
+    synopsis: `gatehouse import advisories|tags <target> <file> [--db path]\n\n${importUsage}\n\nRead OSV advisories or {name, digest} tags (one JSON document, an array, or JSON lines;\ngzip is read directly) and upsert them in batches; a bad record is reported and skipped.\nExit codes: 0 all imported, 1 some records rejected, 2 bad usage, database, target or file.`,
+    own: {},
+  },
+  keys: {
+    synopsis:
+      "gatehouse keys rotate [options]\n\n" +
+      "Add a new signing key; older keys keep verifying until their tokens have expired.\n" +
+      "The database must exist.",
+    own: {},
+  },
+};
+
+const commands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+  serve: (argv) => serve(argv),
+  bootstrap,
+  token,
+  keys,
+  import: (argv, io) =>
+    importCommand(
+      argv,
+      io === processIo
+        ? undefined
+        : { stdout: { write: io.out }, stderr: { write: io.err }, env: io.env },
+    ),
+};
+
 /** Run the gatehouse command line; resolves to the process exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    io.out(usage);
+    return 0;
+  }
+  const run = commands[command];
+  const help = commandHelp[command];
+  if (!run || !help) {
+    io.err(`gatehouse: unknown command ${JSON.stringify(command)}\n\n${usage}`);
+    return 2;
+  }
+  if (rest.includes("--help") || rest.includes("-h")) {
+    const own = ownOptionsHelp(help.own);
+    io.out(
+      `Usage: ${help.synopsis}\n\n${own === "" ? "" : `Options:\n${own}\n\n`}Settings (flag, environment variable):\n${settingsHelp()}\n`,
+    );
+    return 0;
+  }
   try {
-    switch (command) {
-      case "serve":
-        if (rest.includes("--help") || rest.includes("-h")) return help();
-        return await serve(rest);
-      case "import":
-        return await importCommand(rest);
-      case undefined:
-      case "help":
-      case "--help":
-      case "-h":
-        return help();
-      default:
-        process.stderr.write(`gatehouse: unknown command ${JSON.stringify(command)}\n\n${usage}`);
-        return 2;
-    }
+    return await run(rest, io);
   } catch (err) {
+    if (err instanceof CliError) {
+      io.err(`gatehouse ${command}: ${err.message}\n`);
+      return err.exitCode;
+    }
     if (err instanceof ConfigError) {
-      process.stderr.write(`gatehouse: configuration error: ${err.message}\n`);
+      io.err(`gatehouse: configuration error: ${err.message}\n`);
       return 2;
     }
     throw err;
   }
-}
-
-function help(): number {
-  process.stdout.write(usage);
-  return 0;
 }

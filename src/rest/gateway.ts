@@ -19,6 +19,7 @@ import {
   sendError,
   unsupportedMediaTypeError,
 } from "./error-reply.js";
+import { formBodyToJson, isFormContentType } from "./form-body.js";
 import { compileHttpRules, type RestRule } from "./http-rules.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
@@ -38,6 +39,11 @@ export interface RestGatewayOptions {
   readonly log: ErrorLogger;
   /** Largest request body in bytes; more is RESOURCE_EXHAUSTED with HTTP 413. Default 1 MiB. */
   readonly bodyLimit?: number;
+  /**
+   * RPCs (`package.Service/Method`) whose `body: "*"` may also come as a posted form
+   * (`application/x-www-form-urlencoded`), as token endpoints are called. Default: none.
+   */
+  readonly formBodies?: readonly string[];
 }
 
 /** A rule with its request builder and its call, all made at start-up. */
@@ -63,14 +69,15 @@ const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
  * (camelCase, defaults included, int64 as strings). Errors answer API.md's body. A path no
  * rule knows is NOT_FOUND (404); a known path with another method is UNIMPLEMENTED with HTTP
  * 405 and `Allow`; OPTIONS answers 204 with `Allow`; HEAD runs the GET rule with no body.
- * A body must be `application/json` (UTF-8; a charset parameter is fine): anything else is
- * INVALID_ARGUMENT with HTTP 415. A body over `bodyLimit` is RESOURCE_EXHAUSTED with HTTP 413.
+ * A body must be `application/json` (UTF-8; a charset parameter is fine), or a form for the
+ * RPCs in `formBodies`: anything else is INVALID_ARGUMENT with HTTP 415. A body over `bodyLimit` is RESOURCE_EXHAUSTED with HTTP 413.
  */
 export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions): Promise<void> {
   const shaping: ErrorShaping = { domain: opts.domain, log: opts.log };
   const bodyLimit = opts.bodyLimit ?? defaultBodyLimit;
   const interceptors = opts.interceptors ?? [];
   const contextValues = opts.contextValues ?? (() => createContextValues());
+  const formBodies = new Set(opts.formBodies ?? []);
 
   const endpoints: Endpoint[] = [];
   for (const { service, impl } of opts.services) {
@@ -126,11 +133,14 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       let body = "";
       if (raw !== undefined && raw.length > 0) {
         const type = request.headers["content-type"];
-        if (!isJsonContentType(type)) {
+        if (isJsonContentType(type)) {
+          body = decodeUtf8(raw, ep);
+        } else if (ep.body.kind === "all" && formBodies.has(ep.rpc) && isFormContentType(type)) {
+          body = formBodyToJson(decodeUtf8(raw, ep));
+        } else {
           const err = unsupportedMediaTypeError(type);
           return sendError(reply, err, shaping, { rpc: ep.rpc, info, status: 415 });
         }
-        body = decodeUtf8(raw, ep);
       }
       const message = ep.build({
         segments: found.segments,

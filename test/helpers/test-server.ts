@@ -50,8 +50,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Start a Gatehouse on a free loopback port; settings are env-style overrides. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/**
+ * Start a Gatehouse on a free loopback port; settings are env-style overrides, `now` the
+ * server's clock (token lifetimes, OIDC key caches and cool-downs).
+ */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  opts: { now?: () => number } = {},
+): Promise<TestServer> {
   const port = await freePort();
   const config = loadConfig([], {
     GATEHOUSE_HOST: "127.0.0.1",
@@ -64,7 +70,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     ...env,
   });
   const store = createSqliteStore(config.dbPath);
-  const server = await createServer({ config, store });
+  const server = await createServer({ config, store, ...opts });
   await server.listen();
   const tokenFor = async (uid: string, aud = config.baseUrl) =>
     (await server.tokens.issue(uid, aud)).token;

@@ -1,0 +1,44 @@
+import type { FastifyPluginAsync } from "fastify";
+import type { KeyRing } from "./keyring.js";
+
+/** Options of wellKnownRoutes. */
+export interface WellKnownOptions {
+  /** The auth URL: `iss` of every token; the documents are served under its path. */
+  authUrl: string;
+  keyRing: Pick<KeyRing, "publicJwks">;
+}
+
+// Verifiers cache these; a rotated key is published at once and used for signing only after a
+// refresh of the signing process's view, so a short max-age is enough.
+const cacheControl = "public, max-age=300";
+
+/**
+ * Serve the OpenID Connect discovery document and the JWKS of Gatehouse tokens under the auth
+ * URL's path: `{auth path}/.well-known/openid-configuration` and `…/jwks.json`.
+ */
+export const wellKnownRoutes: FastifyPluginAsync<WellKnownOptions> = async (app, opts) => {
+  const authUrl = opts.authUrl.replace(/\/$/, "");
+  const path = new URL(authUrl).pathname.replace(/\/$/, "");
+  const discovery = JSON.stringify({
+    issuer: authUrl,
+    jwks_uri: `${authUrl}/.well-known/jwks.json`,
+    // Gatehouse signs tokens; it has no authorization or OAuth token endpoint, so none is
+    // advertised. Tokens come from `{auth URL}/sts/exchange` (not an RFC 8693 endpoint).
+    subject_types_supported: ["public"],
+    id_token_signing_alg_values_supported: ["ES256"],
+    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "email"],
+  });
+
+  app.get(`${path}/.well-known/openid-configuration`, async (_req, reply) =>
+    reply
+      .header("cache-control", cacheControl)
+      .header("content-type", "application/json")
+      .send(discovery),
+  );
+  app.get(`${path}/.well-known/jwks.json`, async (_req, reply) =>
+    reply
+      .header("cache-control", cacheControl)
+      .header("content-type", "application/json")
+      .send(JSON.stringify(await opts.keyRing.publicJwks())),
+  );
+};

@@ -1,0 +1,102 @@
+import { randomBytes } from "node:crypto";
+import { ownerRole } from "../auth/capabilities.js";
+import { createKeyRing } from "../auth/keyring.js";
+import { createTokenIssuer } from "../auth/tokens.js";
+import { checkGroupName, violations } from "../services/validate.js";
+import type { ClaimMatchRecord } from "../store/iam-store.js";
+import type { Store } from "../store/store.js";
+import { newChildUid, newRootUid } from "../uid.js";
+import { CliError, type CliIo } from "./cli-io.js";
+import { parseCommandArgs } from "./command-args.js";
+import { openDatabase } from "./open-database.js";
+
+/** The options of `gatehouse bootstrap`. */
+export const bootstrapOptions = {
+  org: { help: "name of the organization to create (required)" },
+};
+
+/**
+ * The issuer of every bootstrap identity's claimMatch. It is not an http(s) URL, so the STS
+ * exchange refuses it before contacting anything: no OIDC token can ever match, and the
+ * identity's tokens come only from `gatehouse token`, run against the database.
+ */
+export const bootstrapIssuer = "urn:gatehouse:bootstrap";
+
+/**
+ * `gatehouse bootstrap --org <name>`: create an organization and an owner identity in it, and
+ * print `{orgUid, identityUid, token, expiry}` as JSON. The identity is a workload identity of
+ * the organization whose claimMatch nothing can satisfy (see bootstrapIssuer): it shows up in
+ * the organization's identities, and an owner can delete it once real owners are bound.
+ */
+export async function bootstrap(argv: string[], io: CliIo): Promise<number> {
+  const { own, config } = parseCommandArgs(argv, bootstrapOptions, io.env);
+  const v = violations();
+  checkGroupName(v, "--org", own.org ?? "");
+  const bad = v.list[0];
+  if (bad) throw new CliError(`${bad.field} ${bad.description}`);
+  const name = own.org as string;
+
+  const store = openDatabase(config.dbPath, { create: true });
+  try {
+    const { orgUid, identityUid } = await bootstrapOrganization(store, name, Date.now());
+    const keyRing = createKeyRing({ store });
+    const issued = await createTokenIssuer({ keyRing, issuer: config.authUrl }).issue(
+      identityUid,
+      config.baseUrl,
+    );
+    io.out(
+      `${JSON.stringify({ orgUid, identityUid, token: issued.token, expiry: issued.expiry.toISOString() })}\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Create an organization named `name`, an identity in it that no OIDC token can match, and a
+ * binding of that identity to the built-in owner role at the organization. Three steps, each
+ * atomic (createOrganization binds an identity that exists already, and this one lives inside
+ * the organization); a failure part-way undoes what was made.
+ */
+export async function bootstrapOrganization(
+  store: Store,
+  name: string,
+  now: number,
+): Promise<{ orgUid: string; identityUid: string }> {
+  const orgUid = newRootUid();
+  const identityUid = newChildUid(orgUid);
+  const claimMatch: ClaimMatchRecord = {
+    issuer: bootstrapIssuer,
+    issuerPattern: "",
+    subject: randomBytes(16).toString("hex"),
+    subjectPattern: "",
+    audience: "",
+    audiencePattern: "",
+    claims: {},
+    claimPatterns: {},
+  };
+  await store.createGroup({ uid: orgUid, parentUid: "", name, description: "", now });
+  try {
+    await store.createIdentity({
+      uid: identityUid,
+      groupUid: orgUid,
+      name: "bootstrap owner",
+      description: "Made by gatehouse bootstrap; its tokens come only from gatehouse token.",
+      claimMatch,
+      now,
+    });
+    await store.createRoleBinding({
+      uid: newChildUid(orgUid),
+      groupUid: orgUid,
+      identityUid,
+      roleUid: ownerRole.uid,
+      now,
+    });
+  } catch (err) {
+    await store.deleteIdentity(identityUid).catch(() => {});
+    await store.deleteGroup(orgUid).catch(() => {});
+    throw err;
+  }
+  return { orgUid, identityUid };
+}

@@ -1,0 +1,34 @@
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { CliError } from "./cli-io.js";
+
+/**
+ * Open the server's SQLite database for a command, or throw CliError (exit 2) saying why not:
+ * an in-memory database (it would vanish with the command), a missing file unless `create`
+ * (a typo would otherwise make a fresh, empty database), a path that is not a readable and
+ * writable file, or a file SQLite cannot use.
+ */
+export function openDatabase(path: string, opts: { create: boolean }): SqliteStore {
+  if (path === "" || path === ":memory:" || path.startsWith("file:")) {
+    throw new CliError(
+      `the database must be a file the server also uses (GATEHOUSE_DB or --db), not ${JSON.stringify(path)}`,
+    );
+  }
+  if (existsSync(path)) {
+    if (!statSync(path).isFile()) throw new CliError(`cannot open database ${path}: not a file`);
+    try {
+      accessSync(path, constants.R_OK | constants.W_OK);
+    } catch {
+      throw new CliError(`cannot open database ${path}: not readable and writable by this user`);
+    }
+  } else if (!opts.create) {
+    throw new CliError(
+      `no database at ${path}: point GATEHOUSE_DB or --db at the server's database file`,
+    );
+  }
+  try {
+    return createSqliteStore(path);
+  } catch (err) {
+    throw new CliError(`cannot open database ${path}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,48 @@
+import { createKeyRing } from "../auth/keyring.js";
+import { createTokenIssuer } from "../auth/tokens.js";
+import { isUid } from "../uid.js";
+import { CliError, type CliIo } from "./cli-io.js";
+import { parseCommandArgs } from "./command-args.js";
+import { openDatabase } from "./open-database.js";
+
+/** The options of `gatehouse token`. */
+export const tokenOptions = {
+  identity: { help: "uid of the identity the token is for (required)" },
+  aud: { help: "audience: the base URL (default) or the registry audience" },
+};
+
+/**
+ * `gatehouse token --identity <uid> [--aud <audience>]`: print `{identityUid, token, expiry}`
+ * as JSON, a fresh token for an existing identity, signed with the database's key ring. For
+ * operators on the server's machine; it does not count as a token exchange (lastSeenTime stays).
+ */
+export async function token(argv: string[], io: CliIo): Promise<number> {
+  const { own, config } = parseCommandArgs(argv, tokenOptions, io.env);
+  const uid = own.identity ?? "";
+  if (uid === "") throw new CliError("--identity is required");
+  if (!isUid(uid)) throw new CliError(`--identity: not a valid uid: ${JSON.stringify(uid)}`);
+  const aud = own.aud ?? config.baseUrl;
+  if (
+    aud !== config.baseUrl &&
+    (config.registryAudience === "" || aud !== config.registryAudience)
+  ) {
+    throw new CliError("--aud must be the base URL or the registry audience");
+  }
+  const store = openDatabase(config.dbPath, { create: false });
+  try {
+    const identity = await store.getIdentity(uid);
+    if (!identity) throw new CliError(`no identity ${uid} in ${config.dbPath}`, 1);
+    const keyRing = createKeyRing({ store });
+    const issued = await createTokenIssuer({ keyRing, issuer: config.authUrl }).issue(
+      uid,
+      aud,
+      identity.email === "" ? {} : { email: identity.email },
+    );
+    io.out(
+      `${JSON.stringify({ identityUid: uid, token: issued.token, expiry: issued.expiry.toISOString() })}\n`,
+    );
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,202 @@
+import { createHash } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ConnectError, ServiceImpl } from "@connectrpc/connect";
+import type { JWTPayload } from "jose";
+import {
+  ExchangeResponseSchema,
+  type SecurityTokenService,
+} from "../../../gen/gatehouse/sts/v1/sts_pb.js";
+import { matchClaims, matchIssuer } from "../../auth/claim-match.js";
+import { OidcError } from "../../auth/oidc/oidc-error.js";
+import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
+import type { TokenIssuer } from "../../auth/tokens.js";
+import type { Config } from "../../config.js";
+import { invalidField, unauthenticated } from "../../errors.js";
+import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
+import { StoreError } from "../../store/store.js";
+import { isUid } from "../../uid.js";
+import { maxNameLength } from "../validate.js";
+
+/** What the STS exchange needs. */
+export interface ExchangeDeps {
+  store: Pick<IamStore, "getIdentity" | "touchIdentity" | "upsertPerson">;
+  tokens: Pick<TokenIssuer, "issue">;
+  oidc: OidcVerifier;
+  config: Pick<Config, "baseUrl" | "registryAudience" | "trustedUserIssuers">;
+  now: () => number;
+  /** Told why an exchange was refused: a reason and uids, never a token. */
+  onRefused?: (fields: { reason: string; identity?: string; issuer?: string }) => void;
+}
+
+/**
+ * The one answer to every refused exchange. Unknown identity, bad signature, unreachable
+ * issuer and failed claim match all read the same, so a caller cannot probe which identities
+ * exist or what they match.
+ */
+export function exchangeRefused(): ConnectError {
+  return unauthenticated("the token cannot be exchanged for this identity");
+}
+
+/** A refusal with the reason kept for the log; the caller sees exchangeRefused(). */
+class Refused extends Error {
+  constructor(
+    readonly reason: string,
+    readonly issuer?: string,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * Create the SecurityTokenService: trade a workload's OIDC token (the bearer) for a Gatehouse
+ * token of an identity whose claimMatch or staticKeys it satisfies, or, without an identity,
+ * log a person in with a token from a trusted user issuer.
+ */
+export function createSecurityTokenService(
+  deps: ExchangeDeps,
+): ServiceImpl<typeof SecurityTokenService> {
+  const { store, tokens, oidc, config, now } = deps;
+  const audiences = new Set([config.baseUrl, config.registryAudience].filter((a) => a !== ""));
+  const trusted = new Set(config.trustedUserIssuers);
+
+  async function forIdentity(uid: string, token: string): Promise<IdentityRecord> {
+    const identity = await store.getIdentity(uid);
+    if (!identity) throw new Refused("unknown_identity");
+    const payload = await verified(token, identity);
+    if (identity.claimMatch) {
+      if (!matchClaims(identity.claimMatch, payload, config.baseUrl)) {
+        throw new Refused("claims_mismatch", payload.iss);
+      }
+    } else if (identity.staticKeys) {
+      // staticKeys names no audience: the default of a claimMatch (the base URL) applies.
+      const aud = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
+      if (payload.sub !== identity.staticKeys.subject || !aud.includes(config.baseUrl)) {
+        throw new Refused("claims_mismatch", payload.iss);
+      }
+    }
+    return identity;
+  }
+
+  async function verified(token: string, identity: IdentityRecord): Promise<JWTPayload> {
+    const { claimMatch: cm, staticKeys: sk } = identity;
+    try {
+      if (cm) {
+        // Only the issuers the identity names are ever contacted.
+        return await oidc.verify(token, { acceptIssuer: (iss) => matchIssuer(cm, iss) });
+      }
+      if (sk) {
+        return await oidc.verifyWithStaticKeys(token, {
+          issuer: sk.issuer,
+          issuerKeysJson: sk.issuerKeys,
+          expirationTime: new Date(sk.expirationTime),
+        });
+      }
+    } catch (err) {
+      if (err instanceof OidcError) throw new Refused(err.reason);
+      throw err;
+    }
+    // A person's root identity is reached by logging in, never by naming it.
+    throw new Refused("no_exchange_method");
+  }
+
+  async function login(token: string): Promise<IdentityRecord> {
+    let payload: JWTPayload;
+    try {
+      payload = await oidc.verify(token, { acceptIssuer: (iss) => trusted.has(iss) });
+    } catch (err) {
+      if (err instanceof OidcError) throw new Refused(`login_${err.reason}`);
+      throw err;
+    }
+    const iss = payload.iss as string;
+    const sub = payload.sub as string;
+    // Without an audience check, a token any other client of the same issuer received would
+    // log its bearer in as that person.
+    const aud = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
+    if (!aud.includes(config.baseUrl)) throw new Refused("login_bad_audience", iss);
+    const email =
+      payload.email_verified === true && typeof payload.email === "string" ? payload.email : "";
+    return store.upsertPerson({
+      uid: personUid(iss, sub),
+      issuer: iss,
+      subject: sub,
+      name: displayName(payload.name, email, sub),
+      email,
+      now: now(),
+    });
+  }
+
+  return {
+    async exchange(req, ctx) {
+      if (req.aud === "") throw invalidField("aud", "is required");
+      if (!audiences.has(req.aud)) {
+        throw invalidField("aud", "must be the base URL or the registry audience");
+      }
+      if (req.identity !== "" && !isUid(req.identity)) {
+        throw invalidField("identity", "is not a valid uid");
+      }
+      const token = bearer(ctx.requestHeader.get("authorization"));
+      if (token === undefined) throw unauthenticated("an OIDC token is required as the bearer");
+      let identity: IdentityRecord;
+      try {
+        identity =
+          req.identity === "" ? await login(token) : await forIdentity(req.identity, token);
+      } catch (err) {
+        if (!(err instanceof Refused)) throw err;
+        deps.onRefused?.({
+          reason: err.reason,
+          ...(req.identity === "" ? {} : { identity: req.identity }),
+          ...(err.issuer === undefined ? {} : { issuer: err.issuer }),
+        });
+        throw exchangeRefused();
+      }
+      if (req.identity !== "") {
+        try {
+          await store.touchIdentity(identity.uid, now());
+        } catch (err) {
+          // Deleted between the match and now: as if it had never existed.
+          if (isNotFound(err)) throw exchangeRefused();
+          throw err;
+        }
+      }
+      const issued = await tokens.issue(
+        identity.uid,
+        req.aud,
+        identity.email === "" ? {} : { email: identity.email },
+      );
+      return create(ExchangeResponseSchema, {
+        token: issued.token,
+        expiry: timestampFromDate(issued.expiry),
+      });
+    },
+  };
+}
+
+/**
+ * The root uid of a person: the SHA-1 of `issuer\nsubject` in hex (40 characters), so the
+ * same person always gets the same identity and two issuers never share one.
+ */
+export function personUid(issuer: string, subject: string): string {
+  return createHash("sha1").update(`${issuer}\n${subject}`).digest("hex");
+}
+
+function bearer(header: string | null): string | undefined {
+  const m = header === null ? null : /^Bearer +(\S+) *$/i.exec(header);
+  return m?.[1];
+}
+
+// Printable characters only, as an identity name must be.
+const unprintable = /[\p{Cc}\p{Cs}]/gu;
+
+function displayName(name: unknown, email: string, subject: string): string {
+  const candidates = [typeof name === "string" ? name : "", email, subject];
+  for (const c of candidates) {
+    const clean = c.replace(unprintable, "").trim().slice(0, maxNameLength);
+    if (clean !== "") return clean;
+  }
+  return "person";
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof StoreError && err.kind === "not_found";
+}
