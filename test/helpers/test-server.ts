@@ -56,7 +56,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: { now?: () => number } = {},
+  opts: { now?: () => number; logStream?: { write(line: string): void } } = {},
 ): Promise<TestServer> {
   const port = await freePort();
   const config = loadConfig([], {
