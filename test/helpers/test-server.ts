@@ -1,7 +1,7 @@
 import net from "node:net";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
-import { createServer, type Server } from "../../src/server.js";
+import { createServer, type Server, type ServerDeps } from "../../src/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
@@ -56,7 +56,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: { now?: () => number; logStream?: { write(line: string): void } } = {},
+  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors"> = {},
 ): Promise<TestServer> {
   const port = await freePort();
   const config = loadConfig([], {

@@ -1,0 +1,94 @@
+import { readFileSync } from "node:fs";
+import http2 from "node:http2";
+import https from "node:https";
+import { resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Interceptor } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { startTestServer } from "../helpers/test-server.js";
+
+// A self-signed certificate for 127.0.0.1, made for these tests only (not a secret).
+const certPath = resolve("test/fixtures/tls/cert.pem");
+const keyPath = resolve("test/fixtures/tls/key.pem");
+const ca = readFileSync(certPath);
+
+function h2Get(url: string, path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; body: string; alpn: string | false }>((done, fail) => {
+    const session = http2.connect(url, { ca });
+    session.on("error", fail);
+    const req = session.request({ ":path": path, ...headers });
+    let body = "";
+    let status = 0;
+    req.on("response", (h) => {
+      status = Number(h[":status"]);
+    });
+    req.on("data", (d) => {
+      body += d;
+    });
+    req.on("end", () => {
+      const alpn = (session.socket as { alpnProtocol?: string | false }).alpnProtocol ?? false;
+      session.close();
+      done({ status, body, alpn });
+    });
+    req.end();
+  });
+}
+
+function h1Get(url: string, path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; body: string; alpn: string | false }>((done, fail) => {
+    const req = https.get(`${url}${path}`, { ca, headers, agent: false }, (res) => {
+      let body = "";
+      res.on("data", (d) => {
+        body += d;
+      });
+      res.on("end", () =>
+        done({
+          status: res.statusCode ?? 0,
+          body,
+          alpn: (res.socket as { alpnProtocol?: string | false }).alpnProtocol ?? false,
+        }),
+      );
+    });
+    req.on("error", fail);
+  });
+}
+
+describe("TLS on the one port", () => {
+  it("negotiates h2 or http/1.1 by ALPN and serves REST on both", async () => {
+    const ts = await startTestServer({ GATEHOUSE_TLS_CERT: certPath, GATEHOUSE_TLS_KEY: keyPath });
+    try {
+      const { uid, owner } = await ts.makeOrg("tls");
+      const url = `https://127.0.0.1:${ts.port}`;
+      const path = `/iam/v2beta1/groups/${uid}`;
+      const h2 = await h2Get(url, path, owner.headers);
+      expect(h2).toMatchObject({ status: 200, alpn: "h2" });
+      expect(JSON.parse(h2.body)).toMatchObject({ uid, name: "tls" });
+      const h1 = await h1Get(url, path, owner.headers);
+      expect(h1.status).toBe(200);
+      expect(h1.alpn === false || h1.alpn === "http/1.1").toBe(true);
+      expect(JSON.parse(h1.body)).toMatchObject({ uid });
+    } finally {
+      await ts.close();
+    }
+  });
+});
+
+describe("graceful shutdown", () => {
+  it("lets an in-flight call finish, then refuses new connections", async () => {
+    // Holds every call for a moment, so one is in flight when shutdown begins.
+    const slow: Interceptor = (next) => async (req) => {
+      await sleep(300);
+      return next(req);
+    };
+    const ts = await startTestServer({}, { interceptors: [slow] });
+    const { uid, owner } = await ts.makeOrg("slow");
+    const inFlight = fetch(`${ts.url}/iam/v2beta1/groups/${uid}`, { headers: owner.headers });
+    await sleep(100);
+    const closed = ts.close();
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ uid });
+    await closed;
+    await expect(fetch(`${ts.url}/healthz`)).rejects.toThrow();
+  });
+});
