@@ -1,20 +1,31 @@
-import type { Code } from "@connectrpc/connect";
+import { type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";
 import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
+import { digestOf, type RegistryClients } from "../helpers/registry-clients.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 /**
  * Every RPC, every kind of caller, against resources of organization A: the expected code per
  * cell, and nothing of A in any answer to a caller outside it. To cover another service, add
- * its clients to IamClients and its rows to `rpcs`.
+ * its clients to Clients and its rows to `rpcs`.
  */
 
-const callers = ["ownerA", "viewerA", "ownerB", "unbound", "anonymous"] as const;
+// advisorA holds only advisories.admin at A: the one caller that may write advisories (the
+// owner role leaves advisory writes out). Outside the advisories it is as `unbound`.
+const callers = ["ownerA", "viewerA", "advisorA", "ownerB", "unbound", "anonymous"] as const;
 type CallerName = (typeof callers)[number];
-type Expect = Record<CallerName, number>;
+type Expect = Record<Exclude<CallerName, "advisorA">, number> & { advisorA?: number };
+/** The callers inside organization A, who may see its resources. */
+const insideA: readonly CallerName[] = ["ownerA", "viewerA", "advisorA"];
+
+/** The IAM, registry and advisories clients of one caller. */
+type Clients = IamClients & Omit<RegistryClients, "groups">;
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
@@ -31,11 +42,18 @@ interface Fixture {
   freeRole: string;
   binding: string;
   missing: string;
+  /** A repo with `tag`, so it refuses deletion. */
+  repo: string;
+  /** A repo without tags. */
+  emptyRepo: string;
+  tag: string;
+  tagName: string;
+  advisory: string;
 }
 
 interface RpcCase {
   rpc: string;
-  call: (c: IamClients, fx: Fixture) => Promise<unknown>;
+  call: (c: Clients, fx: Fixture) => Promise<unknown>;
   expect: Expect;
   /** Lists: every caller may call; this is what a caller outside A may see. */
   list?: true;
@@ -47,6 +65,18 @@ const write: Expect = { ownerA: 0, viewerA: 7, ownerB: 7, unbound: 7, anonymous:
 const missing: Expect = { ownerA: 5, viewerA: 5, ownerB: 7, unbound: 7, anonymous: 16 };
 const missingWrite: Expect = { ownerA: 5, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 };
 const list: Expect = { ownerA: 0, viewerA: 0, ownerB: 0, unbound: 0, anonymous: 16 };
+// Advisories: every built-in but advisories.admin that reads reads them; only it writes them.
+const advisoryRead: Expect = { ...read, advisorA: 0 };
+const advisoryMissing: Expect = { ...missing, advisorA: 5 };
+const advisoryWrite: Expect = {
+  ownerA: 7,
+  viewerA: 7,
+  advisorA: 0,
+  ownerB: 7,
+  unbound: 7,
+  anonymous: 16,
+};
+const advisoryMissingWrite: Expect = { ...advisoryWrite, advisorA: 5 };
 const within = (fx: Fixture) => ({ descendantsOf: fx.org, childrenOf: "" });
 
 const rpcs: RpcCase[] = [
@@ -212,18 +242,146 @@ const rpcs: RpcCase[] = [
     call: (c, fx) => c.roleBindings.deleteRoleBinding({ uid: fx.binding }),
     expect: write,
   },
+  // ReposService
+  { rpc: "ListRepos", call: (c) => c.repos.listRepos({}), expect: list, list: true },
+  {
+    rpc: "ListRepos under A",
+    call: (c, fx) => c.repos.listRepos({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  { rpc: "GetRepo", call: (c, fx) => c.repos.getRepo({ uid: fx.repo }), expect: read },
+  {
+    rpc: "GetRepo missing",
+    call: (c, fx) => c.repos.getRepo({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateRepo",
+    call: (c, fx) => c.repos.createRepo({ parent: fx.group, repo: { name: "new" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateRepo",
+    call: (c, fx) => c.repos.updateRepo({ repo: { uid: fx.repo, description: "x" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateRepo missing",
+    call: (c, fx) => c.repos.updateRepo({ repo: { uid: fx.missing, description: "x" } }),
+    expect: missingWrite,
+  },
+  { rpc: "DeleteRepo", call: (c, fx) => c.repos.deleteRepo({ uid: fx.emptyRepo }), expect: write },
+  {
+    rpc: "DeleteRepo with tags",
+    call: (c, fx) => c.repos.deleteRepo({ uid: fx.repo }),
+    expect: { ownerA: 9, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 },
+  },
+  {
+    rpc: "DeleteRepo missing",
+    call: (c, fx) => c.repos.deleteRepo({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  // TagsService
+  { rpc: "ListTags", call: (c) => c.tags.listTags({}), expect: list, list: true },
+  {
+    rpc: "ListTags of A's repo",
+    call: (c, fx) => c.tags.listTags({ uidp: { childrenOf: fx.repo, descendantsOf: "" } }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListTags of A's digest",
+    call: (c) => c.tags.listTags({ digest: digestOf("a") }),
+    expect: list,
+    list: true,
+  },
+  { rpc: "GetTag", call: (c, fx) => c.tags.getTag({ uid: fx.tag }), expect: read },
+  {
+    rpc: "GetTag missing",
+    call: (c, fx) => c.tags.getTag({ uid: `${fx.repo}/ffffffffffffffff` }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateTag",
+    call: (c, fx) =>
+      c.tags.createTag({ parent: fx.repo, tag: { name: "new", digest: digestOf("b") } }),
+    expect: write,
+  },
+  {
+    rpc: "CreateTag move",
+    call: (c, fx) =>
+      c.tags.createTag({ parent: fx.repo, tag: { name: fx.tagName, digest: digestOf("c") } }),
+    expect: write,
+  },
+  { rpc: "DeleteTag", call: (c, fx) => c.tags.deleteTag({ uid: fx.tag }), expect: write },
+  {
+    rpc: "DeleteTag missing",
+    call: (c, fx) => c.tags.deleteTag({ uid: `${fx.repo}/ffffffffffffffff` }),
+    expect: missingWrite,
+  },
+  // AdvisoriesService
+  {
+    rpc: "ListAdvisories",
+    call: (c) => c.advisories.listAdvisories({}),
+    expect: { ...list, advisorA: 0 },
+    list: true,
+  },
+  {
+    rpc: "ListAdvisories matching A's",
+    call: (c) => c.advisories.listAdvisories({ query: secret }),
+    expect: { ...list, advisorA: 0 },
+    list: true,
+  },
+  {
+    rpc: "GetAdvisory",
+    call: (c, fx) => c.advisories.getAdvisory({ uid: fx.advisory }),
+    expect: advisoryRead,
+  },
+  {
+    rpc: "GetAdvisory missing",
+    call: (c, fx) => c.advisories.getAdvisory({ uid: fx.missing }),
+    expect: advisoryMissing,
+  },
+  {
+    rpc: "CreateAdvisory",
+    call: (c, fx) =>
+      c.advisories.createAdvisory({ parent: fx.group, advisory: { advisoryId: "NEW-1" } }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "UpdateAdvisory",
+    call: (c, fx) => c.advisories.updateAdvisory({ advisory: { uid: fx.advisory, summary: "x" } }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "UpdateAdvisory missing",
+    call: (c, fx) => c.advisories.updateAdvisory({ advisory: { uid: fx.missing, summary: "x" } }),
+    expect: advisoryMissingWrite,
+  },
+  {
+    rpc: "DeleteAdvisory",
+    call: (c, fx) => c.advisories.deleteAdvisory({ uid: fx.advisory }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "DeleteAdvisory missing",
+    call: (c, fx) => c.advisories.deleteAdvisory({ uid: fx.missing }),
+    expect: advisoryMissingWrite,
+  },
 ];
 
 let ts: TestServer;
 let orgA: TestOrg;
 let orgB: TestOrg;
-const clients = {} as Record<CallerName, IamClients>;
+const clients = {} as Record<CallerName, Clients>;
 
 beforeAll(async () => {
   ts = await startTestServer();
   orgA = await ts.makeOrg(`${secret}-org`);
   orgB = await ts.makeOrg("bravo");
   const viewerA = await ts.makeIdentity(orgA.uid, ["viewer"]);
+  const advisorA = await ts.makeIdentity(orgA.uid, ["advisories.admin"]);
   const unbound = await ts.makeIdentity(orgA.uid);
   // Organization B has data of its own, so that its lists are not trivially empty.
   const bGroup = newChildUid(orgB.uid);
@@ -235,15 +393,39 @@ beforeAll(async () => {
     now: 1,
   });
   await ts.makeIdentity(bGroup, ["viewer"]);
+  const bRepo = newChildUid(bGroup);
+  await ts.store.createRepo({
+    uid: bRepo,
+    groupUid: bGroup,
+    name: "b-app",
+    description: "",
+    aliases: [],
+    now: 1,
+  });
+  await ts.store.putTag(
+    bRepo,
+    { name: "b-latest", digest: digestOf("a"), deprecated: false },
+    () => newChildUid(bRepo),
+    1,
+  );
+  await ts.store.createAdvisory(newChildUid(bGroup), bGroup, advisoryContent("B-1"), 1);
   const headers: Record<CallerName, Record<string, string>> = {
     ownerA: orgA.owner.headers,
     viewerA: viewerA.headers,
+    advisorA: advisorA.headers,
     ownerB: orgB.owner.headers,
     unbound: unbound.headers,
     anonymous: {},
   };
-  for (const name of callers)
-    clients[name] = iamClients(transportFor("connect", ts.url, headers[name]));
+  for (const name of callers) {
+    const transport = transportFor("connect", ts.url, headers[name]);
+    clients[name] = {
+      ...iamClients(transport),
+      repos: createClient(ReposService, transport),
+      tags: createClient(TagsService, transport),
+      advisories: createClient(AdvisoriesService, transport),
+    };
+  }
 });
 afterAll(async () => {
   await ts?.close();
@@ -292,6 +474,23 @@ async function fixture(): Promise<Fixture> {
     roleUid: role,
     now,
   });
+  const repo = newChildUid(group);
+  const emptyRepo = newChildUid(group);
+  for (const [uid, name] of [
+    [repo, `${secret}-repo${n}`],
+    [emptyRepo, `${secret}-empty${n}`],
+  ] as const) {
+    await store.createRepo({ uid, groupUid: group, name, description: "", aliases: [], now });
+  }
+  const tagName = `${secret}-t${n}`;
+  const { tag } = await store.putTag(
+    repo,
+    { name: tagName, digest: digestOf("a"), deprecated: false },
+    () => newChildUid(repo),
+    now,
+  );
+  const advisory = newChildUid(group);
+  await store.createAdvisory(advisory, group, advisoryContent(`${secret}-${n}`), now);
   return {
     org,
     group,
@@ -301,16 +500,56 @@ async function fixture(): Promise<Fixture> {
     freeRole,
     binding,
     missing: `${org}/ffffffffffffffff`,
+    repo,
+    emptyRepo,
+    tag: tag.uid,
+    tagName,
+    advisory,
+  };
+}
+
+/** The content of a bare advisory named `advisoryId`. */
+function advisoryContent(advisoryId: string) {
+  return {
+    advisoryId,
+    aliases: [],
+    summary: "",
+    artifactName: "",
+    componentName: "",
+    componentType: "",
+    severities: [],
+    events: [],
   };
 }
 
 /** Everything of organization A that must never reach a caller outside it. */
 function secretsOf(fx: Fixture): string[] {
-  return [secret, fx.org, fx.group, fx.leaf, fx.identity, fx.role, fx.freeRole, fx.binding];
+  return [
+    secret,
+    fx.org,
+    fx.group,
+    fx.leaf,
+    fx.identity,
+    fx.role,
+    fx.freeRole,
+    fx.binding,
+    fx.repo,
+    fx.emptyRepo,
+    fx.tag,
+    fx.advisory,
+  ];
 }
 
 const cells = rpcs.flatMap((r) =>
-  callers.map((caller) => [r.rpc, caller, r.expect[caller], r] as const),
+  callers.map(
+    (caller) =>
+      [
+        r.rpc,
+        caller,
+        caller === "advisorA" ? (r.expect.advisorA ?? r.expect.unbound) : r.expect[caller],
+        r,
+      ] as const,
+  ),
 );
 
 describe("cross-organization matrix", () => {
@@ -326,7 +565,7 @@ describe("cross-organization matrix", () => {
       answer = err.message;
     }
     expect(got).toBe(code);
-    if (caller === "ownerA" || caller === "viewerA") return;
+    if (insideA.includes(caller)) return;
     // Outside organization A: nothing of it, in any answer, error messages included (a uid
     // the caller sent may be echoed back only in the request-shaped part of an error).
     const text = typeof answer === "string" ? answer : JSON.stringify(toPlain(answer));
@@ -342,7 +581,7 @@ describe("cross-organization matrix", () => {
     }
   });
 
-  it("covers every RPC of the IAM services it names", () => {
+  it("covers every RPC of the services it names", () => {
     const names = new Set(rpcs.map((r) => r.rpc.split(" ")[0]));
     for (const service of Object.values(clients.ownerA)) {
       for (const method of Object.keys(service)) {

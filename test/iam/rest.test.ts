@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import { badRequestFields, restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
-
-// Response bodies are walked freely here; their shape is what the assertions check.
-// biome-ignore lint/suspicious/noExplicitAny: JSON as the test reads it
-type Json = any;
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 
@@ -19,24 +16,13 @@ afterAll(async () => {
   await ts?.close();
 });
 
-/** Call the REST API as `headers`; returns the status and the JSON body. */
-async function rest(
+/** Call the REST API as `headers` (default: the organization's owner). */
+const rest = (
   method: string,
   path: string,
   body?: unknown,
   headers: Record<string, string> = org.owner.headers,
-) {
-  const res = await fetch(ts.url + path, {
-    method,
-    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return {
-    status: res.status,
-    auth: res.headers.get("www-authenticate"),
-    json: (await res.json()) as Json,
-  };
-}
+) => restCall(ts.url, method, path, body, headers);
 
 describe("IAM over REST", () => {
   it("refuses a call without a token with 401 and WWW-Authenticate", async () => {
@@ -106,11 +92,7 @@ describe("IAM over REST", () => {
       capabilities: ["nope"],
     });
     expect(r.status).toBe(400);
-    const bad = (r.json.details as Json[]).find((d) => String(d["@type"]).endsWith("BadRequest"));
-    expect(bad?.fieldViolations.map((v: { field: string }) => v.field)).toEqual([
-      "name",
-      "capabilities",
-    ]);
+    expect(badRequestFields(r.json)).toEqual(["name", "capabilities"]);
   });
 
   it("answers 403 to another organization whether or not the resource exists", async () => {
