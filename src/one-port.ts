@@ -71,6 +71,8 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
           headersTimeout: timeouts.headersTimeoutMs,
           requestTimeout: timeouts.requestTimeoutMs,
           keepAliveTimeout: 5_000,
+          // How often those two timeouts are checked (Node's default is every 30 s).
+          connectionsCheckingInterval: 1_000,
         },
         handler,
       );
@@ -116,6 +118,10 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
           resolve();
         });
       });
+      // Node's HTTP/1.1 server starts tracking connections (which enforces headersTimeout and
+      // requestTimeout, and lets closeIdleConnections work) on its 'listening' event. It never
+      // listens itself here (the dispatcher hands it sockets), so tell it the port is open.
+      if (!tls) h1s.emit("listening");
       return server.address() as AddressInfo;
     },
 
@@ -133,6 +139,8 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
       await closed;
       clearInterval(idleSweep);
       clearTimeout(timer);
+      // Stops the connection-checking interval; the server itself never listened.
+      h1?.close(() => undefined);
     },
   };
 }
