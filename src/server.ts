@@ -9,7 +9,7 @@ import {
 } from "@connectrpc/connect";
 import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import fastifyCors from "@fastify/cors";
-import Fastify, { type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from "fastify";
 import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
@@ -79,7 +79,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     logger: deps.logStream
       ? { level: config.logLevel, stream: deps.logStream }
       : { level: config.logLevel },
-    disableRequestLogging: true,
+    // Our own onResponse hook writes the one line per request.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit,
     // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
     frameworkErrors: createFrameworkErrorHandler(errorDomain),
