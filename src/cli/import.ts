@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { loadConfig } from "../config.js";
 import { importAdvisories } from "../import/import-advisories.js";
@@ -6,8 +5,9 @@ import type { ImportIo, ImportSummary } from "../import/import-report.js";
 import { report } from "../import/import-report.js";
 import { importTags } from "../import/import-tags.js";
 import { ImportFileError, readRecords } from "../import/read-records.js";
-import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
+import { CliError } from "./cli-io.js";
+import { openDatabase } from "./open-database.js";
 
 /** The usage lines of `gatehouse import`, for the command's help. */
 export const importUsage = `  import advisories --group <uid> <file>   upsert OSV advisories (JSON, array, JSON lines; gzip ok)
@@ -63,9 +63,13 @@ export async function importCommand(
   const file = positionals[0]!;
 
   const dbPath = loadConfig(values.db ? ["--db", values.db] : [], io.env).dbPath;
-  const opened = openStore(dbPath);
-  if (typeof opened === "string") return fail(opened);
-  const store = opened;
+  let store: Store;
+  try {
+    store = openDatabase(dbPath, { create: false });
+  } catch (err) {
+    if (err instanceof CliError) return fail(err.message);
+    throw err;
+  }
   try {
     const found =
       kind === "advisories" ? await store.getGroup(parent) : await store.getRepo(parent);
@@ -86,18 +90,6 @@ export async function importCommand(
     return summary.rejected.length > 0 ? 1 : 0;
   } finally {
     await store.close();
-  }
-}
-
-/** Open the server's database, or say why not. A missing file is refused, not created. */
-function openStore(path: string): Store | string {
-  if (path !== ":memory:" && !path.startsWith("file:") && !existsSync(path)) {
-    return `cannot open database ${path}: no such file (run serve once, or pass --db)`;
-  }
-  try {
-    return createSqliteStore(path);
-  } catch (err) {
-    return `cannot open database ${path}: ${(err as Error).message}`;
   }
 }
 
