@@ -43,7 +43,10 @@ export interface PreparedList<F = Record<string, never>> extends ListQuery<F> {
   readonly fingerprint: string;
 }
 
-/** A finished page, ready for the response message. */
+/**
+ * A finished page, ready for the response message: spread everything but `items` into it, as
+ * `{ things: items.map(toThing), ...envelope }`.
+ */
 export interface ListResult<T> {
   items: T[];
   /** Every match across all pages. */

@@ -39,13 +39,8 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
     async listGroups(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listGroups(query);
-      const result = lists.finish(query, page, sortValueOf);
-      return create(ListGroupsResponseSchema, {
-        groups: result.items.map(toGroup),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
-      });
+      const { items, ...envelope } = lists.finish(query, page, sortValueOf);
+      return create(ListGroupsResponseSchema, { groups: items.map(toGroup), ...envelope });
     },
 
     async getGroup(req) {

@@ -65,12 +65,10 @@ export function createIdentitiesService(
     async listIdentities(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listIdentities(query);
-      const result = lists.finish(query, page, sortValueOf);
+      const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListIdentitiesResponseSchema, {
-        identities: result.items.map(toIdentity),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+        identities: items.map(toIdentity),
+        ...envelope,
       });
     },
 

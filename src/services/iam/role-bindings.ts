@@ -73,12 +73,10 @@ export function createRoleBindingsService(
       v.throwIfAny();
       const query = lists.parse(req, filters, listOptionsOf(ctx));
       const page = await store.listRoleBindings(query);
-      const result = lists.finish(query, page, bindingSortValue);
+      const { items, ...envelope } = lists.finish(query, page, bindingSortValue);
       return create(ListRoleBindingsResponseSchema, {
-        roleBindings: result.items.map(toRoleBinding),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+        roleBindings: items.map(toRoleBinding),
+        ...envelope,
       });
     },
 

@@ -49,13 +49,8 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
     async listRoles(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listRoles(query);
-      const result = lists.finish(query, page, sortValueOf);
-      return create(ListRolesResponseSchema, {
-        roles: result.items.map(toRole),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
-      });
+      const { items, ...envelope } = lists.finish(query, page, sortValueOf);
+      return create(ListRolesResponseSchema, { roles: items.map(toRole), ...envelope });
     },
 
     async getRole(req) {

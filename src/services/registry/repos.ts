@@ -39,13 +39,8 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
   return {
     async listRepos(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
-      const result = lists.finish(query, await store.listRepos(query), sortValueOf);
-      return create(ListReposResponseSchema, {
-        repos: result.items.map(toRepo),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
-      });
+      const { items, ...envelope } = lists.finish(query, await store.listRepos(query), sortValueOf);
+      return create(ListReposResponseSchema, { repos: items.map(toRepo), ...envelope });
     },
 
     async getRepo(req) {

@@ -43,13 +43,8 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
       if (req.updatedSince) filters.updatedSince = timestampDate(req.updatedSince).getTime();
       if (req.excludeReferrers) filters.excludeReferrers = true;
       const query = lists.parse(req, filters, listOptionsOf(ctx));
-      const result = lists.finish(query, await store.listTags(query), sortValueOf);
-      return create(ListTagsResponseSchema, {
-        tags: result.items.map(toTag),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
-      });
+      const { items, ...envelope } = lists.finish(query, await store.listTags(query), sortValueOf);
+      return create(ListTagsResponseSchema, { tags: items.map(toTag), ...envelope });
     },
 
     async getTag(req) {

@@ -76,12 +76,14 @@ export function createAdvisoriesService(
       }
       v.throwIfAny();
       const query = lists.parse(req, filters, listOptionsOf(ctx));
-      const result = lists.finish(query, await store.listAdvisories(query), advisorySortValue);
+      const { items, ...envelope } = lists.finish(
+        query,
+        await store.listAdvisories(query),
+        advisorySortValue,
+      );
       return create(ListAdvisoriesResponseSchema, {
-        advisories: result.items.map(toAdvisory),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+        advisories: items.map(toAdvisory),
+        ...envelope,
       });
     },
 
