@@ -42,8 +42,10 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
+import { createAccountAssociationsService } from "./services/iam/account-associations.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
+import { createIdentityProvidersService } from "./services/iam/identity-providers.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
@@ -96,8 +98,8 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(IdentitiesService, createIdentitiesService(deps)),
     registration(RolesService, createRolesService(deps)),
     registration(RoleBindingsService, createRoleBindingsService(deps)),
-    registration(IdentityProvidersService, {}),
-    registration(AccountAssociationsService, {}),
+    registration(IdentityProvidersService, createIdentityProvidersService(deps)),
+    registration(AccountAssociationsService, createAccountAssociationsService(deps)),
     registration(GroupInvitesService, {}),
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),

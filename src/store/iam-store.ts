@@ -134,7 +134,91 @@ export interface RoleBindingFilters {
   role?: string;
 }
 
-/** IamStore is the part of Store that holds identities, roles and role bindings. */
+/** The OpenID Connect settings of an identity provider. */
+export interface OidcRecord {
+  issuer: string;
+  clientId: string;
+  /** Stored as given, for talking to the provider; the API never returns it. */
+  clientSecret: string;
+  additionalScopes: string[];
+  groupsClaim: string;
+}
+
+/** A stored identity provider: an OIDC provider people of a group log in with. */
+export interface IdentityProviderRecord {
+  uid: string;
+  groupUid: string;
+  name: string;
+  description: string;
+  /** A role uid, or "" for none. */
+  defaultRole: string;
+  oidc: OidcRecord;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Input of createIdentityProvider. */
+export interface NewIdentityProvider {
+  uid: string;
+  groupUid: string;
+  name: string;
+  description: string;
+  defaultRole: string;
+  oidc: OidcRecord;
+  now: number;
+}
+
+/** A change to an identity provider; absent fields keep their value, oidc changes whole. */
+export interface IdentityProviderPatch {
+  name?: string;
+  description?: string;
+  defaultRole?: string;
+  oidc?: OidcRecord;
+}
+
+/** The cloud accounts of an account association; an absent block is not linked. */
+export interface AccountLinks {
+  amazon?: { account: string };
+  google?: { projectId: string; projectNumber: string };
+  azure?: { tenantId: string; clientIds: string[] };
+  /** Installation ids as decimal strings (int64 in the API). */
+  github?: { installationIds: string[] };
+}
+
+/** A stored account association; its uid is its group's uid (one per group). */
+export interface AccountAssociationRecord extends AccountLinks {
+  uid: string;
+  name: string;
+  description: string;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Input of createAccountAssociation; `uid` is the group's uid. */
+export interface NewAccountAssociation extends AccountLinks {
+  uid: string;
+  name: string;
+  description: string;
+  now: number;
+}
+
+/**
+ * A change to an account association; absent fields keep their value. A provider block set to
+ * null is unlinked.
+ */
+export interface AccountAssociationPatch {
+  name?: string;
+  description?: string;
+  amazon?: AccountLinks["amazon"] | null;
+  google?: AccountLinks["google"] | null;
+  azure?: AccountLinks["azure"] | null;
+  github?: AccountLinks["github"] | null;
+}
+
+/**
+ * IamStore is the part of Store that holds identities, roles, role bindings, identity providers
+ * and account associations.
+ */
 export interface IamStore {
   /**
    * Create an identity. `uid` must be a direct child of `groupUid` (a plain Error otherwise, as
@@ -212,6 +296,46 @@ export interface IamStore {
    * no name of its own: the `name` filter and order use its role's name.
    */
   listRoleBindings(query: ListQuery<RoleBindingFilters>): Promise<ListPage<RoleBindingRecord>>;
+
+  /**
+   * Create an identity provider (`uid` a direct child of `groupUid`). Throws `not_found` if
+   * its group does not exist, `already_exists` if the uid is taken. Whether the default role
+   * may be named is the service's rule.
+   */
+  createIdentityProvider(provider: NewIdentityProvider): Promise<IdentityProviderRecord>;
+  /** Get an identity provider, client secret included, or undefined. */
+  getIdentityProvider(uid: string): Promise<IdentityProviderRecord | undefined>;
+  /** Change an identity provider and set updateTime. Throws `not_found`. */
+  updateIdentityProvider(
+    uid: string,
+    patch: IdentityProviderPatch,
+    now: number,
+  ): Promise<IdentityProviderRecord>;
+  /** Delete an identity provider. Throws `not_found`. */
+  deleteIdentityProvider(uid: string): Promise<void>;
+  /** List identity providers; tree filters and scope apply to the provider's group. */
+  listIdentityProviders(query: ListQuery): Promise<ListPage<IdentityProviderRecord>>;
+
+  /**
+   * Create the account association of the group `uid`. Throws `not_found` if the group does
+   * not exist, `already_exists` if it has one. Deleted with its group.
+   */
+  createAccountAssociation(association: NewAccountAssociation): Promise<AccountAssociationRecord>;
+  /** Get the account association of a group, or undefined. */
+  getAccountAssociation(uid: string): Promise<AccountAssociationRecord | undefined>;
+  /** Change an account association and set updateTime. Throws `not_found`. */
+  updateAccountAssociation(
+    uid: string,
+    patch: AccountAssociationPatch,
+    now: number,
+  ): Promise<AccountAssociationRecord>;
+  /** Delete an account association. Throws `not_found`. */
+  deleteAccountAssociation(uid: string): Promise<void>;
+  /**
+   * List account associations. An association belongs to the group of its uid: `childrenOf G`
+   * and `descendantsOf G` both match G's own, and scope applies to that group.
+   */
+  listAccountAssociations(query: ListQuery): Promise<ListPage<AccountAssociationRecord>>;
 
   /**
    * Every capability the identity holds through bindings at any of `groupUids` (the caller

@@ -1,7 +1,9 @@
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { AccountAssociationsService } from "../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import { IdentityProvidersService } from "../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { type ApiErr, connectErr, withHeaders } from "./groups-clients.js";
@@ -12,6 +14,8 @@ export interface IamClients {
   identities: Client<typeof IdentitiesService>;
   roles: Client<typeof RolesService>;
   roleBindings: Client<typeof RoleBindingsService>;
+  identityProviders: Client<typeof IdentityProvidersService>;
+  accountAssociations: Client<typeof AccountAssociationsService>;
 }
 
 /** The protocols the IAM suites run over, by name. */
@@ -37,6 +41,8 @@ export function iamClients(transport: Transport): IamClients {
     identities: createClient(IdentitiesService, transport),
     roles: createClient(RolesService, transport),
     roleBindings: createClient(RoleBindingsService, transport),
+    identityProviders: createClient(IdentityProvidersService, transport),
+    accountAssociations: createClient(AccountAssociationsService, transport),
   };
 }
 

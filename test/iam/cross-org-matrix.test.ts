@@ -49,6 +49,10 @@ interface Fixture {
   tag: string;
   tagName: string;
   advisory: string;
+  /** An identity provider in `group`; its client secret carries the secret too. */
+  provider: string;
+  /** The account association of `group` (its uid is the group's); `leaf` has none. */
+  association: string;
 }
 
 interface RpcCase {
@@ -59,7 +63,8 @@ interface RpcCase {
   list?: true;
 }
 
-// Expected codes: 0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 7 PERMISSION_DENIED, 16 UNAUTHENTICATED.
+// Expected codes: 0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED,
+// 16 UNAUTHENTICATED.
 const read: Expect = { ownerA: 0, viewerA: 0, ownerB: 7, unbound: 7, anonymous: 16 };
 const write: Expect = { ownerA: 0, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 };
 const missing: Expect = { ownerA: 5, viewerA: 5, ownerB: 7, unbound: 7, anonymous: 16 };
@@ -241,6 +246,135 @@ const rpcs: RpcCase[] = [
     rpc: "DeleteRoleBinding",
     call: (c, fx) => c.roleBindings.deleteRoleBinding({ uid: fx.binding }),
     expect: write,
+  },
+  // IdentityProvidersService
+  {
+    rpc: "ListIdentityProviders",
+    call: (c) => c.identityProviders.listIdentityProviders({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListIdentityProviders under A",
+    call: (c, fx) => c.identityProviders.listIdentityProviders({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetIdentityProvider",
+    call: (c, fx) => c.identityProviders.getIdentityProvider({ uid: fx.provider }),
+    expect: read,
+  },
+  {
+    rpc: "GetIdentityProvider missing",
+    call: (c, fx) => c.identityProviders.getIdentityProvider({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateIdentityProvider",
+    call: (c, fx) =>
+      c.identityProviders.createIdentityProvider({
+        parent: fx.group,
+        identityProvider: {
+          name: "new",
+          defaultRole: viewer.uid,
+          oidc: { issuer: "https://idp.test", clientId: "c", clientSecret: `${secret}-new` },
+        },
+      }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateIdentityProvider",
+    call: (c, fx) =>
+      c.identityProviders.updateIdentityProvider({
+        identityProvider: { uid: fx.provider, description: "x" },
+      }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateIdentityProvider missing",
+    call: (c, fx) =>
+      c.identityProviders.updateIdentityProvider({
+        identityProvider: { uid: fx.missing, description: "x" },
+      }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DeleteIdentityProvider",
+    call: (c, fx) => c.identityProviders.deleteIdentityProvider({ uid: fx.provider }),
+    expect: write,
+  },
+  {
+    rpc: "DeleteIdentityProvider missing",
+    call: (c, fx) => c.identityProviders.deleteIdentityProvider({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  // AccountAssociationsService
+  {
+    rpc: "ListAccountAssociations",
+    call: (c) => c.accountAssociations.listAccountAssociations({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListAccountAssociations under A",
+    call: (c, fx) => c.accountAssociations.listAccountAssociations({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetAccountAssociation",
+    call: (c, fx) => c.accountAssociations.getAccountAssociation({ uid: fx.association }),
+    expect: read,
+  },
+  {
+    rpc: "GetAccountAssociation missing",
+    call: (c, fx) => c.accountAssociations.getAccountAssociation({ uid: fx.leaf }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateAccountAssociation",
+    call: (c, fx) =>
+      c.accountAssociations.createAccountAssociation({
+        parent: fx.leaf,
+        accountAssociation: { amazon: { account: "123456789012" } },
+      }),
+    expect: write,
+  },
+  {
+    rpc: "CreateAccountAssociation second",
+    call: (c, fx) =>
+      c.accountAssociations.createAccountAssociation({
+        parent: fx.group,
+        accountAssociation: { amazon: { account: "123456789012" } },
+      }),
+    expect: { ownerA: 6, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 },
+  },
+  {
+    rpc: "UpdateAccountAssociation",
+    call: (c, fx) =>
+      c.accountAssociations.updateAccountAssociation({
+        accountAssociation: { uid: fx.association, description: "x" },
+      }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateAccountAssociation missing",
+    call: (c, fx) =>
+      c.accountAssociations.updateAccountAssociation({
+        accountAssociation: { uid: fx.leaf, description: "x" },
+      }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DeleteAccountAssociation",
+    call: (c, fx) => c.accountAssociations.deleteAccountAssociation({ uid: fx.association }),
+    expect: write,
+  },
+  {
+    rpc: "DeleteAccountAssociation missing",
+    call: (c, fx) => c.accountAssociations.deleteAccountAssociation({ uid: fx.leaf }),
+    expect: missingWrite,
   },
   // ReposService
   { rpc: "ListRepos", call: (c) => c.repos.listRepos({}), expect: list, list: true },
@@ -491,6 +625,29 @@ async function fixture(): Promise<Fixture> {
   );
   const advisory = newChildUid(group);
   await store.createAdvisory(advisory, group, advisoryContent(`${secret}-${n}`), now);
+  const provider = newChildUid(group);
+  await store.createIdentityProvider({
+    uid: provider,
+    groupUid: group,
+    name: `${secret}-idp${n}`,
+    description: "",
+    defaultRole: viewer.uid,
+    oidc: {
+      issuer: "https://idp.test",
+      clientId: "gatehouse",
+      clientSecret: `${secret}-client-secret`,
+      additionalScopes: [],
+      groupsClaim: "",
+    },
+    now,
+  });
+  await store.createAccountAssociation({
+    uid: group,
+    name: `${secret}-accounts${n}`,
+    description: "",
+    amazon: { account: "123456789012" },
+    now,
+  });
   return {
     org,
     group,
@@ -505,6 +662,8 @@ async function fixture(): Promise<Fixture> {
     tag: tag.uid,
     tagName,
     advisory,
+    provider,
+    association: group,
   };
 }
 
@@ -537,6 +696,8 @@ function secretsOf(fx: Fixture): string[] {
     fx.emptyRepo,
     fx.tag,
     fx.advisory,
+    fx.provider,
+    fx.association,
   ];
 }
 

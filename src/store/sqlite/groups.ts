@@ -28,6 +28,10 @@ const childChecks: readonly ChildCheck[] = [
   { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
   { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
   { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
+  {
+    kind: "identityProviders",
+    sql: "SELECT 1 FROM identity_providers WHERE group_uid = ? LIMIT 1",
+  },
   // Not in API.md's list: imported advisories are never dropped silently with their group.
   { kind: "advisories", sql: "SELECT 1 FROM advisories WHERE group_uid = ? LIMIT 1" },
 ];
@@ -64,6 +68,8 @@ export function createGroupOps(db: Database): GroupOps {
   );
   // Bindings at the group go with it (those of its identities and roles block the delete).
   const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
+  // The account association shares the group's uid: it is the group's, and goes with it.
+  const removeAssociation = db.prepare("DELETE FROM account_associations WHERE uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -124,6 +130,7 @@ export function createGroupOps(db: Database): GroupOps {
         }
       }
       removeBindings.run(uid);
+      removeAssociation.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,

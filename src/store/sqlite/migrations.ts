@@ -226,6 +226,45 @@ export const migrations: readonly Migration[] = [
       END;
     `,
   },
+  {
+    description: "identity providers and account associations",
+    // client_secret has its own column so that it never travels inside the oidc JSON the
+    // records are read from by accident. default_role is a role uid or '' (no foreign key: a
+    // built-in role row is reseeded at open). An account association's uid is its group's uid:
+    // the primary key is the one-per-group rule.
+    sql: `
+      CREATE TABLE identity_providers (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        default_role TEXT NOT NULL,
+        oidc TEXT NOT NULL,
+        client_secret TEXT NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX identity_providers_group ON identity_providers (group_uid, uid);
+      CREATE INDEX identity_providers_name ON identity_providers (name, uid);
+      CREATE INDEX identity_providers_create_time ON identity_providers (create_time, uid);
+      CREATE INDEX identity_providers_update_time ON identity_providers (update_time, uid);
+
+      CREATE TABLE account_associations (
+        uid TEXT PRIMARY KEY REFERENCES groups (uid),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        amazon TEXT,
+        google TEXT,
+        azure TEXT,
+        github TEXT,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX account_associations_name ON account_associations (name, uid);
+      CREATE INDEX account_associations_create_time ON account_associations (create_time, uid);
+      CREATE INDEX account_associations_update_time ON account_associations (update_time, uid);
+    `,
+  },
 ];
 
 /**

@@ -4,10 +4,12 @@ import Sqlite, { type Database } from "better-sqlite3";
 import { builtinRoles } from "../../auth/capabilities.js";
 import { type Store, StoreError } from "../store.js";
 import { createAccessOps } from "./access.js";
+import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
+import { createIdentityProviderOps } from "./identity-providers.js";
 import { migrate } from "./migrations.js";
 import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
@@ -52,6 +54,8 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
     ...createRoleBindingOps(db, groups.createGroup),
+    ...createIdentityProviderOps(db),
+    ...createAccountAssociationOps(db),
     ...createAccessOps(db),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),

@@ -1,0 +1,211 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type AccountAssociation,
+  AccountAssociationSchema,
+  type AccountAssociationsService,
+  AmazonSchema,
+  AzureSchema,
+  GithubSchema,
+  GoogleSchema,
+  ListAccountAssociationsResponseSchema,
+} from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
+import { notFound } from "../../errors.js";
+import type {
+  AccountAssociationPatch,
+  AccountAssociationRecord,
+  AccountLinks,
+} from "../../store/iam-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { Store } from "../../store/store.js";
+import { listOptionsOf } from "../caller.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import {
+  checkDescription,
+  checkUid,
+  maxNameLength,
+  type Violations,
+  violations,
+} from "../validate.js";
+
+/** What the account-associations service needs. */
+export interface AccountAssociationsDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+}
+
+const providers = ["amazon", "google", "azure", "github"] as const;
+
+const maskRules = {
+  mutable: ["name", "description", ...providers],
+  ignored: ["uid", "create_time", "update_time"],
+} as const;
+
+const awsAccount = /^[0-9]{12}$/;
+const gcpProjectId = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
+const gcpProjectNumber = /^[0-9]{1,20}$/;
+const uuid = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+const maxListLength = 100;
+const printable = /^[^\p{Cc}\p{Cs}]*$/u;
+
+/**
+ * Create the AccountAssociationsService: the cloud accounts a group is linked to. A group has
+ * at most one association, whose uid is the group's own; it goes when the group does.
+ */
+export function createAccountAssociationsService(
+  deps: AccountAssociationsDeps,
+): ServiceImpl<typeof AccountAssociationsService> {
+  const { store, lists, now } = deps;
+  return {
+    async listAccountAssociations(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const page = await store.listAccountAssociations(query);
+      const result = lists.finish(query, page, sortValueOf);
+      return create(ListAccountAssociationsResponseSchema, {
+        accountAssociations: result.items.map(toAccountAssociation),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getAccountAssociation(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const association = await store.getAccountAssociation(req.uid);
+      if (!association) throw notFound("account association", req.uid);
+      return toAccountAssociation(association);
+    },
+
+    async createAccountAssociation(req) {
+      const body = req.accountAssociation ?? create(AccountAssociationSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkName(v, body.name);
+      checkDescription(v, "description", body.description);
+      const links = checkLinks(v, body, new Set(providers));
+      if (Object.keys(links).length === 0) {
+        v.add("accountAssociation", "needs at least one of amazon, google, azure and github");
+      }
+      v.throwIfAny();
+      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
+      const association = await store.createAccountAssociation({
+        uid: req.parent,
+        name: body.name,
+        description: body.description,
+        ...links,
+        now: now(),
+      });
+      return toAccountAssociation(association);
+    },
+
+    async updateAccountAssociation(req) {
+      const body = req.accountAssociation ?? create(AccountAssociationSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(AccountAssociationSchema, body, req.updateMask, maskRules);
+      const current = await store.getAccountAssociation(body.uid);
+      if (!current) throw notFound("account association", body.uid);
+      const patch: AccountAssociationPatch = {};
+      if (fields.has("name")) {
+        checkName(v, body.name);
+        patch.name = body.name;
+      }
+      if (fields.has("description")) {
+        checkDescription(v, "description", body.description);
+        patch.description = body.description;
+      }
+      const named = new Set(providers.filter((p) => fields.has(p)));
+      const links = checkLinks(v, body, named);
+      // A named block that is absent from the body unlinks that provider.
+      for (const p of named) Object.assign(patch, { [p]: links[p] ?? null });
+      const remaining = providers.filter((p) => (named.has(p) ? links[p] : current[p]));
+      if (remaining.length === 0) {
+        v.add("accountAssociation", "needs at least one of amazon, google, azure and github");
+      }
+      v.throwIfAny();
+      return toAccountAssociation(await store.updateAccountAssociation(body.uid, patch, now()));
+    },
+
+    async deleteAccountAssociation(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteAccountAssociation(req.uid);
+      return {};
+    },
+  };
+}
+
+function checkName(v: Violations, name: string): void {
+  if (name.length > maxNameLength) v.add("name", `must be at most ${maxNameLength} characters`);
+  else if (!printable.test(name)) v.add("name", "must be printable characters");
+}
+
+/** Check the provider blocks of `only` present in `body`, one violation per failing field. */
+function checkLinks(
+  v: Violations,
+  body: AccountAssociation,
+  only: ReadonlySet<(typeof providers)[number]>,
+): AccountLinks {
+  const out: AccountLinks = {};
+  const { amazon, google, azure, github } = body;
+  if (amazon && only.has("amazon")) {
+    if (!awsAccount.test(amazon.account)) v.add("amazon.account", "must be exactly 12 digits");
+    out.amazon = { account: amazon.account };
+  }
+  if (google && only.has("google")) {
+    if (!gcpProjectId.test(google.projectId)) {
+      v.add("google.projectId", "must be 6-30 characters matching ^[a-z][a-z0-9-]{4,28}[a-z0-9]$");
+    }
+    if (!gcpProjectNumber.test(google.projectNumber)) {
+      v.add("google.projectNumber", "must be 1-20 digits");
+    }
+    out.google = { projectId: google.projectId, projectNumber: google.projectNumber };
+  }
+  if (azure && only.has("azure")) {
+    if (!uuid.test(azure.tenantId)) v.add("azure.tenantId", "must be a UUID");
+    if (azure.clientIds.length > maxListLength) {
+      v.add("azure.clientIds", `must be at most ${maxListLength} ids`);
+    } else if (azure.clientIds.some((id) => !uuid.test(id))) {
+      v.add("azure.clientIds", "each client id must be a UUID");
+    }
+    out.azure = {
+      tenantId: azure.tenantId.toLowerCase(),
+      clientIds: azure.clientIds.map((id) => id.toLowerCase()),
+    };
+  }
+  if (github && only.has("github")) {
+    if (github.installationIds.length === 0) {
+      v.add("github.installationIds", "at least one installation id is required");
+    } else if (github.installationIds.length > maxListLength) {
+      v.add("github.installationIds", `must be at most ${maxListLength} ids`);
+    } else if (github.installationIds.some((id) => id <= 0n)) {
+      v.add("github.installationIds", "each installation id must be a positive integer");
+    }
+    out.github = { installationIds: github.installationIds.map(String) };
+  }
+  return out;
+}
+
+/** Map a stored association to its API message. */
+export function toAccountAssociation(a: AccountAssociationRecord): AccountAssociation {
+  return create(AccountAssociationSchema, {
+    uid: a.uid,
+    name: a.name,
+    description: a.description,
+    ...(a.amazon ? { amazon: create(AmazonSchema, a.amazon) } : {}),
+    ...(a.google ? { google: create(GoogleSchema, a.google) } : {}),
+    ...(a.azure ? { azure: create(AzureSchema, a.azure) } : {}),
+    ...(a.github
+      ? { github: create(GithubSchema, { installationIds: a.github.installationIds.map(BigInt) }) }
+      : {}),
+    createTime: timestampFromMs(a.createTime),
+    updateTime: timestampFromMs(a.updateTime),
+  });
+}

@@ -1,0 +1,251 @@
+import { create } from "@bufbuild/protobuf";
+import { type FieldMask, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import {
+  type IdentityProvider,
+  IdentityProviderSchema,
+  type IdentityProvidersService,
+  ListIdentityProvidersResponseSchema,
+  type Oidc,
+  OidcSchema,
+} from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
+import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
+import { invalidField, notFound } from "../../errors.js";
+import type {
+  IdentityProviderPatch,
+  IdentityProviderRecord,
+  OidcRecord,
+} from "../../store/iam-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { Store } from "../../store/store.js";
+import { isAtOrBelow, isUid, newChildUid } from "../../uid.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireAll } from "../escalation.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
+import {
+  checkDescription,
+  checkDisplayName,
+  checkUid,
+  type Violations,
+  violations,
+} from "../validate.js";
+
+/** What the identity-providers service needs. */
+export interface IdentityProvidersDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+  authorizer: Authorizer;
+}
+
+const maskRules = {
+  mutable: ["name", "description", "default_role", "oidc"],
+  ignored: ["uid", "create_time", "update_time"],
+} as const;
+
+/** The proto names of Oidc's fields, which a mask may name one by one (`oidc.client_id`). */
+const oidcFields = {
+  issuer: "issuer",
+  client_id: "clientId",
+  client_secret: "clientSecret",
+  additional_scopes: "additionalScopes",
+  groups_claim: "groupsClaim",
+} as const satisfies Record<string, keyof OidcRecord>;
+
+const maxValueLength = 1024;
+const maxScopes = 32;
+const scopePattern = /^[\x21\x23-\x5b\x5d-\x7e]+$/; // RFC 6749 scope-token
+const unusableRole = "must be a built-in role or a role defined at or above the group";
+
+/**
+ * Create the IdentityProvidersService: the OIDC providers people of a group log in with. The
+ * client secret is input only: it is stored, never answered, never logged. A provider grants
+ * its default role to whoever logs in through it, so writing one is a grant: it needs
+ * `role_bindings.create` and every capability of the role at the group.
+ */
+export function createIdentityProvidersService(
+  deps: IdentityProvidersDeps,
+): ServiceImpl<typeof IdentityProvidersService> {
+  const { store, lists, now, authorizer } = deps;
+
+  /** Refuse a default role not usable at `group` or not held there by the caller. */
+  async function checkGrant(ctx: HandlerContext, defaultRole: string, group: string) {
+    const caps = ["role_bindings.create"];
+    if (defaultRole !== "") {
+      const role = await store.getRole(defaultRole);
+      if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
+        throw invalidField("defaultRole", unusableRole);
+      }
+      caps.push(...role.capabilities);
+    }
+    await requireAll(authorizer, callerOf(ctx), caps, group);
+  }
+
+  return {
+    async listIdentityProviders(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const page = await store.listIdentityProviders(query);
+      const result = lists.finish(query, page, sortValueOf);
+      return create(ListIdentityProvidersResponseSchema, {
+        identityProviders: result.items.map(toIdentityProvider),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getIdentityProvider(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const provider = await store.getIdentityProvider(req.uid);
+      if (!provider) throw notFound("identity provider", req.uid);
+      return toIdentityProvider(provider);
+    },
+
+    async createIdentityProvider(req, ctx) {
+      const body = req.identityProvider ?? create(IdentityProviderSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkDisplayName(v, "name", body.name);
+      checkDescription(v, "description", body.description);
+      checkRoleUid(v, body.defaultRole);
+      const oidc = toOidcRecord(body.oidc ?? create(OidcSchema));
+      checkOidc(v, oidc);
+      v.throwIfAny();
+      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
+      await checkGrant(ctx, body.defaultRole, req.parent);
+      const provider = await store.createIdentityProvider({
+        uid: newChildUid(req.parent),
+        groupUid: req.parent,
+        name: body.name,
+        description: body.description,
+        defaultRole: body.defaultRole,
+        oidc,
+        now: now(),
+      });
+      return toIdentityProvider(provider);
+    },
+
+    async updateIdentityProvider(req, ctx) {
+      const body = req.identityProvider ?? create(IdentityProviderSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(IdentityProviderSchema, body, req.updateMask, maskRules);
+      const current = await store.getIdentityProvider(body.uid);
+      if (!current) throw notFound("identity provider", body.uid);
+      const patch: IdentityProviderPatch = {};
+      if (fields.has("name")) {
+        checkDisplayName(v, "name", body.name);
+        patch.name = body.name;
+      }
+      if (fields.has("description")) {
+        checkDescription(v, "description", body.description);
+        patch.description = body.description;
+      }
+      if (fields.has("default_role")) {
+        checkRoleUid(v, body.defaultRole);
+        patch.defaultRole = body.defaultRole;
+      }
+      if (fields.has("oidc")) {
+        patch.oidc = mergeOidc(current.oidc, body.oidc ?? create(OidcSchema), req.updateMask);
+        checkOidc(v, patch.oidc);
+      }
+      v.throwIfAny();
+      await checkGrant(ctx, patch.defaultRole ?? current.defaultRole, current.groupUid);
+      return toIdentityProvider(await store.updateIdentityProvider(body.uid, patch, now()));
+    },
+
+    async deleteIdentityProvider(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteIdentityProvider(req.uid);
+      return {};
+    },
+  };
+}
+
+/**
+ * The OIDC settings after an update that changes `oidc`. Paths under `oidc` in the mask change
+ * only the sub-fields they name; `oidc`, `*` or no mask replace the settings whole. The client
+ * secret, which no reader ever sees, is kept unless the mask names `oidc.client_secret` or the
+ * body carries a non-empty one: a client that writes back what it read must not wipe it.
+ */
+function mergeOidc(current: OidcRecord, body: Oidc, mask: FieldMask | undefined): OidcRecord {
+  const given = toOidcRecord(body);
+  const paths = mask?.paths ?? [];
+  const whole = paths.length === 0 || paths.includes("*") || paths.includes("oidc");
+  const named = new Set<keyof OidcRecord>();
+  for (const path of paths) {
+    if (!path.startsWith("oidc.")) continue;
+    const sub = path.slice("oidc.".length);
+    const key = oidcFields[sub as keyof typeof oidcFields];
+    if (!key) throw invalidField("update_mask", `unknown field path ${JSON.stringify(path)}`);
+    named.add(key);
+  }
+  const next: OidcRecord = whole ? { ...given } : { ...current };
+  if (!whole) for (const key of named) Object.assign(next, { [key]: given[key] });
+  const secretChanges = named.has("clientSecret") || (whole && given.clientSecret !== "");
+  next.clientSecret = secretChanges ? given.clientSecret : current.clientSecret;
+  return next;
+}
+
+function checkRoleUid(v: Violations, uid: string): void {
+  if (uid !== "" && !isUid(uid)) v.add("defaultRole", "is not a valid uid");
+}
+
+/** Check OIDC settings; the secret is checked for length only and never echoed. */
+function checkOidc(v: Violations, o: OidcRecord): void {
+  if (o.issuer === "") v.add("oidc.issuer", "is required");
+  else if (o.issuer.length > maxValueLength || !isAllowedIssuerUrl(o.issuer, true)) {
+    v.add(
+      "oidc.issuer",
+      "must be an https URL (http only on a loopback host) without credentials, query or fragment",
+    );
+  }
+  if (o.clientId === "") v.add("oidc.clientId", "is required");
+  else if (o.clientId.length > maxValueLength) {
+    v.add("oidc.clientId", `must be at most ${maxValueLength} characters`);
+  }
+  if (o.clientSecret.length > maxValueLength) {
+    v.add("oidc.clientSecret", `must be at most ${maxValueLength} characters`);
+  }
+  if (o.additionalScopes.length > maxScopes) {
+    v.add("oidc.additionalScopes", `must be at most ${maxScopes} scopes`);
+  } else if (o.additionalScopes.some((s) => s.length > 256 || !scopePattern.test(s))) {
+    v.add("oidc.additionalScopes", "each scope must be 1-256 printable characters without spaces");
+  }
+  if (o.groupsClaim.length > 256) v.add("oidc.groupsClaim", "must be at most 256 characters");
+}
+
+function toOidcRecord(o: Oidc): OidcRecord {
+  return {
+    issuer: o.issuer,
+    clientId: o.clientId,
+    clientSecret: o.clientSecret,
+    additionalScopes: [...o.additionalScopes],
+    groupsClaim: o.groupsClaim,
+  };
+}
+
+/** Map a stored provider to its API message: everything but the client secret. */
+export function toIdentityProvider(p: IdentityProviderRecord): IdentityProvider {
+  return create(IdentityProviderSchema, {
+    uid: p.uid,
+    name: p.name,
+    description: p.description,
+    defaultRole: p.defaultRole,
+    oidc: create(OidcSchema, {
+      issuer: p.oidc.issuer,
+      clientId: p.oidc.clientId,
+      additionalScopes: p.oidc.additionalScopes,
+      groupsClaim: p.oidc.groupsClaim,
+    }),
+    createTime: timestampFromMs(p.createTime),
+    updateTime: timestampFromMs(p.updateTime),
+  });
+}

@@ -1,0 +1,157 @@
+import type { Database } from "better-sqlite3";
+import type {
+  AccountAssociationPatch,
+  AccountAssociationRecord,
+  AccountLinks,
+  NewAccountAssociation,
+} from "../iam-store.js";
+import { StoreError } from "../store.js";
+import { createListSql } from "./list-sql.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface AccountAssociationRow {
+  uid: string;
+  name: string;
+  description: string;
+  amazon: string | null;
+  google: string | null;
+  azure: string | null;
+  github: string | null;
+  create_time: number;
+  update_time: number;
+}
+
+const providers = ["amazon", "google", "azure", "github"] as const;
+
+/** The account-association operations of the SQLite store. */
+export type AccountAssociationOps = SyncOps<
+  | "createAccountAssociation"
+  | "getAccountAssociation"
+  | "updateAccountAssociation"
+  | "deleteAccountAssociation"
+  | "listAccountAssociations"
+>;
+
+/** Create the account-association operations on an open, migrated database. */
+export function createAccountAssociationOps(db: Database): AccountAssociationOps {
+  const get = db.prepare("SELECT * FROM account_associations WHERE uid = ?");
+  const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
+  const insert = db.prepare(
+    `INSERT INTO account_associations (uid, name, description, amazon, google, azure, github,
+       create_time, update_time)
+     VALUES (@uid, @name, @description, @amazon, @google, @azure, @github, @now, @now)`,
+  );
+  const update = db.prepare(
+    `UPDATE account_associations SET name = @name, description = @description,
+       amazon = @amazon, google = @google, azure = @azure, github = @github, update_time = @now
+     WHERE uid = @uid`,
+  );
+  const remove = db.prepare("DELETE FROM account_associations WHERE uid = ?");
+  // The association's uid is its group's: it is both the row's parent and its group for the
+  // shared list SQL, so `childrenOf G` and scope find G's own association.
+  const lists = createListSql<AccountAssociationRow>(db, {
+    table: "account_associations",
+    uid: "uid",
+    parent: "uid",
+    group: "uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  const find = (uid: string) => get.get(uid) as AccountAssociationRow | undefined;
+  const mustFind = (uid: string) => {
+    const row = find(uid);
+    if (!row) throw new StoreError("not_found", `account association ${JSON.stringify(uid)}`);
+    return row;
+  };
+
+  return {
+    createAccountAssociation: db.transaction((a: NewAccountAssociation) => {
+      if (!groupExists.get(a.uid)) {
+        throw new StoreError("not_found", `group ${JSON.stringify(a.uid)}`);
+      }
+      if (find(a.uid)) {
+        throw new StoreError("already_exists", "the group already has an account association");
+      }
+      insert.run({
+        uid: a.uid,
+        name: a.name,
+        description: a.description,
+        now: a.now,
+        ...linkColumns(a),
+      });
+      return toRecord(find(a.uid)!);
+    }).immediate,
+
+    getAccountAssociation: (uid) => {
+      const row = find(uid);
+      return row && toRecord(row);
+    },
+
+    updateAccountAssociation: db.transaction(
+      (uid: string, patch: AccountAssociationPatch, now: number) => {
+        const current = toRecord(mustFind(uid));
+        const links: AccountLinks = {};
+        for (const p of providers) {
+          const next = patch[p] === undefined ? current[p] : patch[p];
+          if (next) Object.assign(links, { [p]: next });
+        }
+        update.run({
+          uid,
+          name: patch.name ?? current.name,
+          description: patch.description ?? current.description,
+          now,
+          ...linkColumns(links),
+        });
+        return toRecord(find(uid)!);
+      },
+    ).immediate,
+
+    deleteAccountAssociation: db.transaction((uid: string) => {
+      mustFind(uid);
+      remove.run(uid);
+    }).immediate,
+
+    listAccountAssociations: (query) => {
+      // `descendantsOf G` means every resource whose group is G or below it; an association
+      // shares its group's uid, so G's own is not in the strict uid range and is added here.
+      const { descendantsOf, ...rest } = query;
+      const extra =
+        descendantsOf === undefined
+          ? []
+          : [
+              {
+                sql: "t.uid = ? OR (t.uid > ? AND t.uid < ?)",
+                params: [descendantsOf, `${descendantsOf}/`, `${descendantsOf}0`],
+              },
+            ];
+      const page = lists.list(rest, extra);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+}
+
+function linkColumns(links: AccountLinks) {
+  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  return {
+    amazon: json(links.amazon),
+    google: json(links.google),
+    azure: json(links.azure),
+    github: json(links.github),
+  };
+}
+
+function toRecord(row: AccountAssociationRow): AccountAssociationRecord {
+  const out: AccountAssociationRecord = {
+    uid: row.uid,
+    name: row.name,
+    description: row.description,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+  for (const p of providers) {
+    const v = row[p];
+    if (v !== null) Object.assign(out, { [p]: JSON.parse(v) as unknown });
+  }
+  return out;
+}

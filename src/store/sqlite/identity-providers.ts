@@ -1,0 +1,145 @@
+import type { Database } from "better-sqlite3";
+import { parentOf } from "../../uid.js";
+import type {
+  IdentityProviderPatch,
+  IdentityProviderRecord,
+  NewIdentityProvider,
+  OidcRecord,
+} from "../iam-store.js";
+import { StoreError } from "../store.js";
+import { createListSql } from "./list-sql.js";
+import type { SyncOps } from "./sync-ops.js";
+
+interface IdentityProviderRow {
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  default_role: string;
+  /** The OIDC settings but the client secret, as JSON. */
+  oidc: string;
+  client_secret: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The identity-provider operations of the SQLite store. */
+export type IdentityProviderOps = SyncOps<
+  | "createIdentityProvider"
+  | "getIdentityProvider"
+  | "updateIdentityProvider"
+  | "deleteIdentityProvider"
+  | "listIdentityProviders"
+>;
+
+/** Create the identity-provider operations on an open, migrated database. */
+export function createIdentityProviderOps(db: Database): IdentityProviderOps {
+  const get = db.prepare("SELECT * FROM identity_providers WHERE uid = ?");
+  const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
+  const insert = db.prepare(
+    `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
+       client_secret, create_time, update_time)
+     VALUES (@uid, @group, @name, @description, @defaultRole, @oidc, @clientSecret, @now, @now)`,
+  );
+  const update = db.prepare(
+    `UPDATE identity_providers SET name = @name, description = @description,
+       default_role = @defaultRole, oidc = @oidc, client_secret = @clientSecret,
+       update_time = @now
+     WHERE uid = @uid`,
+  );
+  const remove = db.prepare("DELETE FROM identity_providers WHERE uid = ?");
+  const lists = createListSql<IdentityProviderRow>(db, {
+    table: "identity_providers",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  const find = (uid: string) => get.get(uid) as IdentityProviderRow | undefined;
+  const mustFind = (uid: string) => {
+    const row = find(uid);
+    if (!row) throw new StoreError("not_found", `identity provider ${JSON.stringify(uid)}`);
+    return row;
+  };
+
+  return {
+    createIdentityProvider: db.transaction((p: NewIdentityProvider) => {
+      if (parentOf(p.uid) !== p.groupUid || p.groupUid === "") {
+        throw new Error(`identity provider uid ${p.uid} is not a direct child of ${p.groupUid}`);
+      }
+      if (!groupExists.get(p.groupUid)) {
+        throw new StoreError("not_found", `group ${JSON.stringify(p.groupUid)}`);
+      }
+      if (find(p.uid)) {
+        throw new StoreError("already_exists", `identity provider ${JSON.stringify(p.uid)}`);
+      }
+      insert.run({
+        uid: p.uid,
+        group: p.groupUid,
+        name: p.name,
+        description: p.description,
+        defaultRole: p.defaultRole,
+        now: p.now,
+        ...oidcColumns(p.oidc),
+      });
+      return toRecord(find(p.uid)!);
+    }).immediate,
+
+    getIdentityProvider: (uid) => {
+      const row = find(uid);
+      return row && toRecord(row);
+    },
+
+    updateIdentityProvider: db.transaction(
+      (uid: string, patch: IdentityProviderPatch, now: number) => {
+        const current = toRecord(mustFind(uid));
+        update.run({
+          uid,
+          name: patch.name ?? current.name,
+          description: patch.description ?? current.description,
+          defaultRole: patch.defaultRole ?? current.defaultRole,
+          now,
+          ...oidcColumns(patch.oidc ?? current.oidc),
+        });
+        return toRecord(find(uid)!);
+      },
+    ).immediate,
+
+    deleteIdentityProvider: db.transaction((uid: string) => {
+      mustFind(uid);
+      remove.run(uid);
+    }).immediate,
+
+    listIdentityProviders: (query) => {
+      const page = lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+}
+
+function oidcColumns(o: OidcRecord) {
+  const { clientSecret, ...rest } = o;
+  return { oidc: JSON.stringify(rest), clientSecret };
+}
+
+function toRecord(row: IdentityProviderRow): IdentityProviderRecord {
+  const oidc = JSON.parse(row.oidc) as Omit<OidcRecord, "clientSecret">;
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    name: row.name,
+    description: row.description,
+    defaultRole: row.default_role,
+    oidc: {
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      clientSecret: row.client_secret,
+      additionalScopes: oidc.additionalScopes,
+      groupsClaim: oidc.groupsClaim,
+    },
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

@@ -1,0 +1,192 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
+import type { OidcRecord } from "../../src/store/iam-store.js";
+import type { Store } from "../../src/store/store.js";
+import { listQuery, storeError } from "./store-suite.js";
+
+const R = "c".repeat(40);
+const G = `${R}/1111111111111111`;
+const H = `${G}/2222222222222222`;
+const OTHER = "d".repeat(40);
+const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+
+const oidc: OidcRecord = {
+  issuer: "https://idp.test",
+  clientId: "gatehouse",
+  clientSecret: "s3cret",
+  additionalScopes: ["groups"],
+  groupsClaim: "groups",
+};
+
+/**
+ * The identity-provider and account-association part of the store contract; `store()` is the
+ * fresh store of the running test. Called from runStoreSuite.
+ */
+export function orgAdminCases(store: () => Store): void {
+  beforeEach(async () => {
+    const s = store();
+    await s.createGroup({ uid: R, parentUid: "", name: "acme", description: "", now: 1 });
+    await s.createGroup({ uid: G, parentUid: R, name: "eng", description: "", now: 1 });
+    await s.createGroup({ uid: H, parentUid: G, name: "api", description: "", now: 1 });
+    await s.createGroup({ uid: OTHER, parentUid: "", name: "other", description: "", now: 1 });
+  });
+
+  const provider = (uid: string, groupUid: string, name: string, now = 10) =>
+    store().createIdentityProvider({
+      uid,
+      groupUid,
+      name,
+      description: "",
+      defaultRole: viewer.uid,
+      oidc,
+      now,
+    });
+
+  describe("identity providers", () => {
+    const P1 = `${G}/000000000000000a`;
+
+    it("creates, reads, updates and deletes a provider, keeping its secret", async () => {
+      const created = await provider(P1, G, "corp");
+      expect(created).toEqual({
+        uid: P1,
+        groupUid: G,
+        name: "corp",
+        description: "",
+        defaultRole: viewer.uid,
+        oidc,
+        createTime: 10,
+        updateTime: 10,
+      });
+      expect(await store().getIdentityProvider(P1)).toEqual(created);
+      const described = await store().updateIdentityProvider(P1, { description: "d" }, 11);
+      expect(described).toMatchObject({ name: "corp", description: "d", oidc, updateTime: 11 });
+      const rotated = { ...oidc, clientSecret: "new", additionalScopes: [] };
+      const changed = await store().updateIdentityProvider(P1, { oidc: rotated }, 12);
+      expect(changed.oidc).toEqual(rotated);
+      await store().deleteIdentityProvider(P1);
+      expect(await store().getIdentityProvider(P1)).toBeUndefined();
+      await storeError(() => store().deleteIdentityProvider(P1), "not_found");
+      await storeError(() => store().updateIdentityProvider(P1, {}, 1), "not_found");
+    });
+
+    it("refuses a missing group and a taken uid", async () => {
+      await storeError(
+        () => provider(`${"e".repeat(40)}/000000000000000a`, "e".repeat(40), "x"),
+        "not_found",
+      );
+      await provider(P1, G, "corp");
+      await storeError(() => provider(P1, G, "again"), "already_exists");
+    });
+
+    it("lists by tree, name and scope", async () => {
+      await provider(`${R}/000000000000000a`, R, "root", 10);
+      await provider(`${G}/000000000000000b`, G, "eng", 11);
+      await provider(`${H}/000000000000000c`, H, "api", 12);
+      await provider(`${OTHER}/000000000000000d`, OTHER, "other", 13);
+      const names = async (q: Parameters<Store["listIdentityProviders"]>[0]) =>
+        (await store().listIdentityProviders(q)).items.map((p) => p.name);
+      expect(await names(listQuery())).toEqual(["root", "eng", "api", "other"]);
+      expect(await names(listQuery({ descendantsOf: G }))).toEqual(["eng", "api"]);
+      expect(await names(listQuery({ childrenOf: G }))).toEqual(["eng"]);
+      expect(await names(listQuery({ scope: [H, OTHER] }))).toEqual(["api", "other"]);
+      expect(await names(listQuery({ name: "eng" }))).toEqual(["eng"]);
+      const page = await store().listIdentityProviders(listQuery({ limit: 2 }));
+      expect(page).toMatchObject({ total: 4, hasMore: true });
+    });
+
+    it("blocks the delete of its group", async () => {
+      await provider(`${H}/000000000000000c`, H, "api");
+      const err = await storeError(() => store().deleteGroup(H), "not_empty");
+      expect(err.childKind).toBe("identityProviders");
+    });
+  });
+
+  describe("account associations", () => {
+    const links = {
+      amazon: { account: "123456789012" },
+      github: { installationIds: ["42", "9007199254740993"] },
+    };
+
+    it("creates, reads, updates and deletes the association of a group", async () => {
+      const created = await store().createAccountAssociation({
+        uid: G,
+        name: "eng",
+        description: "",
+        ...links,
+        now: 10,
+      });
+      expect(created).toEqual({
+        uid: G,
+        name: "eng",
+        description: "",
+        ...links,
+        createTime: 10,
+        updateTime: 10,
+      });
+      expect(await store().getAccountAssociation(G)).toEqual(created);
+      const azure = { tenantId: "0b9e1c2a-3f4d-4e5f-8a6b-7c8d9e0f1a2b", clientIds: [] };
+      const changed = await store().updateAccountAssociation(
+        G,
+        { azure, amazon: null, description: "d" },
+        11,
+      );
+      expect(changed).toEqual({
+        uid: G,
+        name: "eng",
+        description: "d",
+        azure,
+        github: links.github,
+        createTime: 10,
+        updateTime: 11,
+      });
+      await store().deleteAccountAssociation(G);
+      expect(await store().getAccountAssociation(G)).toBeUndefined();
+      await storeError(() => store().deleteAccountAssociation(G), "not_found");
+      await storeError(() => store().updateAccountAssociation(G, {}, 1), "not_found");
+    });
+
+    it("allows one per group, and only for an existing group", async () => {
+      const a = { name: "", description: "", ...links, now: 10 };
+      await store().createAccountAssociation({ uid: G, ...a });
+      await storeError(() => store().createAccountAssociation({ uid: G, ...a }), "already_exists");
+      await storeError(
+        () => store().createAccountAssociation({ uid: `${G}/ffffffffffffffff`, ...a }),
+        "not_found",
+      );
+    });
+
+    it("lists by tree, counting a group's own association as in it", async () => {
+      for (const [uid, name, now] of [
+        [R, "root", 10],
+        [G, "eng", 11],
+        [H, "api", 12],
+        [OTHER, "other", 13],
+      ] as const) {
+        await store().createAccountAssociation({ uid, name, description: "", ...links, now });
+      }
+      const names = async (q: Parameters<Store["listAccountAssociations"]>[0]) =>
+        (await store().listAccountAssociations(q)).items.map((p) => p.name);
+      expect(await names(listQuery())).toEqual(["root", "eng", "api", "other"]);
+      expect(await names(listQuery({ descendantsOf: G }))).toEqual(["eng", "api"]);
+      expect(await names(listQuery({ childrenOf: G }))).toEqual(["eng"]);
+      expect(await names(listQuery({ scope: [G] }))).toEqual(["eng", "api"]);
+      expect(await names(listQuery({ scope: [] }))).toEqual([]);
+      const first = await store().listAccountAssociations(listQuery({ limit: 3 }));
+      expect(first).toMatchObject({ total: 4, hasMore: true });
+    });
+
+    it("goes with its group", async () => {
+      await store().createAccountAssociation({
+        uid: H,
+        name: "",
+        description: "",
+        ...links,
+        now: 1,
+      });
+      await store().deleteGroup(H);
+      expect(await store().getAccountAssociation(H)).toBeUndefined();
+      await store().createGroup({ uid: H, parentUid: G, name: "api", description: "", now: 2 });
+      expect(await store().getAccountAssociation(H)).toBeUndefined();
+    });
+  });
+}
