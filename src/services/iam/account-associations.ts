@@ -63,12 +63,10 @@ export function createAccountAssociationsService(
     async listAccountAssociations(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listAccountAssociations(query);
-      const result = lists.finish(query, page, sortValueOf);
+      const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListAccountAssociationsResponseSchema, {
-        accountAssociations: result.items.map(toAccountAssociation),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+        accountAssociations: items.map(toAccountAssociation),
+        ...envelope,
       });
     },
 

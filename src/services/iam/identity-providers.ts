@@ -87,12 +87,10 @@ export function createIdentityProvidersService(
     async listIdentityProviders(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listIdentityProviders(query);
-      const result = lists.finish(query, page, sortValueOf);
+      const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListIdentityProvidersResponseSchema, {
-        identityProviders: result.items.map(toIdentityProvider),
-        totalCount: result.totalCount,
-        skipped: result.skipped,
-        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+        identityProviders: items.map(toIdentityProvider),
+        ...envelope,
       });
     },
 
