@@ -21,6 +21,7 @@ import {
 } from "./error-reply.js";
 import { formBodyToJson, isFormContentType } from "./form-body.js";
 import { compileHttpRules, type RestRule } from "./http-rules.js";
+import { createOutputPruner, type OutputPruner } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
 import { createUnaryCall, type UnaryCall } from "./unary-call.js";
@@ -50,6 +51,8 @@ export interface RestGatewayOptions {
 interface Endpoint extends RestRule {
   readonly build: RequestBuilder;
   readonly call: UnaryCall;
+  /** Strips input-only fields from the response JSON; undefined when there are none. */
+  readonly prune: OutputPruner | undefined;
 }
 
 const defaultBodyLimit = 1024 * 1024;
@@ -89,7 +92,12 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
         call = createUnaryCall(service, rule.method, impl, interceptors);
         calls.set(rule.method.localName, call);
       }
-      endpoints.push({ ...rule, build: createRequestBuilder(rule), call });
+      endpoints.push({
+        ...rule,
+        build: createRequestBuilder(rule),
+        call,
+        prune: createOutputPruner(rule.method.output),
+      });
     }
   }
   const table = createRouteTable(endpoints);
@@ -158,6 +166,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       copyHeaders(res.header, reply);
       copyHeaders(res.trailer, reply);
       const json = toJson(ep.method.output, res.message, jsonWrite);
+      ep.prune?.(json);
       const payload = ep.responseBody
         ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
         : json;

@@ -272,11 +272,10 @@ describe("identity providers over REST", () => {
       oidc: oidc(),
     });
     expect(created.status).toBe(200);
-    // The gateway writes every field, so the input-only secret shows only as "".
+    // The input-only secret is left out of the answer entirely, not even as "".
     expect(created.json.oidc).toEqual({
       issuer: "https://login.example.com",
       clientId: "gatehouse",
-      clientSecret: "",
       additionalScopes: ["groups"],
       groupsClaim: "groups",
     });
