@@ -52,7 +52,8 @@ const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * are the HTTP/2 preface, else to the HTTP/1.1 server (REST, Connect, gRPC-Web). With TLS,
  * ALPN makes the same choice inside one HTTP/2 server that allows HTTP/1.1.
  */
-export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTimeouts): OnePort {
+export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {}): OnePort {
+  const timeouts: Timeouts = { ...defaultTimeouts, ...overrides };
   let h1: http.Server | undefined;
   let h2: http2.Http2Server | http2.Http2SecureServer | undefined;
   let listener: net.Server | undefined;
@@ -70,6 +71,9 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
         {
           headersTimeout: timeouts.headersTimeoutMs,
           requestTimeout: timeouts.requestTimeoutMs,
+          // Node checks the two timeouts above on this period (default 30 s, which would let
+          // a slow client hold a connection up to 40 s against a 10 s headers timeout).
+          connectionsCheckingInterval: Math.min(1_000, timeouts.headersTimeoutMs),
           keepAliveTimeout: 5_000,
         },
         handler,
@@ -116,6 +120,10 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
           resolve();
         });
       });
+      // The HTTP/1.1 server never listens itself (connections are handed to it), and Node
+      // only starts tracking its connections, which enforces headersTimeout and
+      // requestTimeout and lets closeIdleConnections find idle ones, on its "listening".
+      if (!tls) h1s.emit("listening");
       return server.address() as AddressInfo;
     },
 

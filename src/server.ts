@@ -27,7 +27,7 @@ import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
 import { createErrorInterceptor } from "./interceptors.js";
-import { createOnePort, type OnePort } from "./one-port.js";
+import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
@@ -43,6 +43,8 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
+  /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
+  timeouts?: Partial<Timeouts>;
 }
 
 /** Server is a built, not yet listening, Gatehouse. */
@@ -73,7 +75,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const tls = config.tlsCertPath
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
-  const onePort: OnePort = createOnePort(tls);
+  const onePort: OnePort = createOnePort(tls, deps.timeouts);
   const app = Fastify({
     serverFactory: onePort.serverFactory as never,
     logger: deps.logStream
