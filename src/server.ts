@@ -162,11 +162,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     access,
     ...(deps.interceptors ?? []),
   ];
+  const shutdown = new AbortController();
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors,
     contextValues,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    // Not the plugin's shutdownTimeoutMs: its timer is never cleared, and would keep a
+    // stopped process alive for the whole grace period. close() aborts calls itself.
+    shutdownSignal: shutdown.signal,
     routes(r) {
       router = r;
       registerServices(r, services);
@@ -220,8 +223,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     authorizer,
     listen: () => onePort.listen(config.host, config.port),
     async close() {
-      await onePort.close(config.shutdownTimeoutMs);
-      await app.close();
+      // Calls still running when the grace period ends are aborted, as their connections are.
+      const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
+      try {
+        await onePort.close(config.shutdownTimeoutMs);
+        await app.close();
+      } finally {
+        clearTimeout(cutOff);
+      }
     },
   };
 }
