@@ -148,7 +148,10 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
 /** Read until the protocol is known, then hand the socket, bytes unread, to its server. */
 function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeoutMs: number): void {
   let seen = Buffer.alloc(0);
-  socket.setTimeout(timeoutMs, () => socket.destroy());
+  // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
+  // would otherwise reset it with every byte and hold the connection forever.
+  const deadline = setTimeout(() => socket.destroy(), timeoutMs);
+  socket.once("close", () => clearTimeout(deadline));
   const onData = (chunk: Buffer) => {
     seen = Buffer.concat([seen, chunk]);
     const n = Math.min(seen.length, h2Preface.length);
@@ -156,7 +159,7 @@ function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeou
     if (isH2 && seen.length < h2Preface.length) return; // a prefix of the preface: wait
     socket.off("data", onData);
     socket.pause();
-    socket.setTimeout(0);
+    clearTimeout(deadline);
     socket.unshift(seen);
     if (isH2) {
       // The HTTP/2 session reads the unshifted preface itself and then consumes the native
