@@ -52,7 +52,8 @@ const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * are the HTTP/2 preface, else to the HTTP/1.1 server (REST, Connect, gRPC-Web). With TLS,
  * ALPN makes the same choice inside one HTTP/2 server that allows HTTP/1.1.
  */
-export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTimeouts): OnePort {
+export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {}): OnePort {
+  const timeouts: Timeouts = { ...defaultTimeouts, ...overrides };
   let h1: http.Server | undefined;
   let h2: http2.Http2Server | http2.Http2SecureServer | undefined;
   let listener: net.Server | undefined;
@@ -70,9 +71,10 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
         {
           headersTimeout: timeouts.headersTimeoutMs,
           requestTimeout: timeouts.requestTimeoutMs,
+          // Node checks the two timeouts above on this period (default 30 s, which would let
+          // a slow client hold a connection up to 40 s against a 10 s headers timeout).
+          connectionsCheckingInterval: Math.min(1_000, timeouts.headersTimeoutMs),
           keepAliveTimeout: 5_000,
-          // How often those two timeouts are checked (Node's default is every 30 s).
-          connectionsCheckingInterval: 1_000,
         },
         handler,
       );
@@ -148,7 +150,10 @@ export function createOnePort(tls?: TlsOptions, timeouts: Timeouts = defaultTime
 /** Read until the protocol is known, then hand the socket, bytes unread, to its server. */
 function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeoutMs: number): void {
   let seen = Buffer.alloc(0);
-  socket.setTimeout(timeoutMs, () => socket.destroy());
+  // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
+  // would otherwise reset it with every byte and hold the connection forever.
+  const deadline = setTimeout(() => socket.destroy(), timeoutMs);
+  socket.once("close", () => clearTimeout(deadline));
   const onData = (chunk: Buffer) => {
     seen = Buffer.concat([seen, chunk]);
     const n = Math.min(seen.length, h2Preface.length);
@@ -156,7 +161,7 @@ function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeou
     if (isH2 && seen.length < h2Preface.length) return; // a prefix of the preface: wait
     socket.off("data", onData);
     socket.pause();
-    socket.setTimeout(0);
+    clearTimeout(deadline);
     socket.unshift(seen);
     if (isH2) {
       // The HTTP/2 session reads the unshifted preface itself and then consumes the native

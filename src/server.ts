@@ -27,7 +27,7 @@ import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
 import { createErrorInterceptor } from "./interceptors.js";
-import { createOnePort, type OnePort } from "./one-port.js";
+import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
@@ -43,6 +43,8 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
+  /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
+  timeouts?: Partial<Timeouts>;
 }
 
 /** Server is a built, not yet listening, Gatehouse. */
@@ -73,7 +75,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const tls = config.tlsCertPath
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
-  const onePort: OnePort = createOnePort(tls);
+  const onePort: OnePort = createOnePort(tls, deps.timeouts);
   const app = Fastify({
     serverFactory: onePort.serverFactory as never,
     logger: deps.logStream
@@ -161,11 +163,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     access,
     ...(deps.interceptors ?? []),
   ];
+  const shutdown = new AbortController();
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors,
     contextValues,
-    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    // Not the plugin's shutdownTimeoutMs: its timer is never cleared, and would keep a
+    // stopped process alive for the whole grace period. close() aborts calls itself.
+    shutdownSignal: shutdown.signal,
     routes(r) {
       router = r;
       registerServices(r, services);
@@ -219,8 +224,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     authorizer,
     listen: () => onePort.listen(config.host, config.port),
     async close() {
-      await onePort.close(config.shutdownTimeoutMs);
-      await app.close();
+      // Calls still running when the grace period ends are aborted, as their connections are.
+      const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
+      try {
+        await onePort.close(config.shutdownTimeoutMs);
+        await app.close();
+      } finally {
+        clearTimeout(cutOff);
+      }
     },
   };
 }

@@ -56,7 +56,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors"> = {},
+  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> = {},
 ): Promise<TestServer> {
   const port = await freePort();
   const config = loadConfig([], {

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Sqlite from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../helpers/run-cli.js";
+import { freePort } from "../helpers/test-server.js";
+import { type ChildServer, startChildServer } from "./helpers/child-server.js";
+import { closureDiff, integrityCheck, orphans } from "./helpers/tree-checks.js";
+
+// A real server process on a database file, killed with SIGKILL in the middle of a stream of
+// CreateGroup calls: what it acknowledged must survive, and the file must be sound.
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-crash-"));
+const dbPath = join(dir, "gatehouse.db");
+let url: string;
+let env: Record<string, string>;
+let auth: Record<string, string>;
+let orgUid: string;
+let child: ChildServer | undefined;
+
+beforeAll(async () => {
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  env = {
+    GATEHOUSE_DB: dbPath,
+    GATEHOUSE_HOST: "127.0.0.1",
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_BASE_URL: url,
+    GATEHOUSE_LOG_LEVEL: "warn",
+  };
+  const boot = await runCli(["bootstrap", "--org", "crash"], env);
+  expect(boot.code, boot.stderr).toBe(0);
+  const out = JSON.parse(boot.stdout) as { orgUid: string; token: string };
+  orgUid = out.orgUid;
+  auth = { authorization: `Bearer ${out.token}`, "content-type": "application/json" };
+});
+afterAll(async () => {
+  child?.process.kill("SIGKILL");
+  await child?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * Create groups under random acknowledged groups with `writers` calls in flight until the
+ * server stops answering; returns the uids the server acknowledged with 200.
+ */
+async function writeUntilGone(known: string[], writers: number): Promise<string[]> {
+  const acked: string[] = [];
+  // Names unique across rounds: a write the kill cut off may have committed all the same.
+  const prefix = Math.random().toString(36).slice(2, 8);
+  let n = 0;
+  const writer = async () => {
+    for (;;) {
+      const parent = known[Math.floor(Math.random() * known.length)]!;
+      const res = await fetch(`${url}/iam/v2beta1/groups/${parent}`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ name: `${prefix}-${n++}` }),
+        signal: AbortSignal.timeout(5000),
+      }).catch(() => undefined);
+      if (!res) return; // the server is gone
+      const body = (await res.json().catch(() => undefined)) as { uid?: string } | undefined;
+      if (res.status !== 200 || !body?.uid) throw new Error(`CreateGroup: ${res.status}`);
+      acked.push(body.uid);
+      known.push(body.uid);
+    }
+  };
+  await Promise.all(Array.from({ length: writers }, writer));
+  return acked;
+}
+
+describe("crash safety", () => {
+  it("keeps every acknowledged write and a sound closure across SIGKILLs", async () => {
+    const known = [orgUid];
+    const acked: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      child = await startChildServer(url, env);
+      const server = child;
+      const writing = writeUntilGone(known, 4);
+      // Kill at a random moment once writes are flowing, with calls in flight.
+      await new Promise((r) => setTimeout(r, 200 + Math.random() * 300));
+      server.process.kill("SIGKILL");
+      expect(await server.exited).toBe("SIGKILL");
+      acked.push(...(await writing));
+      expect(acked.length).toBeGreaterThan(round * 10);
+
+      // The file as the next start finds it, before the server recovers it.
+      const db = new Sqlite(dbPath, { readonly: true });
+      try {
+        expect(integrityCheck(db)).toEqual(["ok"]);
+        const present = new Set(
+          (db.prepare("SELECT uid FROM groups").all() as { uid: string }[]).map((r) => r.uid),
+        );
+        expect(acked.filter((uid) => !present.has(uid))).toEqual([]);
+        expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
+        expect(orphans(db)).toEqual({});
+      } finally {
+        db.close();
+      }
+    }
+
+    // After a restart the server serves what it acknowledged.
+    child = await startChildServer(url, env);
+    const list = await fetch(`${url}/iam/v2beta1/groups?uidp.descendantsOf=${orgUid}&pageSize=1`, {
+      headers: auth,
+    });
+    const json = (await list.json()) as { totalCount: string };
+    expect(Number(json.totalCount)).toBeGreaterThanOrEqual(acked.length);
+    const last = acked.at(-1)!;
+    expect((await fetch(`${url}/iam/v2beta1/groups/${last}`, { headers: auth })).status).toBe(200);
+    child.process.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  });
+});

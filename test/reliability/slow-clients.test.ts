@@ -1,0 +1,77 @@
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+// Slowloris: connections that dribble their headers, stop half-way or never speak are cut
+// off by the timeouts, while other clients are served at once. The timeouts are shortened
+// (production: headers 10 s, request 30 s, idle 65 s) to keep the suite to a few seconds.
+
+const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_000, idleTimeoutMs: 1_000 };
+const slack = 1_500;
+let ts: TestServer;
+
+beforeAll(async () => {
+  ts = await startTestServer({}, { timeouts });
+});
+afterAll(async () => {
+  await ts?.close();
+});
+
+/** Open a connection that sends `first`, then one byte of `rest` every `everyMs`. */
+function slowClient(first: string, rest: string, everyMs: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const socket = net.connect(ts.port, "127.0.0.1", () => {
+      if (first !== "") socket.write(first);
+      let i = 0;
+      const timer = setInterval(() => {
+        if (i < rest.length && !socket.destroyed) socket.write(rest[i++]!);
+      }, everyMs);
+      socket.once("close", () => {
+        clearInterval(timer);
+        resolve(Date.now() - started);
+      });
+    });
+    socket.on("error", () => {});
+    socket.resume();
+  });
+}
+
+const endless = "X-Padding: 1\r\n".repeat(1000);
+
+describe("slow clients", () => {
+  it("are cut off by the timeouts while others are served", async () => {
+    const slow = [
+      // Headers dribbled one byte at a time: the headers timeout is absolute.
+      ...Array.from({ length: 20 }, () => slowClient("GET /healthz HTTP/1.1\r\n", endless, 50)),
+      // A body that never comes: the request timeout.
+      ...Array.from({ length: 10 }, () =>
+        slowClient(
+          "POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+          "a".repeat(1000),
+          50,
+        ),
+      ),
+      // Connections that never send a byte, or only part of the HTTP/2 preface.
+      ...Array.from({ length: 10 }, () => slowClient("", "", 1000)),
+      ...Array.from({ length: 10 }, () => slowClient("PRI * HTTP/2.0\r\n", "", 1000)),
+      // The HTTP/2 preface dribbled: deciding the protocol has a deadline too.
+      ...Array.from({ length: 5 }, () => slowClient("", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 100)),
+    ];
+
+    // Meanwhile, normal requests are answered quickly.
+    const latencies: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const t = performance.now();
+      const res = await fetch(`${ts.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+      expect(res.status).toBe(200);
+      latencies.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(Math.max(...latencies)).toBeLessThan(250);
+
+    const lifetimes = await Promise.all(slow);
+    const limit = Math.max(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) + slack;
+    expect(lifetimes.filter((ms) => ms > limit)).toEqual([]);
+  });
+});
