@@ -1,4 +1,5 @@
 import type { Database, Statement } from "better-sqlite3";
+import { isAtOrBelow } from "../../uid.js";
 import type { ListQuery, SortField } from "../store.js";
 
 /** A value bound to an SQL parameter. */
@@ -113,7 +114,11 @@ function filterConditions(
   }
   if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
   if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
-  if (q.scope !== undefined) {
+  // A tree filter at or below a scope uid already keeps every row in scope; the closure
+  // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).
+  const tree = q.descendantsOf ?? q.childrenOf;
+  const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
+  if (q.scope !== undefined && !scoped) {
     out.push({
       sql: `t.${t.group} IN (SELECT c.descendant FROM group_closure AS c WHERE c.ancestor IN (SELECT value FROM json_each(?)))`,
       params: [JSON.stringify(q.scope)],
