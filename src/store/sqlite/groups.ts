@@ -64,6 +64,7 @@ export function createGroupOps(db: Database): GroupOps {
   );
   // Bindings at the group go with it (those of its identities and roles block the delete).
   const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
+  const removeInvites = db.prepare("DELETE FROM group_invites WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -124,6 +125,7 @@ export function createGroupOps(db: Database): GroupOps {
         }
       }
       removeBindings.run(uid);
+      removeInvites.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,
