@@ -42,6 +42,7 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
+import { createGroupInvitesService } from "./services/iam/group-invites.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
@@ -98,7 +99,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(RoleBindingsService, createRoleBindingsService(deps)),
     registration(IdentityProvidersService, {}),
     registration(AccountAssociationsService, {}),
-    registration(GroupInvitesService, {}),
+    registration(GroupInvitesService, createGroupInvitesService(deps)),
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),

@@ -1,5 +1,6 @@
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { GroupInvitesService } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
@@ -12,6 +13,7 @@ export interface IamClients {
   identities: Client<typeof IdentitiesService>;
   roles: Client<typeof RolesService>;
   roleBindings: Client<typeof RoleBindingsService>;
+  groupInvites: Client<typeof GroupInvitesService>;
 }
 
 /** The protocols the IAM suites run over, by name. */
@@ -37,6 +39,7 @@ export function iamClients(transport: Transport): IamClients {
     identities: createClient(IdentitiesService, transport),
     roles: createClient(RolesService, transport),
     roleBindings: createClient(RoleBindingsService, transport),
+    groupInvites: createClient(GroupInvitesService, transport),
   };
 }
 
