@@ -4,6 +4,7 @@ import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { hashCode } from "../../src/services/iam/group-invites.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";
 import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
@@ -49,6 +50,9 @@ interface Fixture {
   tag: string;
   tagName: string;
   advisory: string;
+  /** A group invite of `group` for the viewer role, and its code. */
+  invite: string;
+  inviteCode: string;
 }
 
 interface RpcCase {
@@ -57,6 +61,8 @@ interface RpcCase {
   expect: Expect;
   /** Lists: every caller may call; this is what a caller outside A may see. */
   list?: true;
+  /** The caller holds a code of A's: learning the group it joins is the point. */
+  invited?: true;
 }
 
 // Expected codes: 0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 7 PERMISSION_DENIED, 16 UNAUTHENTICATED.
@@ -241,6 +247,75 @@ const rpcs: RpcCase[] = [
     rpc: "DeleteRoleBinding",
     call: (c, fx) => c.roleBindings.deleteRoleBinding({ uid: fx.binding }),
     expect: write,
+  },
+  // GroupInvitesService
+  {
+    rpc: "ListGroupInvites",
+    call: (c) => c.groupInvites.listGroupInvites({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListGroupInvites under A",
+    call: (c, fx) => c.groupInvites.listGroupInvites({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetGroupInvite",
+    call: (c, fx) => c.groupInvites.getGroupInvite({ uid: fx.invite }),
+    expect: read,
+  },
+  {
+    rpc: "GetGroupInvite missing",
+    call: (c, fx) => c.groupInvites.getGroupInvite({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateGroupInvite",
+    call: (c, fx) =>
+      c.groupInvites.createGroupInvite({ parent: fx.group, groupInvite: { roleUid: viewer.uid } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateGroupInvite",
+    call: (c, fx) =>
+      c.groupInvites.updateGroupInvite({ groupInvite: { uid: fx.invite, singleUse: true } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateGroupInvite missing",
+    call: (c, fx) =>
+      c.groupInvites.updateGroupInvite({ groupInvite: { uid: fx.missing, singleUse: true } }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DeleteGroupInvite",
+    call: (c, fx) => c.groupInvites.deleteGroupInvite({ uid: fx.invite }),
+    expect: write,
+  },
+  {
+    rpc: "DeleteGroupInvite missing",
+    call: (c, fx) => c.groupInvites.deleteGroupInvite({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "RedeemGroupInvite",
+    call: async (c, fx) => {
+      const binding = await c.groupInvites.redeemGroupInvite({ code: fx.inviteCode });
+      // Undone at once, so that the callers keep their standing for the other cells.
+      await ts.store.deleteRoleBinding(binding.uid);
+      return binding;
+    },
+    // Whoever holds the code may join: a person from anywhere, or an identity of A. ownerB is
+    // a person; the workload identities here all live in A.
+    expect: { ownerA: 0, viewerA: 0, ownerB: 0, unbound: 0, anonymous: 16 },
+    invited: true,
+  },
+  {
+    rpc: "RedeemGroupInvite unknown code",
+    call: (c) => c.groupInvites.redeemGroupInvite({ code: "not-a-code" }),
+    expect: { ownerA: 5, viewerA: 5, ownerB: 5, unbound: 5, anonymous: 16 },
   },
   // ReposService
   { rpc: "ListRepos", call: (c) => c.repos.listRepos({}), expect: list, list: true },
@@ -491,6 +566,18 @@ async function fixture(): Promise<Fixture> {
   );
   const advisory = newChildUid(group);
   await store.createAdvisory(advisory, group, advisoryContent(`${secret}-${n}`), now);
+  const invite = newChildUid(group);
+  const inviteCode = `${secret}-code-${n}-${Math.random()}`;
+  await store.createGroupInvite({
+    uid: invite,
+    groupUid: group,
+    roleUid: viewer.uid,
+    email: "",
+    singleUse: false,
+    codeHash: hashCode(inviteCode),
+    expirationTime: now + 3_600_000,
+    now,
+  });
   return {
     org,
     group,
@@ -505,6 +592,8 @@ async function fixture(): Promise<Fixture> {
     tag: tag.uid,
     tagName,
     advisory,
+    invite,
+    inviteCode,
   };
 }
 
@@ -537,6 +626,7 @@ function secretsOf(fx: Fixture): string[] {
     fx.emptyRepo,
     fx.tag,
     fx.advisory,
+    fx.invite,
   ];
 }
 
@@ -565,7 +655,7 @@ describe("cross-organization matrix", () => {
       answer = err.message;
     }
     expect(got).toBe(code);
-    if (insideA.includes(caller)) return;
+    if (insideA.includes(caller) || r.invited) return;
     // Outside organization A: nothing of it, in any answer, error messages included (a uid
     // the caller sent may be echoed back only in the request-shaped part of an error).
     const text = typeof answer === "string" ? answer : JSON.stringify(toPlain(answer));
