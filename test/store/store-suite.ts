@@ -13,6 +13,7 @@ import {
   StoreError,
   type StoreErrorKind,
 } from "../../src/store/store.js";
+import { inviteCases } from "./invite-suite.js";
 import { registryCases } from "./registry-suite.js";
 
 /** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
@@ -766,6 +767,8 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     });
 
     describe("registry and advisories", () => registryCases(() => store));
+
+    describe("group invites", () => inviteCases(() => store));
 
     describe("lifecycle", () => {
       it("answers ping while open", async () => {
