@@ -43,6 +43,7 @@ import {
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
+import { createGroupInvitesService } from "./services/iam/group-invites.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
 import { createIdentityProvidersService } from "./services/iam/identity-providers.js";
@@ -100,7 +101,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(RoleBindingsService, createRoleBindingsService(deps)),
     registration(IdentityProvidersService, createIdentityProvidersService(deps)),
     registration(AccountAssociationsService, createAccountAssociationsService(deps)),
-    registration(GroupInvitesService, {}),
+    registration(GroupInvitesService, createGroupInvitesService(deps)),
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),

@@ -1,6 +1,7 @@
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { AccountAssociationsService } from "../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
+import { GroupInvitesService } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
 import { IdentityProvidersService } from "../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
@@ -16,6 +17,7 @@ export interface IamClients {
   roleBindings: Client<typeof RoleBindingsService>;
   identityProviders: Client<typeof IdentityProvidersService>;
   accountAssociations: Client<typeof AccountAssociationsService>;
+  groupInvites: Client<typeof GroupInvitesService>;
 }
 
 /** The protocols the IAM suites run over, by name. */
@@ -43,6 +45,7 @@ export function iamClients(transport: Transport): IamClients {
     roleBindings: createClient(RoleBindingsService, transport),
     identityProviders: createClient(IdentityProvidersService, transport),
     accountAssociations: createClient(AccountAssociationsService, transport),
+    groupInvites: createClient(GroupInvitesService, transport),
   };
 }
 

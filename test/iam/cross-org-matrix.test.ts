@@ -4,6 +4,7 @@ import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { hashCode } from "../../src/services/iam/group-invites.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";
 import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
@@ -53,6 +54,9 @@ interface Fixture {
   provider: string;
   /** The account association of `group` (its uid is the group's); `leaf` has none. */
   association: string;
+  /** A group invite of `group` for the viewer role, and its code. */
+  invite: string;
+  inviteCode: string;
 }
 
 interface RpcCase {
@@ -61,6 +65,8 @@ interface RpcCase {
   expect: Expect;
   /** Lists: every caller may call; this is what a caller outside A may see. */
   list?: true;
+  /** The caller holds a code of A's: learning the group it joins is the point. */
+  invited?: true;
 }
 
 // Expected codes: 0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED,
@@ -503,6 +509,202 @@ const rpcs: RpcCase[] = [
     call: (c, fx) => c.advisories.deleteAdvisory({ uid: fx.missing }),
     expect: advisoryMissingWrite,
   },
+  // GroupInvitesService
+  {
+    rpc: "ListGroupInvites",
+    call: (c) => c.groupInvites.listGroupInvites({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListGroupInvites under A",
+    call: (c, fx) => c.groupInvites.listGroupInvites({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetGroupInvite",
+    call: (c, fx) => c.groupInvites.getGroupInvite({ uid: fx.invite }),
+    expect: read,
+  },
+  {
+    rpc: "GetGroupInvite missing",
+    call: (c, fx) => c.groupInvites.getGroupInvite({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateGroupInvite",
+    call: (c, fx) =>
+      c.groupInvites.createGroupInvite({ parent: fx.group, groupInvite: { roleUid: viewer.uid } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateGroupInvite",
+    call: (c, fx) =>
+      c.groupInvites.updateGroupInvite({ groupInvite: { uid: fx.invite, singleUse: true } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateGroupInvite missing",
+    call: (c, fx) =>
+      c.groupInvites.updateGroupInvite({ groupInvite: { uid: fx.missing, singleUse: true } }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DeleteGroupInvite",
+    call: (c, fx) => c.groupInvites.deleteGroupInvite({ uid: fx.invite }),
+    expect: write,
+  },
+  {
+    rpc: "DeleteGroupInvite missing",
+    call: (c, fx) => c.groupInvites.deleteGroupInvite({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "RedeemGroupInvite",
+    call: async (c, fx) => {
+      const binding = await c.groupInvites.redeemGroupInvite({ code: fx.inviteCode });
+      // Undone at once, so that the callers keep their standing for the other cells.
+      await ts.store.deleteRoleBinding(binding.uid);
+      return binding;
+    },
+    // Whoever holds the code may join: a person from anywhere, or an identity of A. ownerB is
+    // a person; the workload identities here all live in A.
+    expect: { ownerA: 0, viewerA: 0, ownerB: 0, unbound: 0, anonymous: 16 },
+    invited: true,
+  },
+  {
+    rpc: "RedeemGroupInvite unknown code",
+    call: (c) => c.groupInvites.redeemGroupInvite({ code: "not-a-code" }),
+    expect: { ownerA: 5, viewerA: 5, ownerB: 5, unbound: 5, anonymous: 16 },
+  },
+  // ReposService
+  { rpc: "ListRepos", call: (c) => c.repos.listRepos({}), expect: list, list: true },
+  {
+    rpc: "ListRepos under A",
+    call: (c, fx) => c.repos.listRepos({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  { rpc: "GetRepo", call: (c, fx) => c.repos.getRepo({ uid: fx.repo }), expect: read },
+  {
+    rpc: "GetRepo missing",
+    call: (c, fx) => c.repos.getRepo({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateRepo",
+    call: (c, fx) => c.repos.createRepo({ parent: fx.group, repo: { name: "new" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateRepo",
+    call: (c, fx) => c.repos.updateRepo({ repo: { uid: fx.repo, description: "x" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateRepo missing",
+    call: (c, fx) => c.repos.updateRepo({ repo: { uid: fx.missing, description: "x" } }),
+    expect: missingWrite,
+  },
+  { rpc: "DeleteRepo", call: (c, fx) => c.repos.deleteRepo({ uid: fx.emptyRepo }), expect: write },
+  {
+    rpc: "DeleteRepo with tags",
+    call: (c, fx) => c.repos.deleteRepo({ uid: fx.repo }),
+    expect: { ownerA: 9, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 },
+  },
+  {
+    rpc: "DeleteRepo missing",
+    call: (c, fx) => c.repos.deleteRepo({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  // TagsService
+  { rpc: "ListTags", call: (c) => c.tags.listTags({}), expect: list, list: true },
+  {
+    rpc: "ListTags of A's repo",
+    call: (c, fx) => c.tags.listTags({ uidp: { childrenOf: fx.repo, descendantsOf: "" } }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListTags of A's digest",
+    call: (c) => c.tags.listTags({ digest: digestOf("a") }),
+    expect: list,
+    list: true,
+  },
+  { rpc: "GetTag", call: (c, fx) => c.tags.getTag({ uid: fx.tag }), expect: read },
+  {
+    rpc: "GetTag missing",
+    call: (c, fx) => c.tags.getTag({ uid: `${fx.repo}/ffffffffffffffff` }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateTag",
+    call: (c, fx) =>
+      c.tags.createTag({ parent: fx.repo, tag: { name: "new", digest: digestOf("b") } }),
+    expect: write,
+  },
+  {
+    rpc: "CreateTag move",
+    call: (c, fx) =>
+      c.tags.createTag({ parent: fx.repo, tag: { name: fx.tagName, digest: digestOf("c") } }),
+    expect: write,
+  },
+  { rpc: "DeleteTag", call: (c, fx) => c.tags.deleteTag({ uid: fx.tag }), expect: write },
+  {
+    rpc: "DeleteTag missing",
+    call: (c, fx) => c.tags.deleteTag({ uid: `${fx.repo}/ffffffffffffffff` }),
+    expect: missingWrite,
+  },
+  // AdvisoriesService
+  {
+    rpc: "ListAdvisories",
+    call: (c) => c.advisories.listAdvisories({}),
+    expect: { ...list, advisorA: 0 },
+    list: true,
+  },
+  {
+    rpc: "ListAdvisories matching A's",
+    call: (c) => c.advisories.listAdvisories({ query: secret }),
+    expect: { ...list, advisorA: 0 },
+    list: true,
+  },
+  {
+    rpc: "GetAdvisory",
+    call: (c, fx) => c.advisories.getAdvisory({ uid: fx.advisory }),
+    expect: advisoryRead,
+  },
+  {
+    rpc: "GetAdvisory missing",
+    call: (c, fx) => c.advisories.getAdvisory({ uid: fx.missing }),
+    expect: advisoryMissing,
+  },
+  {
+    rpc: "CreateAdvisory",
+    call: (c, fx) =>
+      c.advisories.createAdvisory({ parent: fx.group, advisory: { advisoryId: "NEW-1" } }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "UpdateAdvisory",
+    call: (c, fx) => c.advisories.updateAdvisory({ advisory: { uid: fx.advisory, summary: "x" } }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "UpdateAdvisory missing",
+    call: (c, fx) => c.advisories.updateAdvisory({ advisory: { uid: fx.missing, summary: "x" } }),
+    expect: advisoryMissingWrite,
+  },
+  {
+    rpc: "DeleteAdvisory",
+    call: (c, fx) => c.advisories.deleteAdvisory({ uid: fx.advisory }),
+    expect: advisoryWrite,
+  },
+  {
+    rpc: "DeleteAdvisory missing",
+    call: (c, fx) => c.advisories.deleteAdvisory({ uid: fx.missing }),
+    expect: advisoryMissingWrite,
+  },
 ];
 
 let ts: TestServer;
@@ -648,6 +850,18 @@ async function fixture(): Promise<Fixture> {
     amazon: { account: "123456789012" },
     now,
   });
+  const invite = newChildUid(group);
+  const inviteCode = `${secret}-code-${n}-${Math.random()}`;
+  await store.createGroupInvite({
+    uid: invite,
+    groupUid: group,
+    roleUid: viewer.uid,
+    email: "",
+    singleUse: false,
+    codeHash: hashCode(inviteCode),
+    expirationTime: now + 3_600_000,
+    now,
+  });
   return {
     org,
     group,
@@ -664,6 +878,8 @@ async function fixture(): Promise<Fixture> {
     advisory,
     provider,
     association: group,
+    invite,
+    inviteCode,
   };
 }
 
@@ -698,6 +914,7 @@ function secretsOf(fx: Fixture): string[] {
     fx.advisory,
     fx.provider,
     fx.association,
+    fx.invite,
   ];
 }
 
@@ -726,7 +943,7 @@ describe("cross-organization matrix", () => {
       answer = err.message;
     }
     expect(got).toBe(code);
-    if (insideA.includes(caller)) return;
+    if (insideA.includes(caller) || r.invited) return;
     // Outside organization A: nothing of it, in any answer, error messages included (a uid
     // the caller sent may be echoed back only in the request-shaped part of an error).
     const text = typeof answer === "string" ? answer : JSON.stringify(toPlain(answer));

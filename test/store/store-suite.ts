@@ -13,6 +13,7 @@ import {
   StoreError,
   type StoreErrorKind,
 } from "../../src/store/store.js";
+import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
 import { registryCases } from "./registry-suite.js";
 
@@ -769,6 +770,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("registry and advisories", () => registryCases(() => store));
 
     describe("identity providers and account associations", () => orgAdminCases(() => store));
+    describe("group invites", () => inviteCases(() => store));
 
     describe("lifecycle", () => {
       it("answers ping while open", async () => {

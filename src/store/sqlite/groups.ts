@@ -70,6 +70,7 @@ export function createGroupOps(db: Database): GroupOps {
   const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
   // The account association shares the group's uid: it is the group's, and goes with it.
   const removeAssociation = db.prepare("DELETE FROM account_associations WHERE uid = ?");
+  const removeInvites = db.prepare("DELETE FROM group_invites WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -131,6 +132,7 @@ export function createGroupOps(db: Database): GroupOps {
       }
       removeBindings.run(uid);
       removeAssociation.run(uid);
+      removeInvites.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,

@@ -265,6 +265,33 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX account_associations_update_time ON account_associations (update_time, uid);
     `,
   },
+  {
+    description: "group invites",
+    // Only the SHA-256 of a code is kept; the view leaves it out, so that reads never carry it.
+    // An invite goes with its role (it could grant nothing) and, in deleteGroup, its group.
+    sql: `
+      CREATE TABLE group_invites (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        role_uid TEXT NOT NULL REFERENCES roles (uid) ON DELETE CASCADE,
+        email TEXT NOT NULL,
+        single_use INTEGER NOT NULL,
+        code_hash TEXT NOT NULL UNIQUE,
+        expiration_time INTEGER NOT NULL,
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX group_invites_group ON group_invites (group_uid, uid);
+      CREATE INDEX group_invites_role ON group_invites (role_uid);
+      CREATE INDEX group_invites_create_time ON group_invites (create_time, uid);
+      CREATE INDEX group_invites_update_time ON group_invites (update_time, uid);
+
+      CREATE VIEW group_invites_view AS
+        SELECT v.uid, v.group_uid, v.role_uid, v.email, v.single_use, v.expiration_time,
+          v.create_time, v.update_time, r.name AS role_name, r.description AS role_description
+        FROM group_invites AS v JOIN roles AS r ON r.uid = v.role_uid;
+    `,
+  },
 ];
 
 /**

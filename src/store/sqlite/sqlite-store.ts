@@ -7,6 +7,7 @@ import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
+import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
 import { createIdentityProviderOps } from "./identity-providers.js";
@@ -47,15 +48,17 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
   const db = open(path, opts);
   migrate(db);
   const groups = createGroupOps(db);
+  const roleBindings = createRoleBindingOps(db, groups.createGroup);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
     ...createIdentityOps(db),
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
-    ...createRoleBindingOps(db, groups.createGroup),
+    ...roleBindings,
     ...createIdentityProviderOps(db),
     ...createAccountAssociationOps(db),
+    ...createGroupInviteOps(db, roleBindings.getRoleBinding),
     ...createAccessOps(db),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),

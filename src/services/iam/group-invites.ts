@@ -1,0 +1,234 @@
+import { createHash, randomBytes } from "node:crypto";
+import { create } from "@bufbuild/protobuf";
+import { type Duration, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { RoleRefSchema } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
+import {
+  type GroupInvite,
+  GroupInviteSchema,
+  type GroupInvitesService,
+  ListGroupInvitesResponseSchema,
+} from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
+import type { Principal } from "../../auth/principal.js";
+import { invalidField, notFound } from "../../errors.js";
+import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
+import type { ListEngine } from "../../store/list.js";
+import type { SortField, Store } from "../../store/store.js";
+import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireAll } from "../escalation.js";
+import { resolveMask } from "../update-mask.js";
+import { checkUid, type Violations, violations } from "../validate.js";
+import { toRoleBinding } from "./role-bindings.js";
+
+/** What the group-invites service needs. */
+export interface GroupInvitesDeps {
+  store: Store;
+  lists: ListEngine;
+  now: () => number;
+  authorizer: Authorizer;
+}
+
+const day = 24 * 60 * 60 * 1000;
+/** The lifetime of an invite without a ttl, and the longest one allowed (API.md). */
+export const defaultInviteTtlMs = 7 * day;
+export const maxInviteTtlMs = 30 * day;
+const maxEmailLength = 254;
+const emailPattern = /^[^\s@]+@[^\s@]+$/;
+
+// role_uid is fixed at creation: an invite for another role is another invite.
+const maskRules = {
+  mutable: ["email", "single_use", "ttl"],
+  ignored: ["uid", "role_uid", "role", "expiration_time", "code", "create_time", "update_time"],
+} as const;
+
+const unusableRole = "must be a built-in role or a role defined at or above the group";
+// One answer for an unknown and an expired code; neither echoes the code.
+const unknownCode = () =>
+  new ConnectError("Not found: no invite has this code, or it has expired", Code.NotFound);
+
+/**
+ * Create the GroupInvitesService: codes that let whoever holds them join a group with a role.
+ * Issuing or reviving an invite is a grant, so it needs what a role binding needs.
+ */
+export function createGroupInvitesService(
+  deps: GroupInvitesDeps,
+): ServiceImpl<typeof GroupInvitesService> {
+  const { store, lists, now, authorizer } = deps;
+
+  /** Refuse unless the role is usable at `group` and the caller could bind it there. */
+  async function requireGrantable(principal: Principal, roleUid: string, group: string) {
+    const role = await store.getRole(roleUid);
+    if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
+      throw invalidField("roleUid", unusableRole);
+    }
+    await requireAll(authorizer, principal, ["role_bindings.create", ...role.capabilities], group);
+  }
+
+  return {
+    async listGroupInvites(req, ctx) {
+      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const page = await store.listGroupInvites(query);
+      const result = lists.finish(query, page, inviteSortValue);
+      return create(ListGroupInvitesResponseSchema, {
+        groupInvites: result.items.map((i) => toGroupInvite(i)),
+        totalCount: result.totalCount,
+        skipped: result.skipped,
+        ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
+      });
+    },
+
+    async getGroupInvite(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      const invite = await store.getGroupInvite(req.uid);
+      if (!invite) throw notFound("group invite", req.uid);
+      return toGroupInvite(invite);
+    },
+
+    async createGroupInvite(req, ctx) {
+      const body = req.groupInvite ?? create(GroupInviteSchema);
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      checkUid(v, "roleUid", body.roleUid);
+      checkEmail(v, body.email);
+      const ttlMs = checkTtl(v, body.ttl);
+      v.throwIfAny();
+      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
+      await requireGrantable(callerOf(ctx), body.roleUid, req.parent);
+      const code = randomBytes(32).toString("base64url");
+      const t = now();
+      const invite = await store.createGroupInvite({
+        uid: newChildUid(req.parent),
+        groupUid: req.parent,
+        roleUid: body.roleUid,
+        email: body.email,
+        singleUse: body.singleUse,
+        codeHash: hashCode(code),
+        expirationTime: t + ttlMs,
+        now: t,
+      });
+      return toGroupInvite(invite, code);
+    },
+
+    async updateGroupInvite(req, ctx) {
+      const body = req.groupInvite ?? create(GroupInviteSchema);
+      const v = violations();
+      checkUid(v, "uid", body.uid);
+      v.throwIfAny();
+      const fields = resolveMask(GroupInviteSchema, body, req.updateMask, maskRules);
+      const patch: GroupInvitePatch = {};
+      if (fields.has("email")) {
+        checkEmail(v, body.email);
+        patch.email = body.email;
+      }
+      if (fields.has("single_use")) patch.singleUse = body.singleUse;
+      const ttlMs = fields.has("ttl") ? checkTtl(v, body.ttl) : undefined;
+      v.throwIfAny();
+      const current = await store.getGroupInvite(body.uid);
+      if (!current) throw notFound("group invite", body.uid);
+      if (fields.size === 0) return toGroupInvite(current);
+      // Widening or reviving an invite grants its role anew.
+      await requireGrantable(callerOf(ctx), current.roleUid, current.groupUid);
+      const t = now();
+      if (ttlMs !== undefined) patch.expirationTime = t + ttlMs;
+      return toGroupInvite(await store.updateGroupInvite(body.uid, patch, t));
+    },
+
+    async deleteGroupInvite(req) {
+      const v = violations();
+      checkUid(v, "uid", req.uid);
+      v.throwIfAny();
+      await store.deleteGroupInvite(req.uid);
+      return {};
+    },
+
+    async redeemGroupInvite(req, ctx) {
+      const principal = callerOf(ctx);
+      if (req.code === "") throw invalidField("code", "is required");
+      const codeHash = hashCode(req.code);
+      const t = now();
+      // An invite's group never changes, so this read decides the organization rule; the
+      // store's transaction decides everything that can change.
+      const invite = await store.findGroupInviteByCode(codeHash);
+      if (!invite || invite.expirationTime <= t) throw unknownCode();
+      const person = !principal.identityUid.includes("/");
+      if (!person && rootOf(principal.identityUid) !== rootOf(invite.groupUid)) {
+        throw new ConnectError(
+          "Permission denied: only a person or an identity of the group's organization may redeem this invite",
+          Code.PermissionDenied,
+        );
+      }
+      const outcome = await store.redeemGroupInvite({
+        codeHash,
+        identityUid: principal.identityUid,
+        email: principal.email ?? "",
+        bindingUid: newChildUid,
+        now: t,
+      });
+      switch (outcome.kind) {
+        case "not_found":
+          throw unknownCode();
+        case "email_mismatch":
+          throw new ConnectError(
+            "Permission denied: the invite is for a different verified email",
+            Code.PermissionDenied,
+          );
+        case "redeemed":
+          return toRoleBinding(outcome.binding);
+      }
+    },
+  };
+}
+
+/** The SHA-256 of a code, hex: all the store ever holds of it. */
+export function hashCode(code: string): string {
+  return createHash("sha256").update(code, "utf8").digest("hex");
+}
+
+/** Check an optional email: at most 254 characters, one `@` with something either side. */
+function checkEmail(v: Violations, email: string): void {
+  if (email === "") return;
+  if (email.length > maxEmailLength) v.add("email", `must be at most ${maxEmailLength} characters`);
+  else if (!emailPattern.test(email)) v.add("email", "must be an email address");
+}
+
+/** The ttl in ms: absent means 7 days; otherwise more than 0 and at most 30 days. */
+function checkTtl(v: Violations, ttl: Duration | undefined): number {
+  if (!ttl) return defaultInviteTtlMs;
+  const ms = Number(ttl.seconds) * 1000 + Math.trunc(ttl.nanos / 1e6);
+  if (ms <= 0) v.add("ttl", "must be positive");
+  else if (ms > maxInviteTtlMs) v.add("ttl", "must be at most 30 days (2592000s)");
+  return ms;
+}
+
+/** An invite's value for a sort field; its name is its role's. */
+function inviteSortValue(i: GroupInviteRecord, field: SortField): string | number {
+  switch (field) {
+    case "name":
+      return i.role.name;
+    case "create_time":
+      return i.createTime;
+    case "update_time":
+      return i.updateTime;
+    case "uid":
+      return i.uid;
+  }
+}
+
+/** Map a stored invite to its API message; `code` only on the answer to Create. */
+function toGroupInvite(i: GroupInviteRecord, code = ""): GroupInvite {
+  return create(GroupInviteSchema, {
+    uid: i.uid,
+    roleUid: i.roleUid,
+    role: create(RoleRefSchema, i.role),
+    email: i.email,
+    expirationTime: timestampFromMs(i.expirationTime),
+    singleUse: i.singleUse,
+    code,
+    createTime: timestampFromMs(i.createTime),
+    updateTime: timestampFromMs(i.updateTime),
+  });
+}
