@@ -20,6 +20,7 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import {
@@ -71,12 +72,11 @@ export function createAccountAssociationsService(
     },
 
     async getAccountAssociation(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const association = await store.getAccountAssociation(req.uid);
-      if (!association) throw notFound("account association", req.uid);
-      return toAccountAssociation(association);
+      return toAccountAssociation(
+        await requireFound("account association", req.uid, (uid) =>
+          store.getAccountAssociation(uid),
+        ),
+      );
     },
 
     async createAccountAssociation(req) {

@@ -18,6 +18,7 @@ import type { SortField, Store } from "../../store/store.js";
 import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
+import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, type Violations, violations } from "../validate.js";
 import { toRoleBinding } from "./role-bindings.js";
@@ -80,12 +81,9 @@ export function createGroupInvitesService(
     },
 
     async getGroupInvite(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const invite = await store.getGroupInvite(req.uid);
-      if (!invite) throw notFound("group invite", req.uid);
-      return toGroupInvite(invite);
+      return toGroupInvite(
+        await requireFound("group invite", req.uid, (uid) => store.getGroupInvite(uid)),
+      );
     },
 
     async createGroupInvite(req, ctx) {

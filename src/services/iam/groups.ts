@@ -13,6 +13,7 @@ import type { ListEngine } from "../../store/list.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
 import { newChildUid, newRootUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkDescription, checkGroupName, checkUid, violations } from "../validate.js";
@@ -44,12 +45,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
     },
 
     async getGroup(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const group = await store.getGroup(req.uid);
-      if (!group) throw notFound("group", req.uid);
-      return toGroup(group);
+      return toGroup(await requireFound("group", req.uid, (uid) => store.getGroup(uid)));
     },
 
     async createGroup(req, ctx) {

@@ -28,6 +28,7 @@ import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireIdentityPowers } from "../escalation.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import {
@@ -73,12 +74,7 @@ export function createIdentitiesService(
     },
 
     async getIdentity(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const identity = await store.getIdentity(req.uid);
-      if (!identity) throw notFound("identity", req.uid);
-      return toIdentity(identity);
+      return toIdentity(await requireFound("identity", req.uid, (uid) => store.getIdentity(uid)));
     },
 
     async createIdentity(req) {

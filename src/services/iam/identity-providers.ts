@@ -22,6 +22,7 @@ import type { Store } from "../../store/store.js";
 import { isAtOrBelow, isUid, newChildUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import {
@@ -95,12 +96,9 @@ export function createIdentityProvidersService(
     },
 
     async getIdentityProvider(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const provider = await store.getIdentityProvider(req.uid);
-      if (!provider) throw notFound("identity provider", req.uid);
-      return toIdentityProvider(provider);
+      return toIdentityProvider(
+        await requireFound("identity provider", req.uid, (uid) => store.getIdentityProvider(uid)),
+      );
     },
 
     async createIdentityProvider(req, ctx) {

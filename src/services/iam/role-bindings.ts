@@ -21,6 +21,7 @@ import type { SortField, Store } from "../../store/store.js";
 import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
+import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, violations } from "../validate.js";
 
@@ -81,12 +82,9 @@ export function createRoleBindingsService(
     },
 
     async getRoleBinding(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const binding = await store.getRoleBinding(req.uid);
-      if (!binding) throw notFound("role binding", req.uid);
-      return toRoleBinding(binding);
+      return toRoleBinding(
+        await requireFound("role binding", req.uid, (uid) => store.getRoleBinding(uid)),
+      );
     },
 
     async createRoleBinding(req, ctx) {

@@ -16,6 +16,7 @@ import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import {
@@ -54,12 +55,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
     },
 
     async getRole(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const role = await store.getRole(req.uid);
-      if (!role) throw notFound("role", req.uid);
-      return toRole(role);
+      return toRole(await requireFound("role", req.uid, (uid) => store.getRole(uid)));
     },
 
     async createRole(req, ctx) {

@@ -7,12 +7,12 @@ import {
   RepoSchema,
   type ReposService,
 } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
-import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../store/list.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkDescription, checkUid, violations } from "../validate.js";
@@ -44,12 +44,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
     },
 
     async getRepo(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const repo = await store.getRepo(req.uid);
-      if (!repo) throw notFound("repo", req.uid);
-      return toRepo(repo);
+      return toRepo(await requireFound("repo", req.uid, (uid) => store.getRepo(uid)));
     },
 
     async createRepo(req) {

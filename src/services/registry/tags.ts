@@ -7,12 +7,12 @@ import {
   TagSchema,
   type TagsService,
 } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
-import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../store/list.js";
 import type { TagFilters, TagRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { checkUid, violations } from "../validate.js";
 import { checkDigest, checkTagName } from "./registry-rules.js";
@@ -48,12 +48,7 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
     },
 
     async getTag(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const tag = await store.getTag(req.uid);
-      if (!tag) throw notFound("tag", req.uid);
-      return toTag(tag);
+      return toTag(await requireFound("tag", req.uid, (uid) => store.getTag(uid)));
     },
 
     async createTag(req) {

@@ -8,7 +8,6 @@ import {
   type Event,
   ListAdvisoriesResponseSchema,
 } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
-import { notFound } from "../../errors.js";
 import type {
   AdvisoryContent,
   AdvisoryEvent,
@@ -21,6 +20,7 @@ import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, violations } from "../validate.js";
@@ -88,12 +88,7 @@ export function createAdvisoriesService(
     },
 
     async getAdvisory(req) {
-      const v = violations();
-      checkUid(v, "uid", req.uid);
-      v.throwIfAny();
-      const advisory = await store.getAdvisory(req.uid);
-      if (!advisory) throw notFound("advisory", req.uid);
-      return toAdvisory(advisory);
+      return toAdvisory(await requireFound("advisory", req.uid, (uid) => store.getAdvisory(uid)));
     },
 
     async createAdvisory(req) {
