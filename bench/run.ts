@@ -20,6 +20,11 @@ import { groupsServiceClient } from "./groups-proto.js";
 import { ensureSeeded } from "./seed.js";
 
 const args = new Set(process.argv.slice(2));
+const only = process.argv
+  .find((a) => a.startsWith("--only="))
+  ?.slice("--only=".length)
+  .split(",");
+const want = (section: string) => !only || only.includes(section);
 const profile = args.has("--profile");
 const seconds = args.has("--quick") ? 2 : 6;
 const hasTaskset = commandExists("taskset");
@@ -119,47 +124,54 @@ const memory = setInterval(() => {
 }, 200);
 
 const getUrl = `${baseUrl}/iam/v2beta1/groups/${m.leaf}`;
-const rest = await throughput({ url: getUrl, headers: auth });
-row(
-  "authorized REST GetGroup",
-  rps(rest),
-  ">= 35% of baseline",
-  `${pct(rest / baseline)} ${yes(rest / baseline >= 0.35)}`,
-);
+if (want("rest")) {
+  const rest = await throughput({ url: getUrl, headers: auth });
+  row(
+    "authorized REST GetGroup",
+    rps(rest),
+    ">= 35% of baseline",
+    `${pct(rest / baseline)} ${yes(rest / baseline >= 0.35)}`,
+  );
+}
+if (want("grpc")) {
+  const grpcRps = await grpcThroughput(port, auth, m.leaf);
+  row(
+    "authorized gRPC GetGroup (grpc-js)",
+    rps(grpcRps),
+    ">= 50% of bare grpc-js",
+    `${pct(grpcRps / grpcBaseline)} ${yes(grpcRps / grpcBaseline >= 0.5)}`,
+  );
+}
 
-const grpcRps = await grpcThroughput(port, auth, m.leaf);
-row(
-  "authorized gRPC GetGroup (grpc-js)",
-  rps(grpcRps),
-  ">= 50% of bare grpc-js",
-  `${pct(grpcRps / grpcBaseline)} ${yes(grpcRps / grpcBaseline >= 0.5)}`,
-);
+if (want("connect")) {
+  const connect = await throughput({
+    url: `${baseUrl}/gatehouse.iam.v2beta1.GroupsService/GetGroup`,
+    method: "POST",
+    headers: { ...auth, "content-type": "application/json" },
+    body: JSON.stringify({ uid: m.leaf }),
+  });
+  row(
+    "authorized Connect GetGroup",
+    rps(connect),
+    "reported",
+    `${pct(connect / baseline)} of baseline`,
+  );
+}
 
-const connect = await throughput({
-  url: `${baseUrl}/gatehouse.iam.v2beta1.GroupsService/GetGroup`,
-  method: "POST",
-  headers: { ...auth, "content-type": "application/json" },
-  body: JSON.stringify({ uid: m.leaf }),
-});
-row(
-  "authorized Connect GetGroup",
-  rps(connect),
-  "reported",
-  `${pct(connect / baseline)} of baseline`,
-);
-
-const fixed = await autocannonRun({
-  url: getUrl,
-  headers: auth,
-  connections: 50,
-  overallRate: 5000,
-});
-row(
-  "REST GetGroup p99 at 5,000 req/s",
-  `${fixed.latency.p99} ms (${rps(fixed.requests.average)})`,
-  "<= 5 ms",
-  yes(fixed.latency.p99 <= 5 && fixed.requests.average >= 4750),
-);
+if (want("fixed")) {
+  const fixed = await autocannonRun({
+    url: getUrl,
+    headers: auth,
+    connections: 50,
+    overallRate: 5000,
+  });
+  row(
+    "REST GetGroup p99 at 5,000 req/s",
+    `${fixed.latency.p99} ms (${rps(fixed.requests.average)})`,
+    "<= 5 ms",
+    yes(fixed.latency.p99 <= 5 && fixed.requests.average >= 4750),
+  );
+}
 
 const listUrl = (q: Record<string, string>) =>
   `${baseUrl}/iam/v2beta1/groups?${new URLSearchParams({ "uidp.descendantsOf": m.root, ...q })}`;
@@ -168,67 +180,73 @@ const list = async (q: Record<string, string>) => {
   if (!res.ok) throw new Error(`ListGroups: ${res.status} ${await res.text()}`);
   return (await res.json()) as { groups: unknown[]; nextPageToken?: string; totalCount: string };
 };
-const first = await list({ pageSize: "50" });
-if (first.groups.length !== 50 || Number(first.totalCount) < 100_000) {
-  throw new Error(`ListGroups: ${first.groups.length} groups of ${first.totalCount}`);
+if (want("list")) {
+  const first = await list({ pageSize: "50" });
+  if (first.groups.length !== 50 || Number(first.totalCount) < 100_000) {
+    throw new Error(`ListGroups: ${first.groups.length} groups of ${first.totalCount}`);
+  }
+  const listDefault = await latency(() => get(listUrl({ pageSize: "50" })));
+  row(
+    "ListGroups 100k descendants, first 50 + totalCount, p99",
+    ms(listDefault.p99),
+    "<= 5 ms",
+    yes(listDefault.p99 <= 5),
+  );
+
+  const listByName = await latency(() => get(listUrl({ pageSize: "50", orderBy: "name" })));
+  // Walk 250 pages of 200 (50,000 groups in), then time the page after.
+  let token = "";
+  for (let i = 0; i < 250; i++) {
+    token = (
+      await list({ pageSize: "200", orderBy: "name", ...(token ? { pageToken: token } : {}) })
+    ).nextPageToken!;
+  }
+  const listDeep = await latency(() =>
+    get(listUrl({ pageSize: "50", orderBy: "name", pageToken: token })),
+  );
+  row(
+    "ListGroups by name, first page, p99",
+    ms(listByName.p99),
+    "<= 25 ms",
+    yes(listByName.p99 <= 25),
+  );
+  row(
+    "ListGroups by name, page 50,000 deep, p99",
+    ms(listDeep.p99),
+    "<= 25 ms, <= first page",
+    yes(listDeep.p99 <= 25 && listDeep.p99 <= listByName.p99 * 1.1),
+  );
 }
-const listDefault = await latency(() => get(listUrl({ pageSize: "50" })));
-row(
-  "ListGroups 100k descendants, first 50 + totalCount, p99",
-  ms(listDefault.p99),
-  "<= 5 ms",
-  yes(listDefault.p99 <= 5),
-);
 
-const listByName = await latency(() => get(listUrl({ pageSize: "50", orderBy: "name" })));
-// Walk 250 pages of 200 (50,000 groups in), then time the page after.
-let token = "";
-for (let i = 0; i < 250; i++) {
-  token = (await list({ pageSize: "200", orderBy: "name", ...(token ? { pageToken: token } : {}) }))
-    .nextPageToken!;
-}
-const listDeep = await latency(() =>
-  get(listUrl({ pageSize: "50", orderBy: "name", pageToken: token })),
-);
-row(
-  "ListGroups by name, first page, p99",
-  ms(listByName.p99),
-  "<= 25 ms",
-  yes(listByName.p99 <= 25),
-);
-row(
-  "ListGroups by name, page 50,000 deep, p99",
-  ms(listDeep.p99),
-  "<= 25 ms, <= first page",
-  yes(listDeep.p99 <= 25 && listDeep.p99 <= listByName.p99 * 1.1),
-);
-
-const oidcToken = await issuer.issue();
-const sts = await throughput({
-  url: `${baseUrl}/sts/exchange`,
-  method: "POST",
-  headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
-  body: JSON.stringify({ aud: baseUrl, identity: workload.uid }),
-});
-row("STS exchanges (loopback issuer, cached JWKS)", rps(sts), ">= 2,000/s", yes(sts >= 2000));
-
-let n = 0;
-const create = await latency(async () => {
-  const res = await fetch(`${baseUrl}/iam/v2beta1/groups/${m.deepParent}`, {
+if (want("sts")) {
+  const oidcToken = await issuer.issue();
+  const sts = await throughput({
+    url: `${baseUrl}/sts/exchange`,
     method: "POST",
-    headers: { ...auth, "content-type": "application/json" },
-    body: JSON.stringify({ name: `bench-${Date.now()}-${n++}` }),
+    headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ aud: baseUrl, identity: workload.uid }),
   });
-  if (res.status !== 200) throw new Error(`CreateGroup: ${res.status} ${await res.text()}`);
-  await res.arrayBuffer();
-});
-row(
-  `CreateGroup under a depth-4 parent, p99 (${n} made)`,
-  ms(create.p99),
-  "<= 1 ms",
-  yes(create.p99 <= 1),
-);
+  row("STS exchanges (loopback issuer, cached JWKS)", rps(sts), ">= 2,000/s", yes(sts >= 2000));
+}
 
+if (want("create")) {
+  let n = 0;
+  const create = await latency(async () => {
+    const res = await fetch(`${baseUrl}/iam/v2beta1/groups/${m.deepParent}`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ name: `bench-${Date.now()}-${n++}` }),
+    });
+    if (res.status !== 200) throw new Error(`CreateGroup: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  });
+  row(
+    `CreateGroup under a depth-4 parent, p99 (${n} made)`,
+    ms(create.p99),
+    "<= 1 ms",
+    yes(create.p99 <= 1),
+  );
+}
 clearInterval(memory);
 const mem = memoryOf(server.pid!);
 peakRss = Math.max(peakRss, mem.rss);
@@ -240,7 +258,8 @@ row(
 );
 await stop(server);
 await issuer.stop();
-writeResults();
+if (only) printTable();
+else writeResults();
 
 // --- helpers ----------------------------------------------------------------------------------
 
@@ -418,13 +437,20 @@ function mb(kib: number): string {
   return `${Math.round(kib / 1024)} MB`;
 }
 
-function writeResults(): void {
-  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "?";
-  const table = [
+function table(): string {
+  return [
     "| figure | value | goal | ratio / met |",
     "|---|---|---|---|",
     ...rows.map((r) => `| ${r.figure} | ${r.value} | ${r.goal} | ${r.met} |`),
   ].join("\n");
+}
+
+function printTable(): void {
+  console.log(`\n${table()}\n\n(--only: bench/RESULTS.md left alone)`);
+}
+
+function writeResults(): void {
+  const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "?";
   const text = `# Benchmark results
 
 Machine: ${cpu}, ${cpus().length} cores; Node ${process.version}; ${new Date().toISOString()}.
@@ -432,13 +458,13 @@ Server pinned to core 0 ${hasTaskset ? "(taskset)" : "(no taskset: not pinned)"}
 Dataset: ${m.groups.toLocaleString("en-US")} groups (fan-out 10, depth 5), ${m.identities.toLocaleString("en-US")} identities, ${m.bindings.toLocaleString("en-US")} role bindings, ${m.repos.toLocaleString("en-US")} repos, ${m.tags.toLocaleString("en-US")} tags; seeded through the Store API in ${(m.seedMs / 1000).toFixed(1)} s (batched in transactions of 5,000).
 Throughput: autocannon, 50 connections (HTTP/1.1); grpc-js, one channel, 50 calls in flight. Latencies of ListGroups and CreateGroup: one call at a time over HTTP (REST), so they include the round trip.
 
-${table}
+${table()}
 `;
   const path = "bench/RESULTS.md";
   const previous = readFileSyncOr(path);
   const misses = /\n## Misses and why[\s\S]*$/.exec(previous)?.[0] ?? "";
   writeFileSync(path, text + misses);
-  console.log(`\n${table}\n\nwrote ${path}`);
+  console.log(`\n${table()}\n\nwrote ${path}`);
 }
 
 function readFileSyncOr(path: string): string {

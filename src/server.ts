@@ -110,7 +110,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const access = createAccessInterceptor(apiServices, {
     verifier,
     authorizer,
-    identityExists: async (uid) => (await store.getIdentity(uid)) !== undefined,
+    identityExists: (uid) => store.identityExists(uid),
     onRejectedToken: (reason) => app.log.info({ reason }, "bearer token rejected"),
   });
   // Workload and user tokens from external issuers, for the STS exchange.

@@ -18,7 +18,7 @@ export interface Authorizer {
    */
   require(principal: Principal, capability: Capability, uid: string): Promise<void>;
   /** Every capability the caller holds at `uid` (through bindings at it or above it). */
-  capabilitiesAt(principal: Principal, uid: string): Promise<Set<string>>;
+  capabilitiesAt(principal: Principal, uid: string): Promise<ReadonlySet<string>>;
   /**
    * The groups whose subtrees the caller may list with `capability`: the groups of its
    * bindings that grant it, without those already covered by a group above them.

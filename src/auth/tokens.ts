@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import { errors, type JWTHeaderParameters, jwtVerify, SignJWT } from "jose";
 import type { KeyRing } from "./keyring.js";
 
@@ -107,7 +107,7 @@ export function createTokenVerifier(opts: {
     async verify(token: string): Promise<VerifiedToken> {
       if (token.length > maxTokenLength) throw new TokenError("malformed");
       const nowSec = Math.floor(now() / 1000);
-      const id = createHash("sha256").update(token).digest("base64url");
+      const id = hash("sha256", token, "base64url");
       const hit = cache.get(id);
       if (hit) {
         cache.delete(id);

@@ -337,11 +337,18 @@ export interface IamStore {
    */
   listAccountAssociations(query: ListQuery): Promise<ListPage<AccountAssociationRecord>>;
 
+  /*
+   * The access queries, asked on every authenticated call. Their answers may be shared
+   * between callers (a store may cache them while its data is unchanged), hence read-only.
+   */
+
+  /** Whether an identity with this uid exists. */
+  identityExists(uid: string): Promise<boolean>;
   /**
    * Every capability the identity holds through bindings at any of `groupUids` (the caller
    * passes a resource's group and its ancestors: the prefixes of its uid). One indexed query.
    */
-  capabilitiesAt(identityUid: string, groupUids: readonly string[]): Promise<Set<string>>;
+  capabilitiesAt(identityUid: string, groupUids: readonly string[]): Promise<ReadonlySet<string>>;
   /** The groups where the identity is bound to a role that holds `capability`. */
-  groupsWithCapability(identityUid: string, capability: string): Promise<string[]>;
+  groupsWithCapability(identityUid: string, capability: string): Promise<readonly string[]>;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
+import { ownerRole } from "../../src/auth/capabilities.js";
 import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
 import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -122,6 +123,51 @@ describe("sqlite store", () => {
     ]);
     expect(x.equals(y)).toBe(true);
     await Promise.all([a.close(), b.close()]);
+  });
+
+  it("answers access queries with another connection's writes at once", async () => {
+    // `server` has answered (and may have cached) before `cli`, as a CLI command would,
+    // writes to the same file.
+    const path = newPath();
+    const server = createSqliteStore(path);
+    const cli = createSqliteStore(path);
+    const person = "9".repeat(40);
+    const person2 = "8".repeat(40);
+    expect(await server.identityExists(person)).toBe(false);
+    expect(await server.capabilitiesAt(person, [R1])).toEqual(new Set());
+    expect(await server.groupsWithCapability(person, "groups.list")).toEqual([]);
+    await cli.upsertPerson({
+      uid: person,
+      issuer: "i",
+      subject: "s",
+      name: "P",
+      email: "",
+      now: 1,
+    });
+    await cli.createOrganization(group, {
+      bindingUid: `${R1}/b`,
+      identityUid: person,
+      roleUid: ownerRole.uid,
+    });
+    expect(await server.identityExists(person)).toBe(true);
+    expect(await server.capabilitiesAt(person, [R1])).toEqual(new Set(ownerRole.capabilities));
+    expect(await server.groupsWithCapability(person, "groups.list")).toEqual([R1]);
+    // A write that only another connection saw, followed by one of the server's own.
+    await cli.upsertPerson({
+      uid: person2,
+      issuer: "i",
+      subject: "t",
+      name: "Q",
+      email: "",
+      now: 1,
+    });
+    await cli.deleteRoleBinding(`${R1}/b`);
+    expect(await server.capabilitiesAt(person, [R1])).toEqual(new Set());
+    expect(await server.identityExists(person2)).toBe(true);
+    await server.deleteIdentity(person2);
+    expect(await cli.identityExists(person2)).toBe(false);
+    expect(await server.identityExists(person2)).toBe(false);
+    await Promise.all([server.close(), cli.close()]);
   });
 });
 

@@ -645,6 +645,21 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         // A removed binding takes effect at once.
         await store.deleteRoleBinding(id(uids.E, "a"));
         expect(await at([R1, uids.E])).toEqual(new Set());
+        expect(await store.groupsWithCapability(I1, "groups.list")).toEqual([]);
+        // So does a change to a bound role's capabilities, asked the same question again.
+        expect(await at([R1, uids.O])).toEqual(new Set(["tag.create"]));
+        await store.updateRole(custom, { capabilities: ["tag.delete"] }, 2);
+        expect(await at([R1, uids.O])).toEqual(new Set(["tag.delete"]));
+        expect(await store.groupsWithCapability(I1, "tag.create")).toEqual([]);
+      });
+
+      it("says whether an identity exists, at once after it is created or deleted", async () => {
+        expect(await store.identityExists(I1)).toBe(false);
+        await identity(I1, uids.E, "ci");
+        expect(await store.identityExists(I1)).toBe(true);
+        expect(await store.identityExists(I2)).toBe(false);
+        await store.deleteIdentity(I1);
+        expect(await store.identityExists(I1)).toBe(false);
       });
 
       it("removes the bindings of a deleted identity and of a deleted group", async () => {

@@ -1,11 +1,16 @@
 import type { Database } from "better-sqlite3";
+import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
-/** The two access queries of the SQLite store, which every authorization decision uses. */
-export type AccessOps = SyncOps<"capabilitiesAt" | "groupsWithCapability">;
+/** The access queries of the SQLite store, which every authenticated call uses. */
+export type AccessOps = SyncOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
 
-/** Create the access queries on an open, migrated database. */
-export function createAccessOps(db: Database): AccessOps {
+/**
+ * Create the access queries on an open, migrated database. Their answers go through `cache`,
+ * which drops them whenever the database changes, so they are always current.
+ */
+export function createAccessOps(db: Database, cache: ReadCache): AccessOps {
+  const exists = db.prepare("SELECT 1 FROM identities WHERE uid = ?").pluck();
   // Both start from the caller's bindings (the role_bindings_identity index, keyed by
   // identity then group) and read each bound role's capabilities by primary key: built-in and
   // custom roles alike. The groups arrive as one JSON parameter, so the SQL has one shape.
@@ -26,9 +31,22 @@ export function createAccessOps(db: Database): AccessOps {
     .pluck();
 
   return {
-    capabilitiesAt: (identityUid, groupUids) =>
-      new Set(at.all(identityUid, JSON.stringify(groupUids)) as string[]),
-    groupsWithCapability: (identityUid, capability) =>
-      groupsWith.all(identityUid, capability) as string[],
+    identityExists: cache.memo(
+      "identityExists",
+      (uid: string) => exists.get(uid) !== undefined,
+      (uid) => uid,
+    ),
+    capabilitiesAt: cache.memo(
+      "capabilitiesAt",
+      (identityUid: string, groupUids: readonly string[]): ReadonlySet<string> =>
+        new Set(at.all(identityUid, JSON.stringify(groupUids)) as string[]),
+      (identityUid, groupUids) => `${identityUid}\u0000${groupUids.join("\u0000")}`,
+    ),
+    groupsWithCapability: cache.memo(
+      "groupsWithCapability",
+      (identityUid: string, capability: string): readonly string[] =>
+        Object.freeze(groupsWith.all(identityUid, capability) as string[]),
+      (identityUid, capability) => `${identityUid}\u0000${capability}`,
+    ),
   };
 }

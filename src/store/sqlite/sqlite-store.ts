@@ -12,6 +12,7 @@ import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
 import { createIdentityProviderOps } from "./identity-providers.js";
 import { migrate } from "./migrations.js";
+import { createReadCache } from "./read-cache.js";
 import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { createRoleOps } from "./roles.js";
@@ -59,7 +60,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...createIdentityProviderOps(db),
     ...createAccountAssociationOps(db),
     ...createGroupInviteOps(db, roleBindings.getRoleBinding),
-    ...createAccessOps(db),
+    ...createAccessOps(db, createReadCache(db)),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
     ...createRepoOps(db),

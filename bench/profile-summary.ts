@@ -1,0 +1,136 @@
+/**
+ * Summarize a V8 .cpuprofile (from `npm run bench -- --profile`): self time by function and by
+ * package or source file, and inclusive time of the functions named on the command line.
+ * `node dist/bench/profile-summary.js <file.cpuprofile> [top=25] [fn ...]`; a `fn` written as
+ * `tree:<name>` prints the call tree under that function instead (callees over 0.3%, DEPTH=4 deep).
+ */
+import { readFileSync } from "node:fs";
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const [file, topArg, ...inclusiveOf] = process.argv.slice(2);
+if (!file) {
+  console.error("usage: profile-summary <file.cpuprofile> [top] [function ...]");
+  process.exit(2);
+}
+const top = Number(topArg ?? 25);
+const maxDepth = Number(process.env.DEPTH ?? 4);
+const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const parent = new Map<number, number>();
+for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+
+const selfTime = new Map<number, number>();
+let total = 0;
+profile.samples.forEach((id, i) => {
+  const dt = profile.timeDeltas[i] ?? 0;
+  selfTime.set(id, (selfTime.get(id) ?? 0) + dt);
+  total += dt;
+});
+
+/** The package (node_modules/<pkg>) or our own file a frame belongs to. */
+function where(url: string): string {
+  if (!url) return "(native)";
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (nm) return nm[1]!;
+  if (url.startsWith("node:")) return url;
+  const ours = /\/(dist\/[^?]+)$/.exec(url);
+  return ours ? ours[1]! : url;
+}
+const label = (n: ProfileNode) =>
+  `${n.callFrame.functionName || "(anonymous)"} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+
+const fnSelf = new Map<string, number>();
+const pkgSelf = new Map<string, number>();
+for (const [id, t] of selfTime) {
+  const n = byId.get(id)!;
+  fnSelf.set(label(n), (fnSelf.get(label(n)) ?? 0) + t);
+  const pkg = n.callFrame.url ? where(n.callFrame.url) : n.callFrame.functionName;
+  pkgSelf.set(pkg, (pkgSelf.get(pkg) ?? 0) + t);
+}
+
+const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)}%`;
+const print = (title: string, m: Map<string, number>) => {
+  console.log(`\n${title}`);
+  for (const [k, t] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+    console.log(`${pct(t)}  ${k}`);
+  }
+};
+console.log(`total ${(total / 1000).toFixed(0)} ms sampled`);
+print("self time by function", fnSelf);
+print("self time by package or file", pkgSelf);
+
+// Inclusive time of every node: its own samples and those of its callees.
+const inclusive = new Map<number, number>();
+const inclusiveOfNode = (id: number): number => {
+  const known = inclusive.get(id);
+  if (known !== undefined) return known;
+  const n = byId.get(id)!;
+  let t = selfTime.get(id) ?? 0;
+  for (const c of n.children ?? []) t += inclusiveOfNode(c);
+  inclusive.set(id, t);
+  return t;
+};
+
+/** Merge the subtrees under every node named `name` (outermost ones only) and print them. */
+function printTree(name: string): void {
+  interface Merged {
+    t: number;
+    kids: Map<string, Merged>;
+  }
+  const root: Merged = { t: 0, kids: new Map() };
+  const add = (into: Merged, id: number, depth: number) => {
+    into.t += inclusiveOfNode(id);
+    if (depth === maxDepth) return;
+    for (const c of byId.get(id)!.children ?? []) {
+      const key = label(byId.get(c)!);
+      let k = into.kids.get(key);
+      if (!k) into.kids.set(key, (k = { t: 0, kids: new Map() }));
+      add(k, c, depth + 1);
+    }
+  };
+  const visit = (id: number, inside: boolean) => {
+    const n = byId.get(id)!;
+    const match = !inside && n.callFrame.functionName === name;
+    if (match) add(root, id, 0);
+    for (const c of n.children ?? []) visit(c, inside || match);
+  };
+  visit(profile.nodes[0]!.id, false);
+  console.log(`\ntree ${pct(root.t)}  ${name}`);
+  const show = (m: Merged, indent: string) => {
+    for (const [k, v] of [...m.kids].sort((a, b) => b[1].t - a[1].t)) {
+      if (v.t / total < 0.003) continue;
+      console.log(`${pct(v.t)}  ${indent}${k}`);
+      show(v, `${indent}  `);
+    }
+  };
+  show(root, "  ");
+}
+
+// Inclusive time: a sample counts once for a function if the function is anywhere on its stack.
+for (const name of inclusiveOf) {
+  if (name.startsWith("tree:")) {
+    printTree(name.slice("tree:".length));
+    continue;
+  }
+  let t = 0;
+  profile.samples.forEach((id, i) => {
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      if (byId.get(cur)!.callFrame.functionName === name) {
+        t += profile.timeDeltas[i] ?? 0;
+        break;
+      }
+    }
+  });
+  console.log(`inclusive ${pct(t)}  ${name}`);
+}

@@ -1,0 +1,52 @@
+import type { Database } from "better-sqlite3";
+
+/**
+ * A cache of query answers that is only ever used while the database is unchanged. Every
+ * lookup first asks SQLite whether anything was written since the last one, by this
+ * connection (`total_changes()`) or by any other, such as a CLI command on the same file
+ * (`PRAGMA data_version`), and empties the cache if so. A cached answer is therefore always
+ * the one the query would give at that moment: a removed binding still takes effect at once.
+ * The check is one tiny statement; the access queries it spares are several times dearer.
+ *
+ * Answers are shared between callers, so they must be immutable (frozen, or read-only sets).
+ */
+export interface ReadCache {
+  /** Wrap `query`, named `name`, so that its answers are cached under `key(...args)`. */
+  memo<A extends unknown[], R>(
+    name: string,
+    query: (...args: A) => R,
+    key: (...args: A) => string,
+  ): (...args: A) => R;
+}
+
+/** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
+export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
+  const version = db.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw();
+  let changes = -1;
+  let dataVersion = -1;
+  const entries = new Map<string, unknown>();
+
+  const fresh = () => {
+    const [c, v] = version.get() as [number, number];
+    if (c !== changes || v !== dataVersion) {
+      entries.clear();
+      changes = c;
+      dataVersion = v;
+    }
+  };
+
+  return {
+    memo(name, query, key) {
+      const space = `${name}\u0000`;
+      return (...args) => {
+        fresh();
+        const k = space + key(...args);
+        if (entries.has(k)) return entries.get(k) as ReturnType<typeof query>;
+        const answer = query(...args);
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+        entries.set(k, answer);
+        return answer;
+      };
+    },
+  };
+}
