@@ -94,8 +94,8 @@ function printTree(name: string): void {
     if (depth === maxDepth) return;
     for (const c of byId.get(id)!.children ?? []) {
       const key = label(byId.get(c)!);
-      let k = into.kids.get(key);
-      if (!k) into.kids.set(key, (k = { t: 0, kids: new Map() }));
+      const k = into.kids.get(key) ?? { t: 0, kids: new Map() };
+      into.kids.set(key, k);
       add(k, c, depth + 1);
     }
   };
