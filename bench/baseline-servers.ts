@@ -1,10 +1,16 @@
 /**
  * The reference servers of the benchmark, each run as its own child process on the pinned
- * core: `fastify <port>`, a bare fastify route returning a constant JSON, and `grpc <port>`, a
- * bare grpc-js server whose GroupsService.GetGroup answers a constant group.
+ * core: `fastify <port>`, a bare fastify route returning a constant JSON; `grpc <port>`, a
+ * bare grpc-js server whose GroupsService.GetGroup answers a constant group; and
+ * `connect <port>`, the same constant GetGroup on a bare connect-node HTTP/2 (h2c) server:
+ * the floor that the library Gatehouse serves gRPC and Connect with sets, for comparison.
  */
+import http2 from "node:http2";
+import { create } from "@bufbuild/protobuf";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import Fastify from "fastify";
+import { GroupSchema, GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { groupsServiceDefinition } from "./groups-proto.js";
 
 const [kind, portArg] = process.argv.slice(2);
@@ -28,6 +34,14 @@ if (kind === "fastify") {
     server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err) =>
       err ? reject(err) : resolve(),
     ),
+  );
+} else if (kind === "connect") {
+  const group = create(GroupSchema, { uid: "0".repeat(40), name: "constant" });
+  const handler = connectNodeAdapter({
+    routes: (router) => router.service(GroupsService, { getGroup: () => group }),
+  });
+  await new Promise<void>((resolve) =>
+    http2.createServer(handler).listen(port, "127.0.0.1", resolve),
   );
 } else {
   throw new Error(`unknown reference server ${JSON.stringify(kind)}`);

@@ -103,6 +103,19 @@ const grpcBaseline = await grpcThroughput(refPort, {}, "0".repeat(40));
 await stop(child);
 row("baseline: bare grpc-js GetGroup", rps(grpcBaseline), "reference", "-");
 
+// Not a goal: what the library that serves Gatehouse's gRPC and Connect does on its own.
+if (want("grpc")) {
+  child = await startChild(["dist/bench/baseline-servers.js", "connect", String(refPort)], refPort);
+  const connectFloor = await grpcThroughput(refPort, {}, "0".repeat(40));
+  await stop(child);
+  row(
+    "reference: bare connect-node GetGroup over gRPC (grpc-js)",
+    rps(connectFloor),
+    "reported",
+    `${pct(connectFloor / grpcBaseline)} of bare grpc-js`,
+  );
+}
+
 // --- Gatehouse --------------------------------------------------------------------------------
 const server = await startChild(
   [...(profile ? ["--cpu-prof", "--cpu-prof-dir=data/bench/profiles"] : []), "bin/gatehouse.js"],

@@ -78,7 +78,8 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
         },
         handler,
       );
-      const h2opts = { settings: { maxConcurrentStreams: 250 } };
+      // noDelay: the TLS server listens itself, and must not let Nagle hold back small frames.
+      const h2opts = { settings: { maxConcurrentStreams: 250 }, noDelay: true };
       h2 = tls
         ? http2.createSecureServer(
             {
@@ -107,7 +108,10 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
         listener = h2s as unknown as net.Server;
         listener.on("connection", (s: Duplex) => track(s));
       } else {
-        listener = net.createServer((socket) => {
+        // noDelay, as Node's own HTTP servers set it when they listen: a response written in
+        // several small pieces (HTTP/2 headers, data and trailers frames) must not wait for
+        // the client's ACK of the previous one (Nagle's algorithm).
+        listener = net.createServer({ noDelay: true }, (socket) => {
           track(socket);
           dispatch(socket, h1s, h2s as http2.Http2Server, timeouts.headersTimeoutMs);
         });
