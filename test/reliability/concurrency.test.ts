@@ -6,7 +6,7 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
-import { closureDiff, orphans } from "./helpers/tree-checks.js";
+import { closureDiff, countDiff, orphans } from "./helpers/tree-checks.js";
 
 // Many creates, deletes and bindings racing in one subtree through the REST API, on a file
 // database: whatever wins, the closure must match the parent links and nothing may dangle.
@@ -91,6 +91,7 @@ describe("concurrent writes in one subtree", () => {
       bound: true,
     });
     expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
+    expect(countDiff(db)).toEqual([]);
     expect(orphans(db)).toEqual({});
 
     // Delete the whole subtree, the deepest groups first, each level at once.
@@ -113,6 +114,7 @@ describe("concurrent writes in one subtree", () => {
     expect(left("group_closure", "descendant") + left("group_closure", "ancestor")).toBe(0);
     expect(left("role_bindings", "group_uid")).toBe(0);
     expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
+    expect(countDiff(db)).toEqual([]);
     expect(orphans(db)).toEqual({});
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/run-cli.js";
 import { freePort } from "../helpers/test-server.js";
 import { type ChildServer, startChildServer } from "./helpers/child-server.js";
-import { closureDiff, integrityCheck, orphans } from "./helpers/tree-checks.js";
+import { closureDiff, countDiff, integrityCheck, orphans } from "./helpers/tree-checks.js";
 
 // A real server process on a database file, killed with SIGKILL in the middle of a stream of
 // CreateGroup calls: what it acknowledged must survive, and the file must be sound.
@@ -94,6 +94,7 @@ describe("crash safety", () => {
         );
         expect(acked.filter((uid) => !present.has(uid))).toEqual([]);
         expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
+        expect(countDiff(db)).toEqual([]);
         expect(orphans(db)).toEqual({});
       } finally {
         db.close();

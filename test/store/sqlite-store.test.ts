@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { ownerRole } from "../../src/auth/capabilities.js";
@@ -87,6 +87,55 @@ describe("sqlite store", () => {
     migrate(db, steps.slice(0, 1));
     expect(db.pragma("user_version", { simple: true })).toBe(1);
     db.close();
+  });
+
+  it("counts the descendants of groups made before the counts were kept", async () => {
+    // A tree written by a Gatehouse whose schema stopped before the counts: a root with two
+    // children, one of which has a child.
+    const path = newPath();
+    const before = migrations.findIndex((m) => m.description === "descendant counts of groups");
+    expect(before).toBeGreaterThan(0);
+    mkdirSync(dirname(path), { recursive: true });
+    const old = new Sqlite(path);
+    migrate(old, migrations.slice(0, before));
+    const [a, b, c] = [`${R1}/a`, `${R1}/b`, `${R1}/a/c`];
+    const groupRow = old.prepare(
+      "INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time) VALUES (?, ?, ?, '', 1, 1)",
+    );
+    const closureRow = old.prepare("INSERT INTO group_closure VALUES (?, ?, ?)");
+    for (const [uid, parent] of [
+      [R1, null],
+      [a, R1],
+      [b, R1],
+      [c, a],
+    ] as const) {
+      groupRow.run(uid, parent, uid);
+    }
+    for (const [anc, desc, depth] of [
+      [R1, R1, 0],
+      [a, a, 0],
+      [b, b, 0],
+      [c, c, 0],
+      [R1, a, 1],
+      [R1, b, 1],
+      [a, c, 1],
+      [R1, c, 2],
+    ] as const) {
+      closureRow.run(anc, desc, depth);
+    }
+    old.close();
+    const store = createSqliteStore(path);
+    const query = (descendantsOf: string) => ({
+      descendantsOf,
+      order: { field: "uid" as const, desc: false },
+      skip: 0,
+      limit: 1,
+      filters: {},
+    });
+    expect((await store.listGroups(query(R1))).total).toBe(3);
+    expect((await store.listGroups(query(a))).total).toBe(1);
+    expect((await store.listGroups(query(b))).total).toBe(0);
+    await store.close();
   });
 
   it("fails every call after close with unavailable, and closes twice quietly", async () => {

@@ -58,6 +58,21 @@ export function createGroupOps(db: Database): GroupOps {
      SELECT ancestor, @uid, depth + 1 FROM group_closure WHERE descendant = @parent
      UNION ALL SELECT @uid, @uid, 0`,
   );
+  // Each group counts the groups strictly below it: a new group adds one to its parent and
+  // every group above (the parent's closure rows), a deleted one (always a leaf) removes one.
+  const countIn = db.prepare(
+    `UPDATE groups SET descendant_count = descendant_count + 1
+     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = ?)`,
+  );
+  const countOut = db.prepare(
+    `UPDATE groups SET descendant_count = descendant_count - 1
+     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = ? AND depth > 0)`,
+  );
+  const below = db.prepare("SELECT descendant_count FROM groups WHERE uid = ?").pluck();
+  // Every group is an organization or below exactly one.
+  const all = db
+    .prepare("SELECT COALESCE(SUM(descendant_count + 1), 0) FROM groups WHERE parent_uid IS NULL")
+    .pluck();
   const update = db.prepare(
     "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ?",
   );
@@ -82,6 +97,10 @@ export function createGroupOps(db: Database): GroupOps {
     group: "uid",
     name: "name",
     sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+    treeCounts: {
+      below: (uid) => (below.get(uid) as number | undefined) ?? 0,
+      all: () => all.get() as number,
+    },
   });
 
   const find = (uid: string) => get.get(uid) as GroupRow | undefined;
@@ -102,6 +121,7 @@ export function createGroupOps(db: Database): GroupOps {
       checkSiblingName(parent, g.name, g.uid);
       insert.run({ uid: g.uid, parent, name: g.name, description: g.description, now: g.now });
       insertClosure.run({ uid: g.uid, parent });
+      if (parent !== null) countIn.run(parent);
       return toRecord(find(g.uid)!);
     }).immediate,
 
@@ -133,6 +153,7 @@ export function createGroupOps(db: Database): GroupOps {
       removeBindings.run(uid);
       removeAssociation.run(uid);
       removeInvites.run(uid);
+      countOut.run(uid);
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,

@@ -292,6 +292,16 @@ export const migrations: readonly Migration[] = [
         FROM group_invites AS v JOIN roles AS r ON r.uid = v.role_uid;
     `,
   },
+  {
+    description: "descendant counts of groups",
+    // How many groups lie strictly below each group, kept by createGroup and deleteGroup:
+    // ListGroups' totalCount over a subtree reads it instead of counting the subtree's rows.
+    sql: `
+      ALTER TABLE groups ADD COLUMN descendant_count INTEGER NOT NULL DEFAULT 0;
+      UPDATE groups SET descendant_count =
+        (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = groups.uid AND c.depth > 0);
+    `,
+  },
 ];
 
 /**

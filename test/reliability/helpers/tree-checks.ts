@@ -63,3 +63,18 @@ export function orphans(db: Database): Record<string, number> {
   if (lost.n > 0) found["groups (parent gone)"] = lost.n;
   return found;
 }
+
+/**
+ * Groups whose kept descendant count differs from the count of their closure rows below them
+ * (at most 20, for the failure message).
+ */
+export function countDiff(db: Database): { uid: string; kept: number; actual: number }[] {
+  return db
+    .prepare(
+      `SELECT g.uid, g.descendant_count AS kept,
+         (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = g.uid AND c.depth > 0)
+           AS actual
+       FROM groups AS g WHERE kept <> actual LIMIT 20`,
+    )
+    .all() as { uid: string; kept: number; actual: number }[];
+}
