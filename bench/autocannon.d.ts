@@ -9,12 +9,21 @@ declare module "autocannon" {
       connections?: number;
       overallRate?: number;
       duration?: number;
+      /** Stop after this many requests (instead of after `duration`). */
+      amount?: number;
+      requests?: {
+        setupRequest?: (req: { headers: Record<string, string> }) => {
+          headers: Record<string, string>;
+        };
+      }[];
     }
     interface Result {
       requests: { average: number };
       latency: { p50: number; p99: number; average: number };
       non2xx: number;
       errors: number;
+      /** Seconds the run took. */
+      duration: number;
     }
   }
   function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;

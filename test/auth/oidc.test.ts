@@ -147,6 +147,31 @@ describe("OIDC verifier", () => {
     expect(idp.requests).toEqual({ discovery: 2, jwks: 2 });
   });
 
+  it("remembers a verified token only until it expires", async () => {
+    const idp = await issuer();
+    const v = verifier();
+    const token = await idp.issue({ sub: "again" }, { expiresIn: 60 });
+    for (let i = 0; i < 3; i++) {
+      await expect(v.verify(token)).resolves.toMatchObject({ sub: "again" });
+    }
+    // Past exp and the 30 s tolerance: refused, though it verified a moment ago.
+    c.t += 91_000;
+    expect(await reason(v.verify(token))).toBe("expired");
+    expect(await reason(v.verify(token))).toBe("expired");
+  });
+
+  it("forgets verified tokens once the issuer's keys change", async () => {
+    const idp = await issuer();
+    const v = verifier({ cacheTtlMs: 1_000, cooldownMs: 0 });
+    const token = await idp.issue();
+    await v.verify(token);
+    // The key that signed it is withdrawn; the next use after the cache TTL refetches.
+    await idp.rotateKeys({ keepPrevious: false });
+    c.t += 2_000;
+    expect(await reason(v.verify(token))).toBe("unknown_kid");
+    expect(idp.requests.jwks).toBeGreaterThanOrEqual(2);
+  });
+
   it("keeps verifying with cached keys while the issuer is down", async () => {
     const idp = await issuer();
     const warnings: string[] = [];

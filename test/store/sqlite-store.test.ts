@@ -52,6 +52,31 @@ describe("sqlite store", () => {
     }
   });
 
+  it("records lastSeenTime without an fsync, and every other write still with one", async () => {
+    const store = createSqliteStore(newPath());
+    try {
+      await store.createGroup(group);
+      const uid = `${R1}/w`;
+      await store.createIdentity({
+        uid,
+        groupUid: R1,
+        name: "w",
+        description: "",
+        staticKeys: { issuer: "i", subject: "s", issuerKeys: "{}", expirationTime: 9 },
+        now: 1,
+      });
+      await store.touchIdentity(uid, 42);
+      expect((await store.getIdentity(uid))?.lastSeenTime).toBe(42);
+      expect(store.db.pragma("synchronous", { simple: true })).toBe(2); // FULL again
+      await expect(store.touchIdentity(`${R1}/gone`, 43)).rejects.toMatchObject({
+        kind: "not_found",
+      });
+      expect(store.db.pragma("synchronous", { simple: true })).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("keeps data and schema across close and reopen, migrating only once", async () => {
     const path = newPath();
     const first = createSqliteStore(path);

@@ -1,3 +1,4 @@
+import { hash } from "node:crypto";
 import {
   type CryptoKey,
   createLocalJWKSet,
@@ -34,6 +35,8 @@ export interface OidcVerifierOptions {
   clockToleranceSeconds?: number;
   /** Issuers cached at once; the oldest is forgotten first. */
   maxIssuers?: number;
+  /** Verified tokens remembered at once (by hash); the oldest is forgotten first. */
+  maxVerifiedTokens?: number;
   fetch?: typeof fetch;
   now?: () => number;
   /** Told when a refresh fails while cached keys stay in use (worth a warning in the log). */
@@ -82,6 +85,13 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
   };
   const issuers = new Map<string, IssuerEntry>();
   const staticKeySets = new Map<string, KeySet>();
+  // Tokens whose signature a key set has verified, by a hash of the token (never the token):
+  // a workload's token is typically exchanged again and again until it nears expiry. A hit
+  // counts only while that same key set is in use for the same issuer (a refresh that
+  // fetches new keys starts over), and exp is checked again on every use. The signature
+  // check costs more than the rest of an exchange together.
+  const verified = new Map<string, { keys: KeySet; payload: Readonly<JWTPayload> }>();
+  const maxVerified = opts.maxVerifiedTokens ?? 10_000;
 
   async function load(iss: string): Promise<KeySet> {
     const base = iss.endsWith("/") ? iss.slice(0, -1) : iss;
@@ -137,6 +147,23 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
   }
 
   async function check(token: string, keys: KeySet, issuer: string): Promise<JWTPayload> {
+    const id = hash("sha256", token, "base64url");
+    const hit = verified.get(id);
+    if (hit && hit.keys === keys && hit.payload.iss === issuer) {
+      // jose's rule: expired once exp <= now - tolerance.
+      if ((hit.payload.exp as number) <= Math.floor(now() / 1000) - tolerance) {
+        verified.delete(id);
+        throw new OidcError("expired");
+      }
+      return hit.payload;
+    }
+    const payload = Object.freeze(await verifySignature(token, keys, issuer));
+    if (verified.size >= maxVerified) verified.delete(verified.keys().next().value!);
+    verified.set(id, { keys, payload });
+    return payload;
+  }
+
+  async function verifySignature(token: string, keys: KeySet, issuer: string) {
     const options = {
       algorithms: oidcAlgorithms,
       issuer,
