@@ -8,8 +8,13 @@ import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
  */
 export async function serve(argv: string[]): Promise<number> {
   const config = loadConfig(argv);
-  const store = createSqliteStore(config.dbPath);
+  let warn: ((err: Error) => void) | undefined;
+  const store = createSqliteStore(config.dbPath, {
+    backgroundCheckpoints: { onError: (err) => warn?.(err) },
+  });
   const server = await createServer({ config, store });
+  warn = (err) =>
+    server.app.log.warn({ err }, "the WAL checkpoint thread failed; commits checkpoint meanwhile");
   const address = await server.listen();
   server.app.log.info(
     { address: `${address.address}:${address.port}`, baseUrl: config.baseUrl, db: config.dbPath },

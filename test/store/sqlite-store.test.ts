@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
@@ -75,6 +75,46 @@ describe("sqlite store", () => {
     } finally {
       await store.close();
     }
+  });
+
+  it("checkpoints the WAL from a background thread when asked to", async () => {
+    // What the database file alone holds, without its WAL: what checkpoints have copied.
+    const inFileAlone = (path: string, uid: string) => {
+      const copy = `${path}.copy`;
+      copyFileSync(path, copy);
+      const db = new Sqlite(copy, { readonly: true });
+      try {
+        const tables = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'groups'").get();
+        return (
+          tables !== undefined &&
+          db.prepare("SELECT 1 FROM groups WHERE uid = ?").get(uid) !== undefined
+        );
+      } finally {
+        db.close();
+        rmSync(copy);
+      }
+    };
+    const waitFor = async (ok: () => boolean) => {
+      for (const until = Date.now() + 5_000; Date.now() < until; ) {
+        if (ok()) return true;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return false;
+    };
+
+    const plainPath = newPath();
+    const plain = createSqliteStore(plainPath);
+    await plain.createGroup(group);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(inFileAlone(plainPath, R1)).toBe(false); // one write: SQLite's own threshold is far
+    await plain.close();
+
+    const path = newPath();
+    const store = createSqliteStore(path, { backgroundCheckpoints: {} });
+    expect(store.db.pragma("wal_autocheckpoint", { simple: true })).toBe(10_000);
+    await store.createGroup(group);
+    expect(await waitFor(() => inFileAlone(path, R1))).toBe(true);
+    await store.close();
   });
 
   it("keeps data and schema across close and reopen, migrating only once", async () => {

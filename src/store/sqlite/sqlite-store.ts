@@ -6,6 +6,7 @@ import { type Store, StoreError } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
+import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
@@ -29,6 +30,11 @@ export interface SqliteStoreOptions {
   synchronous?: "FULL" | "NORMAL";
   /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
   now?: () => number;
+  /**
+   * Checkpoint the WAL from a worker thread (checkpointer.ts) instead of inside the commit
+   * that fills it, for a file database. The server turns it on; default off.
+   */
+  backgroundCheckpoints?: { onError?: (err: Error) => void };
 }
 
 /** SqliteStore is a Store with its connection in view, for tests and diagnostics only. */
@@ -68,6 +74,11 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...createAdvisoryOps(db),
   };
   const ping = db.prepare("SELECT 1");
+  let checkpointer: Checkpointer | undefined;
+  if (opts.backgroundCheckpoints && isFilePath(path)) {
+    db.pragma(`wal_autocheckpoint = ${fallbackCheckpointPages}`);
+    checkpointer = startCheckpointer(path, { onError: opts.backgroundCheckpoints.onError });
+  }
   let closed = false;
   const guarded = guard(ops, () => closed);
   return {
@@ -86,6 +97,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     async close() {
       if (closed) return;
       closed = true;
+      await checkpointer?.stop();
       db.close();
     },
   };
