@@ -26,6 +26,7 @@ import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
+import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
@@ -143,7 +144,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
-  addGrpcMessageEncoding(app);
+  addGrpcMessageEncoding(app, errorDomain);
+  addConnectParseErrorStatus(app, errorDomain);
 
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.

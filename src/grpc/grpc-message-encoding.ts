@@ -1,4 +1,5 @@
 import type { FastifyInstance, RawServerBase } from "fastify";
+import { grpcParseErrorTrailers } from "./request-parse-errors.js";
 
 /**
  * Percent-encode a status message the way the gRPC HTTP/2 spec asks: only `%` and bytes
@@ -24,7 +25,10 @@ export function encodeGrpcMessage(message: string): string {
  * `%3A`), and grpc-js decodes with decodeURI, which leaves `%3A` in place: grpc-js stubs
  * would read `Invalid argument%3A name%3A ...`. Every client decodes the minimal form.
  */
-export function addGrpcMessageEncoding<S extends RawServerBase>(app: FastifyInstance<S>): void {
+export function addGrpcMessageEncoding<S extends RawServerBase>(
+  app: FastifyInstance<S>,
+  domain: string,
+): void {
   app.addHook("onRequest", async (req, reply) => {
     const type = req.headers["content-type"];
     // gRPC-Web carries its trailers in the body and its clients decode fully.
@@ -40,7 +44,10 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(app: FastifyInst
     raw.addTrailers = (trailers) => {
       const message = trailers["grpc-message"];
       if (message !== undefined) {
-        trailers["grpc-message"] = encodeGrpcMessage(safeDecode(message));
+        const decoded = safeDecode(message);
+        // A request message the library could not decode is INVALID_ARGUMENT, not INTERNAL.
+        Object.assign(trailers, grpcParseErrorTrailers(trailers["grpc-status"], decoded, domain));
+        trailers["grpc-message"] = encodeGrpcMessage(safeDecode(trailers["grpc-message"]!));
       }
       addTrailers(trailers);
     };

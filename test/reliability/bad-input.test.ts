@@ -30,6 +30,7 @@ const deadlineMs = 3_000;
 
 interface Answer {
   status: number;
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
 }
 
@@ -41,7 +42,13 @@ function send(method: string, path: string, headers: Record<string, string>, bod
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+          }),
+        );
         res.on("error", reject);
       },
     );
@@ -223,6 +230,7 @@ describe("bad input", () => {
     });
     const a: Answer = {
       status: Number(raw.slice(9, 12)),
+      headers: {},
       body: Buffer.from(raw.slice(raw.indexOf("\r\n\r\n") + 4)),
     };
     expect(a.status).toBe(413);
@@ -300,6 +308,7 @@ describe("bad input", () => {
       fc.asyncProperty(
         fc.constantFrom(
           "application/json",
+          "application/proto",
           "application/connect+json",
           "application/connect+proto",
         ),
@@ -317,12 +326,56 @@ describe("bad input", () => {
     await expectHealthy();
   });
 
-  // Known bug, upstream: @connectrpc/connect 2.1.1 turns a unary binary body it cannot parse
-  // into INTERNAL (HTTP 500, "parse binary: ..."), where connect-go answers INVALID_ARGUMENT.
-  // it.fails keeps the suite green and turns red once a fix lands.
-  it.fails("Connect: an unparseable binary body is INVALID_ARGUMENT, not INTERNAL", async () => {
+  // @connectrpc/connect 2.1.1 answers a request message it cannot decode with INTERNAL;
+  // src/grpc/request-parse-errors.ts corrects it to INVALID_ARGUMENT, as connect-go answers.
+  it("Connect: an undecodable binary message is INVALID_ARGUMENT (400) with ErrorInfo", async () => {
     const a = await connectCall("application/proto", Buffer.from([0]));
     expect(a.status).toBe(400);
+    const body = JSON.parse(a.body.toString("utf8")) as {
+      code: string;
+      message: string;
+      details: { type: string; debug?: unknown }[];
+    };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.message).toMatch(/^the request message cannot be decoded: /);
+    expect(body.details[0]?.type).toBe("google.rpc.ErrorInfo");
+    expect(Number(a.headers["content-length"])).toBe(a.body.length);
+    // A well-formed binary call still goes through.
+    const ok = await connectCall("application/proto", Buffer.alloc(0));
+    expect(ok.status, ok.body.toString("utf8")).not.toBe(500);
+  });
+
+  it("gRPC: an undecodable message is INVALID_ARGUMENT with its details", async () => {
+    const session = http2.connect(ts.url);
+    session.on("error", () => {});
+    try {
+      const trailers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/gatehouse.iam.v2beta1.GroupsService/CreateGroup",
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...org.owner.headers,
+        });
+        let got: http2.IncomingHttpHeaders = {};
+        stream.on("response", (h) => {
+          got = h;
+        });
+        stream.on("trailers", (t) => {
+          got = { ...got, ...t };
+        });
+        stream.on("error", reject);
+        stream.resume();
+        stream.on("end", () => resolve(got));
+        // One uncompressed message of one byte, 0x00: field number 0, which no message has.
+        stream.end(Buffer.from([0, 0, 0, 0, 1, 0]));
+      });
+      expect(trailers["grpc-status"]).toBe("3");
+      expect(trailers["grpc-message"]).toMatch(/^the request message cannot be decoded: /);
+      expect(trailers["grpc-status-details-bin"]).toBeTruthy();
+    } finally {
+      session.close();
+    }
   });
 
   it("raw TCP: random bytes on the port are dropped or answered, never hang the server", async () => {
