@@ -95,8 +95,19 @@ let child = await startChild(
   refPort,
 );
 const baseline = await throughput({ url: `http://127.0.0.1:${refPort}/constant` });
+// The floor of the one-call-at-a-time latencies below: the same client, the bare route.
+const roundTrip =
+  want("list") || want("create")
+    ? await latency(async () => {
+        const res = await fetch(`http://127.0.0.1:${refPort}/constant`);
+        await res.arrayBuffer();
+      })
+    : undefined;
 await stop(child);
 row("baseline: bare fastify constant JSON", rps(baseline), "reference", "-");
+if (roundTrip) {
+  row("reference: bare fastify round trip, one call at a time", p99(roundTrip), "reported", "-");
+}
 
 child = await startChild(["dist/bench/baseline-servers.js", "grpc", String(refPort)], refPort);
 const grpcBaseline = await grpcThroughput(refPort, {}, "0".repeat(40));
