@@ -29,6 +29,7 @@ type Compiled =
       read: (message: unknown) => string;
       root: boolean;
       role: "read" | "write" | undefined;
+      self: boolean;
     };
 
 /**
@@ -72,6 +73,7 @@ export function createAccessInterceptor(
         }
         if (target === "") throw invalidField(rule.field, "is required");
         if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
+        if (rule.self && target === principal.identityUid) break;
         if (rule.role && (builtinRole(target) || rule.role === "read")) {
           await requireForRole(principal, rule.capability, target, deps.authorizer);
           break;
@@ -136,6 +138,7 @@ function compile(rule: Rule | undefined, input: DescMessage): Compiled {
     read: fieldReader(input, rule.target),
     root: rule.root === "person",
     role: rule.role,
+    self: rule.self === true,
   };
 }
 

@@ -10,7 +10,9 @@ import type { Capability } from "./capabilities.js";
  *   role target: a built-in role belongs to no group, so holding the capability anywhere is
  *   enough (its uid is the same in every installation: nothing is revealed, and the handler
  *   refuses writes with FAILED_PRECONDITION); with `read`, a custom role is also visible from
- *   the groups below its own, where it can be bound (as ListRoles shows it);
+ *   the groups below its own, where it can be bound (as ListRoles shows it); with `self`,
+ *   a caller whose own identity is the target needs no capability (reading oneself: a
+ *   person's identity lives in no group, so no binding could ever grant it);
  * - `list`: the capability somewhere; the List returns only what lies under the groups
  *   where the caller holds it.
  */
@@ -23,6 +25,7 @@ export type Rule =
       target: string;
       root?: "person";
       role?: "read" | "write";
+      self?: true;
     }
   | { kind: "list"; capability: Capability };
 
@@ -71,6 +74,12 @@ export const policy: Readonly<Record<string, Rule>> = {
     root: "person",
   },
   ...crud(`${iam}.IdentitiesService`, "Identity", "Identities", "identities", "identity"),
+  [`${iam}.IdentitiesService/GetIdentity`]: {
+    kind: "resource",
+    capability: "identities.list",
+    target: "uid",
+    self: true,
+  },
   ...crud(`${iam}.RolesService`, "Role", "Roles", "roles", "role"),
   [`${iam}.RolesService/GetRole`]: {
     kind: "resource",

@@ -254,6 +254,29 @@ describe.each(protocols)("identities over %s", (protocol) => {
     );
     expect(err).toMatchObject({ code: 5, reason: "NOT_FOUND" });
   });
+
+  it("lets every caller read its own identity, and no one else's without a binding", async () => {
+    // A person's identity lives in no group: only the person may read it.
+    const me = await c.identities.getIdentity({ uid: org.owner.uid });
+    expect(me).toMatchObject({ uid: org.owner.uid, name: expect.stringMatching(/^Person /) });
+    const other = await ts.makeOrg(`other-${protocol}`);
+    const asOther = iamClients(transportFor(protocol, ts.url, other.owner.headers));
+    expect(await failure(asOther.identities.getIdentity({ uid: org.owner.uid }))).toMatchObject({
+      code: 7,
+    });
+    // A workload bound to nothing reads itself, not its sibling.
+    const lone = await ts.makeIdentity(group);
+    const sibling = await ts.makeIdentity(group);
+    const asLone = iamClients(transportFor(protocol, ts.url, lone.headers));
+    expect((await asLone.identities.getIdentity({ uid: lone.uid })).uid).toBe(lone.uid);
+    expect(await failure(asLone.identities.getIdentity({ uid: sibling.uid }))).toMatchObject({
+      code: 7,
+    });
+    // Reading oneself grants nothing else.
+    expect(
+      await failure(asLone.identities.updateIdentity({ identity: { uid: lone.uid, name: "x" } })),
+    ).toMatchObject({ code: 7 });
+  });
 });
 
 function escapeRegExp(s: string): string {
