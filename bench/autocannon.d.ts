@@ -15,6 +15,7 @@ declare module "autocannon" {
         setupRequest?: (req: { headers: Record<string, string> }) => {
           headers: Record<string, string>;
         };
+        onResponse?: (status: number) => void;
       }[];
     }
     interface Result {
@@ -22,8 +23,6 @@ declare module "autocannon" {
       latency: { p50: number; p99: number; average: number };
       non2xx: number;
       errors: number;
-      /** Seconds the run took. */
-      duration: number;
     }
   }
   function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;

@@ -260,6 +260,11 @@ if (want("sts")) {
   // Each exchange with a token never seen: the signature check runs every time.
   const fresh = await Promise.all(Array.from({ length: 3000 }, () => issuer.issue()));
   let next = 0;
+  // autocannon ends an `amount` run only on its next one-second tick, so its duration is
+  // rounded up to whole seconds: time the answers themselves.
+  let done = 0;
+  let firstStart = 0;
+  let lastAnswer = 0;
   const stsFresh = await autocannon({
     url: `${baseUrl}/sts/exchange`,
     method: "POST",
@@ -269,17 +274,24 @@ if (want("sts")) {
     amount: fresh.length,
     requests: [
       {
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, authorization: `Bearer ${fresh[next++ % fresh.length]}` },
-        }),
+        setupRequest: (req) => {
+          if (firstStart === 0) firstStart = performance.now();
+          return {
+            ...req,
+            headers: { ...req.headers, authorization: `Bearer ${fresh[next++ % fresh.length]}` },
+          };
+        },
+        onResponse: () => {
+          done++;
+          lastAnswer = performance.now();
+        },
       },
     ],
   });
   if (stsFresh.non2xx > 0 || stsFresh.errors > 0) throw new Error("STS (fresh tokens) failed");
   row(
     "STS exchanges, a new token each time (3,000 tokens, RS256)",
-    rps(fresh.length / stsFresh.duration),
+    rps(done / ((lastAnswer - firstStart) / 1000)),
     "reported",
     "-",
   );
