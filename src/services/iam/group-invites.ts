@@ -217,7 +217,7 @@ function inviteSortValue(i: GroupInviteRecord, field: SortField): string | numbe
 }
 
 /** Map a stored invite to its API message; `code` only on the answer to Create. */
-function toGroupInvite(i: GroupInviteRecord, code = ""): GroupInvite {
+function toGroupInvite(i: GroupInviteRecord, code?: string): GroupInvite {
   return create(GroupInviteSchema, {
     uid: i.uid,
     roleUid: i.roleUid,
@@ -225,7 +225,7 @@ function toGroupInvite(i: GroupInviteRecord, code = ""): GroupInvite {
     email: i.email,
     expirationTime: timestampFromMs(i.expirationTime),
     singleUse: i.singleUse,
-    code,
+    ...(code === undefined ? {} : { code }),
     createTime: timestampFromMs(i.createTime),
     updateTime: timestampFromMs(i.updateTime),
   });
