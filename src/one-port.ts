@@ -93,6 +93,18 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
           )
         : http2.createServer(h2opts, handler);
       h2.setTimeout(timeouts.idleTimeoutMs);
+      // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
+      // arrived in time is reset (CANCEL). A session trickling bytes never idles, so without
+      // this its streams would live for ever. A slow answer to a complete request is left be.
+      h2.on("stream", (stream: http2.ServerHttp2Stream) => {
+        const timer = setTimeout(() => {
+          if (!stream.destroyed && !stream.state.remoteClose) {
+            stream.close(http2.constants.NGHTTP2_CANCEL);
+          }
+        }, timeouts.requestTimeoutMs);
+        timer.unref();
+        stream.once("close", () => clearTimeout(timer));
+      });
       h2.on("session", (session: http2.ServerHttp2Session) => {
         sessions.add(session);
         session.once("close", () => sessions.delete(session));

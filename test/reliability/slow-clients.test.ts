@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
@@ -73,5 +74,44 @@ describe("slow clients", () => {
     const lifetimes = await Promise.all(slow);
     const limit = Math.max(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) + slack;
     expect(lifetimes.filter((ms) => ms > limit)).toEqual([]);
+  });
+
+  it("over HTTP/2, a request whose body never completes is reset, the session served on", async () => {
+    const session = http2.connect(ts.url);
+    session.on("error", () => {});
+    try {
+      const started = Date.now();
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
+        "content-type": "application/grpc",
+        te: "trailers",
+      });
+      stream.on("error", () => {});
+      stream.resume();
+      // A five-byte message prefix announcing 1,000 bytes, then one byte every 50 ms: the
+      // session never idles, the request never completes.
+      stream.write(Buffer.from([0, 0, 0, 3, 232]));
+      const trickle = setInterval(() => {
+        if (!stream.closed) stream.write(Buffer.from([0]));
+      }, 50);
+      const lifetime = await new Promise<number>((resolve) =>
+        stream.once("close", () => {
+          clearInterval(trickle);
+          resolve(Date.now() - started);
+        }),
+      );
+      expect(lifetime).toBeLessThan(timeouts.requestTimeoutMs + slack);
+      // The same session still serves a well-formed call.
+      const ok = session.request({ ":method": "GET", ":path": "/healthz" });
+      const status = await new Promise<number>((resolve, reject) => {
+        ok.once("response", (h) => resolve(Number(h[":status"])));
+        ok.once("error", reject);
+      });
+      ok.close();
+      expect(status).toBe(200);
+    } finally {
+      session.close();
+    }
   });
 });
