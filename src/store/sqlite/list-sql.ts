@@ -42,7 +42,7 @@ export interface ListTable {
 export interface TreeCounts {
   /** How many rows lie strictly below `uid` (0 for a uid that is not there). */
   below(uid: string): number;
-  /** How many rows the table holds. */
+  /** How many rows the table holds, or more (never fewer): an upper bound will do. */
   all(): number;
 }
 
