@@ -8,6 +8,7 @@ import {
   protocols,
   transportFor,
 } from "../helpers/iam-clients.js";
+import { restCall } from "../helpers/rest-client.js";
 import {
   startTestServer,
   type TestCaller,
@@ -162,5 +163,35 @@ describe.each(protocols)("role bindings over %s", (protocol) => {
   it("lets the owner grant owner below", async () => {
     const b = await bind(group, bob.uid, ownerRole.uid);
     expect(b.role?.name).toBe("owner");
+  });
+});
+
+describe("an organization's last owner", () => {
+  it("cannot be unbound, demoted or deleted; with a second owner it can", async () => {
+    const lone = await ts.makeOrg("lone-owner");
+    const rest = (method: string, path: string, body?: unknown) =>
+      restCall(ts.url, method, path, body, lone.owner.headers);
+    const listed = await rest(
+      "GET",
+      `/iam/v2beta1/roleBindings?uidp.childrenOf=${lone.uid}&identity=${lone.owner.uid}`,
+    );
+    const [binding] = listed.json.roleBindings as { uid: string }[];
+    const path = `/iam/v2beta1/roleBindings/${binding!.uid}`;
+
+    const refused = await rest("DELETE", path);
+    expect(refused.status).toBe(400);
+    expect(refused.json).toMatchObject({
+      code: 9,
+      message: expect.stringMatching(/^Precondition failed: organization .* no owner left/),
+    });
+    expect((await rest("PATCH", path, { roleUid: viewer.uid })).json).toMatchObject({ code: 9 });
+    expect((await rest("GET", path)).json).toMatchObject({ role: { name: "owner" } });
+
+    const deputy = await ts.makeIdentity(lone.uid, ["owner"]);
+    expect((await rest("DELETE", path)).status).toBe(200);
+    const asDeputy = iamClients(transportFor("connect", ts.url, deputy.headers));
+    expect(await failure(asDeputy.identities.deleteIdentity({ uid: deputy.uid }))).toMatchObject({
+      code: 9,
+    });
   });
 });

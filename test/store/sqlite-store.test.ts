@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { ownerRole } from "../../src/auth/capabilities.js";
+import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
 import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -34,6 +34,7 @@ runStoreSuite("sqlite :memory:", async () => fixture(createSqliteStore(":memory:
 runStoreSuite("sqlite file", async () => fixture(createSqliteStore(newPath())));
 
 const R1 = "1".repeat(40);
+const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const group = { uid: R1, parentUid: "", name: "acme", description: "", now: 1 };
 
 describe("sqlite store", () => {
@@ -275,8 +276,16 @@ describe("sqlite store", () => {
       email: "",
       now: 1,
     });
-    await cli.deleteRoleBinding(`${R1}/b`);
-    expect(await server.capabilitiesAt(person, [R1])).toEqual(new Set());
+    await cli.createRoleBinding({
+      uid: `${R1}/v`,
+      groupUid: R1,
+      identityUid: person2,
+      roleUid: viewer.uid,
+      now: 1,
+    });
+    expect(await server.capabilitiesAt(person2, [R1])).toEqual(new Set(viewer.capabilities));
+    await cli.deleteRoleBinding(`${R1}/v`);
+    expect(await server.capabilitiesAt(person2, [R1])).toEqual(new Set());
     expect(await server.identityExists(person2)).toBe(true);
     await server.deleteIdentity(person2);
     expect(await cli.identityExists(person2)).toBe(false);

@@ -721,6 +721,34 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         );
         expect(await store.getGroup(other)).toBeUndefined();
       });
+
+      it("keeps at least one owner binding at every organization's root", async () => {
+        await identity(I1, uids.E, "ci");
+        await identity(I2, uids.O, "deploy");
+        const first = id(R1, "a");
+        await bind(first, R1, I1, ownerRole.uid);
+        // The only owner binding of R1: not deleted, not demoted, its identity not deleted.
+        await storeError(() => store.deleteRoleBinding(first), "failed_precondition");
+        await storeError(
+          () => store.updateRoleBinding(first, viewer.uid, 30),
+          "failed_precondition",
+        );
+        await storeError(() => store.deleteIdentity(I1), "failed_precondition");
+        expect(await store.getRoleBinding(first)).toMatchObject({ roleUid: ownerRole.uid });
+        expect(await store.getIdentity(I1)).toBeDefined();
+        // Re-saving it as owner changes nothing and is fine.
+        await store.updateRoleBinding(first, ownerRole.uid, 31);
+        // With a second owner, either may go.
+        const second = id(R1, "b");
+        await bind(second, R1, I2, ownerRole.uid);
+        await store.deleteRoleBinding(first);
+        await storeError(() => store.deleteIdentity(I2), "failed_precondition");
+        // Owner bindings below the root are not the organization's last line.
+        const below = id(uids.E, "c");
+        await bind(below, uids.E, I1, ownerRole.uid);
+        await store.deleteRoleBinding(below);
+        await store.deleteIdentity(I1);
+      });
     });
 
     describe("signing keys", () => {

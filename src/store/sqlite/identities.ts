@@ -9,6 +9,7 @@ import type {
   StaticKeysRecord,
 } from "../iam-store.js";
 import { StoreError } from "../store.js";
+import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -39,7 +40,7 @@ export type IdentityOps = SyncOps<
 >;
 
 /** Create the identity operations on an open, migrated database. */
-export function createIdentityOps(db: Database): IdentityOps {
+export function createIdentityOps(db: Database, lastOwner: LastOwnerGuard): IdentityOps {
   const get = db.prepare("SELECT * FROM identities WHERE uid = ?");
   const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
   const insert = db.prepare(
@@ -138,6 +139,7 @@ export function createIdentityOps(db: Database): IdentityOps {
 
     deleteIdentity: db.transaction((uid: string) => {
       mustFind(uid);
+      lastOwner.identity(uid);
       removeBindings.run(uid);
       remove.run(uid);
     }).immediate,

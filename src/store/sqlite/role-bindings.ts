@@ -2,6 +2,7 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewRoleBinding, RoleBindingRecord } from "../iam-store.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
+import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -39,6 +40,7 @@ export type RoleBindingOps = SyncOps<
 export function createRoleBindingOps(
   db: Database,
   createGroup: (g: NewGroup) => GroupRecord,
+  lastOwner: LastOwnerGuard,
 ): RoleBindingOps {
   const get = db.prepare("SELECT * FROM role_bindings_view WHERE uid = ?");
   const exists = {
@@ -105,16 +107,18 @@ export function createRoleBindingOps(
       const row = find(uid);
       if (!row) throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
       mustExist("role", roleUid);
+      if (roleUid !== row.role_uid) lastOwner.binding(uid);
       checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
       update.run(roleUid, now, uid);
       return toRecord(find(uid)!);
     }).immediate,
 
-    deleteRoleBinding: (uid) => {
+    deleteRoleBinding: db.transaction((uid: string) => {
+      lastOwner.binding(uid);
       if (remove.run(uid).changes === 0) {
         throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
       }
-    },
+    }).immediate,
 
     listRoleBindings: (query) => {
       const f = query.filters;

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
-import { builtinRoles } from "../../auth/capabilities.js";
+import { builtinRoles, ownerRole } from "../../auth/capabilities.js";
 import { type Store, StoreError } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
@@ -12,6 +12,7 @@ import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
 import { createIdentityProviderOps } from "./identity-providers.js";
+import { createLastOwnerGuard } from "./last-owner.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
 import { createRepoOps } from "./repos.js";
@@ -55,11 +56,12 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
   const db = open(path, opts);
   migrate(db);
   const groups = createGroupOps(db);
-  const roleBindings = createRoleBindingOps(db, groups.createGroup);
+  const lastOwner = createLastOwnerGuard(db, ownerRole.uid);
+  const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
-    ...createIdentityOps(db),
+    ...createIdentityOps(db, lastOwner),
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
     ...roleBindings,
