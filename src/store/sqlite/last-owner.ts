@@ -13,6 +13,7 @@ export interface LastOwnerGuard {
   identity(uid: string): void;
 }
 
+/** Create the last-owner checks on an open, migrated database; `ownerRoleUid` is the owner role. */
 export function createLastOwnerGuard(db: Database, ownerRoleUid: string): LastOwnerGuard {
   // An owner binding at a root group (its uid has no '/') with no other owner binding there.
   const sole = `
