@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import {
@@ -166,6 +167,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();
+  // Every call in flight listens on this one signal: past ten, Node would print a (false)
+  // "possible memory leak" warning to stderr. Each listener goes with its call.
+  setMaxListeners(0, shutdown.signal);
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors,

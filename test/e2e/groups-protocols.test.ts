@@ -117,3 +117,26 @@ describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs"])(
     });
   },
 );
+
+describe("many calls at once", () => {
+  it("are all answered, on every protocol, without a process warning", async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`);
+    process.on("warning", onWarning);
+    try {
+      const org = await clients.connect!.create("", { name: "busy" });
+      for (const p of ["connect", "grpcConnectNode", "grpcJs", "rest"]) {
+        const got = await Promise.all(Array.from({ length: 40 }, () => clients[p]!.get(org.uid)));
+        expect(
+          got.every((g) => g.uid === org.uid),
+          p,
+        ).toBe(true);
+      }
+      // Warnings are emitted on a later tick.
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+});
