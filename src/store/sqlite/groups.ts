@@ -58,15 +58,11 @@ export function createGroupOps(db: Database): GroupOps {
      SELECT ancestor, @uid, depth + 1 FROM group_closure WHERE descendant = @parent
      UNION ALL SELECT @uid, @uid, 0`,
   );
-  // Each group counts the groups strictly below it: a new group adds one to its parent and
-  // every group above (the parent's closure rows), a deleted one (always a leaf) removes one.
-  const countIn = db.prepare(
-    `UPDATE groups SET descendant_count = descendant_count + 1
-     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = ?)`,
-  );
-  const countOut = db.prepare(
-    `UPDATE groups SET descendant_count = descendant_count - 1
-     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = ? AND depth > 0)`,
+  // Each group counts the groups strictly below it: a group that comes (after its closure
+  // rows) or goes (before them; always a leaf) changes the count of every group above it.
+  const countAbove = db.prepare(
+    `UPDATE groups SET descendant_count = descendant_count + @delta
+     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = @uid AND depth > 0)`,
   );
   const below = db.prepare("SELECT descendant_count FROM groups WHERE uid = ?").pluck();
   // How many groups there are, at most: rowids are distinct positive integers, so the largest
@@ -122,7 +118,7 @@ export function createGroupOps(db: Database): GroupOps {
       checkSiblingName(parent, g.name, g.uid);
       insert.run({ uid: g.uid, parent, name: g.name, description: g.description, now: g.now });
       insertClosure.run({ uid: g.uid, parent });
-      if (parent !== null) countIn.run(parent);
+      countAbove.run({ uid: g.uid, delta: 1 });
       return toRecord(find(g.uid)!);
     }).immediate,
 
@@ -154,7 +150,7 @@ export function createGroupOps(db: Database): GroupOps {
       removeBindings.run(uid);
       removeAssociation.run(uid);
       removeInvites.run(uid);
-      countOut.run(uid);
+      countAbove.run({ uid, delta: -1 });
       deleteClosure.run({ uid });
       remove.run(uid);
     }).immediate,

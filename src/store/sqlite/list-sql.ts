@@ -106,8 +106,10 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
   // A deferred transaction: the page and the count read the same snapshot.
   const run = db.transaction((query: ListQuery<unknown>, extra: readonly SqlCondition[]) => {
     const { conditions: filter, subtreeOnly } = filterConditions(t, query, extra);
+    const byUid = t.sort[query.order.field] === t.uid;
+    // The subtree's size, read only where one of the two uses below has it to decide.
     const subtree =
-      t.treeCounts && query.descendantsOf !== undefined
+      t.treeCounts && query.descendantsOf !== undefined && (subtreeOnly || !byUid)
         ? t.treeCounts.below(query.descendantsOf)
         : undefined;
     let total: number;
@@ -120,7 +122,7 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
 
     const walk =
       subtree !== undefined &&
-      t.sort[query.order.field] !== t.uid &&
+      !byUid &&
       subtree * subtree > t.treeCounts!.all() * (query.skip + query.limit + 1);
     // descendantsOf's condition comes first; walking, it is written with the `+`.
     const pageFilter = walk
