@@ -46,8 +46,11 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
       if (message !== undefined) {
         const decoded = safeDecode(message);
         // A request message the library could not decode is INVALID_ARGUMENT, not INTERNAL.
-        Object.assign(trailers, grpcParseErrorTrailers(trailers["grpc-status"], decoded, domain));
-        trailers["grpc-message"] = encodeGrpcMessage(safeDecode(trailers["grpc-message"]!));
+        const fixed = grpcParseErrorTrailers(trailers["grpc-status"], decoded, domain);
+        Object.assign(trailers, fixed);
+        trailers["grpc-message"] = encodeGrpcMessage(
+          fixed ? safeDecode(fixed["grpc-message"]!) : decoded,
+        );
       }
       addTrailers(trailers);
     };

@@ -56,31 +56,41 @@ export function addConnectParseErrorStatus<S extends RawServerBase>(
   app.addHook("onRequest", async (req, reply) => {
     if (req.method !== "POST" || !isProtoUnary(req.headers["content-type"])) return;
     const raw = reply.raw as unknown as ServerResponse;
-    const writeHead = raw.writeHead;
-    const write = raw.write;
+    const { writeHead, write, end } = raw;
+    type Fn = (...a: unknown[]) => unknown;
     let held: { status: number; headers: Record<string, unknown> } | undefined;
-    raw.writeHead = ((status: number, headers?: Record<string, unknown>) => {
-      if (status !== 500 || headers === undefined)
-        return writeHead.call(raw, status, headers as never);
-      held = { status, headers };
-      return raw;
-    }) as typeof raw.writeHead;
-    raw.write = ((chunk: unknown, ...rest: unknown[]) => {
-      if (!held) return (write as (...a: unknown[]) => boolean).call(raw, chunk, ...rest);
-      const { status, headers } = held;
+    // Send the held head, corrected when `chunk` is a parse failure's error body; returns the
+    // body to write in its place. Puts the response's own methods back.
+    const release = (chunk: unknown): unknown => {
+      const { status, headers } = held!;
       held = undefined;
-      raw.writeHead = writeHead;
-      raw.write = write;
+      Object.assign(raw, { writeHead, write, end });
       const fixed = fixedBody(chunk, domain);
       if (!fixed) {
         writeHead.call(raw, status, headers as never);
-        return (write as (...a: unknown[]) => boolean).call(raw, chunk, ...rest);
+        return chunk;
       }
       const lengthKey = Object.keys(headers).find((k) => k.toLowerCase() === "content-length");
       if (lengthKey !== undefined) headers[lengthKey] = String(fixed.length);
       writeHead.call(raw, 400, headers as never);
-      return (write as (...a: unknown[]) => boolean).call(raw, fixed, ...rest);
-    }) as typeof raw.write;
+      return fixed;
+    };
+    raw.writeHead = ((status: number, headers?: Record<string, unknown>) => {
+      if (status !== 500 || headers === undefined) {
+        return writeHead.call(raw, status, headers as never);
+      }
+      held = { status, headers };
+      return raw;
+    }) as typeof raw.writeHead;
+    raw.write = ((chunk: unknown, ...rest: unknown[]) =>
+      (write as Fn).call(raw, held ? release(chunk) : chunk, ...rest)) as typeof raw.write;
+    // Ended without a write (no body, or the body handed to end): the held head still goes.
+    raw.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (!held) return (end as Fn).call(raw, chunk, ...rest);
+      const body = typeof chunk === "function" ? undefined : chunk;
+      const out = release(body);
+      return (end as Fn).call(raw, body === undefined ? chunk : out, ...rest);
+    }) as unknown as typeof raw.end;
   });
 }
 
