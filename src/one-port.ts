@@ -107,7 +107,17 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
       });
       h2.on("session", (session: http2.ServerHttp2Session) => {
         sessions.add(session);
-        session.once("close", () => sessions.delete(session));
+        // The HTTP/1.1 headers timeout, for the HTTP/2 handshake: a client whose SETTINGS
+        // frame has not arrived in time is cut off. A frame announced but never completed
+        // counts as no activity, and a client's end of stream goes unseen, so without this
+        // such a connection lived until the idle timeout.
+        const handshake = setTimeout(() => session.destroy(), timeouts.headersTimeoutMs);
+        handshake.unref();
+        session.once("remoteSettings", () => clearTimeout(handshake));
+        session.once("close", () => {
+          clearTimeout(handshake);
+          sessions.delete(session);
+        });
       });
       return h1;
     },
