@@ -177,6 +177,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // Not the plugin's shutdownTimeoutMs: its timer is never cleared, and would keep a
     // stopped process alive for the whole grace period. close() aborts calls itself.
     shutdownSignal: shutdown.signal,
+    // API.md "Limits": 1 MiB a message on every protocol, after decompression. The library's
+    // default is ~4 GiB; this bound also caps what a compressed message may inflate to.
+    readMaxBytes: bodyLimit,
     routes(r) {
       router = r;
       registerServices(r, services);

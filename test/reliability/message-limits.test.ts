@@ -1,0 +1,192 @@
+import http from "node:http";
+import http2 from "node:http2";
+import zlib from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+
+// API.md "Limits": a message is at most 1 MiB on every protocol, measured after
+// decompression. A compressed "bomb" must be refused without being inflated past the limit,
+// before authentication as after it.
+
+const MiB = 1024 * 1024;
+const createGroup = "/gatehouse.iam.v2beta1.GroupsService/CreateGroup";
+
+let srv: TestServer;
+let org: TestOrg;
+// Inflate to 64 MiB of zeros: a few kB on the wire.
+const bombSize = 64 * MiB;
+const gzipBomb = zlib.gzipSync(Buffer.alloc(bombSize), { level: 9 });
+const brotliBomb = zlib.brotliCompressSync(Buffer.alloc(bombSize), {
+  params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 },
+});
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  org = await srv.makeOrg();
+});
+afterAll(() => srv.close());
+
+/** A length-prefixed gRPC / gRPC-Web envelope; flag 1 marks a compressed message. */
+function envelope(payload: Uint8Array, compressed: boolean): Buffer {
+  const head = Buffer.alloc(5);
+  head[0] = compressed ? 1 : 0;
+  head.writeUInt32BE(payload.length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** A message over 1 MiB that decodes: CreateGroupRequest{parent: "<2 MiB of a>"}. */
+function bigMessage(): Buffer {
+  const parent = Buffer.alloc(2 * MiB, "a");
+  // field 1, wire type 2, length as a varint.
+  const len: number[] = [];
+  let n = parent.length;
+  while (n > 0x7f) {
+    len.push((n & 0x7f) | 0x80);
+    n >>>= 7;
+  }
+  len.push(n);
+  return Buffer.concat([Buffer.from([0x0a, ...len]), parent]);
+}
+
+interface H2Answer {
+  status: number;
+  headers: http2.IncomingHttpHeaders;
+  trailers: http2.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+async function grpcCall(body: Buffer, headers: Record<string, string>): Promise<H2Answer> {
+  const client = http2.connect(srv.url);
+  try {
+    return await new Promise<H2Answer>((resolve, reject) => {
+      const req = client.request({
+        ":method": "POST",
+        ":path": createGroup,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...headers,
+      });
+      let head: http2.IncomingHttpHeaders = {};
+      let trailers: http2.IncomingHttpHeaders = {};
+      const chunks: Buffer[] = [];
+      req.on("response", (h) => {
+        head = h;
+      });
+      req.on("trailers", (t) => {
+        trailers = t;
+      });
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () =>
+        resolve({
+          status: Number(head[":status"]),
+          headers: head,
+          trailers,
+          body: Buffer.concat(chunks),
+        }),
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  } finally {
+    client.close();
+  }
+}
+
+/** grpc-status of an answer: in the trailers, or in the headers of a trailers-only answer. */
+const grpcStatus = (a: H2Answer) => a.trailers["grpc-status"] ?? a.headers["grpc-status"];
+
+async function h1Post(
+  path: string,
+  body: Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${srv.url}${path}`,
+      { method: "POST", headers: { ...headers, "content-length": String(body.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      },
+    );
+    // The server may answer and close before reading a large body: the answer is what counts.
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe.each([
+  ["without a token", () => ({})],
+  ["with a token", () => org.owner.headers],
+])("a message over 1 MiB is RESOURCE_EXHAUSTED %s", (_label, auth) => {
+  it("gRPC, uncompressed", async () => {
+    const a = await grpcCall(envelope(bigMessage(), false), auth());
+    expect(grpcStatus(a)).toBe("8");
+  });
+
+  it.each([
+    ["gzip", gzipBomb],
+    ["br", brotliBomb],
+  ])("gRPC, a %s bomb is not inflated past the limit", async (encoding, bomb) => {
+    const a = await grpcCall(envelope(bomb, true), { ...auth(), "grpc-encoding": encoding });
+    expect(grpcStatus(a)).toBe("8");
+    expect(
+      decodeURIComponent(String(a.trailers["grpc-message"] ?? a.headers["grpc-message"])),
+    ).toMatch(/larger than/);
+  });
+
+  it("gRPC-Web, a brotli bomb", async () => {
+    const res = await h1Post(createGroup, envelope(brotliBomb, true), {
+      ...auth(),
+      "content-type": "application/grpc-web+proto",
+      "grpc-encoding": "br",
+    });
+    // gRPC-Web carries the status in headers (trailers-only) or in a trailer frame of the body.
+    const status =
+      res.headers["grpc-status"] ?? /grpc-status:\s*(\d+)/.exec(res.body.toString())?.[1];
+    expect(status).toBe("8");
+  });
+
+  it("Connect JSON, uncompressed", async () => {
+    const body = Buffer.from(JSON.stringify({ parent: "a".repeat(2 * MiB) }));
+    const res = await h1Post(createGroup, body, {
+      ...auth(),
+      "content-type": "application/json",
+      "connect-protocol-version": "1",
+    });
+    expect(res.status).toBe(429);
+    expect(JSON.parse(res.body.toString()).code).toBe("resource_exhausted");
+  });
+
+  it.each([
+    ["gzip", gzipBomb],
+    ["br", brotliBomb],
+  ])("Connect, a %s bomb", async (encoding, bomb) => {
+    const res = await h1Post(createGroup, bomb, {
+      ...auth(),
+      "content-type": "application/proto",
+      "content-encoding": encoding,
+      "connect-protocol-version": "1",
+    });
+    expect(res.status).toBe(429);
+    expect(JSON.parse(res.body.toString()).code).toBe("resource_exhausted");
+  });
+});
+
+it("a message just under the limit is still served", async () => {
+  const res = await fetch(`${srv.url}${createGroup}`, {
+    method: "POST",
+    headers: {
+      ...org.owner.headers,
+      "content-type": "application/json",
+      "connect-protocol-version": "1",
+    },
+    body: JSON.stringify({ parent: org.uid, group: { name: "x", description: "d".repeat(1000) } }),
+  });
+  // Refused for its description's length, which means the message was read and decoded.
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { message: string }).message).toMatch(/description/);
+});
