@@ -23,6 +23,7 @@ import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
+import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
@@ -146,6 +147,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(healthRoutes, { check: ready });
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app, errorDomain);
+  addDeadlineClamp(app);
   addConnectParseErrorStatus(app, errorDomain);
 
   // One set of implementations and one interceptor list, served by the Connect router

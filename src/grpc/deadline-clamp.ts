@@ -1,0 +1,44 @@
+import type { FastifyInstance, RawServerBase } from "fastify";
+
+/**
+ * The longest deadline a call can have: Node's timers hold at most 2^31-1 ms (about 24.8
+ * days) and turn anything longer into 1 ms, with a warning on stderr.
+ */
+export const maxDeadlineMs = 2 ** 31 - 1;
+
+const grpcUnitMs: Record<string, number> = {
+  H: 3_600_000,
+  M: 60_000,
+  S: 1_000,
+  m: 1,
+  u: 0.001,
+  n: 0.000_001,
+};
+
+/**
+ * Add a hook (to the app, so that it runs before the Connect routes) that clamps a requested
+ * deadline (`grpc-timeout` of gRPC and gRPC-Web, `connect-timeout-ms` of Connect) to
+ * `maxDeadlineMs`. A longer one is as good as none, and left alone it became a 1 ms deadline.
+ * Malformed values are left for the protocol to refuse.
+ */
+export function addDeadlineClamp<S extends RawServerBase>(app: FastifyInstance<S>): void {
+  app.addHook("onRequest", async (req) => {
+    const headers = req.raw.headers;
+    const grpc = headers["grpc-timeout"];
+    if (typeof grpc === "string") {
+      const m = /^(\d{1,8})([HMSmun])$/.exec(grpc);
+      if (m && Number(m[1]) * grpcUnitMs[m[2]!]! > maxDeadlineMs) {
+        // In seconds, to stay within the header's eight digits.
+        headers["grpc-timeout"] = `${Math.floor(maxDeadlineMs / 1000)}S`;
+      }
+    }
+    const connect = headers["connect-timeout-ms"];
+    if (
+      typeof connect === "string" &&
+      /^\d{1,10}$/.test(connect) &&
+      Number(connect) > maxDeadlineMs
+    ) {
+      headers["connect-timeout-ms"] = String(maxDeadlineMs);
+    }
+  });
+}
