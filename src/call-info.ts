@@ -10,6 +10,8 @@ export interface CallInfo {
   rpc?: string;
   /** The gRPC code the call ended with; 0 for success. */
   code?: number;
+  /** The connection (HTTP/2 session or socket) the call arrived on. */
+  connection?: object;
 }
 
 /** The CallInfo of the current request; a fresh object per request. */

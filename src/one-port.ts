@@ -32,6 +32,8 @@ const defaultTimeouts: Timeouts = {
 
 /** OnePort serves HTTP/1.1 and HTTP/2 on a single port with one request handler. */
 export interface OnePort {
+  /** The timeouts in force. */
+  timeouts: Timeouts;
   /** For fastify's `serverFactory`: attaches fastify's handler to both HTTP servers. */
   serverFactory: (handler: RequestHandler) => http.Server;
   /** Start accepting connections. */
@@ -66,6 +68,7 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
   };
 
   return {
+    timeouts,
     serverFactory(handler) {
       h1 = http.createServer(
         {

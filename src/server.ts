@@ -127,7 +127,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     app.log.info(fields, "token exchange refused");
   const callInfos = new WeakMap<FastifyRequest, CallInfo>();
   const contextValues = (req: FastifyRequest) => {
-    const info: CallInfo = {};
+    const raw = req.raw as { stream?: { session?: object }; socket?: object };
+    const connection = raw.stream?.session ?? raw.socket;
+    const info: CallInfo = connection ? { connection } : {};
     callInfos.set(req, info);
     return createContextValues().set(kCallInfo, info);
   };
@@ -187,7 +189,12 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       registerServices(r, services);
       r.service(
         Health,
-        createHealthService({ check: ready, services: apiServices.map((s) => s.typeName) }),
+        createHealthService({
+          check: ready,
+          services: apiServices.map((s) => s.typeName),
+          watchIdleMs: onePort.timeouts.idleTimeoutMs,
+          connectionOf: (ctx) => ctx.values.get(kCallInfo)?.connection,
+        }),
       );
       // The API's shape is public: reflection lists the API services and the error details.
       registerReflection(r, {
