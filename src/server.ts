@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import type { DescMethod } from "@bufbuild/protobuf";
 import {
   type ConnectRouter,
   cors as connectCors,
@@ -14,7 +15,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { createAccessInterceptor } from "./auth/access-interceptor.js";
+import { createAccessControl } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
@@ -59,6 +60,8 @@ export interface Server {
   keyRing: KeyRing;
   /** The authorization decisions, for services added beside the API (STS, CLI). */
   authorizer: Authorizer;
+  /** Every RPC the server serves, each guarded by an authorization rule. */
+  served: readonly DescMethod[];
   /** Listen on the configured host and port (port 0 picks a free one). */
   listen(): Promise<AddressInfo>;
   /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
@@ -110,7 +113,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     now,
   });
   const authorizer = createAuthorizer(store);
-  const access = createAccessInterceptor(apiServices, {
+  const access = createAccessControl({
     verifier,
     authorizer,
     identityExists: (uid) => store.identityExists(uid),
@@ -164,10 +167,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     config,
     onRefused,
   });
-  // Health and reflection are outside apiServices, so the access interceptor lets them pass.
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
-    access,
+    access.interceptor,
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();
@@ -192,7 +194,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         createHealthService({
           check: ready,
           services: apiServices.map((s) => s.typeName),
-          watchIdleMs: onePort.timeouts.idleTimeoutMs,
+          // Ends cleanly (status OK) before the connection's idle timeout would cut it off.
+          watchIdleMs: Math.floor(onePort.timeouts.idleTimeoutMs * 0.8),
           connectionOf: (ctx) => ctx.values.get(kCallInfo)?.connection,
         }),
       );
@@ -204,6 +207,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     },
   });
   if (!router) throw new Error("connect routes were not registered");
+  // Fail closed: every RPC the router serves (the REST gateway serves the same ones) must
+  // have an authorization rule, or the server does not start.
+  const served = router.handlers.map((h) => h.method);
+  access.guard(served);
   // After CORS and Connect: its catch-all leaves their exact routes alone.
   await app.register(restGateway, {
     services,
@@ -240,6 +247,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     tokens,
     keyRing,
     authorizer,
+    served,
     listen: () => onePort.listen(config.host, config.port),
     async close() {
       // Calls still running when the grace period ends are aborted, as their connections are.

@@ -1,4 +1,4 @@
-import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
+import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { invalidField, permissionDenied, unauthenticated } from "../errors.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
@@ -20,7 +20,7 @@ export interface AccessDeps {
 
 /** A rule compiled for one method: how to read its target uid from the request message. */
 type Compiled =
-  | { kind: "public" | "authenticated" | "open" | "deny" }
+  | { kind: "public" | "authenticated" | "deny" }
   | { kind: "list"; capability: Capability }
   | {
       kind: "resource";
@@ -32,27 +32,44 @@ type Compiled =
       self: boolean;
     };
 
+/** AccessControl authenticates and authorizes every call, and knows which RPCs it guards. */
+export interface AccessControl {
+  /** The interceptor for every protocol. */
+  interceptor: Interceptor;
+  /**
+   * Compile the rules of the methods the server serves. Throws, naming them, if any method
+   * has no rule (or a rule that does not fit its request message): the server must not start
+   * with an RPC nobody decided about.
+   */
+  guard(methods: readonly DescMethod[]): void;
+}
+
 /**
- * Create the interceptor that authenticates and authorizes every API call, as the policy
+ * Create the access control that authenticates and authorizes every call, as the policy
  * table (policy.ts) says. It turns the bearer token into a principal (kPrincipal), then
  * requires the rule's capability at the target's group or above, or, for a List, puts the
- * groups the caller may list into kListScope. Services outside the API (health, reflection)
- * pass untouched; an API method without a rule is denied.
+ * groups the caller may list into kListScope. It fails closed: a call to a method that
+ * `guard` was not given is denied, and `guard` refuses a method without a rule.
  */
-export function createAccessInterceptor(
-  services: readonly DescService[],
-  deps: AccessDeps,
-): Interceptor {
+export function createAccessControl(deps: AccessDeps): AccessControl {
   const compiled = new Map<string, Compiled>();
-  for (const service of services) {
-    for (const method of service.methods) {
-      const rpc = `${service.typeName}/${method.name}`;
-      compiled.set(rpc, compile(ruleOf(rpc), method.input));
+  const guard = (methods: readonly DescMethod[]) => {
+    const missing: string[] = [];
+    for (const method of methods) {
+      const rpc = `${method.parent.typeName}/${method.name}`;
+      const rule = ruleOf(rpc);
+      if (rule) compiled.set(rpc, compile(rule, method.input));
+      else missing.push(rpc);
     }
-  }
-  return (next) => async (req) => {
-    const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "open" };
-    if (rule.kind === "open" || rule.kind === "public") return next(req);
+    if (missing.length > 0) {
+      throw new Error(
+        `authorization: no rule for ${missing.join(", ")}; every served RPC needs one in src/auth/policy.ts`,
+      );
+    }
+  };
+  const interceptor: Interceptor = (next) => async (req) => {
+    const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "deny" };
+    if (rule.kind === "public") return next(req);
     if (rule.kind === "deny") throw permissionDenied(req.method.name);
     const principal = await authenticate(req.header.get("authorization"), deps);
     req.contextValues.set(kPrincipal, principal);
@@ -84,6 +101,7 @@ export function createAccessInterceptor(
     }
     return next(req);
   };
+  return { interceptor, guard };
 }
 
 /**
@@ -128,8 +146,7 @@ async function authenticate(header: string | null, deps: AccessDeps): Promise<Pr
   return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
 }
 
-function compile(rule: Rule | undefined, input: DescMessage): Compiled {
-  if (!rule) return { kind: "deny" };
+function compile(rule: Rule, input: DescMessage): Compiled {
   if (rule.kind !== "resource") return rule;
   return {
     kind: "resource",

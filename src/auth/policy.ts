@@ -2,7 +2,7 @@ import type { Capability } from "./capabilities.js";
 
 /**
  * Rule says what one RPC needs:
- * - `public`: no token at all (the STS exchange);
+ * - `public`: no token at all (the STS exchange, health, server reflection);
  * - `authenticated`: any valid token (redeeming an invite, which checks its own rules);
  * - `resource`: the capability at the group of the uid found at `target` (a request field
  *   path such as `uid`, `parent` or `group.uid`) or at any group above it. An empty `parent`
@@ -62,8 +62,8 @@ const crud = (
 const iam = "gatehouse.iam.v2beta1";
 
 /**
- * The authorization table: the one place that names what every RPC needs. An RPC missing
- * here is denied (a test checks that every RPC of the API has a rule).
+ * The authorization table: the one place that names what every RPC needs. The server refuses
+ * to start if it serves an RPC missing here, and denies any call it was not told about.
  */
 export const policy: Readonly<Record<string, Rule>> = {
   ...crud(`${iam}.GroupsService`, "Group", "Groups", "groups", "group"),
@@ -138,6 +138,11 @@ export const policy: Readonly<Record<string, Rule>> = {
     "advisory",
   ),
   "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
+  // Health checks and the API's shape are public; its data is not.
+  "grpc.health.v1.Health/Check": { kind: "public" },
+  "grpc.health.v1.Health/Watch": { kind: "public" },
+  "grpc.reflection.v1.ServerReflection/ServerReflectionInfo": { kind: "public" },
+  "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": { kind: "public" },
 };
 
 /** The rule of an RPC (`package.Service/Method`), or undefined: deny. */

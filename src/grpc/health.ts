@@ -20,8 +20,9 @@ export interface HealthOptions {
   /** Watch calls open at once on one connection (default 4). */
   maxWatchesPerConnection?: number;
   /**
-   * A Watch call that has sent nothing for this long ends (default 65 s, the connections'
-   * idle timeout): the client watches again. Unauthenticated streams must not live for ever.
+   * A Watch call that has sent nothing for this long ends (default 50 s, inside the
+   * connections' idle timeout): the client watches again. Unauthenticated streams must not
+   * live for ever.
    */
   watchIdleMs?: number;
   /** The connection a call arrived on, for the per-connection bound; undefined: not bounded. */
@@ -39,7 +40,7 @@ export function createHealthService(opts: HealthOptions): ServiceImpl<typeof Hea
   const intervalMs = opts.watchIntervalMs ?? 5000;
   const maxWatches = opts.maxWatches ?? 100;
   const maxPerConnection = opts.maxWatchesPerConnection ?? 4;
-  const idleMs = opts.watchIdleMs ?? 65_000;
+  const idleMs = opts.watchIdleMs ?? 50_000;
   let open = 0;
   const perConnection = new WeakMap<object, number>();
   const serving = async () => {
