@@ -1,7 +1,9 @@
 import type { Authorizer } from "../auth/authorizer.js";
 import type { Principal } from "../auth/principal.js";
-import { permissionDenied } from "../errors.js";
+import { invalidField, permissionDenied } from "../errors.js";
+import type { RoleRecord } from "../store/iam-store.js";
 import type { Cursor, Store } from "../store/store.js";
+import { isAtOrBelow } from "../uid.js";
 
 /**
  * Throw PERMISSION_DENIED unless the caller holds every one of `capabilities` at `group`: no
@@ -16,6 +18,30 @@ export async function requireAll(
   const held = await authz.capabilitiesAt(principal, group);
   const missing = capabilities.find((c) => !held.has(c));
   if (missing !== undefined) throw permissionDenied(missing);
+}
+
+/** The answer for a role that cannot be granted at a group, whether it exists or not. */
+const unusableRole = "must be a built-in role or a role defined at or above the group";
+
+/**
+ * The one rule for granting a role at a group, through a binding, an invite or an identity
+ * provider's default role: the role must be built in or defined at or above `group` (else
+ * INVALID_ARGUMENT on `field`), and the granter must hold there `role_bindings.create` and
+ * every capability of the role (else PERMISSION_DENIED). Returns the role.
+ */
+export async function requireGrantable(
+  deps: { authorizer: Authorizer; store: Pick<Store, "getRole"> },
+  granter: Principal,
+  roleUid: string,
+  group: string,
+  field = "roleUid",
+): Promise<RoleRecord> {
+  const role = await deps.store.getRole(roleUid);
+  if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
+    throw invalidField(field, unusableRole);
+  }
+  await requireAll(deps.authorizer, granter, ["role_bindings.create", ...role.capabilities], group);
+  return role;
 }
 
 /**

@@ -17,6 +17,8 @@ export interface GroupInviteRecord {
   email: string;
   singleUse: boolean;
   expirationTime: number;
+  /** The identity that created the invite; "" for invites older than this record. */
+  creatorUid: string;
   createTime: number;
   updateTime: number;
 }
@@ -30,6 +32,8 @@ export interface NewGroupInvite {
   singleUse: boolean;
   /** The SHA-256 of the code, hex; unique among invites. */
   codeHash: string;
+  /** The identity creating the invite. */
+  creatorUid: string;
   expirationTime: number;
   now: number;
 }

@@ -732,6 +732,7 @@ async function fixture(): Promise<Fixture> {
     email: "",
     singleUse: false,
     codeHash: hashCode(inviteCode),
+    creatorUid: orgA.owner.uid,
     expirationTime: now + 3_600_000,
     now,
   });

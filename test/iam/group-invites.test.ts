@@ -1,6 +1,7 @@
 import { Code } from "@connectrpc/connect";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupInvite_State } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { personUid } from "../../src/services/sts/exchange.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -532,6 +533,56 @@ describe("invite life cycle", () => {
     expect((await failure(redeem(workload, made.code))).code).toBe(Code.PermissionDenied);
     const b = await redeem(erin, made.code);
     expect(b.identity?.uid).toBe(erin.uid);
+  });
+
+  it("compares emails by ASCII case only: a Unicode look-alike does not pass", async () => {
+    const made = await invite({ roleUid: viewer.uid, email: "kate@acme.test" });
+    // U+212A KELVIN SIGN lowercases to "k" under Unicode rules.
+    const kelvin = await login("kelvin-kate", {
+      email: "\u212Aate@acme.test",
+      email_verified: true,
+    });
+    expect((await failure(redeem(kelvin, made.code))).code).toBe(Code.PermissionDenied);
+    expect(await bindingsOf(kelvin.uid, group)).toHaveLength(0);
+    const kate = await login("real-kate", { email: "KATE@ACME.TEST", email_verified: true });
+    expect((await redeem(kate, made.code)).identity?.uid).toBe(kate.uid);
+  });
+
+  it("lapses with its creator's authority, and says so when listed", async () => {
+    // A subgroup owner invites with owner; then loses the binding that let them.
+    const sub = await newGroup(c, "delegated");
+    const deputy = await ts.makeIdentity(org.uid);
+    const grant = await c.roleBindings.createRoleBinding({
+      parent: sub,
+      roleBinding: { identityUid: deputy.uid, roleUid: ownerRole.uid },
+    });
+    const d = clientsOf(deputy.headers, "connect");
+    const made = await d.groupInvites.createGroupInvite({
+      parent: sub,
+      groupInvite: { roleUid: ownerRole.uid },
+    });
+    codes.push(made.code!);
+    expect(made.creatorUid).toBe(deputy.uid);
+    expect(made.state).toBe(GroupInvite_State.ACTIVE);
+    await c.roleBindings.deleteRoleBinding({ uid: grant.uid });
+
+    const listed = await c.groupInvites.getGroupInvite({ uid: made.uid });
+    expect(listed.state).toBe(GroupInvite_State.CREATOR_LACKS_AUTHORITY);
+    const newcomer = await login("late-newcomer");
+    const err = await failure(redeem(newcomer, made.code!));
+    expect(err.code).toBe(Code.FailedPrecondition);
+    expect(await bindingsOf(newcomer.uid, sub)).toHaveLength(0);
+
+    // Its creator gone altogether: refused the same way.
+    await c.roleBindings.createRoleBinding({
+      parent: sub,
+      roleBinding: { identityUid: deputy.uid, roleUid: ownerRole.uid },
+    });
+    expect((await c.groupInvites.getGroupInvite({ uid: made.uid })).state).toBe(
+      GroupInvite_State.ACTIVE,
+    );
+    await c.identities.deleteIdentity({ uid: deputy.uid });
+    expect((await failure(redeem(newcomer, made.code!))).code).toBe(Code.FailedPrecondition);
   });
 
   it("refuses a workload identity of another organization", async () => {

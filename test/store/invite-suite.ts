@@ -45,6 +45,7 @@ export function inviteCases(store: () => Store): void {
       email: "",
       singleUse: false,
       codeHash: `hash-${next}`,
+      creatorUid: "",
       expirationTime: 1000,
       now: 10,
       ...over,

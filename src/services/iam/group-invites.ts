@@ -5,19 +5,19 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { RoleRefSchema } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   type GroupInvite,
+  GroupInvite_State,
   GroupInviteSchema,
   type GroupInvitesService,
   ListGroupInvitesResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import type { Principal } from "../../auth/principal.js";
 import { invalidField, notFound } from "../../errors.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
-import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
+import { newChildUid, rootOf } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll } from "../escalation.js";
+import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, type Violations, violations } from "../validate.js";
@@ -41,10 +41,19 @@ const emailPattern = /^[^\s@]+@[^\s@]+$/;
 // role_uid is fixed at creation: an invite for another role is another invite.
 const maskRules = {
   mutable: ["email", "single_use", "ttl"],
-  ignored: ["uid", "role_uid", "role", "expiration_time", "code", "create_time", "update_time"],
+  ignored: [
+    "uid",
+    "role_uid",
+    "role",
+    "expiration_time",
+    "code",
+    "create_time",
+    "update_time",
+    "creator_uid",
+    "state",
+  ],
 } as const;
 
-const unusableRole = "must be a built-in role or a role defined at or above the group";
 // One answer for an unknown and an expired code; neither echoes the code.
 const unknownCode = () =>
   new ConnectError("Not found: no invite has this code, or it has expired", Code.NotFound);
@@ -58,13 +67,35 @@ export function createGroupInvitesService(
 ): ServiceImpl<typeof GroupInvitesService> {
   const { store, lists, now, authorizer } = deps;
 
-  /** Refuse unless the role is usable at `group` and the caller could bind it there. */
-  async function requireGrantable(principal: Principal, roleUid: string, group: string) {
-    const role = await store.getRole(roleUid);
-    if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
-      throw invalidField("roleUid", unusableRole);
+  /**
+   * Whether the invite's creator still may grant its role at its group: an invite grants with
+   * its creator's authority, so it lapses with it. Invites with no recorded creator never may.
+   */
+  async function creatorMayGrant(invite: GroupInviteRecord): Promise<boolean> {
+    if (invite.creatorUid === "" || !(await store.identityExists(invite.creatorUid))) return false;
+    try {
+      await requireGrantable(
+        deps,
+        { identityUid: invite.creatorUid },
+        invite.roleUid,
+        invite.groupUid,
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConnectError) return false;
+      throw err;
     }
-    await requireAll(authorizer, principal, ["role_bindings.create", ...role.capabilities], group);
+  }
+
+  /** The API message of an invite, with its state at this moment. */
+  async function present(invite: GroupInviteRecord, code?: string): Promise<GroupInvite> {
+    const state =
+      invite.expirationTime <= now()
+        ? GroupInvite_State.EXPIRED
+        : (await creatorMayGrant(invite))
+          ? GroupInvite_State.ACTIVE
+          : GroupInvite_State.CREATOR_LACKS_AUTHORITY;
+    return toGroupInvite(invite, state, code);
   }
 
   return {
@@ -73,7 +104,7 @@ export function createGroupInvitesService(
       const page = await store.listGroupInvites(query);
       const result = lists.finish(query, page, inviteSortValue);
       return create(ListGroupInvitesResponseSchema, {
-        groupInvites: result.items.map((i) => toGroupInvite(i)),
+        groupInvites: await Promise.all(result.items.map((i) => present(i))),
         totalCount: result.totalCount,
         skipped: result.skipped,
         ...(result.nextPageToken ? { nextPageToken: result.nextPageToken } : {}),
@@ -81,7 +112,7 @@ export function createGroupInvitesService(
     },
 
     async getGroupInvite(req) {
-      return toGroupInvite(
+      return present(
         await requireFound("group invite", req.uid, (uid) => store.getGroupInvite(uid)),
       );
     },
@@ -95,7 +126,8 @@ export function createGroupInvitesService(
       const ttlMs = checkTtl(v, body.ttl);
       v.throwIfAny();
       if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
-      await requireGrantable(callerOf(ctx), body.roleUid, req.parent);
+      const creator = callerOf(ctx);
+      await requireGrantable(deps, creator, body.roleUid, req.parent);
       const code = randomBytes(32).toString("base64url");
       const t = now();
       const invite = await store.createGroupInvite({
@@ -105,10 +137,11 @@ export function createGroupInvitesService(
         email: body.email,
         singleUse: body.singleUse,
         codeHash: hashCode(code),
+        creatorUid: creator.identityUid,
         expirationTime: t + ttlMs,
         now: t,
       });
-      return toGroupInvite(invite, code);
+      return present(invite, code);
     },
 
     async updateGroupInvite(req, ctx) {
@@ -127,12 +160,12 @@ export function createGroupInvitesService(
       v.throwIfAny();
       const current = await store.getGroupInvite(body.uid);
       if (!current) throw notFound("group invite", body.uid);
-      if (fields.size === 0) return toGroupInvite(current);
+      if (fields.size === 0) return present(current);
       // Widening or reviving an invite grants its role anew.
-      await requireGrantable(callerOf(ctx), current.roleUid, current.groupUid);
+      await requireGrantable(deps, callerOf(ctx), current.roleUid, current.groupUid);
       const t = now();
       if (ttlMs !== undefined) patch.expirationTime = t + ttlMs;
-      return toGroupInvite(await store.updateGroupInvite(body.uid, patch, t));
+      return present(await store.updateGroupInvite(body.uid, patch, t));
     },
 
     async deleteGroupInvite(req) {
@@ -157,6 +190,12 @@ export function createGroupInvitesService(
         throw new ConnectError(
           "Permission denied: only a person or an identity of the group's organization may redeem this invite",
           Code.PermissionDenied,
+        );
+      }
+      if (!(await creatorMayGrant(invite))) {
+        throw new ConnectError(
+          "Failed precondition: the invite's creator no longer may grant its role; ask for a new invite",
+          Code.FailedPrecondition,
         );
       }
       const outcome = await store.redeemGroupInvite({
@@ -217,7 +256,7 @@ function inviteSortValue(i: GroupInviteRecord, field: SortField): string | numbe
 }
 
 /** Map a stored invite to its API message; `code` only on the answer to Create. */
-function toGroupInvite(i: GroupInviteRecord, code?: string): GroupInvite {
+function toGroupInvite(i: GroupInviteRecord, state: GroupInvite_State, code?: string): GroupInvite {
   return create(GroupInviteSchema, {
     uid: i.uid,
     roleUid: i.roleUid,
@@ -225,6 +264,8 @@ function toGroupInvite(i: GroupInviteRecord, code?: string): GroupInvite {
     email: i.email,
     expirationTime: timestampFromMs(i.expirationTime),
     singleUse: i.singleUse,
+    creatorUid: i.creatorUid,
+    state,
     ...(code === undefined ? {} : { code }),
     createTime: timestampFromMs(i.createTime),
     updateTime: timestampFromMs(i.updateTime),

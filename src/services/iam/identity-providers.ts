@@ -19,9 +19,9 @@ import type {
 } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
-import { isAtOrBelow, isUid, newChildUid } from "../../uid.js";
+import { isUid, newChildUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll } from "../escalation.js";
+import { requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
@@ -58,7 +58,7 @@ const oidcFields = {
 const maxValueLength = 1024;
 const maxScopes = 32;
 const scopePattern = /^[\x21\x23-\x5b\x5d-\x7e]+$/; // RFC 6749 scope-token
-const unusableRole = "must be a built-in role or a role defined at or above the group";
+const _unusableRole = "must be a built-in role or a role defined at or above the group";
 
 /**
  * Create the IdentityProvidersService: the OIDC providers people of a group log in with. The
@@ -71,17 +71,13 @@ export function createIdentityProvidersService(
 ): ServiceImpl<typeof IdentityProvidersService> {
   const { store, lists, now, authorizer } = deps;
 
-  /** Refuse a default role not usable at `group` or not held there by the caller. */
+  /** Refuse a default role the caller could not grant at `group` (none: binding at all). */
   async function checkGrant(ctx: HandlerContext, defaultRole: string, group: string) {
-    const caps = ["role_bindings.create"];
-    if (defaultRole !== "") {
-      const role = await store.getRole(defaultRole);
-      if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
-        throw invalidField("defaultRole", unusableRole);
-      }
-      caps.push(...role.capabilities);
+    if (defaultRole === "") {
+      await requireAll(authorizer, callerOf(ctx), ["role_bindings.create"], group);
+    } else {
+      await requireGrantable(deps, callerOf(ctx), defaultRole, group, "defaultRole");
     }
-    await requireAll(authorizer, callerOf(ctx), caps, group);
   }
 
   return {

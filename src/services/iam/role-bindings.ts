@@ -15,12 +15,12 @@ import {
 import type { Authorizer } from "../../auth/authorizer.js";
 import type { Principal } from "../../auth/principal.js";
 import { invalidField, notFound } from "../../errors.js";
-import type { RoleBindingFilters, RoleBindingRecord, RoleRecord } from "../../store/iam-store.js";
+import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
-import { isAtOrBelow, newChildUid, rootOf } from "../../uid.js";
+import { newChildUid, rootOf } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll } from "../escalation.js";
+import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, violations } from "../validate.js";
@@ -41,7 +41,6 @@ const maskRules = {
 // One answer for a missing identity and for one of another organization, so that a caller
 // learns nothing about other organizations; the same for roles.
 const foreignIdentity = "must be an identity of the group's organization, or a person";
-const unusableRole = "must be a built-in role or a role defined at or above the group";
 
 /**
  * Create the RoleBindingsService: grants of a role to an identity at a group, and so at every
@@ -50,17 +49,10 @@ const unusableRole = "must be a built-in role or a role defined at or above the 
 export function createRoleBindingsService(
   deps: RoleBindingsDeps,
 ): ServiceImpl<typeof RoleBindingsService> {
-  const { store, lists, now, authorizer } = deps;
+  const { store, lists, now } = deps;
 
-  /** The role `roleUid` if it can be bound at `group` and the caller holds all it grants. */
-  async function grantable(principal: Principal, roleUid: string, group: string) {
-    const role = await store.getRole(roleUid);
-    if (!role || !(role.builtin || isAtOrBelow(group, role.groupUid))) {
-      throw invalidField("roleUid", unusableRole);
-    }
-    await requireAll(authorizer, principal, role.capabilities, group);
-    return role satisfies RoleRecord;
-  }
+  const grantable = (principal: Principal, roleUid: string, group: string) =>
+    requireGrantable(deps, principal, roleUid, group);
 
   return {
     async listRoleBindings(req, ctx) {

@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
+import { sameEmail } from "../email.js";
 import type { RoleBindingRecord } from "../iam-store.js";
 import type {
   GroupInvitePatch,
@@ -19,6 +20,7 @@ interface InviteRow {
   email: string;
   single_use: number;
   expiration_time: number;
+  creator_uid: string;
   create_time: number;
   update_time: number;
   role_name: string;
@@ -57,8 +59,9 @@ export function createGroupInviteOps(
   };
   const insert = db.prepare(
     `INSERT INTO group_invites (uid, group_uid, role_uid, email, single_use, code_hash,
-       expiration_time, create_time, update_time)
-     VALUES (@uid, @groupUid, @roleUid, @email, @singleUse, @codeHash, @expirationTime, @now, @now)`,
+       expiration_time, creator_uid, create_time, update_time)
+     VALUES (@uid, @groupUid, @roleUid, @email, @singleUse, @codeHash, @expirationTime,
+       @creatorUid, @now, @now)`,
   );
   const update = db.prepare(
     `UPDATE group_invites SET email = ?, single_use = ?, expiration_time = ?, update_time = ?
@@ -142,7 +145,7 @@ export function createGroupInviteOps(
     redeemGroupInvite: db.transaction((r: InviteRedemption): RedeemOutcome => {
       const row = byHash.get(r.codeHash) as InviteRow | undefined;
       if (!row || row.expiration_time <= r.now) return { kind: "not_found" };
-      if (row.email !== "" && row.email.toLowerCase() !== r.email.toLowerCase()) {
+      if (row.email !== "" && !sameEmail(row.email, r.email)) {
         return { kind: "email_mismatch" };
       }
       mustExist("identity", r.identityUid);
@@ -170,6 +173,7 @@ function toRecord(row: InviteRow): GroupInviteRecord {
     email: row.email,
     singleUse: row.single_use !== 0,
     expirationTime: row.expiration_time,
+    creatorUid: row.creator_uid,
     createTime: row.create_time,
     updateTime: row.update_time,
   };

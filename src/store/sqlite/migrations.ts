@@ -302,6 +302,20 @@ export const migrations: readonly Migration[] = [
         (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = groups.uid AND c.depth > 0);
     `,
   },
+  {
+    description: "invite creators",
+    // An invite grants with its creator's authority, checked again at redemption. Invites
+    // made before creators were recorded have none ('') and are refused.
+    sql: `
+      ALTER TABLE group_invites ADD COLUMN creator_uid TEXT NOT NULL DEFAULT '';
+      DROP VIEW group_invites_view;
+      CREATE VIEW group_invites_view AS
+        SELECT v.uid, v.group_uid, v.role_uid, v.email, v.single_use, v.expiration_time,
+          v.create_time, v.update_time, v.creator_uid,
+          r.name AS role_name, r.description AS role_description
+        FROM group_invites AS v JOIN roles AS r ON r.uid = v.role_uid;
+    `,
+  },
 ];
 
 /**

@@ -2,8 +2,8 @@
 // @generated from file gatehouse/iam/v2beta1/group_invites.proto (package gatehouse.iam.v2beta1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { RoleRef, UidpFilter } from "../../common/v2beta1/common_pb.js";
 import { file_gatehouse_common_v2beta1_common } from "../../common/v2beta1/common_pb.js";
 import type { RoleBindingSchema } from "./role_bindings_pb.js";
@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/group_invites.proto.
  */
 export const file_gatehouse_iam_v2beta1_group_invites: GenFile = /*@__PURE__*/
-  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvZ3JvdXBfaW52aXRlcy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIo0DCgtHcm91cEludml0ZRIQCgN1aWQYASABKAlCA+BBCBIVCghyb2xlX3VpZBgCIAEoCUID4EECEjQKBHJvbGUYAyABKAsyIS5nYXRlaG91c2UuY29tbW9uLnYyYmV0YTEuUm9sZVJlZkID4EEDEhIKBWVtYWlsGAQgASgJQgPgQQESKwoDdHRsGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQgPgQQQSOAoPZXhwaXJhdGlvbl90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEhcKCnNpbmdsZV91c2UYByABKAhCA+BBARIWCgRjb2RlGAggASgJQgPgQQNIAIgBARI0CgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0Cgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBA0IHCgVfY29kZSKiAQoXTGlzdEdyb3VwSW52aXRlc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKtAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjkKDWdyb3VwX2ludml0ZXMYASADKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGUSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIikKFUdldEdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiJuChhDcmVhdGVHcm91cEludml0ZVJlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISPQoMZ3JvdXBfaW52aXRlGAIgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdyb3VwSW52aXRlQgPgQQIijwEKGFVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBI9Cgxncm91cF9pbnZpdGUYASABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGVCA+BBAhI0Cgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCA+BBASIsChhEZWxldGVHcm91cEludml0ZVJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIiLQoYUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0EhEKBGNvZGUYASABKAlCA+BBAjLCBwoTR3JvdXBJbnZpdGVzU2VydmljZRKZAQoQTGlzdEdyb3VwSW52aXRlcxIuLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBovLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0R3JvdXBJbnZpdGVzUmVzcG9uc2UiJJACAYLT5JMCGxIZL2lhbS92MmJldGExL2dyb3VwSW52aXRlcxKRAQoOR2V0R3JvdXBJbnZpdGUSLC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR2V0R3JvdXBJbnZpdGVSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdyb3VwSW52aXRlIi2QAgGC0+STAiQSIi9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve3VpZD0qKn0SpQEKEUNyZWF0ZUdyb3VwSW52aXRlEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZUdyb3VwSW52aXRlUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Hcm91cEludml0ZSI7gtPkkwI1Ogxncm91cF9pbnZpdGUiJS9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve3BhcmVudD0qKn0SrwEKEVVwZGF0ZUdyb3VwSW52aXRlEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLlVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Hcm91cEludml0ZSJFgtPkkwI/Ogxncm91cF9pbnZpdGUyLy9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve2dyb3VwX2ludml0ZS51aWQ9Kip9EogBChFEZWxldGVHcm91cEludml0ZRIvLmdhdGVob3VzZS5pYW0udjJiZXRhMS5EZWxldGVHcm91cEludml0ZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiKoLT5JMCJCoiL2lhbS92MmJldGExL2dyb3VwSW52aXRlcy97dWlkPSoqfRKVAQoRUmVkZWVtR3JvdXBJbnZpdGUSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIiuC0+STAiU6ASoiIC9pYW0vdjJiZXRhMS9ncm91cEludml0ZXM6cmVkZWVtYgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvZ3JvdXBfaW52aXRlcy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIrsECgtHcm91cEludml0ZRIQCgN1aWQYASABKAlCA+BBCBIVCghyb2xlX3VpZBgCIAEoCUID4EECEjQKBHJvbGUYAyABKAsyIS5nYXRlaG91c2UuY29tbW9uLnYyYmV0YTEuUm9sZVJlZkID4EEDEhIKBWVtYWlsGAQgASgJQgPgQQESKwoDdHRsGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQgPgQQQSOAoPZXhwaXJhdGlvbl90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEhcKCnNpbmdsZV91c2UYByABKAhCA+BBARIWCgRjb2RlGAggASgJQgPgQQNIAIgBARI0CgtjcmVhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0Cgt1cGRhdGVfdGltZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxIYCgtjcmVhdG9yX3VpZBgLIAEoCUID4EEDEjwKBXN0YXRlGAwgASgOMiguZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdyb3VwSW52aXRlLlN0YXRlQgPgQQMiVAoFU3RhdGUSFQoRU1RBVEVfVU5TUEVDSUZJRUQQABIKCgZBQ1RJVkUQARILCgdFWFBJUkVEEAISGwoXQ1JFQVRPUl9MQUNLU19BVVRIT1JJVFkQA0IHCgVfY29kZSKiAQoXTGlzdEdyb3VwSW52aXRlc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKtAQoYTGlzdEdyb3VwSW52aXRlc1Jlc3BvbnNlEjkKDWdyb3VwX2ludml0ZXMYASADKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGUSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIikKFUdldEdyb3VwSW52aXRlUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiJuChhDcmVhdGVHcm91cEludml0ZVJlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISPQoMZ3JvdXBfaW52aXRlGAIgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdyb3VwSW52aXRlQgPgQQIijwEKGFVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBI9Cgxncm91cF9pbnZpdGUYASABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR3JvdXBJbnZpdGVCA+BBAhI0Cgt1cGRhdGVfbWFzaxgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE1hc2tCA+BBASIsChhEZWxldGVHcm91cEludml0ZVJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIiLQoYUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0EhEKBGNvZGUYASABKAlCA+BBAjLCBwoTR3JvdXBJbnZpdGVzU2VydmljZRKZAQoQTGlzdEdyb3VwSW52aXRlcxIuLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0R3JvdXBJbnZpdGVzUmVxdWVzdBovLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0R3JvdXBJbnZpdGVzUmVzcG9uc2UiJJACAYLT5JMCGxIZL2lhbS92MmJldGExL2dyb3VwSW52aXRlcxKRAQoOR2V0R3JvdXBJbnZpdGUSLC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR2V0R3JvdXBJbnZpdGVSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdyb3VwSW52aXRlIi2QAgGC0+STAiQSIi9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve3VpZD0qKn0SpQEKEUNyZWF0ZUdyb3VwSW52aXRlEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZUdyb3VwSW52aXRlUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Hcm91cEludml0ZSI7gtPkkwI1Ogxncm91cF9pbnZpdGUiJS9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve3BhcmVudD0qKn0SrwEKEVVwZGF0ZUdyb3VwSW52aXRlEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLlVwZGF0ZUdyb3VwSW52aXRlUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Hcm91cEludml0ZSJFgtPkkwI/Ogxncm91cF9pbnZpdGUyLy9pYW0vdjJiZXRhMS9ncm91cEludml0ZXMve2dyb3VwX2ludml0ZS51aWQ9Kip9EogBChFEZWxldGVHcm91cEludml0ZRIvLmdhdGVob3VzZS5pYW0udjJiZXRhMS5EZWxldGVHcm91cEludml0ZVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiKoLT5JMCJCoiL2lhbS92MmJldGExL2dyb3VwSW52aXRlcy97dWlkPSoqfRKVAQoRUmVkZWVtR3JvdXBJbnZpdGUSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUmVkZWVtR3JvdXBJbnZpdGVSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIiuC0+STAiU6ASoiIC9pYW0vdjJiZXRhMS9ncm91cEludml0ZXM6cmVkZWVtYgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_duration, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * GroupInvite lets whoever holds its code join a group with a role.
@@ -85,6 +85,20 @@ export type GroupInvite = Message<"gatehouse.iam.v2beta1.GroupInvite"> & {
    * @generated from field: google.protobuf.Timestamp update_time = 10;
    */
   updateTime?: Timestamp | undefined;
+
+  /**
+   * The identity that created the invite. Its authority is checked again at redemption.
+   *
+   * @generated from field: string creator_uid = 11;
+   */
+  creatorUid: string;
+
+  /**
+   * Whether the invite can be redeemed now.
+   *
+   * @generated from field: gatehouse.iam.v2beta1.GroupInvite.State state = 12;
+   */
+  state: GroupInvite_State;
 };
 
 /**
@@ -93,6 +107,45 @@ export type GroupInvite = Message<"gatehouse.iam.v2beta1.GroupInvite"> & {
  */
 export const GroupInviteSchema: GenMessage<GroupInvite> = /*@__PURE__*/
   messageDesc(file_gatehouse_iam_v2beta1_group_invites, 0);
+
+/**
+ * State says whether an invite can be redeemed.
+ *
+ * @generated from enum gatehouse.iam.v2beta1.GroupInvite.State
+ */
+export enum GroupInvite_State {
+  /**
+   * @generated from enum value: STATE_UNSPECIFIED = 0;
+   */
+  STATE_UNSPECIFIED = 0,
+
+  /**
+   * Redeemable.
+   *
+   * @generated from enum value: ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Past its expiration time.
+   *
+   * @generated from enum value: EXPIRED = 2;
+   */
+  EXPIRED = 2,
+
+  /**
+   * Its creator is gone or no longer may grant its role at its group: redemption is refused.
+   *
+   * @generated from enum value: CREATOR_LACKS_AUTHORITY = 3;
+   */
+  CREATOR_LACKS_AUTHORITY = 3,
+}
+
+/**
+ * Describes the enum gatehouse.iam.v2beta1.GroupInvite.State.
+ */
+export const GroupInvite_StateSchema: GenEnum<GroupInvite_State> = /*@__PURE__*/
+  enumDesc(file_gatehouse_iam_v2beta1_group_invites, 0, 0);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.ListGroupInvitesRequest
