@@ -65,7 +65,7 @@ const unknownCode = () =>
 export function createGroupInvitesService(
   deps: GroupInvitesDeps,
 ): ServiceImpl<typeof GroupInvitesService> {
-  const { store, lists, now, authorizer } = deps;
+  const { store, lists, now } = deps;
 
   /**
    * Whether the invite's creator still may grant its role at its group: an invite grants with
