@@ -241,7 +241,7 @@ describe("taking over a stronger identity", () => {
       groupUid: org.uid,
       name: "identity manager",
       description: "",
-      capabilities: ["identities.list", "identities.update"],
+      capabilities: ["identities.list", "identities.update", "identities.delete"],
       now: Date.now(),
     });
     manager = await ts.makeIdentity(org.uid, [managerRole]);
@@ -272,5 +272,17 @@ describe("taking over a stronger identity", () => {
       identity: { uid: weak.uid, method: myWorkload },
     });
     expect(await outcome(repoint)).toBe(0);
+  });
+
+  it("cannot delete that identity, dropping its organization-level binding", async () => {
+    const call = asManager.identities.deleteIdentity({ uid: strong.uid });
+    expect(await outcome(call)).toBe(7);
+    expect(await ts.store.getIdentity(strong.uid)).toBeDefined();
+  });
+
+  it("may delete one with no more powers than its own", async () => {
+    const other = await ts.makeIdentity(team);
+    expect(await outcome(asManager.identities.deleteIdentity({ uid: other.uid }))).toBe(0);
+    expect(await ts.store.getIdentity(other.uid)).toBeUndefined();
   });
 });

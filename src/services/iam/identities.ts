@@ -134,10 +134,13 @@ export function createIdentitiesService(
       return toIdentity(await store.updateIdentity(body.uid, patch, now()));
     },
 
-    async deleteIdentity(req) {
+    async deleteIdentity(req, ctx) {
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
+      // Deleting an identity drops its bindings, wherever they are: as with changing how it
+      // authenticates, only a caller holding all of its powers may.
+      await requireIdentityPowers(authorizer, store, callerOf(ctx), req.uid);
       await store.deleteIdentity(req.uid);
       return {};
     },
