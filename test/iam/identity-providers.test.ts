@@ -83,7 +83,17 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
     expect(second.identityProviders.map((p) => p.name)).toEqual(["z-idp"]);
     expect(second.nextPageToken).toBeUndefined();
 
-    // Without a mask: the fields present change; an oidc without a secret keeps the secret.
+    // Without a mask: the fields present change; an oidc without a secret keeps the secret
+    // while it points at the same client of the same issuer.
+    const stored = () => ts.store.getIdentityProvider(created.uid);
+    seen(
+      await c.identityProviders.updateIdentityProvider({
+        identityProvider: { uid: created.uid, description: "staff", oidc: oidc("") },
+      }),
+    );
+    expect((await stored())?.oidc.clientSecret).toBe(`${secretMark}first`);
+    // Re-pointed at another client (or issuer) without a new secret: the old one is dropped,
+    // never sent to where it does not belong.
     const renamed = seen(
       await c.identityProviders.updateIdentityProvider({
         identityProvider: {
@@ -95,8 +105,27 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
     );
     expect(renamed).toMatchObject({ name: "corp", description: "staff" });
     expect(renamed.oidc?.clientId).toBe("gatehouse-2");
-    const stored = () => ts.store.getIdentityProvider(created.uid);
-    expect((await stored())?.oidc.clientSecret).toBe(`${secretMark}first`);
+    expect((await stored())?.oidc.clientSecret).toBe("");
+    seen(
+      await c.identityProviders.updateIdentityProvider({
+        identityProvider: { uid: created.uid, oidc: { issuer: "https://login2.example.com" } },
+        updateMask: { paths: ["oidc.issuer"] },
+      }),
+    );
+    expect((await stored())?.oidc.clientSecret).toBe("");
+    // Re-pointed with a new secret in the same update: the new one is kept.
+    seen(
+      await c.identityProviders.updateIdentityProvider({
+        identityProvider: {
+          uid: created.uid,
+          oidc: { ...oidc(`${secretMark}first`), clientId: "gatehouse-2" },
+        },
+      }),
+    );
+    expect((await stored())?.oidc).toMatchObject({
+      issuer: "https://login.example.com",
+      clientSecret: `${secretMark}first`,
+    });
 
     // With a mask: only what it names; a sub-path of oidc changes only that sub-field.
     const masked = seen(

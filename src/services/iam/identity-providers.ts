@@ -165,7 +165,8 @@ export function createIdentityProvidersService(
  * The OIDC settings after an update that changes `oidc`. Paths under `oidc` in the mask change
  * only the sub-fields they name; `oidc`, `*` or no mask replace the settings whole. The client
  * secret, which no reader ever sees, is kept unless the mask names `oidc.client_secret` or the
- * body carries a non-empty one: a client that writes back what it read must not wipe it.
+ * body carries a non-empty one (a client that writes back what it read must not wipe it), and
+ * is cleared when the issuer or client ID changes without a new one.
  */
 function mergeOidc(current: OidcRecord, body: Oidc, mask: FieldMask | undefined): OidcRecord {
   const given = toOidcRecord(body);
@@ -182,7 +183,10 @@ function mergeOidc(current: OidcRecord, body: Oidc, mask: FieldMask | undefined)
   const next: OidcRecord = whole ? { ...given } : { ...current };
   if (!whole) for (const key of named) Object.assign(next, { [key]: given[key] });
   const secretChanges = named.has("clientSecret") || (whole && given.clientSecret !== "");
-  next.clientSecret = secretChanges ? given.clientSecret : current.clientSecret;
+  // The secret belongs to one client at one issuer: re-pointed elsewhere, it must not follow
+  // (it would be sent to the new issuer). Kept only while both stay the same.
+  const repointed = next.issuer !== current.issuer || next.clientId !== current.clientId;
+  next.clientSecret = secretChanges ? given.clientSecret : repointed ? "" : current.clientSecret;
   return next;
 }
 
