@@ -102,9 +102,23 @@ describe.each(protocols)("role bindings over %s", (protocol) => {
     });
   });
 
-  it("binds a person's root identity", async () => {
+  it("binds a person already in the organization, and refuses a stranger as a missing one", async () => {
     const person = await ts.makeOrg("persons-own");
-    const b = await bind(group, person.owner.uid, viewer.uid);
+    // Not in this organization: refused exactly as an identity that does not exist, so that
+    // nobody learns whether a person exists, or their name, by binding them.
+    const stranger = await failure(bind(group, person.owner.uid, viewer.uid));
+    const missing = await failure(bind(group, newChildUid(group), viewer.uid));
+    expect(stranger).toMatchObject({ code: 3, fields: ["identityUid"] });
+    expect(stranger).toEqual(missing);
+    // Once in it (here through a binding elsewhere in the organization), bindable anywhere in it.
+    await ts.store.createRoleBinding({
+      uid: newChildUid(org.uid),
+      groupUid: org.uid,
+      identityUid: person.owner.uid,
+      roleUid: viewer.uid,
+      now: Date.now(),
+    });
+    const b = await bind(group, person.owner.uid, editor.uid);
     expect(b.identity?.uid).toBe(person.owner.uid);
   });
 

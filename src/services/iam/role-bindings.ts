@@ -38,9 +38,10 @@ const maskRules = {
   ignored: ["uid", "identity", "group", "role", "create_time", "identity_uid"],
 } as const;
 
-// One answer for a missing identity and for one of another organization, so that a caller
-// learns nothing about other organizations; the same for roles.
-const foreignIdentity = "must be an identity of the group's organization, or a person";
+// One answer for a missing identity, one of another organization and a person who is not in
+// this organization, so that a caller learns nothing about other organizations or people.
+const foreignIdentity =
+  "must be an identity of the group's organization, or a person already in it (people join through invites)";
 
 /**
  * Create the RoleBindingsService: grants of a role to an identity at a group, and so at every
@@ -53,6 +54,18 @@ export function createRoleBindingsService(
 
   const grantable = (principal: Principal, roleUid: string, group: string) =>
     requireGrantable(deps, principal, roleUid, group);
+
+  /** Whether the person holds any binding in the organization `org`. */
+  async function isMember(personUid: string, org: string): Promise<boolean> {
+    const page = await store.listRoleBindings({
+      descendantsOf: org,
+      filters: { identity: personUid },
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 1,
+    });
+    return page.items.length > 0;
+  }
 
   return {
     async listRoleBindings(req, ctx) {
@@ -90,6 +103,11 @@ export function createRoleBindingsService(
       const identity = await store.getIdentity(body.identityUid);
       const person = identity?.groupUid === "";
       if (!identity || !(person || rootOf(identity.uid) === rootOf(req.parent))) {
+        throw invalidField("identityUid", foreignIdentity);
+      }
+      // A person joins an organization through an invite. Binding a stranger by uid would
+      // tell whether that person exists, show their name and email, and bind them unasked.
+      if (person && !(await isMember(identity.uid, rootOf(req.parent)))) {
         throw invalidField("identityUid", foreignIdentity);
       }
       await grantable(callerOf(ctx), body.roleUid, req.parent);
