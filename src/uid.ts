@@ -16,9 +16,26 @@ export function newChildUid(parent: string): string {
   return `${parent}/${randomBytes(8).toString("hex")}`;
 }
 
+/** The longest uid the API accepts. */
+export const maxUidLength = 1024;
+
+/**
+ * How deep groups nest below their organization. The longest uid is a tag's, two levels
+ * below its group (group, repo, tag): at this depth it has 40 + 17 * 52 = 924 characters,
+ * so every resource of the deepest group stays within maxUidLength and addressable.
+ */
+export const maxGroupDepth = 50;
+
 /** Whether `s` is a well-formed uid. */
 export function isUid(s: string): boolean {
-  return s.length <= 1024 && uidPattern.test(s);
+  return s.length <= maxUidLength && uidPattern.test(s);
+}
+
+/** How many levels `uid` lies below its root: 0 for an organization. */
+export function depthOf(uid: string): number {
+  let n = 0;
+  for (let i = uid.indexOf("/"); i >= 0; i = uid.indexOf("/", i + 1)) n++;
+  return n;
 }
 
 /** The uid one level up, or "" for a root. */

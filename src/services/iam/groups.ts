@@ -8,10 +8,10 @@ import {
   ListGroupsResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { ownerRole } from "../../auth/capabilities.js";
-import { notFound } from "../../errors.js";
+import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../store/list.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
-import { newChildUid, newRootUid } from "../../uid.js";
+import { depthOf, maxGroupDepth, newChildUid, newRootUid } from "../../uid.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
@@ -58,6 +58,11 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       v.throwIfAny();
       if (req.parent !== "" && !(await store.getGroup(req.parent))) {
         throw notFound("group", req.parent);
+      }
+      if (req.parent !== "" && depthOf(req.parent) >= maxGroupDepth) {
+        throw failedPrecondition(
+          `groups nest at most ${maxGroupDepth} levels below their organization`,
+        );
       }
       if (req.parent === "") {
         // An organization: the calling person (the policy admits no one else) becomes owner.
