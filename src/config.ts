@@ -25,6 +25,8 @@ export interface Config {
   allowInsecureLoopbackIssuers: boolean;
   /** How long shutdown waits for in-flight calls before cutting them off. */
   shutdownTimeoutMs: number;
+  /** Start even if the database file (which holds the signing keys) is readable by others. */
+  allowReadableDb: boolean;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -136,6 +138,13 @@ export const settings: readonly Setting[] = [
     default: "10000",
     help: "grace period for in-flight calls on SIGTERM",
   },
+  {
+    key: "allowReadableDb",
+    env: "GATEHOUSE_ALLOW_READABLE_DB",
+    flag: "allow-readable-db",
+    default: "false",
+    help: "start even if other users can read the database (it holds the signing keys)",
+  },
 ];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -211,6 +220,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       0,
       600_000,
     ),
+    allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
   };
 }
 

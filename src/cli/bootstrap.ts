@@ -36,7 +36,10 @@ export async function bootstrap(argv: string[], io: CliIo): Promise<number> {
   if (bad) throw new CliError(`${bad.field} ${bad.description}`);
   const name = own.org as string;
 
-  const store = openDatabase(config.dbPath, { create: true });
+  const store = openDatabase(config.dbPath, {
+    create: true,
+    allowReadable: config.allowReadableDb,
+  });
   try {
     const { orgUid, identityUid } = await bootstrapOrganization(store, name, Date.now());
     const keyRing = createKeyRing({ store });

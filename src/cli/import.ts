@@ -62,10 +62,11 @@ export async function importCommand(
   if (positionals.length !== 1) return fail("exactly one input file is required");
   const file = positionals[0]!;
 
-  const dbPath = loadConfig(values.db ? ["--db", values.db] : [], io.env).dbPath;
+  const config = loadConfig(values.db ? ["--db", values.db] : [], io.env);
+  const dbPath = config.dbPath;
   let store: Store;
   try {
-    store = openDatabase(dbPath, { create: false });
+    store = openDatabase(dbPath, { create: false, allowReadable: config.allowReadableDb });
   } catch (err) {
     if (err instanceof CliError) return fail(err.message);
     throw err;

@@ -14,7 +14,10 @@ export async function keys(argv: string[], io: CliIo): Promise<number> {
     throw new CliError(`keys: unknown subcommand ${JSON.stringify(sub ?? "")}; try: keys rotate`);
   }
   const { config } = parseCommandArgs(rest, {}, io.env);
-  const store = openDatabase(config.dbPath, { create: false });
+  const store = openDatabase(config.dbPath, {
+    create: false,
+    allowReadable: config.allowReadableDb,
+  });
   try {
     const keyRing = createKeyRing({ store });
     const kid = await keyRing.rotate();

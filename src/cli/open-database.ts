@@ -1,6 +1,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { CliError } from "./cli-io.js";
+import { checkDatabaseFile } from "./database-file.js";
 
 /**
  * Open the server's SQLite database for a command, or throw CliError (exit 2) saying why not:
@@ -8,7 +9,10 @@ import { CliError } from "./cli-io.js";
  * (a typo would otherwise make a fresh, empty database), a path that is not a readable and
  * writable file, or a file SQLite cannot use.
  */
-export function openDatabase(path: string, opts: { create: boolean }): SqliteStore {
+export function openDatabase(
+  path: string,
+  opts: { create: boolean; allowReadable?: boolean },
+): SqliteStore {
   if (path === "" || path === ":memory:" || path.startsWith("file:")) {
     throw new CliError(
       `the database must be a file the server also uses (GATEHOUSE_DB or --db), not ${JSON.stringify(path)}`,
@@ -26,9 +30,17 @@ export function openDatabase(path: string, opts: { create: boolean }): SqliteSto
       `no database at ${path}: point GATEHOUSE_DB or --db at the server's database file`,
     );
   }
+  let store: SqliteStore;
   try {
-    return createSqliteStore(path);
+    store = createSqliteStore(path);
   } catch (err) {
     throw new CliError(`cannot open database ${path}: ${(err as Error).message}`);
   }
+  try {
+    checkDatabaseFile(path, opts.allowReadable ?? false);
+  } catch (err) {
+    void store.close();
+    throw err;
+  }
+  return store;
 }

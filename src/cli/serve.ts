@@ -1,6 +1,7 @@
 import { loadConfig } from "../config.js";
 import { createServer } from "../server.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import { checkDatabaseFile } from "./database-file.js";
 
 /**
  * Serve the API until SIGTERM or SIGINT, then stop accepting, finish in-flight calls and
@@ -12,6 +13,12 @@ export async function serve(argv: string[]): Promise<number> {
   const store = createSqliteStore(config.dbPath, {
     backgroundCheckpoints: { onError: (err) => warn?.(err) },
   });
+  try {
+    checkDatabaseFile(config.dbPath, config.allowReadableDb);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const server = await createServer({ config, store });
   warn = (err) =>
     server.app.log.warn({ err }, "the WAL checkpoint thread failed; commits checkpoint meanwhile");

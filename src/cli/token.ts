@@ -28,7 +28,10 @@ export async function token(argv: string[], io: CliIo): Promise<number> {
   ) {
     throw new CliError("--aud must be the base URL or the registry audience");
   }
-  const store = openDatabase(config.dbPath, { create: false });
+  const store = openDatabase(config.dbPath, {
+    create: false,
+    allowReadable: config.allowReadableDb,
+  });
   try {
     const identity = await store.getIdentity(uid);
     if (!identity) throw new CliError(`no identity ${uid} in ${config.dbPath}`, 1);

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { builtinRoles, ownerRole } from "../../auth/capabilities.js";
@@ -110,7 +110,7 @@ function open(path: string, opts: SqliteStoreOptions): Database {
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new Error(`busyTimeoutMs must be a non-negative integer, not ${busyTimeoutMs}`);
   }
-  if (isFilePath(path)) mkdirSync(dirname(path), { recursive: true });
+  if (isFilePath(path)) createOwnerOnly(path);
   const db = new Sqlite(path, { timeout: busyTimeoutMs });
   try {
     // WAL lets readers go on while one writer commits; ":memory:" stays in "memory" mode.
@@ -123,6 +123,20 @@ function open(path: string, opts: SqliteStoreOptions): Database {
     throw err;
   }
   return db;
+}
+
+/**
+ * Create the database's directory (0700) and file (0600) if missing, before SQLite does: the
+ * file holds the token signing keys. SQLite gives the WAL and shared-memory files the mode of
+ * the database file. An existing file keeps its mode (the server refuses a readable one).
+ */
+function createOwnerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+  }
 }
 
 /** Whether `path` names a file on disk (not ":memory:", a temporary "" or a "file:" URI). */
