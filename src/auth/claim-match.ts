@@ -1,5 +1,5 @@
-import { createContext, Script } from "node:vm";
 import type { JWTPayload } from "jose";
+import { RE2JS } from "re2js";
 import type { FieldViolation } from "../errors.js";
 
 /** The claimMatch of an identity (the generated ClaimMatch message fits); "" means unset. */
@@ -22,24 +22,22 @@ export const claimMatchLimits = {
   claims: 32,
 } as const;
 
-// Time for all the patterns of one match together. A pattern that backtracks
-// catastrophically is cut off (and fails the match) instead of stalling the event loop.
-const patternBudgetMs = 25;
 // Array claims are matched element by element; a huge array must not multiply the work.
 const maxArrayElements = 100;
 
 /**
  * Report whether a verified token's payload satisfies `cm`. Exact fields compare strings;
- * patterns must match the whole value. The audience defaults to `defaultAudience` (the base
- * URL); an array `aud` or array claim matches if any element does. Fails closed on anything
- * malformed, including a pattern that does not compile or runs out of time.
+ * patterns (RE2 syntax, matched in time linear in the input: no backtracking) must match the
+ * whole value. The audience defaults to `defaultAudience` (the base URL); an array `aud` or
+ * array claim matches if any element does. Fails closed on anything malformed, including a
+ * pattern that does not compile.
  */
 export function matchClaims(
   cm: ClaimMatchRules,
   payload: JWTPayload,
   defaultAudience: string,
 ): boolean {
-  const patterns: Array<{ re: RegExp; values: string[] }> = [];
+  const patterns: Array<{ re: RE2JS; values: string[] }> = [];
   const want = (exact: string, pattern: string, values: string[], fallback?: string) => {
     if (exact !== "") return values.includes(exact);
     if (pattern !== "") {
@@ -61,7 +59,9 @@ export function matchClaims(
 
 /**
  * Report whether an unverified `iss` could satisfy `cm`, so that the STS exchange contacts
- * only issuers the identity names.
+ * only issuers the identity names: its exact issuer, or one matching its issuerPattern on the
+ * very scheme and host the pattern spells out literally (a pattern that pins no host, as
+ * stored before this rule, matches nothing). A caller never picks the host fetched from.
  */
 export function matchIssuer(
   cm: Pick<ClaimMatchRules, "issuer" | "issuerPattern">,
@@ -69,9 +69,47 @@ export function matchIssuer(
 ): boolean {
   if (cm.issuer !== "") return iss === cm.issuer;
   const re = cm.issuerPattern === "" ? null : compile(cm.issuerPattern);
+  const origin = pinnedOrigin(cm.issuerPattern);
   return (
-    re !== null && iss.length <= claimMatchLimits.value && runPatterns([{ re, values: [iss] }])
+    re !== null &&
+    origin !== undefined &&
+    iss.length <= claimMatchLimits.value &&
+    originOf(iss) === origin &&
+    re.matches(iss)
   );
+}
+
+/**
+ * The origin (`https://host[:port]`) an issuer pattern fixes: its leading literal text (escaped
+ * dots count; any other metacharacter ends it) must hold the scheme, the whole host and the
+ * `/` after it, or be the whole pattern. Undefined when it does not pin one.
+ */
+export function pinnedOrigin(pattern: string): string | undefined {
+  let literal = "";
+  let i = 0;
+  for (; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === "\\") {
+      const next = pattern[i + 1];
+      if (next === undefined || !/[.\-/:]/.test(next)) break;
+      literal += next;
+      i++;
+    } else if (/[A-Za-z0-9:/_~%-]/.test(c)) literal += c;
+    else break;
+  }
+  const whole = i === pattern.length;
+  const m = /^(https?:\/\/[^/]+)(\/|$)/.exec(literal);
+  if (!m || (m[2] === "" && !whole)) return undefined;
+  return originOf(m[1]!);
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.username === "" && u.password === "" ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -98,6 +136,13 @@ export function validateClaimMatch(cm: ClaimMatchRules, field = "claimMatch"): F
     pattern(`${name}Pattern`, p);
   };
   pair("issuer", cm.issuer, cm.issuerPattern, true);
+  const pinnable = cm.issuer === "" && cm.issuerPattern !== "" && compile(cm.issuerPattern);
+  if (pinnable && !pinnedOrigin(cm.issuerPattern)) {
+    add(
+      "issuerPattern",
+      "must begin with the issuer's scheme, host and '/' written literally (escape dots: https://ci\\.example\\.com/.*)",
+    );
+  }
   pair("subject", cm.subject, cm.subjectPattern, true);
   pair("audience", cm.audience, cm.audiencePattern, false);
   for (const [kind, map] of [
@@ -132,18 +177,16 @@ function claimOf(payload: JWTPayload, name: string): string[] {
   return Object.hasOwn(payload, name) ? valuesOf(payload[name]) : [];
 }
 
-const compiled = new Map<string, RegExp | null>();
+const compiled = new Map<string, RE2JS | null>();
 
-/** Compile `p` anchored to the whole value, or null if it is not a valid pattern. */
-function compile(p: string): RegExp | null {
+/** Compile `p` (RE2 syntax), or null if it is not a valid pattern. */
+function compile(p: string): RE2JS | null {
   const hit = compiled.get(p);
   if (hit !== undefined) return hit;
-  let re: RegExp | null = null;
+  let re: RE2JS | null = null;
   if (p.length <= claimMatchLimits.pattern) {
     try {
-      // Compiled alone first, so that `a)|(.*` cannot break out of the anchoring group.
-      new RegExp(p);
-      re = new RegExp(`^(?:${p})$`);
+      re = RE2JS.compile(p);
     } catch {
       re = null;
     }
@@ -153,18 +196,7 @@ function compile(p: string): RegExp | null {
   return re;
 }
 
-// node:vm's timeout interrupts a running regular expression; plain code cannot.
-const sandbox = createContext(Object.create(null));
-const allMatch = new Script("checks.every((c) => c.values.some((v) => c.re.test(v)))");
-
-function runPatterns(checks: Array<{ re: RegExp; values: string[] }>): boolean {
-  if (checks.length === 0) return true;
-  sandbox.checks = checks;
-  try {
-    return allMatch.runInContext(sandbox, { timeout: patternBudgetMs }) === true;
-  } catch {
-    return false;
-  } finally {
-    sandbox.checks = undefined;
-  }
+/** Whether every check has a value its pattern matches as a whole. */
+function runPatterns(checks: Array<{ re: RE2JS; values: string[] }>): boolean {
+  return checks.every((c) => c.values.some((v) => c.re.matches(v)));
 }

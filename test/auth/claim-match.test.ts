@@ -148,8 +148,13 @@ describe("matchIssuer", () => {
   it.each<[Partial<ClaimMatchRules>, string, boolean]>([
     [{ issuer: gh }, gh, true],
     [{ issuer: gh }, `${gh}.evil.test`, false],
-    [{ issuerPattern: "https://.*\\.acme\\.test" }, "https://idp.acme.test", true],
-    [{ issuerPattern: "https://.*\\.acme\\.test" }, "https://idp.acme.test.evil", false],
+    [{ issuerPattern: "https://idp\\.acme\\.test/t/.*" }, "https://idp.acme.test/t/a", true],
+    [{ issuerPattern: "https://idp\\.acme\\.test/t/.*" }, "https://idp.acme.test.evil/t/a", false],
+    [{ issuerPattern: "https://idp\\.acme\\.test(/.*)?" }, "https://idp.acme.test", false],
+    // A pattern that does not spell out its host pins none: nothing is ever fetched for it.
+    [{ issuerPattern: "https://.*\\.acme\\.test" }, "https://idp.acme.test", false],
+    [{ issuerPattern: "https://idp.acme.test/.*" }, "https://idp.acme.test/a", false],
+    [{ issuerPattern: "https://idp\\.acme\\.test:8443/.*" }, "https://idp.acme.test:8443/a", true],
     [{}, gh, false],
   ])("%o and %s -> %s", (over, iss, want) => {
     expect(matchIssuer(rules(over), iss)).toBe(want);
@@ -162,8 +167,27 @@ describe("validateClaimMatch", () => {
     ["a valid exact match", ok, []],
     [
       "valid patterns",
-      { issuerPattern: "https://.*", subjectPattern: "repo:.*", audiencePattern: "a|b" },
+      {
+        issuerPattern: "https://ci\\.acme\\.test/.*",
+        subjectPattern: "repo:.*",
+        audiencePattern: "a|b",
+      },
       [],
+    ],
+    [
+      "an issuerPattern that pins no host",
+      { issuerPattern: "https://.*\\.acme\\.test/", subject: "s" },
+      ["claimMatch.issuerPattern"],
+    ],
+    [
+      "an issuerPattern with unescaped dots in its host",
+      { issuerPattern: "https://ci.acme.test/.*", subject: "s" },
+      ["claimMatch.issuerPattern"],
+    ],
+    [
+      "a pattern RE2 cannot run in linear time (a backreference)",
+      { issuer: gh, subjectPattern: "(a)\\1" },
+      ["claimMatch.subjectPattern"],
     ],
     ["missing issuer and subject", {}, ["claimMatch.issuer", "claimMatch.subject"]],
     ["issuer and issuerPattern", { ...ok, issuerPattern: ".*" }, ["claimMatch.issuer"]],

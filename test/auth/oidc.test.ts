@@ -56,6 +56,35 @@ describe("OIDC verifier", () => {
     expect(idp.requests).toEqual({ discovery: 0, jwks: 0 });
   });
 
+  it("contacts one host at most 10 times per cool-down, whatever issuer paths tokens name", async () => {
+    const fetched: string[] = [];
+    const fake: typeof fetch = async (url) => {
+      fetched.push(String(url));
+      return new Response("{}", { status: 404 });
+    };
+    const v = verifier({ fetch: fake });
+    const key = (await generateKeyPair("ES256")).privateKey;
+    for (let i = 0; i < 40; i++) {
+      const token = await new SignJWT({ sub: "s" })
+        .setProtectedHeader({ alg: "ES256", kid: "k" })
+        .setIssuer(`https://tenants.example.com/t${i}`)
+        .setExpirationTime("5m")
+        .sign(key);
+      expect(await reason(v.verify(token))).toBe("issuer_unavailable");
+    }
+    const discovery = fetched.filter((u) => u.endsWith("/.well-known/openid-configuration"));
+    expect(discovery).toHaveLength(10);
+    // The next cool-down period opens the host again.
+    c.t += 30_000;
+    const later = await new SignJWT({ sub: "s" })
+      .setProtectedHeader({ alg: "ES256", kid: "k" })
+      .setIssuer("https://tenants.example.com/t99")
+      .setExpirationTime("5m")
+      .sign(key);
+    await reason(v.verify(later));
+    expect(fetched.filter((u) => u.endsWith("/openid-configuration"))).toHaveLength(11);
+  });
+
   it("refuses a token whose iss names an issuer that did not sign it", async () => {
     const [a, b] = [await issuer(), await issuer()];
     const token = await a.issue({ iss: b.url });

@@ -167,7 +167,14 @@ describe("claim matching", () => {
       {},
       false,
     ],
-    ["an issuer pattern", { issuer: "", issuerPattern: "http://127\\.0\\.0\\.1:\\d+" }, {}, true],
+    // PINNED: the test issuer's own origin, written literally (dots escaped).
+    ["an issuer pattern", { issuer: "", issuerPattern: "PINNED" }, {}, true],
+    [
+      "an issuer pattern that pins no host is never contacted",
+      { issuer: "", issuerPattern: "http://127\\.0\\.0\\.1:\\d+" },
+      {},
+      false,
+    ],
     [
       "an exact claim",
       { claims: { repository_owner: "acme" } },
@@ -198,7 +205,11 @@ describe("claim matching", () => {
     ["a configured audience", { audience: "sts.acme" }, { aud: "sts.acme" }, true],
     ["a configured audience, not the base URL", { audience: "sts.acme" }, {}, false],
     ["an audience pattern", { audiencePattern: "sts\\.[a-z]+" }, { aud: "sts.acme" }, true],
-  ])("%s", async (_name, rules, claims, accepted) => {
+  ])("%s", async (_name, given, claims, accepted) => {
+    const rules =
+      given.issuerPattern === "PINNED"
+        ? { ...given, issuerPattern: idp.url.replaceAll(".", "\\.") }
+        : given;
     const uid = await identity({ claimMatch: claimMatch(rules) });
     const withBase = Array.isArray(claims.aud)
       ? { ...claims, aud: claims.aud.map((a) => (a === "BASE" ? ts.config.baseUrl : a)) }
@@ -208,6 +219,15 @@ describe("claim matching", () => {
       identity: uid,
     });
     expect(r.ok).toBe(accepted);
+  });
+
+  it("refuses an array sub, even one whose elements include the identity's subject", async () => {
+    const uid = await identity({ claimMatch: claimMatch() });
+    const r = await rest()(
+      await workloadToken({ sub: ["someone-else", "repo:acme/app:ref:refs/heads/main"] }),
+      { aud: ts.config.baseUrl, identity: uid },
+    );
+    expect(r).toMatchObject({ ok: false, code: Code.Unauthenticated });
   });
 
   it("issues a registry-audience token that the API itself does not accept", async () => {

@@ -81,6 +81,21 @@ describe("user login", () => {
     expect(decodeJwt(again.token).email).toBeUndefined();
   });
 
+  it.each([
+    ["a number", 42],
+    ["an array", ["alice", "bob"]],
+    ["an object", { id: "alice" }],
+    ["empty", ""],
+  ])("refuses a sub that is %s with the ordinary 401, not a 500", async (_kind, sub) => {
+    const r = await login(await person({ sub }));
+    expect(r).toMatchObject({ ok: false, code: Code.Unauthenticated, status: 401 });
+  });
+
+  it("refuses an aud that is not a string or an array of strings", async () => {
+    const r = await login(await person({ sub: "dana", aud: [ts.config.baseUrl, 7] }));
+    expect(r).toMatchObject({ ok: false, code: Code.Unauthenticated });
+  });
+
   it("refuses a token from an issuer that is not trusted, without contacting it", async () => {
     const r = await login(await person({ sub: "mallory" }, stranger));
     expect(r).toMatchObject({ ok: false, code: Code.Unauthenticated, status: 401 });

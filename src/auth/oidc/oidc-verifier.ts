@@ -35,6 +35,8 @@ export interface OidcVerifierOptions {
   clockToleranceSeconds?: number;
   /** Issuers cached at once; the oldest is forgotten first. */
   maxIssuers?: number;
+  /** Discovery fetches to one origin (all its issuers) per cool-down period; default 10. */
+  maxFetchesPerOrigin?: number;
   /** Verified tokens remembered at once (by hash); the oldest is forgotten first. */
   maxVerifiedTokens?: number;
   fetch?: typeof fetch;
@@ -110,10 +112,27 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
     }
   }
 
+  // Fetches per origin (scheme, host, port) in the current cool-down window: many issuers
+  // may share a host (one per tenant), and a caller may name new ones at will; the host is
+  // contacted at most this often whatever the issuer paths.
+  const originFetches = new Map<string, { since: number; count: number }>();
+  const maxFetchesPerOrigin = opts.maxFetchesPerOrigin ?? 10;
+  const originAllows = (iss: string): boolean => {
+    const origin = new URL(iss).origin;
+    let f = originFetches.get(origin);
+    if (!f || now() - f.since >= cooldownMs) {
+      if (originFetches.size >= maxIssuers) originFetches.clear();
+      f = { since: now(), count: 0 };
+      originFetches.set(origin, f);
+    }
+    return ++f.count <= maxFetchesPerOrigin;
+  };
+
   /** Fetch the issuer's keys unless a fetch happened within the cool-down. */
   function refresh(iss: string, entry: IssuerEntry): Promise<void> {
     if (entry.inflight) return entry.inflight;
     if (now() - entry.attemptAt < cooldownMs) return Promise.resolve();
+    if (!originAllows(iss)) return Promise.resolve();
     entry.attemptAt = now();
     entry.inflight = load(iss)
       .then(
@@ -157,7 +176,7 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
       }
       return hit.payload;
     }
-    const payload = Object.freeze(await verifySignature(token, keys, issuer));
+    const payload = Object.freeze(checkClaimTypes(await verifySignature(token, keys, issuer)));
     if (verified.size >= maxVerified) verified.delete(verified.keys().next().value!);
     verified.set(id, { keys, payload });
     return payload;
@@ -238,6 +257,25 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
 
 /** OidcVerifier checks workload tokens from external issuers. */
 export type OidcVerifier = ReturnType<typeof createOidcVerifier>;
+
+/**
+ * Refuse a payload whose registered claims have the wrong JSON type: `sub` a non-empty
+ * string, `aud` a string or an array of strings, `email` a string where present. An array
+ * `sub` would otherwise match an identity by any element. (An `email_verified` that is not
+ * the boolean true just leaves the email unverified.)
+ */
+function checkClaimTypes(payload: JWTPayload): JWTPayload {
+  const { sub, aud, email } = payload as Record<string, unknown>;
+  const ok =
+    typeof sub === "string" &&
+    sub !== "" &&
+    (aud === undefined ||
+      typeof aud === "string" ||
+      (Array.isArray(aud) && aud.every((a) => typeof a === "string"))) &&
+    (email === undefined || typeof email === "string");
+  if (!ok) throw new OidcError("bad_claims");
+  return payload;
+}
 
 function unverifiedIssuer(token: string): string {
   if (token.length > maxTokenLength) throw new OidcError("malformed");
