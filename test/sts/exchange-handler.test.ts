@@ -1,6 +1,6 @@
 import { createClient, createRouterTransport } from "@connectrpc/connect";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { createKeyRing } from "../../src/auth/keyring.js";
 import { createOidcVerifier } from "../../src/auth/oidc/oidc-verifier.js";
@@ -253,5 +253,40 @@ describe("STS exchange handler", () => {
     identity(wl, { claimMatch: claimMatch() });
     const res = client().exchange({ aud: baseUrl, identity: wl });
     expect(await code(res)).toMatch(/unauthenticated/);
+  });
+});
+
+describe("refusals that must not be told apart by their timing", () => {
+  it("checks a signature for an unknown identity as for a known one, and caches alike", async () => {
+    const known = `${org}/1111111111111111`;
+    identity(known, { claimMatch: claimMatch({ subject: "someone-else" }) });
+    const unknown = `${org}/2222222222222222`;
+    const c = client();
+    const call = (token: string, uid: string) =>
+      code(
+        c.exchange(
+          { aud: baseUrl, identity: uid },
+          { headers: { authorization: `Bearer ${token}` } },
+        ),
+      );
+    // The issuer's keys are fetched once, outside the counts.
+    await call(await idp.issue({ sub: "warm-up", aud: baseUrl }), known);
+    const verify = vi.spyOn(globalThis.crypto.subtle, "verify");
+    try {
+      const signatures = async (token: string, uid: string) => {
+        verify.mockClear();
+        expect(await call(token, uid)).not.toBe("OK");
+        return verify.mock.calls.length;
+      };
+      const a = await idp.issue({ sub: "repo:acme/app", aud: baseUrl });
+      const b = await idp.issue({ sub: "repo:acme/app", aud: baseUrl, jti: "b" });
+      expect(await signatures(a, known)).toBe(1);
+      expect(await signatures(b, unknown)).toBe(1);
+      // The same token again: remembered either way.
+      expect(await signatures(a, known)).toBe(0);
+      expect(await signatures(b, unknown)).toBe(0);
+    } finally {
+      verify.mockRestore();
+    }
   });
 });

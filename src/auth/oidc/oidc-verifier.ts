@@ -3,7 +3,9 @@ import {
   type CryptoKey,
   createLocalJWKSet,
   decodeJwt,
+  decodeProtectedHeader,
   errors,
+  generateKeyPair,
   type JWTPayload,
   jwtVerify,
 } from "jose";
@@ -206,7 +208,37 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
     }
   }
 
+  // Decoy keys, one per algorithm, made on first use: nothing they verify is ever accepted.
+  const decoyKeys = new Map<string, Promise<CryptoKey>>();
+  const decoyed = new Set<string>();
+
   return {
+    /**
+     * Do the work a verification of `token` would do, for a refusal that must not be told
+     * apart from a verification by its timing (an STS exchange naming an identity that does
+     * not exist): the token's signature is checked once against a decoy key of its algorithm,
+     * and a token seen before costs a cache lookup, as a verified one does. Never throws.
+     */
+    async decoy(token: string): Promise<void> {
+      if (token.length > maxTokenLength) return;
+      const id = hash("sha256", token, "base64url");
+      if (verified.has(id) || decoyed.has(id)) return;
+      try {
+        const alg = decodeProtectedHeader(token).alg;
+        if (alg === undefined || !(oidcAlgorithms as readonly string[]).includes(alg)) return;
+        let key = decoyKeys.get(alg);
+        if (!key) {
+          key = generateKeyPair(alg).then((pair) => pair.publicKey);
+          decoyKeys.set(alg, key);
+        }
+        await jwtVerify(token, await key, { algorithms: [alg] });
+      } catch {
+        // Refused, as every decoy is.
+      }
+      if (decoyed.size >= maxVerified) decoyed.delete(decoyed.values().next().value!);
+      decoyed.add(id);
+    },
+
     /** Verify a token against its issuer's published keys. Throws OidcError. */
     async verify(token: string, vo: OidcVerifyOptions = {}): Promise<JWTPayload> {
       const iss = unverifiedIssuer(token);

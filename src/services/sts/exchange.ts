@@ -62,7 +62,12 @@ export function createSecurityTokenService(
 
   async function forIdentity(uid: string, token: string): Promise<IdentityRecord> {
     const identity = await store.getIdentity(uid);
-    if (!identity) throw new Refused("unknown_identity");
+    if (!identity) {
+      // As much work as checking the token for an identity that exists: the refusal must not
+      // tell, by its timing, whether the identity does.
+      await oidc.decoy(token);
+      throw new Refused("unknown_identity");
+    }
     const payload = await verified(token, identity);
     if (identity.claimMatch) {
       if (!matchClaims(identity.claimMatch, payload, config.baseUrl)) {
