@@ -20,9 +20,9 @@ const store = createSqliteStore(join(dir, "bench.db"), { synchronous: "NORMAL" }
 const org = "a".repeat(40);
 await store.createGroup({ uid: org, parentUid: "", name: "bench", description: "", now: 1 });
 
-// Run from the repository root: the shared data sits beside the checkout.
-const base = readRecords(process.argv[3] ?? "../shared/data/osv/go-vulndb.jsonl.gz").flatMap((r) =>
-  "value" in r ? [advisoryFromOsv(r.value)] : [],
+// Run from the repository root: the sample in test/fixtures, or the full file as argument 3.
+const base = readRecords(process.argv[3] ?? "test/fixtures/osv/go-vulndb-sample.jsonl.gz").flatMap(
+  (r) => ("value" in r ? [advisoryFromOsv(r.value)] : []),
 );
 let t = performance.now();
 for (let copy = 0; copy * base.length < target; copy++) {
