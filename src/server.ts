@@ -186,6 +186,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // API.md "Limits": 1 MiB a message on every protocol, after decompression. The library's
     // default is ~4 GiB; this bound also caps what a compressed message may inflate to.
     readMaxBytes: bodyLimit,
+    // One rule for every JSON protocol, as REST has it: an unknown field is INVALID_ARGUMENT.
+    jsonOptions: { ignoreUnknownFields: false },
     routes(r) {
       router = r;
       registerServices(r, services);

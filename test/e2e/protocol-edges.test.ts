@@ -1,0 +1,104 @@
+import http2 from "node:http2";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+
+// The edges of the RPC protocols that real clients (connect-web, grpc-web, grpcio) found.
+
+let ts: TestServer;
+let org: TestOrg;
+beforeAll(async () => {
+  ts = await startTestServer();
+  org = await ts.makeOrg("edges");
+});
+afterAll(() => ts.close());
+
+const getGroup = "/gatehouse.iam.v2beta1.GroupsService/GetGroup";
+
+describe("unknown JSON fields", () => {
+  it("are INVALID_ARGUMENT over Connect JSON, as over REST", async () => {
+    const res = await fetch(`${ts.url}${getGroup}`, {
+      method: "POST",
+      headers: {
+        ...org.owner.headers,
+        "content-type": "application/json",
+        "connect-protocol-version": "1",
+      },
+      body: JSON.stringify({ uid: org.uid, color: "blue" }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; message: string };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.message).toMatch(/color/);
+  });
+
+  it("are INVALID_ARGUMENT over gRPC with JSON messages", async () => {
+    const client = http2.connect(ts.url);
+    const msg = Buffer.from(JSON.stringify({ uid: org.uid, color: "blue" }));
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(msg.length, 1);
+    const status = await new Promise<string | undefined>((resolve, reject) => {
+      const req = client.request({
+        ":method": "POST",
+        ":path": getGroup,
+        "content-type": "application/grpc+json",
+        te: "trailers",
+        ...org.owner.headers,
+      });
+      let s: string | undefined;
+      req.on("response", (h) => {
+        s ??= h["grpc-status"] as string | undefined;
+      });
+      req.on("trailers", (t) => {
+        s = t["grpc-status"] as string | undefined;
+      });
+      req.on("data", () => {});
+      req.on("end", () => resolve(s));
+      req.on("error", reject);
+      req.end(Buffer.concat([head, msg]));
+    });
+    client.close();
+    expect(status).toBe("3");
+  });
+});
+
+describe("Connect GET", () => {
+  it("serves read-only RPCs in Connect's cacheable GET form", async () => {
+    const q = new URLSearchParams({
+      connect: "v1",
+      encoding: "json",
+      message: JSON.stringify({ uid: org.uid }),
+    });
+    const res = await fetch(`${ts.url}${getGroup}?${q}`, { headers: org.owner.headers });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { name: string }).name).toBe("edges");
+  });
+
+  it("is what connect-node's useHttpGet sends, and it works", async () => {
+    const transport = createConnectTransport({
+      baseUrl: ts.url,
+      httpVersion: "1.1",
+      useHttpGet: true,
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("authorization", org.owner.headers.authorization!);
+          return next(req);
+        },
+      ],
+    });
+    const groups = createClient(GroupsService, transport);
+    expect((await groups.getGroup({ uid: org.uid })).name).toBe("edges");
+    const listed = await groups.listGroups({ uidp: { descendantsOf: org.uid } });
+    expect(listed.totalCount).toBe(0n);
+  });
+
+  it("is refused for an RPC with side effects", async () => {
+    const q = new URLSearchParams({ connect: "v1", encoding: "json", message: "{}" });
+    const res = await fetch(`${ts.url}/gatehouse.iam.v2beta1.GroupsService/DeleteGroup?${q}`, {
+      headers: org.owner.headers,
+    });
+    expect(res.status).not.toBe(200);
+  });
+});
