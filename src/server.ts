@@ -30,6 +30,7 @@ import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
+import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
@@ -153,6 +154,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
+  addUnknownRpcAnswer(app, errorDomain);
   addConnectParseErrorStatus(app, errorDomain);
 
   // One set of implementations and one interceptor list, served by the Connect router

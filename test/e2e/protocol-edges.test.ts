@@ -1,6 +1,7 @@
 import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
@@ -100,5 +101,57 @@ describe("Connect GET", () => {
       headers: org.owner.headers,
     });
     expect(res.status).not.toBe(200);
+  });
+});
+
+describe("an unknown method", () => {
+  const unknown = "/gatehouse.iam.v2beta1.GroupsService/FrobnicateGroup";
+
+  it("is UNIMPLEMENTED over gRPC, unary and streaming, with ErrorInfo (grpc-js)", async () => {
+    const client = new grpc.Client(`127.0.0.1:${ts.port}`, grpc.credentials.createInsecure());
+    const identity = (b: Buffer) => b;
+    const unary = await new Promise<grpc.ServiceError>((resolve) => {
+      client.makeUnaryRequest(unknown, identity, identity, Buffer.alloc(0), (err) => resolve(err!));
+    });
+    expect(unary.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(unary.metadata.get("grpc-status-details-bin")).toHaveLength(1);
+    const started = Date.now();
+    const streamed = await new Promise<grpc.ServiceError>((resolve) => {
+      const call = client.makeServerStreamRequest(unknown, identity, identity, Buffer.alloc(0));
+      call.on("data", () => {});
+      call.on("error", resolve);
+    });
+    expect(streamed.code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(Date.now() - started).toBeLessThan(5000);
+    client.close();
+  });
+
+  it("is UNIMPLEMENTED over gRPC-Web, in its headers", async () => {
+    const res = await fetch(`${ts.url}${unknown}`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto" },
+      body: new Uint8Array(5),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("grpc-status")).toBe("12");
+    expect(res.headers.get("grpc-status-details-bin")).toBeTruthy();
+  });
+
+  it("is UNIMPLEMENTED over Connect: HTTP 501 and the error JSON with ErrorInfo", async () => {
+    const res = await fetch(`${ts.url}${unknown}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-protocol-version": "1" },
+      body: "{}",
+    });
+    expect(res.status).toBe(501);
+    const body = (await res.json()) as { code: string; details: { type: string }[] };
+    expect(body.code).toBe("unimplemented");
+    expect(body.details[0]?.type).toBe("google.rpc.ErrorInfo");
+  });
+
+  it("leaves REST's own 404 alone", async () => {
+    const res = await fetch(`${ts.url}/iam/v2beta1/nothing-here`, { headers: org.owner.headers });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { code: number }).code).toBe(5);
   });
 });

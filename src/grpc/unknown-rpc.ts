@@ -1,0 +1,110 @@
+import type { ServerHttp2Stream } from "node:http2";
+import { Code, ConnectError } from "@connectrpc/connect";
+import {
+  endStreamFlag,
+  endStreamToJson,
+  errorToJsonBytes,
+} from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { FastifyInstance, FastifyReply, RawServerBase } from "fastify";
+import { toApiError } from "../errors.js";
+
+// An RPC path: `/package.Service/Method`. No REST path has this shape.
+const rpcPath = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
+
+/** The RPC protocol a request speaks, judged from its content type, or undefined for REST. */
+function rpcProtocol(
+  type: string,
+  path: string,
+  connectGet: boolean,
+): "grpc" | "grpc-web" | "connect-stream" | "connect" | undefined {
+  if (type.startsWith("application/grpc-web")) return "grpc-web";
+  if (type.startsWith("application/grpc")) return "grpc";
+  if (type.startsWith("application/connect+")) return "connect-stream";
+  if (!rpcPath.test(path)) return undefined;
+  if (connectGet || /^application\/(json|proto)\s*(;|$)/.test(type)) return "connect";
+  return undefined;
+}
+
+/**
+ * Add a hook (to the app, so that it runs before any body is read) that answers a call to an
+ * RPC the server does not serve with UNIMPLEMENTED in the caller's own protocol: trailers-only
+ * for gRPC and gRPC-Web, an end-of-stream message for Connect streams, HTTP 501 with the
+ * error JSON for unary Connect. Without it such calls reached the REST catch-all: a REST 404
+ * with no grpc-status, and a streaming call that waited for its body until the request timeout.
+ */
+export function addUnknownRpcAnswer<S extends RawServerBase>(
+  app: FastifyInstance<S>,
+  domain: string,
+): void {
+  app.addHook("onRequest", async (req, reply) => {
+    // Only the REST gateway's catch-all: served RPCs have exact routes.
+    if (req.routeOptions.url !== "/*") return;
+    const type = String(req.headers["content-type"] ?? "").toLowerCase();
+    const q = req.url.indexOf("?");
+    const path = q < 0 ? req.url : req.url.slice(0, q);
+    const connectGet = req.method === "GET" && /[?&]connect=v1(&|$)/.test(req.url);
+    const protocol = rpcProtocol(type, path, connectGet);
+    if (!protocol) return;
+    const err = toApiError(
+      new ConnectError(`${path.slice(1)} is not a method this server serves`, Code.Unimplemented),
+      domain,
+      () => undefined,
+    );
+    return send(reply as unknown as FastifyReply, protocol, type, err);
+  });
+}
+
+/** Trailers-only in the response headers (gRPC-Web; gRPC over HTTP/1.1). */
+function sendHeaders(reply: FastifyReply, type: string, err: ConnectError): FastifyReply {
+  reply.code(200).header("content-type", type.split(";")[0]!);
+  setTrailerStatus(new Headers(), err).forEach((v, k) => {
+    reply.header(k, v);
+  });
+  return reply.send();
+}
+
+function send(
+  reply: FastifyReply,
+  protocol: "grpc" | "grpc-web" | "connect-stream" | "connect",
+  type: string,
+  err: ConnectError,
+): FastifyReply {
+  switch (protocol) {
+    case "grpc": {
+      // Trailers-only: one HEADERS frame that ends the stream, as the gRPC spec has it.
+      const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;
+      if (stream) {
+        const headers: Record<string, string | number> = {
+          ":status": 200,
+          "content-type": type.split(";")[0]!,
+        };
+        setTrailerStatus(new Headers(), err).forEach((v, k) => {
+          headers[k] = v;
+        });
+        reply.hijack();
+        stream.respond(headers, { endStream: true });
+        return reply;
+      }
+      return sendHeaders(reply, type, err);
+    }
+    case "grpc-web": {
+      return sendHeaders(reply, type, err);
+    }
+    case "connect-stream": {
+      const json = new TextEncoder().encode(
+        JSON.stringify(endStreamToJson(new Headers(), err, undefined)),
+      );
+      const frame = new Uint8Array(5 + json.length);
+      frame[0] = endStreamFlag;
+      new DataView(frame.buffer).setUint32(1, json.length);
+      frame.set(json, 5);
+      return reply.code(200).header("content-type", type.split(";")[0]!).send(Buffer.from(frame));
+    }
+    case "connect":
+      return reply
+        .code(501)
+        .header("content-type", "application/json")
+        .send(Buffer.from(errorToJsonBytes(err, undefined)));
+  }
+}
