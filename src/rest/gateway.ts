@@ -1,4 +1,4 @@
-import { type JsonObject, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
+import { type JsonObject, type JsonValue, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -24,6 +24,7 @@ import { compileHttpRules, type RestRule } from "./http-rules.js";
 import { createOutputPruner, type OutputPruner } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
+import { millisecondTimestamps } from "./timestamp-json.js";
 import { createUnaryCall, type UnaryCall } from "./unary-call.js";
 
 /** What the REST gateway serves and how; the same parts the Connect router is given. */
@@ -53,6 +54,8 @@ interface Endpoint extends RestRule {
   readonly call: UnaryCall;
   /** Strips input-only fields from the response JSON; undefined when there are none. */
   readonly prune: OutputPruner | undefined;
+  /** Gives every Timestamp of the response JSON its millisecond fraction. */
+  readonly timestamps: (json: JsonValue) => JsonValue;
 }
 
 const defaultBodyLimit = 1024 * 1024;
@@ -97,6 +100,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
         build: createRequestBuilder(rule),
         call,
         prune: createOutputPruner(rule.method.output),
+        timestamps: millisecondTimestamps(rule.method.output),
       });
     }
   }
@@ -165,7 +169,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       if (info) info.code = 0;
       copyHeaders(res.header, reply);
       copyHeaders(res.trailer, reply);
-      const json = toJson(ep.method.output, res.message, jsonWrite);
+      const json = ep.timestamps(toJson(ep.method.output, res.message, jsonWrite));
       ep.prune?.(json);
       const payload = ep.responseBody
         ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
