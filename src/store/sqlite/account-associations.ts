@@ -7,7 +7,7 @@ import type {
 } from "../iam-store.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface AccountAssociationRow {
   uid: string;
@@ -91,6 +91,7 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
     updateAccountAssociation: db.transaction(
       (uid: string, patch: AccountAssociationPatch, now: number) => {
         const current = toRecord(mustFind(uid));
+        if (isEmptyPatch(patch)) return current;
         const links: AccountLinks = {};
         for (const p of providers) {
           const next = patch[p] === undefined ? current[p] : patch[p];

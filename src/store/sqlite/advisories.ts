@@ -11,7 +11,7 @@ import type { PutOutcome } from "../registry-store.js";
 import { StoreError } from "../store.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface AdvisoryRow {
   seq: number;
@@ -165,6 +165,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
 
     updateAdvisory: db.transaction((uid: string, patch: AdvisoryPatch, now: number) => {
       const row = mustFind(uid);
+      if (isEmptyPatch(patch)) return toRecord(row);
       const merged: AdvisoryContent = { ...contentOf(row), ...definedOf(patch) };
       if (merged.advisoryId !== row.advisory_id) checkId(row.group_uid, merged.advisoryId, row.seq);
       replace(row, columnsOf(merged), now);

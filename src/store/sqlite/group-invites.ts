@@ -11,7 +11,7 @@ import type {
 } from "../invite-store.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface InviteRow {
   uid: string;
@@ -118,6 +118,7 @@ export function createGroupInviteOps(
     updateGroupInvite: db.transaction((uid: string, patch: GroupInvitePatch, now: number) => {
       const row = find(uid);
       if (!row) throw new StoreError("not_found", `group invite ${JSON.stringify(uid)}`);
+      if (isEmptyPatch(patch)) return toRecord(row);
       const singleUse = patch.singleUse ?? row.single_use !== 0;
       update.run(
         patch.email ?? row.email,

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { type GroupPatch, type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface GroupRow {
   uid: string;
@@ -129,6 +129,7 @@ export function createGroupOps(db: Database): GroupOps {
 
     updateGroup: db.transaction((uid: string, patch: GroupPatch, now: number) => {
       const row = mustFind(uid);
+      if (isEmptyPatch(patch)) return toRecord(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkSiblingName(row.parent_uid, name, uid);
       update.run(name, patch.description ?? row.description, now, uid);

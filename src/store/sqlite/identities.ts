@@ -11,7 +11,7 @@ import type {
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface IdentityRow {
   uid: string;
@@ -119,6 +119,7 @@ export function createIdentityOps(db: Database, lastOwner: LastOwnerGuard): Iden
 
     updateIdentity: db.transaction((uid: string, patch: IdentityPatch, now: number) => {
       const current = toRecord(mustFind(uid));
+      if (isEmptyPatch(patch)) return current;
       const method =
         patch.claimMatch || patch.staticKeys
           ? methodColumns(patch.claimMatch, patch.staticKeys)

@@ -8,7 +8,7 @@ import type {
 } from "../iam-store.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface IdentityProviderRow {
   uid: string;
@@ -95,6 +95,7 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
     updateIdentityProvider: db.transaction(
       (uid: string, patch: IdentityProviderPatch, now: number) => {
         const current = toRecord(mustFind(uid));
+        if (isEmptyPatch(patch)) return current;
         update.run({
           uid,
           name: patch.name ?? current.name,

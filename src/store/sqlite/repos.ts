@@ -3,7 +3,7 @@ import { parentOf } from "../../uid.js";
 import type { NewRepo, RepoPatch, RepoRecord } from "../registry-store.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface RepoRow {
   uid: string;
@@ -79,6 +79,7 @@ export function createRepoOps(db: Database): RepoOps {
 
     updateRepo: db.transaction((uid: string, patch: RepoPatch, now: number) => {
       const row = mustFind(uid);
+      if (isEmptyPatch(patch)) return toRecord(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkName(row.group_uid, name, uid);
       const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;

@@ -3,7 +3,7 @@ import { parentOf } from "../../uid.js";
 import type { NewRole, RolePatch, RoleRecord } from "../iam-store.js";
 import { type ListQuery, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { SyncOps } from "./sync-ops.js";
+import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
 
 interface RoleRow {
   uid: string;
@@ -122,6 +122,7 @@ export function createRoleOps(
 
     updateRole: db.transaction((uid: string, patch: RolePatch, now: number) => {
       const row = mustFindCustom(uid);
+      if (isEmptyPatch(patch)) return toRecord(row);
       update.run(patch.name ?? row.name, patch.description ?? row.description, now, uid);
       if (patch.capabilities) setCapabilities(uid, patch.capabilities);
       return toRecord(find(uid)!);
