@@ -5,7 +5,8 @@
  * `test/store/store-suite.ts`. They throw `StoreError` for every expected failure and never let
  * a driver error escape for a condition a caller can cause.
  *
- * Times are milliseconds since the Unix epoch.
+ * Times are milliseconds since the Unix epoch. An update whose patch sets no field changes
+ * nothing, update time included, and returns the record as it is (or throws `not_found`).
  */
 
 import type { AdvisoryStore } from "./advisory-store.js";

@@ -70,7 +70,7 @@ async function buildTree(store: SqliteStore, s: Scenario): Promise<GroupRecord[]
     expect(created).not.toBeInstanceOf(Error);
     live.push(created as GroupRecord);
     if (n.updateTime !== undefined) {
-      live[live.length - 1] = await store.updateGroup(uid, {}, n.updateTime);
+      live[live.length - 1] = await store.updateGroup(uid, { description: "u" }, n.updateTime);
     }
   }
   for (const d of s.deletes) {

@@ -178,12 +178,13 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         });
         const described = await store.updateGroup(R1, { description: "after" }, 300);
         expect(described).toMatchObject({ name: "acme2", description: "after", updateTime: 300 });
+        // A patch that sets nothing changes nothing, update time included.
         expect(await store.updateGroup(R1, {}, 400)).toMatchObject({
           name: "acme2",
           description: "after",
-          updateTime: 400,
+          updateTime: 300,
         });
-        expect(await store.getGroup(R1)).toMatchObject({ name: "acme2", updateTime: 400 });
+        expect(await store.getGroup(R1)).toMatchObject({ name: "acme2", updateTime: 300 });
         await storeError(() => store.updateGroup(missing, { name: "x" }, 1), "not_found");
       });
 
@@ -257,7 +258,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         for (const g of tree) {
           await create(uids[g.label], g.parent ? uids[g.parent] : "", g.name, g.t);
         }
-        await store.updateGroup(uids.O, {}, 10);
+        await store.updateGroup(uids.O, { description: "touched" }, 10);
       });
 
       const name = (desc = false) => ({ order: { field: "name" as const, desc } });
