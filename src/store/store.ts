@@ -149,9 +149,9 @@ export interface Store extends IamStore, InviteStore, RegistryStore, AdvisorySto
    */
   updateGroup(uid: string, patch: GroupPatch, now: number): Promise<GroupRecord>;
   /**
-   * Delete a group and what lives only in it (role bindings, invites, account association).
-   * Throws `not_found` if it does not exist; `not_empty` (childKind repos, groups, identities,
-   * roles, identityProviders or advisories) if it still has such children.
+   * Delete a group and what lives only in it (role bindings, invites, account association,
+   * advisories). Throws `not_found` if it does not exist; `not_empty` (childKind repos,
+   * groups, identities, roles or identityProviders) if it still has such children.
    */
   deleteGroup(uid: string): Promise<void>;
   /**

@@ -255,7 +255,12 @@ export function registryCases(store: () => Store): void {
         "already_exists",
       );
       await store().deleteAdvisory(a3);
-      await storeError(() => store().deleteGroup(G), "not_empty");
+      // A group's advisories go with it (they are data about the group, not a child kind).
+      const leaf = `${G}/00000000000000f1`;
+      await store().createGroup({ uid: leaf, parentUid: G, name: "leaf", description: "", now: 1 });
+      await store().createAdvisory(`${leaf}/00000000000000a9`, leaf, advisory("X-9"), 1);
+      await store().deleteGroup(leaf);
+      expect(await store().getAdvisory(`${leaf}/00000000000000a9`)).toBeUndefined();
       await store().deleteAdvisory(a1);
       await storeError(() => store().deleteAdvisory(a1), "not_found");
       await storeError(

@@ -210,3 +210,38 @@ const expected = await (async () => {
     cve20234: n((d) => hay(d).some((h) => h.includes("cve-2023-4"))),
   };
 })();
+
+describe("an owner cleaning up", () => {
+  it("deletes their organization, imported advisories and all, without advisory capabilities", async () => {
+    const org = await ts.makeOrg("cleanup");
+    const team = await ts.store.createGroup({
+      uid: `${org.uid}/00000000000000c1`,
+      parentUid: org.uid,
+      name: "team",
+      description: "",
+      now: Date.now(),
+    });
+    expect((await runImport(db, ["advisories", "--group", team.uid, fixture])).stdout).toMatch(
+      /3 created/,
+    );
+    expect((await runImport(db, ["advisories", "--group", org.uid, fixture])).stdout).toMatch(
+      /3 created/,
+    );
+    const del = (uid: string) =>
+      fetch(`${ts.url}/iam/v2beta1/groups/${uid}`, {
+        method: "DELETE",
+        headers: org.owner.headers,
+      });
+    expect((await del(team.uid)).status).toBe(200);
+    // The organization itself: its owner binding goes with it.
+    expect((await del(org.uid)).status).toBe(200);
+    const listed = await ts.store.listAdvisories({
+      descendantsOf: org.uid,
+      filters: {},
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 10,
+    });
+    expect(listed.items).toHaveLength(0);
+  });
+});

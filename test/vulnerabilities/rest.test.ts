@@ -40,7 +40,7 @@ describe("advisories over REST", () => {
       componentName: "stdlib",
       componentType: "golang",
       severities: [{ type: "CVSS_V3", score: "7.5" }],
-      events: [{ time: "2024-01-02T03:04:05Z", type: "DETECTED" }],
+      events: [{ time: "2024-01-02T03:04:05.000Z", type: "DETECTED" }],
     });
     expect(made.status).toBe(200);
     expect(made.json).toMatchObject({
@@ -48,7 +48,7 @@ describe("advisories over REST", () => {
       advisoryId: "GO-2024-0001",
       aliases: ["CVE-2024-1234"],
       severities: [{ type: "CVSS_V3", score: "7.5" }],
-      events: [{ time: "2024-01-02T03:04:05Z", type: "DETECTED" }],
+      events: [{ time: "2024-01-02T03:04:05.000Z", type: "DETECTED" }],
       latestEventType: "DETECTED",
     });
     const uid = made.json.uid as string;
@@ -80,7 +80,7 @@ describe("advisories over REST", () => {
     await tick();
     const present = await rest("PATCH", `${advisories}/${uid}`, {
       events: [
-        { time: "2024-01-02T03:04:05Z", type: "DETECTED" },
+        { time: "2024-01-02T03:04:05.000Z", type: "DETECTED" },
         { time: "2024-02-02T03:04:05Z", type: "FIXED", fixedVersion: "1.2.3" },
       ],
     });

@@ -32,8 +32,6 @@ const childChecks: readonly ChildCheck[] = [
     kind: "identityProviders",
     sql: "SELECT 1 FROM identity_providers WHERE group_uid = ? LIMIT 1",
   },
-  // Not in API.md's list: imported advisories are never dropped silently with their group.
-  { kind: "advisories", sql: "SELECT 1 FROM advisories WHERE group_uid = ? LIMIT 1" },
 ];
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
@@ -83,6 +81,9 @@ export function createGroupOps(db: Database): GroupOps {
   // The account association shares the group's uid: it is the group's, and goes with it.
   const removeAssociation = db.prepare("DELETE FROM account_associations WHERE uid = ?");
   const removeInvites = db.prepare("DELETE FROM group_invites WHERE group_uid = ?");
+  // Advisories are data about a group, imported for it: they go with it, as bindings do, so
+  // that an owner (who holds no advisory write capability) can always delete their groups.
+  const removeAdvisories = db.prepare("DELETE FROM advisories WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
   const path = db.prepare(
     "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
@@ -151,6 +152,7 @@ export function createGroupOps(db: Database): GroupOps {
       removeBindings.run(uid);
       removeAssociation.run(uid);
       removeInvites.run(uid);
+      removeAdvisories.run(uid);
       countAbove.run({ uid, delta: -1 });
       deleteClosure.run({ uid });
       remove.run(uid);
