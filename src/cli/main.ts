@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { ConfigError, settingsHelp } from "../config.js";
 import { bootstrap, bootstrapOptions } from "./bootstrap.js";
 import { CliError, type CliIo, processIo } from "./cli-io.js";
@@ -16,7 +17,8 @@ Commands:
   token --identity <uid>        print a fresh token for an existing identity as JSON
   keys rotate                   add a new token signing key to the database's key ring
 ${importUsage}
-  help                          show this text; <command> --help shows a command's options
+  help [<command>]              show this text, or a command's options (also <command> --help)
+  --version                     print the version
 
 Every command reads the server's settings (each also from its environment variable), so it
 works on the same database (GATEHOUSE_DB, --db) and signs for the same auth and base URLs.
@@ -68,7 +70,14 @@ const commands: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
 
 /** Run the gatehouse command line; resolves to the process exit code. */
 export async function main(argv: string[], io: CliIo = processIo): Promise<number> {
-  const [command, ...rest] = argv;
+  const [first, ...after] = argv;
+  if (first === "--version" || first === "-V" || first === "version") {
+    io.out(`gatehouse ${version()}\n`);
+    return 0;
+  }
+  // `help <command>` is `<command> --help`.
+  const [command, ...rest] =
+    first === "help" && after.length > 0 ? [after[0], "--help"] : [first, ...after];
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
     io.out(usage);
     return 0;
@@ -99,4 +108,20 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     }
     throw err;
   }
+}
+
+/** The package's version, from package.json beside src/ (or dist/src/ once built). */
+function version(): string {
+  for (const rel of ["../../package.json", "../../../package.json"]) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === "gatehouse" && pkg.version) return pkg.version;
+    } catch {
+      // not at this depth
+    }
+  }
+  return "unknown";
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { decodeProtectedHeader } from "jose";
@@ -174,5 +174,31 @@ describe("gatehouse --help", () => {
     expect((await runCli(["keys", "--help"])).stdout).toMatch(/keys rotate[\s\S]*--db/);
     const unknown = await runCli(["frobnicate"]);
     expect(unknown.code).toBe(2);
+  });
+});
+
+describe("help and version", () => {
+  it("prints the version", async () => {
+    const run = await runCli(["--version"]);
+    expect(run.code).toBe(0);
+    const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    expect(run.stdout).toBe(`gatehouse ${version}\n`);
+  });
+
+  it.each(["serve", "bootstrap", "token", "keys", "import"])(
+    "help %s shows that command's help, as %s --help does",
+    async (command) => {
+      const viaHelp = await runCli(["help", command]);
+      const viaFlag = await runCli([command, "--help"]);
+      expect(viaHelp.code).toBe(0);
+      expect(viaHelp.stdout).toBe(viaFlag.stdout);
+      expect(viaHelp.stdout).toMatch(new RegExp(`^Usage: gatehouse ${command}`));
+    },
+  );
+
+  it("refuses help for an unknown command with exit 2", async () => {
+    const run = await runCli(["help", "frobnicate"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/unknown command "frobnicate"/);
   });
 });
