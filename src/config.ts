@@ -191,8 +191,30 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   const registryAudience = get("registryAudience") ?? "";
   if (registryAudience !== "") parseUrl(registryAudience, describe("registryAudience"));
+  const allowInsecureLoopbackIssuers = parseBool(
+    get("allowInsecureLoopbackIssuers") ?? "false",
+    describe("allowInsecureLoopbackIssuers"),
+  );
   const trustedUserIssuers = list(get("trustedUserIssuers"));
-  for (const iss of trustedUserIssuers) parseUrl(iss, describe("trustedUserIssuers"));
+  for (const iss of trustedUserIssuers) {
+    const u = new URL(parseUrl(iss, describe("trustedUserIssuers")));
+    const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
+    if (u.protocol !== "https:" && !(loopback && allowInsecureLoopbackIssuers)) {
+      throw new ConfigError(
+        `${describe("trustedUserIssuers")}: ${JSON.stringify(iss)} must be an https URL ` +
+          "(http only on a loopback host with GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS=true)",
+      );
+    }
+  }
+  const corsOrigins = list(get("corsOrigins"));
+  for (const origin of corsOrigins) {
+    if (origin !== "*" && !isOrigin(origin)) {
+      throw new ConfigError(
+        `${describe("corsOrigins")}: ${JSON.stringify(origin)} is not an origin ` +
+          "(scheme://host[:port], no path) or *",
+      );
+    }
+  }
   const domain = get("domain") ?? new URL(baseUrl).hostname;
   if (!/^[A-Za-z0-9.-]+$/.test(domain)) {
     throw new ConfigError(`${describe("domain")}: not a domain name: ${JSON.stringify(domain)}`);
@@ -206,14 +228,11 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     dbPath: get("dbPath") ?? "./data/gatehouse.db",
     tlsCertPath,
     tlsKeyPath,
-    corsOrigins: list(get("corsOrigins")),
+    corsOrigins,
     logLevel,
     registryAudience,
     trustedUserIssuers,
-    allowInsecureLoopbackIssuers: parseBool(
-      get("allowInsecureLoopbackIssuers") ?? "false",
-      describe("allowInsecureLoopbackIssuers"),
-    ),
+    allowInsecureLoopbackIssuers,
     shutdownTimeoutMs: parseInteger(
       get("shutdownTimeoutMs") ?? "10000",
       describe("shutdownTimeoutMs"),
@@ -222,6 +241,16 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     ),
     allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
   };
+}
+
+/** Whether `v` is a web origin exactly as a browser sends it: scheme, host, optional port. */
+function isOrigin(v: string): boolean {
+  try {
+    const u = new URL(v);
+    return (u.protocol === "http:" || u.protocol === "https:") && u.origin === v;
+  } catch {
+    return false;
+  }
 }
 
 function list(v: string | undefined): string[] {

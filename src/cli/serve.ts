@@ -1,28 +1,39 @@
-import { loadConfig } from "../config.js";
-import { createServer } from "../server.js";
-import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import { accessSync, constants } from "node:fs";
+import { type Config, ConfigError, loadConfig } from "../config.js";
+import { createServer, type Server } from "../server.js";
+import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { checkDatabaseFile } from "./database-file.js";
 
 /**
  * Serve the API until SIGTERM or SIGINT, then stop accepting, finish in-flight calls and
- * close the database. Resolves to the exit code.
+ * close the database. Resolves to the exit code. A setting the server cannot start with (a
+ * missing TLS file, a file that is not a database, a busy port, an address it cannot listen
+ * on) throws ConfigError naming it: one line and exit 2, not a stack trace.
  */
 export async function serve(argv: string[]): Promise<number> {
   const config = loadConfig(argv);
+  checkReadable(config.tlsCertPath, "GATEHOUSE_TLS_CERT (--tls-cert)");
+  checkReadable(config.tlsKeyPath, "GATEHOUSE_TLS_KEY (--tls-key)");
   let warn: ((err: Error) => void) | undefined;
-  const store = createSqliteStore(config.dbPath, {
-    backgroundCheckpoints: { onError: (err) => warn?.(err) },
-  });
+  const store = openStore(config, (err) => warn?.(err));
+  let server: Server;
   try {
     checkDatabaseFile(config.dbPath, config.allowReadableDb);
+    server = await createServer({ config, store });
   } catch (err) {
     await store.close();
     throw err;
   }
-  const server = await createServer({ config, store });
   warn = (err) =>
     server.app.log.warn({ err }, "the WAL checkpoint thread failed; commits checkpoint meanwhile");
-  const address = await server.listen();
+  let address: Awaited<ReturnType<Server["listen"]>>;
+  try {
+    address = await server.listen();
+  } catch (err) {
+    await server.close().catch(() => undefined);
+    await store.close();
+    throw listenError(err, config);
+  }
   server.app.log.info(
     { address: `${address.address}:${address.port}`, baseUrl: config.baseUrl, db: config.dbPath },
     "gatehouse listening",
@@ -39,4 +50,48 @@ export async function serve(argv: string[]): Promise<number> {
   await store.close();
   server.app.log.info("stopped");
   return 0;
+}
+
+function checkReadable(path: string, setting: string): void {
+  if (path === "") return;
+  try {
+    accessSync(path, constants.R_OK);
+  } catch {
+    throw new ConfigError(`${setting}: cannot read ${JSON.stringify(path)}`);
+  }
+}
+
+function openStore(config: Config, onCheckpointError: (err: Error) => void): SqliteStore {
+  try {
+    return createSqliteStore(config.dbPath, {
+      backgroundCheckpoints: { onError: onCheckpointError },
+    });
+  } catch (err) {
+    throw new ConfigError(
+      `GATEHOUSE_DB (--db): cannot use ${JSON.stringify(config.dbPath)} as the database: ${(err as Error).message}`,
+    );
+  }
+}
+
+/** The one-line reason a listen failed, naming the setting to change. */
+function listenError(err: unknown, config: Config): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  switch (code) {
+    case "EADDRINUSE":
+      return new ConfigError(
+        `GATEHOUSE_PORT (--port): port ${config.port} on ${config.host} is already in use`,
+      );
+    case "EACCES":
+      return new ConfigError(
+        `GATEHOUSE_PORT (--port): not allowed to listen on port ${config.port}`,
+      );
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+      return new ConfigError(
+        `GATEHOUSE_HOST (--host): cannot listen on ${JSON.stringify(config.host)} (${code})`,
+      );
+    default:
+      return err;
+  }
 }

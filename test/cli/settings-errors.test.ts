@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { runCli } from "../helpers/run-cli.js";
+
+// A setting the server cannot start with is one line naming it, and exit 2: never a stack
+// trace, and never accepted silently.
+
+let dir: string;
+let busy: net.Server;
+let busyPort: number;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "gatehouse-settings-"));
+  busy = net.createServer();
+  await new Promise<void>((r) => busy.listen(0, "127.0.0.1", r));
+  busyPort = (busy.address() as net.AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise<void>((r) => busy.close(() => r()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const serve = (...flags: string[]) =>
+  runCli(["serve", "--host", "127.0.0.1", "--db", join(dir, `db-${Math.random()}.db`), ...flags]);
+
+it.each<[string, () => string[], RegExp]>([
+  [
+    "a busy port",
+    () => ["--port", String(busyPort)],
+    /GATEHOUSE_PORT \(--port\): port \d+ on 127\.0\.0\.1 is already in use/,
+  ],
+  [
+    "a missing TLS certificate",
+    () => ["--port", "0", "--tls-cert", join(dir, "none.pem"), "--tls-key", join(dir, "none.key")],
+    /GATEHOUSE_TLS_CERT \(--tls-cert\): cannot read/,
+  ],
+  [
+    "a file that is not a database",
+    () => {
+      const junk = join(dir, "junk.db");
+      writeFileSync(junk, "not a database ".repeat(100), { mode: 0o600 });
+      return ["--port", "0", "--db", junk];
+    },
+    /GATEHOUSE_DB \(--db\): cannot use .*junk\.db.* as the database: file is not a database/,
+  ],
+  [
+    "a CORS origin that is not an origin",
+    () => ["--cors-origins", "foo"],
+    /GATEHOUSE_CORS_ORIGINS \(--cors-origins\): "foo" is not an origin/,
+  ],
+  [
+    "a CORS origin with a path",
+    () => ["--cors-origins", "https://app.example.com/x"],
+    /GATEHOUSE_CORS_ORIGINS/,
+  ],
+  [
+    "a plain-http trusted issuer",
+    () => ["--trusted-user-issuers", "http://login.example.com"],
+    /GATEHOUSE_TRUSTED_USER_ISSUERS \(--trusted-user-issuers\): "http:\/\/login\.example\.com" must be an https URL/,
+  ],
+])("refuses %s with one line and exit 2", async (_what, flags, message) => {
+  const run = await serve(...flags());
+  expect(run.code).toBe(2);
+  expect(run.stdout).toBe("");
+  expect(run.stderr).toMatch(message);
+  expect(run.stderr.trim().split("\n")).toHaveLength(1);
+});
