@@ -12,6 +12,8 @@ export interface CallInfo {
   code?: number;
   /** The connection (HTTP/2 session or socket) the call arrived on. */
   connection?: object;
+  /** The request's id (X-Request-Id), for log lines written inside the RPC layer. */
+  requestId?: string;
 }
 
 /** The CallInfo of the current request; a fresh object per request. */

@@ -102,6 +102,23 @@ export function unauthenticated(message = "a valid bearer token is required"): C
   return new ConnectError(`Unauthenticated: ${message}`, Code.Unauthenticated);
 }
 
+/**
+ * Create the UNAUTHENTICATED error for a bearer token that was presented and refused: its
+ * ErrorInfo reason says why (`TOKEN_EXPIRED`, `WRONG_AUDIENCE`, ...), and the RFC 6750
+ * challenge (`WWW-Authenticate: Bearer error="invalid_token", error_description=...`)
+ * travels as metadata: a REST header, a gRPC or Connect response header.
+ */
+export function invalidToken(reason: string, description: string): ConnectError {
+  const metadata = new Headers({
+    "www-authenticate": `Bearer error="invalid_token", error_description="${description}"`,
+  });
+  // The domain is filled in by toApiError, which knows it.
+  const info = { desc: ErrorInfoSchema, value: { reason, domain: "" } };
+  return new ConnectError(`Unauthenticated: ${description}`, Code.Unauthenticated, metadata, [
+    info,
+  ]);
+}
+
 /** Map a store error to the API error a caller sees. */
 export function fromStoreError(err: StoreError): ConnectError {
   switch (err.kind) {
@@ -144,12 +161,22 @@ export function toApiError(err: unknown, domain: string, log: ErrorLogger): Conn
     log("internal error", { error: describe(err) });
     ce = new ConnectError("Internal error", Code.Internal);
   }
-  if (hasErrorInfo(ce)) return ce;
+  if (hasErrorInfo(ce)) return withDomain(ce, domain);
   const info = {
     desc: ErrorInfoSchema,
     value: { reason: Code[ce.code] ? codeName(ce.code) : "UNKNOWN", domain },
   };
   const rest = ce.details.filter((d) => "desc" in d);
+  return new ConnectError(ce.rawMessage, ce.code, ce.metadata, [info, ...(rest as never[])]);
+}
+
+/** Fill in the domain of an ErrorInfo made where the domain was not known. */
+function withDomain(ce: ConnectError, domain: string): ConnectError {
+  const [first, ...rest] = ce.details;
+  if (!first || !("desc" in first) || (first.value as { domain?: string }).domain !== "") {
+    return ce;
+  }
+  const info = { desc: ErrorInfoSchema, value: { ...(first.value as object), domain } };
   return new ConnectError(ce.rawMessage, ce.code, ce.metadata, [info, ...(rest as never[])]);
 }
 

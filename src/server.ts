@@ -118,7 +118,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     verifier,
     authorizer,
     identityExists: (uid) => store.identityExists(uid),
-    onRejectedToken: (reason) => app.log.info({ reason }, "bearer token rejected"),
+    onRejectedToken: (reason, reqId) => app.log.info({ reqId, reason }, "bearer token rejected"),
   });
   // Workload and user tokens from external issuers, for the STS exchange.
   const oidc = createOidcVerifier({
@@ -133,7 +133,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const contextValues = (req: FastifyRequest) => {
     const raw = req.raw as { stream?: { session?: object }; socket?: object };
     const connection = raw.stream?.session ?? raw.socket;
-    const info: CallInfo = connection ? { connection } : {};
+    const info: CallInfo = connection ? { connection, requestId: req.id } : { requestId: req.id };
     callInfos.set(req, info);
     return createContextValues().set(kCallInfo, info);
   };

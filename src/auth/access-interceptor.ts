@@ -1,12 +1,13 @@
 import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
-import { invalidField, permissionDenied, unauthenticated } from "../errors.js";
+import { kCallInfo } from "../call-info.js";
+import { invalidField, invalidToken, permissionDenied, unauthenticated } from "../errors.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
 import type { Authorizer } from "./authorizer.js";
 import { builtinRole, type Capability } from "./capabilities.js";
 import { type Rule, ruleOf } from "./policy.js";
 import { kListScope, kPrincipal, type Principal } from "./principal.js";
-import { TokenError, type TokenVerifier } from "./tokens.js";
+import { TokenError, type TokenFailure, type TokenVerifier } from "./tokens.js";
 
 /** What the access interceptor needs. */
 export interface AccessDeps {
@@ -14,8 +15,8 @@ export interface AccessDeps {
   /** Whether the identity a token names still exists. */
   identityExists(uid: string): Promise<boolean>;
   authorizer: Authorizer;
-  /** Told why a token was refused (never the token itself). */
-  onRejectedToken?: (reason: string) => void;
+  /** Told why a token was refused (never the token itself), with the request's id. */
+  onRejectedToken?: (reason: string, requestId: string | undefined) => void;
 }
 
 /** A rule compiled for one method: how to read its target uid from the request message. */
@@ -71,7 +72,11 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
     const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "deny" };
     if (rule.kind === "public") return next(req);
     if (rule.kind === "deny") throw permissionDenied(req.method.name);
-    const principal = await authenticate(req.header.get("authorization"), deps);
+    const principal = await authenticate(
+      req.header.get("authorization"),
+      deps,
+      req.contextValues.get(kCallInfo)?.requestId,
+    );
     req.contextValues.set(kPrincipal, principal);
     switch (rule.kind) {
       case "authenticated":
@@ -127,7 +132,24 @@ function isPerson(p: Principal): boolean {
   return !p.identityUid.includes("/");
 }
 
-async function authenticate(header: string | null, deps: AccessDeps): Promise<Principal> {
+/**
+ * Why a presented Gatehouse token was refused, as the caller may be told: what the token
+ * itself says (its expiry, audience, issuer) is no secret to its bearer. Anything else (a bad
+ * signature, a malformed token, an identity that is gone) is just not valid.
+ */
+const refusals: Partial<Record<TokenFailure, [reason: string, description: string]>> = {
+  expired: ["TOKEN_EXPIRED", "the bearer token has expired"],
+  not_yet_valid: ["TOKEN_NOT_YET_VALID", "the bearer token is not valid yet"],
+  bad_audience: ["WRONG_AUDIENCE", "the bearer token is for another audience"],
+  bad_issuer: ["UNKNOWN_ISSUER", "the bearer token is from another issuer"],
+};
+const notValid: [string, string] = ["INVALID_TOKEN", "the bearer token is not valid"];
+
+async function authenticate(
+  header: string | null,
+  deps: AccessDeps,
+  requestId: string | undefined,
+): Promise<Principal> {
   const match = header === null ? null : /^Bearer +([^\s]+) *$/i.exec(header);
   if (!match?.[1]) throw unauthenticated();
   let sub: string;
@@ -136,12 +158,12 @@ async function authenticate(header: string | null, deps: AccessDeps): Promise<Pr
     ({ sub, email } = await deps.verifier.verify(match[1]));
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
-    deps.onRejectedToken?.(err.reason);
-    throw unauthenticated("the bearer token is not valid");
+    deps.onRejectedToken?.(err.reason, requestId);
+    throw invalidToken(...(refusals[err.reason] ?? notValid));
   }
   if (!(await deps.identityExists(sub))) {
-    deps.onRejectedToken?.("identity_gone");
-    throw unauthenticated("the bearer token is not valid");
+    deps.onRejectedToken?.("identity_gone", requestId);
+    throw invalidToken(...notValid);
   }
   return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
 }

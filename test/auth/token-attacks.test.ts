@@ -3,6 +3,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { exportSPKI, generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { createKeyRing, type KeyRing } from "../../src/auth/keyring.js";
 import { bootstrapOrganization } from "../../src/cli/bootstrap.js";
 import { newChildUid } from "../../src/uid.js";
@@ -189,4 +190,70 @@ describe("token attacks", () => {
     expect(await rpcCode(connect, token)).toBe(Code.Unauthenticated);
     expect(await rpcCode(grpc, token)).toBe(Code.Unauthenticated);
   });
+});
+
+// What a refused token's bearer may be told, because the token itself says it; anything else
+// is just INVALID_TOKEN. Over REST the RFC 6750 challenge, over RPCs the ErrorInfo reason.
+const reasons: Record<string, string> = {
+  expired: "TOKEN_EXPIRED",
+  "nbf in the future": "TOKEN_NOT_YET_VALID",
+  "a wrong aud": "WRONG_AUDIENCE",
+  "a wrong iss": "UNKNOWN_ISSUER",
+  "a stranger's key under our kid": "INVALID_TOKEN",
+  "an altered payload": "INVALID_TOKEN",
+  garbage: "INVALID_TOKEN",
+  "a deleted identity": "INVALID_TOKEN",
+};
+
+async function rpcReason(client: typeof connect, token: string): Promise<string | undefined> {
+  try {
+    await client.getGroup({ uid: orgUid }, { headers: { authorization: `Bearer ${token}` } });
+    return undefined;
+  } catch (err) {
+    const info = ConnectError.from(err).findDetails(ErrorInfoSchema)[0];
+    return info?.reason;
+  }
+}
+
+describe("why a token is refused", () => {
+  it.each(attacks.filter(([name]) => name in reasons))("%s", async (name, make) => {
+    const token = await make();
+    const reason = reasons[name]!;
+    const res = await getOrg(token);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toMatch(
+      /^Bearer error="invalid_token", error_description="[^"]+"$/,
+    );
+    const body = (await res.json()) as { details: { reason: string; domain: string }[] };
+    expect(body.details[0]).toMatchObject({ reason, domain: "iam.gatehouse.test" });
+    expect(await rpcReason(connect, token)).toBe(reason);
+    expect(await rpcReason(grpc, token)).toBe(reason);
+  });
+
+  it("asks for a token, with no error code, when none is sent (RFC 6750 3.1)", async () => {
+    const res = await fetch(`${ts.url}/iam/v2beta1/groups/${orgUid}`);
+    expect(res.status).toBe(401);
+    expect(res.headers.get("www-authenticate")).toBe("Bearer");
+    const body = (await res.json()) as { details: { reason: string }[] };
+    expect(body.details[0]?.reason).toBe("UNAUTHENTICATED");
+  });
+});
+
+it("logs every refusal with the request's id, and never the token", async () => {
+  const lines: string[] = [];
+  const logged = await startTestServer(
+    { GATEHOUSE_LOG_LEVEL: "info" },
+    { logStream: { write: (l) => void lines.push(l) } },
+  );
+  try {
+    const token = "not.a.jwt";
+    await fetch(`${logged.url}/iam/v2beta1/groups/${"a".repeat(40)}`, {
+      headers: { authorization: `Bearer ${token}`, "x-request-id": "req-refused-1" },
+    });
+    const refusal = lines.map((l) => JSON.parse(l)).find((l) => l.msg === "bearer token rejected");
+    expect(refusal).toMatchObject({ reqId: "req-refused-1", reason: "malformed" });
+    expect(lines.join("\n")).not.toContain(token);
+  } finally {
+    await logged.close();
+  }
 });
