@@ -134,6 +134,13 @@ export function fromStoreError(err: StoreError): ConnectError {
       return new ConnectError(`Aborted: ${err.message}`, Code.Aborted);
     case "unavailable":
       return new ConnectError("Unavailable: the database is busy, retry", Code.Unavailable);
+    case "storage_full":
+      return new ConnectError(
+        "Unavailable: the database's storage is full; retry once space is freed",
+        Code.Unavailable,
+        undefined,
+        [{ desc: ErrorInfoSchema, value: { reason: "STORAGE_FULL", domain: "" } }],
+      );
   }
 }
 

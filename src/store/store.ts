@@ -21,7 +21,9 @@ export type StoreErrorKind =
   | "not_empty"
   | "failed_precondition"
   | "conflict"
-  | "unavailable";
+  | "unavailable"
+  /** The database's storage is full: nothing was written; retry once space is freed. */
+  | "storage_full";
 
 /** StoreError is the only error a Store throws for conditions callers can cause. */
 export class StoreError extends Error {

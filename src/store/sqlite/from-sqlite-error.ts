@@ -26,6 +26,11 @@ function mapCode(code: string): StoreError | undefined {
       "a referenced record is missing or still referenced",
     );
   }
+  // The disk (or max_page_count) is full: the transaction was rolled back, nothing is lost,
+  // and the same write succeeds once there is room.
+  if (code === "SQLITE_FULL") {
+    return new StoreError("storage_full", "the database's storage is full");
+  }
   // Another connection held the lock past busy_timeout: the caller may retry.
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
     return new StoreError("unavailable", "the database is busy");

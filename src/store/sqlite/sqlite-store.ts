@@ -45,6 +45,9 @@ export interface SqliteStore extends Store {
 
 type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close">>;
 
+/** How long readiness reports a full disk after a write was refused for lack of space. */
+const fullForMs = 30_000;
+
 /**
  * Create a Store backed by an SQLite file (":memory:" for a private in-memory database),
  * creating the file's directory if missing and bringing the schema up to date.
@@ -82,12 +85,28 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     checkpointer = startCheckpointer(path, { onError: opts.backgroundCheckpoints.onError });
   }
   let closed = false;
-  const guarded = guard(ops, () => closed);
+  // Readiness while the disk is full: from a write refused for lack of space until the next
+  // write that succeeds, or for fullForMs at most (so that a probe that keeps traffic away
+  // cannot keep the server unready for ever).
+  let fullSince: number | undefined;
+  const changes = db.prepare("SELECT total_changes()").pluck();
+  const guarded = guard(ops, () => closed, {
+    before: () => (fullSince === undefined ? 0 : (changes.get() as number)),
+    after: (err, before) => {
+      if (err instanceof StoreError && err.kind === "storage_full") fullSince = Date.now();
+      else if (!err && fullSince !== undefined && (changes.get() as number) > before) {
+        fullSince = undefined;
+      }
+    },
+  });
   return {
     ...guarded,
     db,
     async ping() {
       if (closed) throw new StoreError("unavailable", "the store is closed");
+      if (fullSince !== undefined && Date.now() - fullSince < fullForMs) {
+        throw new StoreError("storage_full", "the database's storage is full");
+      }
       try {
         ping.get();
       } catch (err) {
@@ -153,15 +172,21 @@ type AsyncOps<T> = {
 function guard<T extends Record<string, (...args: never[]) => unknown>>(
   ops: T,
   isClosed: () => boolean,
+  watch: { before: () => number; after: (err: unknown, before: number) => void },
 ): AsyncOps<T> {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, op] of Object.entries(ops)) {
     out[name] = async (...args) => {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+      const before = watch.before();
       try {
-        return op(...args);
+        const result = op(...args);
+        watch.after(undefined, before);
+        return result;
       } catch (err) {
-        throw fromSqliteError(err);
+        const mapped = fromSqliteError(err);
+        watch.after(mapped, before);
+        throw mapped;
       }
     };
   }
