@@ -58,7 +58,7 @@ export const settings: readonly Setting[] = [
     key: "baseUrl",
     env: "GATEHOUSE_BASE_URL",
     flag: "base-url",
-    default: "http://localhost:<port>",
+    default: "http(s)://localhost:<port>",
     help: "public API address (token audience)",
   },
   {
@@ -178,16 +178,19 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   };
 
   const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
-  const baseUrl = parseUrl(get("baseUrl") ?? `http://localhost:${port}`, describe("baseUrl"));
-  const authUrl = parseUrl(get("authUrl") ?? baseUrl, describe("authUrl"));
-  const logLevel = get("logLevel") ?? "info";
-  if (!logLevels.includes(logLevel)) {
-    throw new ConfigError(`${describe("logLevel")}: must be one of ${logLevels.join(", ")}`);
-  }
   const tlsCertPath = get("tlsCertPath") ?? "";
   const tlsKeyPath = get("tlsKeyPath") ?? "";
   if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
     throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together");
+  }
+  // With TLS on, the port speaks https: the default base URL (and so every advertised URL)
+  // says so.
+  const scheme = tlsCertPath === "" ? "http" : "https";
+  const baseUrl = parseUrl(get("baseUrl") ?? `${scheme}://localhost:${port}`, describe("baseUrl"));
+  const authUrl = parseUrl(get("authUrl") ?? baseUrl, describe("authUrl"));
+  const logLevel = get("logLevel") ?? "info";
+  if (!logLevels.includes(logLevel)) {
+    throw new ConfigError(`${describe("logLevel")}: must be one of ${logLevels.join(", ")}`);
   }
   const registryAudience = get("registryAudience") ?? "";
   if (registryAudience !== "") parseUrl(registryAudience, describe("registryAudience"));

@@ -83,6 +83,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
   const onePort: OnePort = createOnePort(tls, deps.timeouts);
+  const authPath = new URL(config.authUrl).pathname.replace(/\/$/, "");
+  const stsAlias =
+    authPath === ""
+      ? undefined
+      : (req: { url?: string | undefined }): string => {
+          const url = req.url ?? "/";
+          return url.startsWith(`${authPath}/sts/exchange`) ? url.slice(authPath.length) : url;
+        };
   const app = Fastify({
     serverFactory: onePort.serverFactory as never,
     logger: deps.logStream
@@ -93,6 +101,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     bodyLimit,
     // A URL fastify cannot even route (bad percent-encoding) still gets API.md's error body.
     frameworkErrors: createFrameworkErrorHandler(errorDomain),
+    // The STS endpoint lives under the auth URL too (where discovery says it is), when the
+    // auth URL has a path: one route, two addresses.
+    ...(stsAlias ? { rewriteUrl: stsAlias as never } : {}),
     genReqId: (req) => {
       const given = req.headers["x-request-id"];
       return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();

@@ -22,8 +22,9 @@ export const wellKnownRoutes: FastifyPluginAsync<WellKnownOptions> = async (app,
   const discovery = JSON.stringify({
     issuer: authUrl,
     jwks_uri: `${authUrl}/.well-known/jwks.json`,
-    // Gatehouse signs tokens; it has no authorization or OAuth token endpoint, so none is
-    // advertised. Tokens come from `{auth URL}/sts/exchange` (not an RFC 8693 endpoint).
+    // Tokens come from the STS exchange (not an RFC 8693 endpoint), served under the auth
+    // URL's path as well as at the root.
+    sts_endpoint: `${authUrl}/sts/exchange`,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["ES256"],
     claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "email"],
