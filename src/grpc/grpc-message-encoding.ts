@@ -1,4 +1,7 @@
+import { type Code, ConnectError } from "@connectrpc/connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, RawServerBase } from "fastify";
+import { toApiError } from "../errors.js";
 import { grpcParseErrorTrailers } from "./request-parse-errors.js";
 
 /**
@@ -46,7 +49,9 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
       if (message !== undefined) {
         const decoded = safeDecode(message);
         // A request message the library could not decode is INVALID_ARGUMENT, not INTERNAL.
-        const fixed = grpcParseErrorTrailers(trailers["grpc-status"], decoded, domain);
+        const fixed =
+          grpcParseErrorTrailers(trailers["grpc-status"], decoded, domain) ??
+          withErrorInfo(trailers, decoded, domain);
         Object.assign(trailers, fixed);
         trailers["grpc-message"] = encodeGrpcMessage(
           fixed ? safeDecode(fixed["grpc-message"]!) : decoded,
@@ -55,6 +60,26 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
       addTrailers(trailers);
     };
   });
+}
+
+/**
+ * The trailers of an error the protocol layer raised before any interceptor ran (bad
+ * compression, a bad grpc-timeout, a truncated frame, ...), given the ErrorInfo every error
+ * carries (API.md: every error, every protocol). Undefined when it has details already.
+ */
+function withErrorInfo(
+  trailers: Record<string, string>,
+  message: string,
+  domain: string,
+): Record<string, string> | undefined {
+  const status = Number(trailers["grpc-status"]);
+  if (!status || trailers["grpc-status-details-bin"] !== undefined) return undefined;
+  const ce = toApiError(new ConnectError(message, status as Code), domain, () => undefined);
+  const out: Record<string, string> = {};
+  setTrailerStatus(new Headers(), ce).forEach((v, k) => {
+    out[k] = v;
+  });
+  return out;
 }
 
 function safeDecode(s: string): string {

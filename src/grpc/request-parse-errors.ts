@@ -1,6 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { codeFromString, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, RawServerBase } from "fastify";
 import { toApiError } from "../errors.js";
@@ -45,16 +45,21 @@ export function grpcParseErrorTrailers(
 }
 
 /**
- * Add a hook (to the app itself, like the grpc-message one) that fixes the Connect half: a
- * unary binary Connect call (`POST`, `application/proto`) answered 500 with a JSON body whose
- * code is `internal` and whose message is a parse failure gets 400 and the API error instead.
+ * Add a hook (to the app itself, like the grpc-message one) that fixes unary Connect error
+ * answers on their way out: a request message that cannot be decoded (answered 500 with code
+ * `internal`) becomes 400 INVALID_ARGUMENT, and an error body without ErrorInfo gets it.
  */
 export function addConnectParseErrorStatus<S extends RawServerBase>(
   app: FastifyInstance<S>,
   domain: string,
 ): void {
   app.addHook("onRequest", async (req, reply) => {
-    if (req.method !== "POST" || !isProtoUnary(req.headers["content-type"])) return;
+    // Unary Connect calls (POST, or the GET form) on the Connect router's own routes; gRPC and
+    // gRPC-Web carry their status elsewhere, and REST shapes its errors itself.
+    const q = req.url.indexOf("?");
+    if (!rpcRoute.test(q < 0 ? req.url : req.url.slice(0, q))) return;
+    const type = String(req.headers["content-type"] ?? "");
+    if (req.method === "POST" ? !isConnectUnary(type) : req.method !== "GET") return;
     const raw = reply.raw as unknown as ServerResponse;
     const { writeHead, write, end } = raw;
     type Fn = (...a: unknown[]) => unknown;
@@ -71,12 +76,12 @@ export function addConnectParseErrorStatus<S extends RawServerBase>(
         return chunk;
       }
       const lengthKey = Object.keys(headers).find((k) => k.toLowerCase() === "content-length");
-      if (lengthKey !== undefined) headers[lengthKey] = String(fixed.length);
-      writeHead.call(raw, 400, headers as never);
-      return fixed;
+      if (lengthKey !== undefined) headers[lengthKey] = String(fixed.body.length);
+      writeHead.call(raw, fixed.status ?? status, headers as never);
+      return fixed.body;
     };
     raw.writeHead = ((status: number, headers?: Record<string, unknown>) => {
-      if (status !== 500 || headers === undefined) {
+      if (status < 400 || headers === undefined) {
         return writeHead.call(raw, status, headers as never);
       }
       held = { status, headers };
@@ -94,20 +99,39 @@ export function addConnectParseErrorStatus<S extends RawServerBase>(
   });
 }
 
-function isProtoUnary(type: string | undefined): boolean {
-  return type !== undefined && /^application\/proto\s*(;|$)/i.test(type);
+// The Connect router's routes: `/package.Service/Method`.
+const rpcRoute = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
+
+function isConnectUnary(type: string): boolean {
+  return /^application\/(proto|json)\s*(;|$)/i.test(type);
 }
 
-/** The corrected body for a Connect error body of a parse failure, else undefined. */
-function fixedBody(chunk: unknown, domain: string): Uint8Array | undefined {
+/**
+ * The corrected error body of a Connect error: a parse failure's becomes INVALID_ARGUMENT
+ * (HTTP 400), and a body without ErrorInfo (an error the protocol layer raised before any
+ * interceptor: bad compression, malformed JSON, an unsupported content type, ...) gets it.
+ * Undefined when the body needs nothing.
+ */
+function fixedBody(
+  chunk: unknown,
+  domain: string,
+): { body: Uint8Array; status?: number } | undefined {
   if (!(chunk instanceof Uint8Array)) return undefined;
-  let body: { code?: unknown; message?: unknown };
+  let body: { code?: unknown; message?: unknown; details?: { type?: unknown }[] };
   try {
     body = JSON.parse(Buffer.from(chunk).toString("utf8")) as typeof body;
   } catch {
     return undefined;
   }
-  if (body.code !== "internal" || typeof body.message !== "string") return undefined;
-  const ce = requestParseError(body.message, domain);
-  return ce && errorToJsonBytes(ce, undefined);
+  if (typeof body.code !== "string") return undefined;
+  const message = typeof body.message === "string" ? body.message : "";
+  if (body.code === "internal") {
+    const ce = requestParseError(message, domain);
+    if (ce) return { body: errorToJsonBytes(ce, undefined), status: 400 };
+  }
+  if (body.details?.[0]?.type === "google.rpc.ErrorInfo") return undefined;
+  const code = codeFromString(body.code);
+  if (code === undefined) return undefined;
+  const ce = toApiError(new ConnectError(message, code), domain, () => undefined);
+  return { body: errorToJsonBytes(ce, undefined) };
 }

@@ -155,3 +155,76 @@ describe("an unknown method", () => {
     expect(((await res.json()) as { code: number }).code).toBe(5);
   });
 });
+
+describe("protocol-level errors carry ErrorInfo", () => {
+  /** A raw gRPC call; resolves with the status and whether details came with it. */
+  async function grpcRaw(headers: Record<string, string>, body: Buffer) {
+    const client = http2.connect(ts.url);
+    try {
+      return await new Promise<{ status: string | undefined; details: boolean }>((resolve, reject) => {
+        const req = client.request({
+          ":method": "POST",
+          ":path": getGroup,
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...org.owner.headers,
+          ...headers,
+        });
+        let all: http2.IncomingHttpHeaders = {};
+        req.on("response", (h) => {
+          all = { ...all, ...h };
+        });
+        req.on("trailers", (t) => {
+          all = { ...all, ...t };
+        });
+        req.on("data", () => {});
+        req.on("end", () =>
+          resolve({
+            status: all["grpc-status"] as string | undefined,
+            details: typeof all["grpc-status-details-bin"] === "string",
+          }),
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+    } finally {
+      client.close();
+    }
+  }
+  const envelope = (msg: Buffer, flag = 0) => {
+    const head = Buffer.alloc(5);
+    head[0] = flag;
+    head.writeUInt32BE(msg.length, 1);
+    return Buffer.concat([head, msg]);
+  };
+  const message = Buffer.concat([Buffer.from([0x0a, 40]), Buffer.from("a".repeat(40))]);
+
+  it.each<[string, Record<string, string>, () => Buffer]>([
+    ["an unsupported compression", { "grpc-encoding": "snappy" }, () => envelope(message, 1)],
+    ["a malformed grpc-timeout", { "grpc-timeout": "soon" }, () => envelope(message)],
+    ["a truncated frame", {}, () => envelope(message).subarray(0, 8)],
+  ])("gRPC: %s", async (_what, headers, body) => {
+    const r = await grpcRaw(headers, body());
+    expect(r.status).toBeDefined();
+    expect(r.status).not.toBe("0");
+    expect(r.details).toBe(true);
+  });
+
+  it.each<[string, Record<string, string>, string]>([
+    ["malformed JSON", { "content-type": "application/json" }, "{"],
+    [
+      "an unsupported content encoding",
+      { "content-type": "application/json", "content-encoding": "snappy" },
+      "{}",
+    ],
+  ])("Connect: %s", async (_what, headers, body) => {
+    const res = await fetch(`${ts.url}${getGroup}`, {
+      method: "POST",
+      headers: { ...org.owner.headers, "connect-protocol-version": "1", ...headers },
+      body,
+    });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    const json = (await res.json()) as { details?: { type: string }[] };
+    expect(json.details?.[0]?.type).toBe("google.rpc.ErrorInfo");
+  });
+});

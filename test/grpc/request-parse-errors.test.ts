@@ -10,7 +10,8 @@ addConnectParseErrorStatus(app, "iam.test");
 app.addContentTypeParser("application/proto", { parseAs: "buffer" }, (_req, body, done) =>
   done(null, body),
 );
-app.post("/:how", (req, reply) => {
+// RPC-shaped routes, as the Connect router's are: /package.Service/Method.
+app.post("/test.v1.Answers/:how", (req, reply) => {
   reply.hijack();
   const raw = reply.raw;
   const how = (req.params as { how: string }).how;
@@ -32,7 +33,7 @@ afterAll(() => app.close());
 const call = (how: string) =>
   app.inject({
     method: "POST",
-    url: `/${how}`,
+    url: `/test.v1.Answers/${how}`,
     headers: { "content-type": "application/proto" },
     payload: Buffer.from([0]),
   });
@@ -49,10 +50,16 @@ describe("addConnectParseErrorStatus", () => {
     });
   });
 
-  it("leaves any other 500 as it was, body or none", async () => {
+  it("keeps any other 500 a 500, adding the ErrorInfo it lacked, body or none", async () => {
     const other = await call("other");
     expect(other.statusCode).toBe(500);
-    expect(other.json()).toEqual({ code: "internal", message: "boom" });
+    expect(Number(other.headers["content-length"])).toBe(other.rawPayload.length);
+    // An unexpected failure's cause stays out of the answer (API.md: a generic message).
+    expect(other.json()).toMatchObject({
+      code: "internal",
+      message: "Internal error",
+      details: [{ type: "google.rpc.ErrorInfo" }],
+    });
     expect((await call("none")).statusCode).toBe(500);
   });
 });
