@@ -28,8 +28,9 @@ export type RequestBuilder = (parts: RestRequestParts) => Message;
  * then the path variables, so a uid in a PATCH body is replaced by the path's.
  *
  * Update over REST: when the rule's request has an `update_mask` and none was given, the mask
- * is made of the top-level keys present in the body's JSON object (as proto field names), so
- * `{"description": ""}` clears the description and `{}` changes nothing.
+ * is made of the keys present in the body's JSON object (as proto field names, at any depth
+ * of plain message fields), so `{"description": ""}` clears the description,
+ * `{"claimMatch": {"subject": "x"}}` changes the subject alone, and `{}` changes nothing.
  */
 export function createRequestBuilder(rule: RestRule): RequestBuilder {
   const schema = rule.method.input;
@@ -60,13 +61,17 @@ export function createRequestBuilder(rule: RestRule): RequestBuilder {
     }
 
     let bodyKeys: Set<string> | undefined;
+    let maskPaths: string[] | undefined;
     if (json !== undefined) {
       if (body.kind === "all") {
         mergeJsonBody(schema, message, json);
         if (isJsonObject(json)) bodyKeys = protoNames(schema, json);
       } else if (body.kind === "field") {
         mergeJsonBody(schema, message, { [body.field.jsonName]: json });
-        if (maskFrom && isJsonObject(json)) bodyKeys = protoNames(maskFrom, json);
+        if (maskFrom && isJsonObject(json)) {
+          bodyKeys = protoNames(maskFrom, json);
+          maskPaths = nestedPaths(maskFrom, json);
+        }
       }
     }
 
@@ -75,7 +80,7 @@ export function createRequestBuilder(rule: RestRule): RequestBuilder {
     if (updateMask && maskFrom) {
       const r = reflect(schema, message);
       if (!r.isSet(updateMask) && (bodyKeys || json === undefined)) {
-        const mask = create(FieldMaskSchema, { paths: [...(bodyKeys ?? [])] });
+        const mask = create(FieldMaskSchema, { paths: maskPaths ?? [] });
         r.set(updateMask, reflect(FieldMaskSchema, mask));
       }
     }
@@ -92,6 +97,34 @@ export function createRequestBuilder(rule: RestRule): RequestBuilder {
     }
     return message;
   };
+}
+
+/**
+ * The update mask a PATCH body implies: its keys as proto names, descending into the objects
+ * of plain message fields (not well-known types, maps or lists), so that
+ * `{"claimMatch": {"subject": "x"}}` names `claim_match.subject` alone. An empty object names
+ * its field whole.
+ */
+function nestedPaths(
+  schema: Parameters<typeof fieldNamed>[0],
+  json: { [k: string]: JsonValue },
+): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(json)) {
+    const field = fieldNamed(schema, key);
+    const name = field?.name ?? key;
+    if (
+      field?.fieldKind === "message" &&
+      !field.message.typeName.startsWith("google.protobuf.") &&
+      isJsonObject(value) &&
+      Object.keys(value).length > 0
+    ) {
+      for (const sub of nestedPaths(field.message, value)) out.push(`${name}.${sub}`);
+    } else {
+      out.push(name);
+    }
+  }
+  return out;
 }
 
 // The proto names of a JSON object's keys; the body has already been checked, so all exist.

@@ -1,4 +1,12 @@
-import { type DescMessage, isFieldSet, type MessageShape } from "@bufbuild/protobuf";
+import {
+  clone,
+  create,
+  type DescMessage,
+  isFieldSet,
+  type Message,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { invalidField } from "../errors.js";
 
@@ -52,4 +60,74 @@ export function resolveMask<Desc extends DescMessage>(
     }
   }
   return out;
+}
+
+/**
+ * The sub-field paths an update names inside the message field `top` (a proto field name):
+ * with a mask, what follows `top.` in its paths (undefined when `top` itself or `*` is named:
+ * the whole field changes); without a mask, the sub-fields populated in `value` (of type
+ * `desc`), at any depth, so `{claimMatch: {subject: "x"}}` changes the subject alone. Over
+ * REST the gateway sends the body's keys, at any depth, as the mask.
+ */
+export function subPaths(
+  top: string,
+  mask: FieldMask | undefined,
+  desc: DescMessage,
+  value: Message,
+): string[] | undefined {
+  const paths = mask?.paths ?? [];
+  if (paths.length === 0) return populatedPaths(reflect(desc, value));
+  if (paths.includes("*") || paths.includes(top)) return undefined;
+  const prefix = `${top}.`;
+  return paths.filter((p) => p.startsWith(prefix)).map((p) => p.slice(prefix.length));
+}
+
+/** The paths of the fields set in `r`, descending into plain (non-WKT) messages. */
+function populatedPaths(r: ReflectMessage): string[] {
+  const out: string[] = [];
+  for (const field of r.fields) {
+    if (!r.isSet(field)) continue;
+    if (field.fieldKind === "message" && !field.message.typeName.startsWith("google.protobuf.")) {
+      const inner = populatedPaths(r.get(field));
+      out.push(...(inner.length > 0 ? inner.map((p) => `${field.name}.${p}`) : [field.name]));
+    } else {
+      out.push(field.name);
+    }
+  }
+  return out;
+}
+
+/**
+ * A copy of `base` (of type `desc`) in which the fields at `paths` (proto names, dotted into
+ * sub-messages) take their value from `overlay`, set or cleared alike; every other field
+ * keeps base's. An unknown path is INVALID_ARGUMENT on `update_mask`, shown under `prefix`.
+ */
+export function overlayPaths<Desc extends DescMessage>(
+  desc: Desc,
+  base: MessageShape<Desc>,
+  overlay: MessageShape<Desc>,
+  paths: readonly string[],
+  prefix: string,
+): MessageShape<Desc> {
+  const out = clone(desc, base);
+  const target = reflect(desc, out);
+  const source = reflect(desc, overlay);
+  for (const path of paths) copyPath(target, source, path.split("."), `${prefix}.${path}`);
+  return out;
+}
+
+function copyPath(t: ReflectMessage, s: ReflectMessage, path: string[], full: string): void {
+  const [name, ...rest] = path;
+  const field = t.fields.find((f) => f.name === name);
+  const unknown = () => invalidField("update_mask", `unknown field path ${JSON.stringify(full)}`);
+  if (!field) throw unknown();
+  if (rest.length > 0) {
+    if (field.fieldKind !== "message") throw unknown();
+    if (!t.isSet(field)) t.set(field, reflect(field.message, create(field.message)));
+    const inner = s.isSet(field) ? s.get(field) : reflect(field.message, create(field.message));
+    copyPath(t.get(field), inner, rest, full);
+    return;
+  }
+  if (s.isSet(field)) t.set(field, s.get(field) as never);
+  else t.clear(field);
 }

@@ -161,32 +161,34 @@ describe("protocol-level errors carry ErrorInfo", () => {
   async function grpcRaw(headers: Record<string, string>, body: Buffer) {
     const client = http2.connect(ts.url);
     try {
-      return await new Promise<{ status: string | undefined; details: boolean }>((resolve, reject) => {
-        const req = client.request({
-          ":method": "POST",
-          ":path": getGroup,
-          "content-type": "application/grpc",
-          te: "trailers",
-          ...org.owner.headers,
-          ...headers,
-        });
-        let all: http2.IncomingHttpHeaders = {};
-        req.on("response", (h) => {
-          all = { ...all, ...h };
-        });
-        req.on("trailers", (t) => {
-          all = { ...all, ...t };
-        });
-        req.on("data", () => {});
-        req.on("end", () =>
-          resolve({
-            status: all["grpc-status"] as string | undefined,
-            details: typeof all["grpc-status-details-bin"] === "string",
-          }),
-        );
-        req.on("error", reject);
-        req.end(body);
-      });
+      return await new Promise<{ status: string | undefined; details: boolean }>(
+        (resolve, reject) => {
+          const req = client.request({
+            ":method": "POST",
+            ":path": getGroup,
+            "content-type": "application/grpc",
+            te: "trailers",
+            ...org.owner.headers,
+            ...headers,
+          });
+          let all: http2.IncomingHttpHeaders = {};
+          req.on("response", (h) => {
+            all = { ...all, ...h };
+          });
+          req.on("trailers", (t) => {
+            all = { ...all, ...t };
+          });
+          req.on("data", () => {});
+          req.on("end", () =>
+            resolve({
+              status: all["grpc-status"] as string | undefined,
+              details: typeof all["grpc-status-details-bin"] === "string",
+            }),
+          );
+          req.on("error", reject);
+          req.end(body);
+        },
+      );
     } finally {
       client.close();
     }

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { type FieldMask, timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { importJWK, type JWK } from "jose";
 import {
@@ -30,7 +30,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireIdentityPowers } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 import {
   checkDescription,
   checkDisplayName,
@@ -127,7 +127,8 @@ export function createIdentitiesService(
         ) {
           v.add(chosen, "is not named in update_mask");
         } else {
-          Object.assign(patch, await checkMethod(v, body.method, current.createTime, now()));
+          const method = withCurrent(body.method, toIdentity(current).method, req.updateMask);
+          Object.assign(patch, await checkMethod(v, method, current.createTime, now()));
         }
       }
       v.throwIfAny();
@@ -198,6 +199,27 @@ async function checkMethod(
       };
     }
   }
+}
+
+/**
+ * The method an update gives, merged into the current one of the same kind where the update
+ * names only some of its sub-fields (a mask path such as `claim_match.subject`, or, without a
+ * mask, the sub-fields populated): those change, the others keep their values.
+ */
+function withCurrent(given: Method, current: Method, mask: FieldMask | undefined): Method {
+  if (given.case === "claimMatch" && current.case === "claimMatch") {
+    const sub = subPaths("claim_match", mask, ClaimMatchSchema, given.value);
+    if (!sub) return given;
+    const value = overlayPaths(ClaimMatchSchema, current.value, given.value, sub, "claim_match");
+    return { case: "claimMatch", value };
+  }
+  if (given.case === "staticKeys" && current.case === "staticKeys") {
+    const sub = subPaths("static_keys", mask, StaticKeysSchema, given.value);
+    if (!sub) return given;
+    const value = overlayPaths(StaticKeysSchema, current.value, given.value, sub, "static_keys");
+    return { case: "staticKeys", value };
+  }
+  return given;
 }
 
 /** Why `json` is not a JWKS with at least one usable public signing key, or undefined. */
