@@ -9,6 +9,7 @@ import { newChildUid, newRootUid } from "../uid.js";
 import { CliError, type CliIo } from "./cli-io.js";
 import { parseCommandArgs } from "./command-args.js";
 import { openDatabase } from "./open-database.js";
+import { servingUrls } from "./serving-urls.js";
 
 /** The options of `gatehouse bootstrap`. */
 export const bootstrapOptions = {
@@ -29,7 +30,7 @@ export const bootstrapIssuer = "urn:gatehouse:bootstrap";
  * the organization's identities, and an owner can delete it once real owners are bound.
  */
 export async function bootstrap(argv: string[], io: CliIo): Promise<number> {
-  const { own, config } = parseCommandArgs(argv, bootstrapOptions, io.env);
+  const { own, config, given } = parseCommandArgs(argv, bootstrapOptions, io.env);
   const v = violations();
   checkGroupName(v, "--org", own.org ?? "");
   const bad = v.list[0];
@@ -41,11 +42,14 @@ export async function bootstrap(argv: string[], io: CliIo): Promise<number> {
     allowReadable: config.allowReadableDb,
   });
   try {
+    const urls = await servingUrls(store, config, given, (l) =>
+      io.err(`gatehouse bootstrap: ${l}\n`),
+    );
     const { orgUid, identityUid } = await bootstrapOrganization(store, name, Date.now());
     const keyRing = createKeyRing({ store });
-    const issued = await createTokenIssuer({ keyRing, issuer: config.authUrl }).issue(
+    const issued = await createTokenIssuer({ keyRing, issuer: urls.authUrl }).issue(
       identityUid,
-      config.baseUrl,
+      urls.baseUrl,
     );
     io.out(
       `${JSON.stringify({ orgUid, identityUid, token: issued.token, expiry: issued.expiry.toISOString() })}\n`,

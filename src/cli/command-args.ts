@@ -14,7 +14,7 @@ export function parseCommandArgs<K extends string>(
   argv: string[],
   own: Record<K, { help: string }>,
   env: NodeJS.ProcessEnv = process.env,
-): { own: Partial<Record<K, string>>; config: Config } {
+): { own: Partial<Record<K, string>>; config: Config; given: ReadonlySet<keyof Config> } {
   const options: Record<string, { type: "string" }> = {};
   for (const s of settings) options[s.flag] = { type: "string" };
   for (const name of Object.keys(own)) options[name] = { type: "string" };
@@ -35,8 +35,14 @@ export function parseCommandArgs<K extends string>(
     const v = values[name];
     if (v !== undefined) ownValues[name] = v;
   }
+  // The settings given by flag or environment, as opposed to defaulted.
+  const given = new Set(
+    settings
+      .filter((s) => values[s.flag] !== undefined || env[s.env] !== undefined)
+      .map((s) => s.key),
+  );
   try {
-    return { own: ownValues, config: loadConfig(configArgv, env) };
+    return { own: ownValues, config: loadConfig(configArgv, env), given };
   } catch (err) {
     if (err instanceof ConfigError) throw new CliError(`configuration error: ${err.message}`);
     throw err;

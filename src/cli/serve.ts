@@ -3,6 +3,7 @@ import { type Config, ConfigError, loadConfig } from "../config.js";
 import { createServer, type Server } from "../server.js";
 import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { checkDatabaseFile } from "./database-file.js";
+import { recordServingUrls } from "./serving-urls.js";
 
 /**
  * Serve the API until SIGTERM or SIGINT, then stop accepting, finish in-flight calls and
@@ -20,6 +21,7 @@ export async function serve(argv: string[]): Promise<number> {
   try {
     checkDatabaseFile(config.dbPath, config.allowReadableDb);
     server = await createServer({ config, store });
+    await recordServingUrls(store, config);
   } catch (err) {
     await store.close();
     throw err;

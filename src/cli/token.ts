@@ -4,6 +4,7 @@ import { isUid } from "../uid.js";
 import { CliError, type CliIo } from "./cli-io.js";
 import { parseCommandArgs } from "./command-args.js";
 import { openDatabase } from "./open-database.js";
+import { servingUrls } from "./serving-urls.js";
 
 /** The options of `gatehouse token`. */
 export const tokenOptions = {
@@ -17,26 +18,27 @@ export const tokenOptions = {
  * operators on the server's machine; it does not count as a token exchange (lastSeenTime stays).
  */
 export async function token(argv: string[], io: CliIo): Promise<number> {
-  const { own, config } = parseCommandArgs(argv, tokenOptions, io.env);
+  const { own, config, given } = parseCommandArgs(argv, tokenOptions, io.env);
   const uid = own.identity ?? "";
   if (uid === "") throw new CliError("--identity is required");
   if (!isUid(uid)) throw new CliError(`--identity: not a valid uid: ${JSON.stringify(uid)}`);
-  const aud = own.aud ?? config.baseUrl;
-  if (
-    aud !== config.baseUrl &&
-    (config.registryAudience === "" || aud !== config.registryAudience)
-  ) {
-    throw new CliError("--aud must be the base URL or the registry audience");
-  }
   const store = openDatabase(config.dbPath, {
     create: false,
     allowReadable: config.allowReadableDb,
   });
   try {
+    const urls = await servingUrls(store, config, given, (l) => io.err(`gatehouse token: ${l}\n`));
+    const aud = own.aud ?? urls.baseUrl;
+    if (
+      aud !== urls.baseUrl &&
+      (config.registryAudience === "" || aud !== config.registryAudience)
+    ) {
+      throw new CliError("--aud must be the base URL or the registry audience");
+    }
     const identity = await store.getIdentity(uid);
     if (!identity) throw new CliError(`no identity ${uid} in ${config.dbPath}`, 1);
     const keyRing = createKeyRing({ store });
-    const issued = await createTokenIssuer({ keyRing, issuer: config.authUrl }).issue(
+    const issued = await createTokenIssuer({ keyRing, issuer: urls.authUrl }).issue(
       uid,
       aud,
       identity.email === "" ? {} : { email: identity.email },

@@ -179,4 +179,8 @@ export interface Store extends IamStore, InviteStore, RegistryStore, AdvisorySto
    * one database all get the same value.
    */
   getOrCreateSecret(name: string, create: () => Buffer): Promise<Buffer>;
+  /** A setting the server recorded (not a secret), or undefined. */
+  getSetting(name: string): Promise<string | undefined>;
+  /** Record a setting, replacing any earlier value. */
+  putSetting(name: string, value: string): Promise<void>;
 }

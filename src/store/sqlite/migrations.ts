@@ -316,6 +316,14 @@ export const migrations: readonly Migration[] = [
         FROM group_invites AS v JOIN roles AS r ON r.uid = v.role_uid;
     `,
   },
+  {
+    description: "settings the server records for the commands",
+    // serve records the URLs it serves under, so that bootstrap and token, run on the same
+    // database without them, mint tokens that server accepts.
+    sql: `
+      CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
+    `,
+  },
 ];
 
 /**

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The server-secret operations of the SQLite store. */
-export type SecretOps = SyncOps<"getOrCreateSecret">;
+export type SecretOps = SyncOps<"getOrCreateSecret" | "getSetting" | "putSetting">;
 
 /** Create the server-secret operations on an open, migrated database. */
 export function createSecretOps(db: Database): SecretOps {
@@ -19,7 +19,16 @@ export function createSecretOps(db: Database): SecretOps {
     return value;
   }).immediate;
 
+  const getSetting = db.prepare("SELECT value FROM settings WHERE name = ?").pluck();
+  const putSetting = db.prepare(
+    "INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+  );
+
   return {
+    getSetting: (name) => getSetting.get(name) as string | undefined,
+    putSetting: (name, value) => {
+      putSetting.run(name, value);
+    },
     // The common case, an existing secret, needs no write lock.
     getOrCreateSecret: (name, make) => (get.get(name) as Buffer | undefined) ?? create(name, make),
   };
