@@ -1,4 +1,4 @@
-import type { HandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { kListScope, kPrincipal, type Principal } from "../auth/principal.js";
 import { unauthenticated } from "../errors.js";
 import type { ParseOptions } from "../store/list.js";
@@ -16,5 +16,21 @@ export function callerOf(ctx: HandlerContext): Principal {
  * it may list under) and the caller, to whom page tokens are bound.
  */
 export function listOptionsOf(ctx: HandlerContext): ParseOptions {
+  requireTimeLeft(ctx);
   return { caller: callerOf(ctx).identityUid, scope: ctx.values.get(kListScope) };
+}
+
+/**
+ * Throw DEADLINE_EXCEEDED if the call's deadline has passed (a call that waited, in a queue or
+ * behind slow interceptors, past the time its client gives it): long work such as a List over
+ * a large subtree does not start for nobody. REST calls have no deadline.
+ */
+export function requireTimeLeft(ctx: HandlerContext): void {
+  const left = ctx.timeoutMs();
+  if (left !== undefined && left <= 0) {
+    throw new ConnectError(
+      "Deadline exceeded: the call's deadline has passed",
+      Code.DeadlineExceeded,
+    );
+  }
 }
