@@ -26,6 +26,7 @@ import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
+import { addGrpcWebText } from "./grpc/grpc-web-text.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { registerReflection } from "./grpc/reflection.js";
@@ -165,6 +166,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
+  addGrpcWebText(app);
   addUnknownRpcAnswer(app, errorDomain);
   addConnectParseErrorStatus(app, errorDomain);
 

@@ -230,3 +230,43 @@ describe("protocol-level errors carry ErrorInfo", () => {
     expect(json.details?.[0]?.type).toBe("google.rpc.ErrorInfo");
   });
 });
+
+describe("gRPC-Web text mode (Google's grpc-web default)", () => {
+  /** Frames of a gRPC-Web body: [flag, payload]. */
+  function frames(bytes: Buffer): Array<[number, Buffer]> {
+    const out: Array<[number, Buffer]> = [];
+    for (let i = 0; i + 5 <= bytes.length; ) {
+      const len = bytes.readUInt32BE(i + 1);
+      out.push([bytes[i]!, bytes.subarray(i + 5, i + 5 + len)]);
+      i += 5 + len;
+    }
+    return out;
+  }
+
+  it("answers a base64 request in base64, status in the trailer frame", async () => {
+    const msg = Buffer.concat([Buffer.from([0x0a, org.uid.length]), Buffer.from(org.uid)]);
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(msg.length, 1);
+    const res = await fetch(`${ts.url}${getGroup}`, {
+      method: "POST",
+      headers: {
+        ...org.owner.headers,
+        "content-type": "application/grpc-web-text",
+        accept: "application/grpc-web-text",
+        "x-grpc-web": "1",
+      },
+      body: Buffer.concat([head, msg]).toString("base64"),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/grpc-web-text+proto");
+    const text = await res.text();
+    expect(text).toMatch(/^[A-Za-z0-9+/=]+$/);
+    // Each chunk is padded on its own: decode quantum by quantum, as grpc-web does.
+    const bytes = Buffer.concat((text.match(/.{4}/g) ?? []).map((q) => Buffer.from(q, "base64")));
+    const [data, trailer] = frames(bytes);
+    expect(data?.[0]).toBe(0);
+    expect(data?.[1].toString("latin1")).toContain("edges");
+    expect(trailer?.[0]).toBe(0x80);
+    expect(trailer?.[1].toString()).toMatch(/grpc-status: ?0/);
+  });
+});
