@@ -26,6 +26,7 @@ import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
+import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
 import { addGrpcWebText } from "./grpc/grpc-web-text.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
@@ -167,6 +168,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
   addGrpcWebText(app);
+  // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
+  addGrpcWebErrorInfo(app, errorDomain);
   addUnknownRpcAnswer(app, errorDomain);
   addConnectParseErrorStatus(app, errorDomain);
 

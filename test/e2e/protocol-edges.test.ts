@@ -212,6 +212,17 @@ describe("protocol-level errors carry ErrorInfo", () => {
     expect(r.details).toBe(true);
   });
 
+  it("gRPC-Web: an unsupported compression, in the trailer frame", async () => {
+    const res = await fetch(`${ts.url}${getGroup}`, {
+      method: "POST",
+      headers: { "content-type": "application/grpc-web+proto", "grpc-encoding": "snappy" },
+      body: envelope(message, 1),
+    });
+    const body = Buffer.from(await res.arrayBuffer()).toString("latin1");
+    expect(body).toMatch(/grpc-status: 12/);
+    expect(body).toMatch(/grpc-status-details-bin: [A-Za-z0-9+/]+/);
+  });
+
   it.each<[string, Record<string, string>, string]>([
     ["malformed JSON", { "content-type": "application/json" }, "{"],
     [
