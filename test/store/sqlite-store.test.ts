@@ -242,6 +242,26 @@ describe("sqlite store", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it("keeps its access answers across lastSeenTime writes, but not across any other write", async () => {
+    const s = createSqliteStore(newPath());
+    const person = "7".repeat(40);
+    await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
+    await s.createOrganization(group, {
+      bindingUid: `${R1}/b`,
+      identityUid: person,
+      roleUid: ownerRole.uid,
+    });
+    const first = await s.capabilitiesAt(person, [R1]);
+    await s.touchIdentity(person, 2);
+    // The very same answer: the exchange's write did not empty the cache.
+    expect(await s.capabilitiesAt(person, [R1])).toBe(first);
+    // A write the cache has not seen yet, then a lastSeenTime write: the first still counts.
+    s.db.prepare("DELETE FROM role_bindings WHERE uid = ?").run(`${R1}/b`);
+    await s.touchIdentity(person, 3);
+    expect(await s.capabilitiesAt(person, [R1])).toEqual(new Set());
+    await s.close();
+  });
+
   it("answers access queries with another connection's writes at once", async () => {
     // `server` has answered (and may have cached) before `cli`, as a CLI command would,
     // writes to the same file.

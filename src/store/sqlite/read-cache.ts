@@ -17,6 +17,11 @@ export interface ReadCache {
     query: (...args: A) => R,
     key: (...args: A) => string,
   ): (...args: A) => R;
+  /**
+   * Run `write`, a write on this connection that changes no cached answer (an identity's
+   * lastSeenTime), without emptying the cache. Anything written before it still counts.
+   */
+  unseen<R>(write: () => R): R;
 }
 
 /** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
@@ -36,6 +41,16 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   };
 
   return {
+    unseen(write) {
+      fresh();
+      try {
+        return write();
+      } finally {
+        // Only this connection's own count moved: other connections' writes still show in
+        // data_version at the next lookup.
+        changes = (version.get() as [number, number])[0];
+      }
+    },
     memo(name, query, key) {
       const space = `${name}\u0000`;
       return (...args) => {

@@ -61,17 +61,18 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
   const groups = createGroupOps(db);
   const lastOwner = createLastOwnerGuard(db, ownerRole.uid);
   const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
+  const readCache = createReadCache(db);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
-    ...createIdentityOps(db, lastOwner),
+    ...createIdentityOps(db, lastOwner, readCache),
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
     ...roleBindings,
     ...createIdentityProviderOps(db),
     ...createAccountAssociationOps(db),
     ...createGroupInviteOps(db, roleBindings.getRoleBinding),
-    ...createAccessOps(db, createReadCache(db)),
+    ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
     ...createRepoOps(db),
