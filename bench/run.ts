@@ -471,20 +471,8 @@ async function grpcThroughput(
   headers: Record<string, string>,
   uid: string,
 ): Promise<number> {
-  const Client = groupsServiceClient();
-  const client = new Client(`127.0.0.1:${target}`, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(headers)) md.set(k, v);
-  type Unary = (
-    req: unknown,
-    md: grpc.Metadata,
-    cb: (err: grpc.ServiceError | null) => void,
-  ) => void;
-  const getGroup = (client as unknown as { getGroup: Unary }).getGroup.bind(client);
-  const call = () =>
-    new Promise<void>((resolve, reject) =>
-      getGroup({ uid }, md, (err: grpc.ServiceError | null) => (err ? reject(err) : resolve())),
-    );
+  const caller = grpcCaller(target, headers, uid);
+  const call = caller.send;
   const runFor = async (ms: number) => {
     let done = 0;
     const until = performance.now() + ms;
@@ -500,7 +488,7 @@ async function grpcThroughput(
   };
   await runFor(1000);
   const rate = await runFor(seconds * 1000);
-  client.close();
+  caller.close();
   return rate;
 }
 

@@ -82,7 +82,8 @@ function withErrorInfo(
   return out;
 }
 
-function safeDecode(s: string): string {
+/** Decode a percent-encoded grpc-message, or leave it as it is if it is not valid. */
+export function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {

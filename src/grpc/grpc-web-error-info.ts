@@ -3,6 +3,7 @@ import { type Code, ConnectError } from "@connectrpc/connect";
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, RawServerBase } from "fastify";
 import { toApiError } from "../errors.js";
+import { safeDecode } from "./grpc-message-encoding.js";
 
 /**
  * Add a hook (to the app) that gives a gRPC-Web error the ErrorInfo every error carries when
@@ -57,12 +58,4 @@ function fixed(chunk: Uint8Array, domain: string): Uint8Array {
   head[0] = 0x80;
   head.writeUInt32BE(body.length, 1);
   return Buffer.concat([head, body]);
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
 }

@@ -4,6 +4,7 @@ import { codeFromString, errorToJsonBytes } from "@connectrpc/connect/protocol-c
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, RawServerBase } from "fastify";
 import { toApiError } from "../errors.js";
+import { rpcPath } from "./rpc-path.js";
 
 /**
  * connect-es 2.1 answers a request message it cannot decode with INTERNAL (`parse binary:
@@ -57,7 +58,7 @@ export function addConnectParseErrorStatus<S extends RawServerBase>(
     // Unary Connect calls (POST, or the GET form) on the Connect router's own routes; gRPC and
     // gRPC-Web carry their status elsewhere, and REST shapes its errors itself.
     const q = req.url.indexOf("?");
-    if (!rpcRoute.test(q < 0 ? req.url : req.url.slice(0, q))) return;
+    if (!rpcPath.test(q < 0 ? req.url : req.url.slice(0, q))) return;
     const type = String(req.headers["content-type"] ?? "");
     if (req.method === "POST" ? !isConnectUnary(type) : req.method !== "GET") return;
     const raw = reply.raw as unknown as ServerResponse;
@@ -98,9 +99,6 @@ export function addConnectParseErrorStatus<S extends RawServerBase>(
     }) as unknown as typeof raw.end;
   });
 }
-
-// The Connect router's routes: `/package.Service/Method`.
-const rpcRoute = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
 
 function isConnectUnary(type: string): boolean {
   return /^application\/(proto|json)\s*(;|$)/i.test(type);

@@ -8,9 +8,7 @@ import {
 import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, FastifyReply, RawServerBase } from "fastify";
 import { toApiError } from "../errors.js";
-
-// An RPC path: `/package.Service/Method`. No REST path has this shape.
-const rpcPath = /^\/[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+\/[A-Za-z_]\w*$/;
+import { rpcPath } from "./rpc-path.js";
 
 /** The RPC protocol a request speaks, judged from its content type, or undefined for REST. */
 function rpcProtocol(
