@@ -5,6 +5,10 @@ import {
   file_gatehouse_iam_v2beta1_account_associations,
 } from "../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import {
+  CallerService,
+  file_gatehouse_iam_v2beta1_caller,
+} from "../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import {
   file_gatehouse_iam_v2beta1_group_invites,
   GroupInvitesService,
 } from "../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
@@ -43,6 +47,7 @@ import {
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
+import { createCallerService } from "./services/iam/caller.js";
 import { createGroupInvitesService } from "./services/iam/group-invites.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
@@ -63,6 +68,7 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v2beta1_identity_providers,
   file_gatehouse_iam_v2beta1_account_associations,
   file_gatehouse_iam_v2beta1_group_invites,
+  file_gatehouse_iam_v2beta1_caller,
   file_gatehouse_registry_v2beta1_repos,
   file_gatehouse_registry_v2beta1_tags,
   file_gatehouse_vulnerabilities_v2beta1_advisories,
@@ -78,6 +84,7 @@ export const apiServices: readonly DescService[] = [
   IdentityProvidersService,
   AccountAssociationsService,
   GroupInvitesService,
+  CallerService,
   ReposService,
   TagsService,
   AdvisoriesService,
@@ -102,6 +109,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(IdentityProvidersService, createIdentityProvidersService(deps)),
     registration(AccountAssociationsService, createAccountAssociationsService(deps)),
     registration(GroupInvitesService, createGroupInvitesService(deps)),
+    registration(CallerService, createCallerService(deps)),
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),

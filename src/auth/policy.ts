@@ -128,6 +128,8 @@ export const policy: Readonly<Record<string, Rule>> = {
     "group_invite",
   ),
   [`${iam}.GroupInvitesService/RedeemGroupInvite`]: { kind: "authenticated" },
+  // Who am I: any caller, about itself only.
+  [`${iam}.CallerService/GetCaller`]: { kind: "authenticated" },
   ...crud("gatehouse.registry.v2beta1.ReposService", "Repo", "Repos", "repo", "repo"),
   ...crud("gatehouse.registry.v2beta1.TagsService", "Tag", "Tags", "tag", "tag"),
   ...crud(

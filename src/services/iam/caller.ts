@@ -1,0 +1,50 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { CallerSchema, type CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import type { RoleBindingRecord } from "../../store/iam-store.js";
+import type { Cursor, Store } from "../../store/store.js";
+import { callerOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
+import { toIdentity } from "./identities.js";
+import { toRoleBinding } from "./role-bindings.js";
+
+/** What the caller service needs. */
+export interface CallerDeps {
+  store: Store;
+}
+
+/** The most bindings GetCaller answers with; an identity rarely holds more than a few. */
+const maxBindings = 1000;
+
+/**
+ * Create the CallerService: who the bearer of the token is, and where it holds roles. Any
+ * authenticated caller may ask about itself, and only about itself.
+ */
+export function createCallerService(deps: CallerDeps): ServiceImpl<typeof CallerService> {
+  const { store } = deps;
+  return {
+    async getCaller(_req, ctx) {
+      const { identityUid } = callerOf(ctx);
+      const identity = await requireFound("identity", identityUid, (uid) => store.getIdentity(uid));
+      const bindings: RoleBindingRecord[] = [];
+      let after: Cursor | undefined;
+      while (bindings.length < maxBindings) {
+        const page = await store.listRoleBindings({
+          filters: { identity: identityUid },
+          order: { field: "uid", desc: false },
+          skip: 0,
+          limit: 200,
+          ...(after ? { after } : {}),
+        });
+        bindings.push(...page.items);
+        const last = page.items[page.items.length - 1];
+        if (!page.hasMore || !last) break;
+        after = { value: last.uid, uid: last.uid };
+      }
+      return create(CallerSchema, {
+        identity: toIdentity(identity),
+        roleBindings: bindings.slice(0, maxBindings).map(toRoleBinding),
+      });
+    },
+  };
+}
