@@ -24,6 +24,7 @@ import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { codeName } from "./errors.js";
+import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
 import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
@@ -168,6 +169,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
   addGrpcWebText(app);
+  addConnectJsonTimes(app, apiServices);
   // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
   addGrpcWebErrorInfo(app, errorDomain);
   addUnknownRpcAnswer(app, errorDomain);

@@ -16,6 +16,13 @@ export function millisecondTimestamps(desc: DescMessage): (json: JsonValue) => J
   return messageFix(desc) ?? ((json) => json);
 }
 
+/** As millisecondTimestamps, or undefined for a message type that holds no Timestamp. */
+export function millisecondTimestampsIfAny(
+  desc: DescMessage,
+): ((json: JsonValue) => JsonValue) | undefined {
+  return messageFix(desc);
+}
+
 function messageFix(desc: DescMessage, path = new Set<DescMessage>()): ValueFix | undefined {
   if (desc.typeName === "google.protobuf.Timestamp") return withMilliseconds;
   if (desc.typeName.startsWith("google.protobuf.")) return undefined;

@@ -4,7 +4,7 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { type Json, restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
-// Every timestamp in every resource's JSON carries a millisecond fraction, on a whole second
+// Every timestamp in every resource's JSON (REST and Connect) carries a millisecond fraction, on a whole second
 // too (protobuf-es alone writes `...:52Z` there, about one create in a thousand).
 
 let ts: TestServer;
@@ -78,6 +78,31 @@ it("writes every resource's times with milliseconds", async () => {
           await call("GET", `/iam/v2beta1/groups?uidp.descendantsOf=${org.uid}&pageSize=5`),
           await call("GET", `/iam/v2beta1/identities/${identity.uid}`),
         );
+        // Connect JSON too, POST and GET forms.
+        const connect = await fetch(
+          `${ts.url}/gatehouse.iam.v2beta1.IdentitiesService/GetIdentity`,
+          {
+            method: "POST",
+            headers: {
+              ...org.owner.headers,
+              "content-type": "application/json",
+              "connect-protocol-version": "1",
+            },
+            body: JSON.stringify({ uid: identity.uid }),
+          },
+        );
+        expect(connect.status).toBe(200);
+        answers.push(await connect.json());
+        const q = new URLSearchParams({
+          connect: "v1",
+          encoding: "json",
+          message: JSON.stringify({ uid: group.uid }),
+        });
+        const viaGet = await fetch(`${ts.url}/gatehouse.iam.v2beta1.GroupsService/GetGroup?${q}`, {
+          headers: org.owner.headers,
+        });
+        expect(viaGet.status).toBe(200);
+        answers.push(await viaGet.json());
         const found = answers.flatMap((a) => times(a));
         expect(found.length).toBeGreaterThan(15);
         for (const t of found) expect(t).toMatch(rfc3339ms);
