@@ -83,3 +83,18 @@ it("Connect without a mask: the populated sub-fields change alone", async () => 
     claims: { ref: "main" },
   });
 });
+
+it("an account association's provider block changes in part too", async () => {
+  const group = (await rest("POST", `/iam/v2beta1/groups/${org.uid}`, { name: "accounts" })).json
+    .uid as string;
+  const made = await rest("POST", `/iam/v2beta1/accountAssociations/${group}`, {
+    name: "cloud",
+    google: { projectId: "acme-prod", projectNumber: "1234567890" },
+  });
+  expect(made.status).toBe(200);
+  const res = await rest("PATCH", `/iam/v2beta1/accountAssociations/${group}`, {
+    google: { projectId: "acme-next" },
+  });
+  expect(res.status, JSON.stringify(res.json)).toBe(200);
+  expect(res.json.google).toEqual({ projectId: "acme-next", projectNumber: "1234567890" });
+});

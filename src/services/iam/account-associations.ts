@@ -1,5 +1,5 @@
-import { create } from "@bufbuild/protobuf";
-import { timestampFromMs } from "@bufbuild/protobuf/wkt";
+import { clone, create, type DescMessage } from "@bufbuild/protobuf";
+import { type FieldMask, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type AccountAssociation,
@@ -22,7 +22,7 @@ import type { Store } from "../../store/store.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 import {
   checkDescription,
   checkUid,
@@ -119,7 +119,8 @@ export function createAccountAssociationsService(
         patch.description = body.description;
       }
       const named = new Set(providers.filter((p) => fields.has(p)));
-      const links = checkLinks(v, body, named);
+      const given = withCurrentBlocks(body, toAccountAssociation(current), req.updateMask, named);
+      const links = checkLinks(v, given, named);
       // A named block that is absent from the body unlinks that provider.
       for (const p of named) Object.assign(patch, { [p]: links[p] ?? null });
       const remaining = providers.filter((p) => (named.has(p) ? links[p] : current[p]));
@@ -146,6 +147,37 @@ function checkName(v: Violations, name: string): void {
 }
 
 /** Check the provider blocks of `only` present in `body`, one violation per failing field. */
+const blockSchemas = {
+  amazon: AmazonSchema,
+  google: GoogleSchema,
+  azure: AzureSchema,
+  github: GithubSchema,
+} as const;
+
+/**
+ * The body with each named provider block that names only some of its sub-fields (a mask
+ * path such as `google.project_id`, or, without a mask, the sub-fields populated) merged into
+ * the current block: those change, the others keep their values.
+ */
+function withCurrentBlocks(
+  body: AccountAssociation,
+  current: AccountAssociation,
+  mask: FieldMask | undefined,
+  named: ReadonlySet<(typeof providers)[number]>,
+): AccountAssociation {
+  const out = clone(AccountAssociationSchema, body);
+  for (const p of named) {
+    const given = body[p];
+    const now = current[p];
+    if (!given || !now) continue;
+    const schema = blockSchemas[p] as DescMessage;
+    const sub = subPaths(p, mask, schema, given);
+    if (sub)
+      Object.assign(out, { [p]: overlayPaths(schema, now as never, given as never, sub, p) });
+  }
+  return out;
+}
+
 function checkLinks(
   v: Violations,
   body: AccountAssociation,
