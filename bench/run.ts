@@ -6,7 +6,7 @@
  * measurement to 2 s.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { cpus } from "node:os";
@@ -48,6 +48,8 @@ console.log(
 const dbPath = "data/bench/run.db";
 for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) rmSync(f, { force: true });
 copyFileSync("data/bench/seed-v1.db", dbPath);
+// The copy holds the signing keys: owner-only, as the server insists.
+chmodSync(dbPath, 0o600);
 
 const issuer = await startOidcIssuer();
 const port = await freePort();
