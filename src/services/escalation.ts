@@ -2,8 +2,9 @@ import type { Authorizer } from "../auth/authorizer.js";
 import type { Principal } from "../auth/principal.js";
 import { invalidField, permissionDenied } from "../errors.js";
 import type { RoleRecord } from "../store/iam-store.js";
-import type { Cursor, Store } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { isAtOrBelow } from "../uid.js";
+import { identityBindings } from "./identity-bindings.js";
 
 /**
  * Throw PERMISSION_DENIED unless the caller holds every one of `capabilities` at `group`: no
@@ -57,25 +58,12 @@ export async function requireIdentityPowers(
   identityUid: string,
 ): Promise<void> {
   const roleCaps = new Map<string, readonly string[]>();
-  let after: Cursor | undefined;
-  for (;;) {
-    const page = await store.listRoleBindings({
-      filters: { identity: identityUid },
-      order: { field: "uid", desc: false },
-      skip: 0,
-      limit: 200,
-      ...(after ? { after } : {}),
-    });
-    for (const b of page.items) {
-      let caps = roleCaps.get(b.roleUid);
-      if (!caps) {
-        caps = (await store.getRole(b.roleUid))?.capabilities ?? [];
-        roleCaps.set(b.roleUid, caps);
-      }
-      await requireAll(authz, principal, caps, b.groupUid);
+  for await (const b of identityBindings(store, identityUid)) {
+    let caps = roleCaps.get(b.roleUid);
+    if (!caps) {
+      caps = (await store.getRole(b.roleUid))?.capabilities ?? [];
+      roleCaps.set(b.roleUid, caps);
     }
-    const last = page.items[page.items.length - 1];
-    if (!page.hasMore || !last) return;
-    after = { value: last.uid, uid: last.uid };
+    await requireAll(authz, principal, caps, b.groupUid);
   }
 }

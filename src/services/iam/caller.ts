@@ -2,8 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { CallerSchema, type CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import type { RoleBindingRecord } from "../../store/iam-store.js";
-import type { Cursor, Store } from "../../store/store.js";
+import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
+import { identityBindings } from "../identity-bindings.js";
 import { requireFound } from "../require-found.js";
 import { toIdentity } from "./identities.js";
 import { toRoleBinding } from "./role-bindings.js";
@@ -27,23 +28,12 @@ export function createCallerService(deps: CallerDeps): ServiceImpl<typeof Caller
       const { identityUid } = callerOf(ctx);
       const identity = await requireFound("identity", identityUid, (uid) => store.getIdentity(uid));
       const bindings: RoleBindingRecord[] = [];
-      let after: Cursor | undefined;
-      while (bindings.length < maxBindings) {
-        const page = await store.listRoleBindings({
-          filters: { identity: identityUid },
-          order: { field: "uid", desc: false },
-          skip: 0,
-          limit: 200,
-          ...(after ? { after } : {}),
-        });
-        bindings.push(...page.items);
-        const last = page.items[page.items.length - 1];
-        if (!page.hasMore || !last) break;
-        after = { value: last.uid, uid: last.uid };
+      for await (const b of identityBindings(store, identityUid)) {
+        if (bindings.push(b) >= maxBindings) break;
       }
       return create(CallerSchema, {
         identity: toIdentity(identity),
-        roleBindings: bindings.slice(0, maxBindings).map(toRoleBinding),
+        roleBindings: bindings.map(toRoleBinding),
       });
     },
   };

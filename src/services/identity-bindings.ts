@@ -1,0 +1,23 @@
+import type { RoleBindingRecord } from "../store/iam-store.js";
+import type { Cursor, Store } from "../store/store.js";
+
+/** Every role binding of an identity, in uid order, read a page of 200 at a time. */
+export async function* identityBindings(
+  store: Pick<Store, "listRoleBindings">,
+  identityUid: string,
+): AsyncGenerator<RoleBindingRecord> {
+  let after: Cursor | undefined;
+  for (;;) {
+    const page = await store.listRoleBindings({
+      filters: { identity: identityUid },
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 200,
+      ...(after ? { after } : {}),
+    });
+    yield* page.items;
+    const last = page.items[page.items.length - 1];
+    if (!page.hasMore || !last) return;
+    after = { value: last.uid, uid: last.uid };
+  }
+}
