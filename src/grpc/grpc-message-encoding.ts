@@ -1,8 +1,7 @@
-import { type Code, ConnectError } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { Code } from "@connectrpc/connect";
 import type { FastifyInstance, RawServerBase } from "fastify";
-import { toApiError } from "../errors.js";
 import { grpcParseErrorTrailers } from "./request-parse-errors.js";
+import { protocolError, statusTrailers } from "./status-trailers.js";
 
 /**
  * Percent-encode a status message the way the gRPC HTTP/2 spec asks: only `%` and bytes
@@ -74,12 +73,7 @@ function withErrorInfo(
 ): Record<string, string> | undefined {
   const status = Number(trailers["grpc-status"]);
   if (!status || trailers["grpc-status-details-bin"] !== undefined) return undefined;
-  const ce = toApiError(new ConnectError(message, status as Code), domain, () => undefined);
-  const out: Record<string, string> = {};
-  setTrailerStatus(new Headers(), ce).forEach((v, k) => {
-    out[k] = v;
-  });
-  return out;
+  return statusTrailers(protocolError(status as Code, message, domain));
 }
 
 /** Decode a percent-encoded grpc-message, or leave it as it is if it is not valid. */

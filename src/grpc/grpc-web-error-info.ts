@@ -1,9 +1,8 @@
 import type { ServerResponse } from "node:http";
-import { type Code, ConnectError } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import type { Code } from "@connectrpc/connect";
 import type { FastifyInstance, RawServerBase } from "fastify";
-import { toApiError } from "../errors.js";
 import { safeDecode } from "./grpc-message-encoding.js";
+import { protocolError, statusTrailers } from "./status-trailers.js";
 
 /**
  * Add a hook (to the app) that gives a gRPC-Web error the ErrorInfo every error carries when
@@ -49,10 +48,11 @@ function fixed(chunk: Uint8Array, domain: string): Uint8Array {
   const status = Number(trailers.get("grpc-status"));
   if (!status || trailers.has("grpc-status-details-bin")) return chunk;
   const message = safeDecode(trailers.get("grpc-message") ?? "");
-  const ce = toApiError(new ConnectError(message, status as Code), domain, () => undefined);
-  setTrailerStatus(new Headers(), ce).forEach((v, k) => {
+  for (const [k, v] of Object.entries(
+    statusTrailers(protocolError(status as Code, message, domain)),
+  )) {
     trailers.set(k, v);
-  });
+  }
   const body = Buffer.from([...trailers].map(([k, v]) => `${k}: ${v}\r\n`).join(""), "latin1");
   const head = Buffer.alloc(5);
   head[0] = 0x80;

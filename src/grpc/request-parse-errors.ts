@@ -1,10 +1,9 @@
 import type { ServerResponse } from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { codeFromString, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, RawServerBase } from "fastify";
-import { toApiError } from "../errors.js";
 import { rpcPath } from "./rpc-path.js";
+import { protocolError, statusTrailers } from "./status-trailers.js";
 
 /**
  * connect-es 2.1 answers a request message it cannot decode with INTERNAL (`parse binary:
@@ -19,11 +18,11 @@ const parseFailure = "parse binary: ";
 /** The API error a client gets for a request message that cannot be decoded. */
 export function requestParseError(message: string, domain: string): ConnectError | undefined {
   if (!message.startsWith(parseFailure)) return undefined;
-  const ce = new ConnectError(
-    `the request message cannot be decoded: ${message.slice(parseFailure.length)}`,
+  return protocolError(
     Code.InvalidArgument,
+    `the request message cannot be decoded: ${message.slice(parseFailure.length)}`,
+    domain,
   );
-  return toApiError(ce, domain, () => undefined);
 }
 
 /**
@@ -37,12 +36,7 @@ export function grpcParseErrorTrailers(
 ): Record<string, string> | undefined {
   if (status !== String(Code.Internal)) return undefined;
   const ce = requestParseError(message, domain);
-  if (!ce) return undefined;
-  const out: Record<string, string> = {};
-  setTrailerStatus(new Headers(), ce).forEach((v, k) => {
-    out[k] = v;
-  });
-  return out;
+  return ce && statusTrailers(ce);
 }
 
 /**
@@ -130,6 +124,5 @@ function fixedBody(
   if (body.details?.[0]?.type === "google.rpc.ErrorInfo") return undefined;
   const code = codeFromString(body.code);
   if (code === undefined) return undefined;
-  const ce = toApiError(new ConnectError(message, code), domain, () => undefined);
-  return { body: errorToJsonBytes(ce, undefined) };
+  return { body: errorToJsonBytes(protocolError(code, message, domain), undefined) };
 }

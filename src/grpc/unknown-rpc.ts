@@ -1,14 +1,13 @@
 import type { ServerHttp2Stream } from "node:http2";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import {
   endStreamFlag,
   endStreamToJson,
   errorToJsonBytes,
 } from "@connectrpc/connect/protocol-connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import type { FastifyInstance, FastifyReply, RawServerBase } from "fastify";
-import { toApiError } from "../errors.js";
 import { rpcPath } from "./rpc-path.js";
+import { protocolError, statusTrailers } from "./status-trailers.js";
 
 /** The RPC protocol a request speaks, judged from its content type, or undefined for REST. */
 function rpcProtocol(
@@ -44,10 +43,10 @@ export function addUnknownRpcAnswer<S extends RawServerBase>(
     const connectGet = req.method === "GET" && /[?&]connect=v1(&|$)/.test(req.url);
     const protocol = rpcProtocol(type, path, connectGet);
     if (!protocol) return;
-    const err = toApiError(
-      new ConnectError(`${path.slice(1)} is not a method this server serves`, Code.Unimplemented),
+    const err = protocolError(
+      Code.Unimplemented,
+      `${path.slice(1)} is not a method this server serves`,
       domain,
-      () => undefined,
     );
     return send(reply as unknown as FastifyReply, protocol, type, err);
   });
@@ -56,10 +55,7 @@ export function addUnknownRpcAnswer<S extends RawServerBase>(
 /** Trailers-only in the response headers (gRPC-Web; gRPC over HTTP/1.1). */
 function sendHeaders(reply: FastifyReply, type: string, err: ConnectError): FastifyReply {
   reply.code(200).header("content-type", type.split(";")[0]!);
-  setTrailerStatus(new Headers(), err).forEach((v, k) => {
-    reply.header(k, v);
-  });
-  return reply.send();
+  return reply.headers(statusTrailers(err)).send();
 }
 
 function send(
@@ -73,15 +69,11 @@ function send(
       // Trailers-only: one HEADERS frame that ends the stream, as the gRPC spec has it.
       const stream = (reply.raw as { stream?: ServerHttp2Stream }).stream;
       if (stream) {
-        const headers: Record<string, string | number> = {
-          ":status": 200,
-          "content-type": type.split(";")[0]!,
-        };
-        setTrailerStatus(new Headers(), err).forEach((v, k) => {
-          headers[k] = v;
-        });
         reply.hijack();
-        stream.respond(headers, { endStream: true });
+        stream.respond(
+          { ":status": 200, "content-type": type.split(";")[0]!, ...statusTrailers(err) },
+          { endStream: true },
+        );
         return reply;
       }
       return sendHeaders(reply, type, err);
