@@ -1,9 +1,9 @@
-import http2 from "node:http2";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 // The edges of the RPC protocols that real clients (connect-web, grpc-web, grpcio) found.
@@ -36,32 +36,14 @@ describe("unknown JSON fields", () => {
   });
 
   it("are INVALID_ARGUMENT over gRPC with JSON messages", async () => {
-    const client = http2.connect(ts.url);
     const msg = Buffer.from(JSON.stringify({ uid: org.uid, color: "blue" }));
-    const head = Buffer.alloc(5);
-    head.writeUInt32BE(msg.length, 1);
-    const status = await new Promise<string | undefined>((resolve, reject) => {
-      const req = client.request({
-        ":method": "POST",
-        ":path": getGroup,
-        "content-type": "application/grpc+json",
-        te: "trailers",
-        ...org.owner.headers,
-      });
-      let s: string | undefined;
-      req.on("response", (h) => {
-        s ??= h["grpc-status"] as string | undefined;
-      });
-      req.on("trailers", (t) => {
-        s = t["grpc-status"] as string | undefined;
-      });
-      req.on("data", () => {});
-      req.on("end", () => resolve(s));
-      req.on("error", reject);
-      req.end(Buffer.concat([head, msg]));
-    });
-    client.close();
-    expect(status).toBe("3");
+    const { grpcStatus } = await rawGrpc(
+      ts.url,
+      getGroup,
+      { "content-type": "application/grpc+json", ...org.owner.headers },
+      grpcEnvelope(msg),
+    );
+    expect(grpcStatus).toBe("3");
   });
 });
 
@@ -157,54 +139,20 @@ describe("an unknown method", () => {
 });
 
 describe("protocol-level errors carry ErrorInfo", () => {
-  /** A raw gRPC call; resolves with the status and whether details came with it. */
-  async function grpcRaw(headers: Record<string, string>, body: Buffer) {
-    const client = http2.connect(ts.url);
-    try {
-      return await new Promise<{ status: string | undefined; details: boolean }>(
-        (resolve, reject) => {
-          const req = client.request({
-            ":method": "POST",
-            ":path": getGroup,
-            "content-type": "application/grpc",
-            te: "trailers",
-            ...org.owner.headers,
-            ...headers,
-          });
-          let all: http2.IncomingHttpHeaders = {};
-          req.on("response", (h) => {
-            all = { ...all, ...h };
-          });
-          req.on("trailers", (t) => {
-            all = { ...all, ...t };
-          });
-          req.on("data", () => {});
-          req.on("end", () =>
-            resolve({
-              status: all["grpc-status"] as string | undefined,
-              details: typeof all["grpc-status-details-bin"] === "string",
-            }),
-          );
-          req.on("error", reject);
-          req.end(body);
-        },
-      );
-    } finally {
-      client.close();
-    }
-  }
-  const envelope = (msg: Buffer, flag = 0) => {
-    const head = Buffer.alloc(5);
-    head[0] = flag;
-    head.writeUInt32BE(msg.length, 1);
-    return Buffer.concat([head, msg]);
+  const grpcRaw = async (headers: Record<string, string>, body: Buffer) => {
+    const a = await rawGrpc(ts.url, getGroup, { ...org.owner.headers, ...headers }, body);
+    return { status: a.grpcStatus, details: a.details };
   };
   const message = Buffer.concat([Buffer.from([0x0a, 40]), Buffer.from("a".repeat(40))]);
 
   it.each<[string, Record<string, string>, () => Buffer]>([
-    ["an unsupported compression", { "grpc-encoding": "snappy" }, () => envelope(message, 1)],
-    ["a malformed grpc-timeout", { "grpc-timeout": "soon" }, () => envelope(message)],
-    ["a truncated frame", {}, () => envelope(message).subarray(0, 8)],
+    [
+      "an unsupported compression",
+      { "grpc-encoding": "snappy" },
+      () => grpcEnvelope(message, true),
+    ],
+    ["a malformed grpc-timeout", { "grpc-timeout": "soon" }, () => grpcEnvelope(message)],
+    ["a truncated frame", {}, () => grpcEnvelope(message).subarray(0, 8)],
   ])("gRPC: %s", async (_what, headers, body) => {
     const r = await grpcRaw(headers, body());
     expect(r.status).toBeDefined();
@@ -216,7 +164,7 @@ describe("protocol-level errors carry ErrorInfo", () => {
     const res = await fetch(`${ts.url}${getGroup}`, {
       method: "POST",
       headers: { "content-type": "application/grpc-web+proto", "grpc-encoding": "snappy" },
-      body: envelope(message, 1),
+      body: grpcEnvelope(message, true),
     });
     const body = Buffer.from(await res.arrayBuffer()).toString("latin1");
     expect(body).toMatch(/grpc-status: 12/);

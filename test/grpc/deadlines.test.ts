@@ -1,5 +1,5 @@
-import http2 from "node:http2";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 let srv: TestServer;
@@ -18,38 +18,17 @@ afterAll(async () => {
 });
 
 /** GetGroupRequest{uid} in the protobuf binary format, in a gRPC envelope. */
-function getGroupEnvelope(uid: string): Buffer {
-  const msg = Buffer.concat([Buffer.from([0x0a, uid.length]), Buffer.from(uid)]);
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(msg.length, 1);
-  return Buffer.concat([head, msg]);
-}
+const getGroupEnvelope = (uid: string) =>
+  grpcEnvelope(Buffer.concat([Buffer.from([0x0a, uid.length]), Buffer.from(uid)]));
 
 it("a gRPC deadline beyond what a timer holds is clamped, not turned into 1 ms", async () => {
-  const client = http2.connect(srv.url);
-  const { status } = await new Promise<{ status: string | undefined }>((resolve, reject) => {
-    const req = client.request({
-      ":method": "POST",
-      ":path": "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
-      "content-type": "application/grpc",
-      te: "trailers",
-      "grpc-timeout": "99999999H",
-      ...org.owner.headers,
-    });
-    let s: string | undefined;
-    req.on("response", (h) => {
-      s ??= h["grpc-status"] as string | undefined;
-    });
-    req.on("trailers", (t) => {
-      s = t["grpc-status"] as string | undefined;
-    });
-    req.on("data", () => {});
-    req.on("end", () => resolve({ status: s }));
-    req.on("error", reject);
-    req.end(getGroupEnvelope(org.uid));
-  });
-  client.close();
-  expect(status).toBe("0");
+  const { grpcStatus } = await rawGrpc(
+    srv.url,
+    "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
+    { "grpc-timeout": "99999999H", ...org.owner.headers },
+    getGroupEnvelope(org.uid),
+  );
+  expect(grpcStatus).toBe("0");
   expect(warnings.map((w) => w.name)).not.toContain("TimeoutOverflowWarning");
 });
 

@@ -1,7 +1,7 @@
 import http from "node:http";
-import http2 from "node:http2";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 // API.md "Limits": a message is at most 1 MiB on every protocol, measured after
@@ -26,13 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-/** A length-prefixed gRPC / gRPC-Web envelope; flag 1 marks a compressed message. */
-function envelope(payload: Uint8Array, compressed: boolean): Buffer {
-  const head = Buffer.alloc(5);
-  head[0] = compressed ? 1 : 0;
-  head.writeUInt32BE(payload.length, 1);
-  return Buffer.concat([head, payload]);
-}
+// gRPC and gRPC-Web frame messages alike.
+const envelope = grpcEnvelope;
 
 /** A message over 1 MiB that decodes: CreateGroupRequest{parent: "<2 MiB of a>"}. */
 function bigMessage(): Buffer {
@@ -48,52 +43,8 @@ function bigMessage(): Buffer {
   return Buffer.concat([Buffer.from([0x0a, ...len]), parent]);
 }
 
-interface H2Answer {
-  status: number;
-  headers: http2.IncomingHttpHeaders;
-  trailers: http2.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-async function grpcCall(body: Buffer, headers: Record<string, string>): Promise<H2Answer> {
-  const client = http2.connect(srv.url);
-  try {
-    return await new Promise<H2Answer>((resolve, reject) => {
-      const req = client.request({
-        ":method": "POST",
-        ":path": createGroup,
-        "content-type": "application/grpc",
-        te: "trailers",
-        ...headers,
-      });
-      let head: http2.IncomingHttpHeaders = {};
-      let trailers: http2.IncomingHttpHeaders = {};
-      const chunks: Buffer[] = [];
-      req.on("response", (h) => {
-        head = h;
-      });
-      req.on("trailers", (t) => {
-        trailers = t;
-      });
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () =>
-        resolve({
-          status: Number(head[":status"]),
-          headers: head,
-          trailers,
-          body: Buffer.concat(chunks),
-        }),
-      );
-      req.on("error", reject);
-      req.end(body);
-    });
-  } finally {
-    client.close();
-  }
-}
-
-/** grpc-status of an answer: in the trailers, or in the headers of a trailers-only answer. */
-const grpcStatus = (a: H2Answer) => a.trailers["grpc-status"] ?? a.headers["grpc-status"];
+const grpcCall = (body: Buffer, headers: Record<string, string>) =>
+  rawGrpc(srv.url, createGroup, headers, body);
 
 async function h1Post(
   path: string,
@@ -124,7 +75,7 @@ describe.each([
 ])("a message over 1 MiB is RESOURCE_EXHAUSTED %s", (_label, auth) => {
   it("gRPC, uncompressed", async () => {
     const a = await grpcCall(envelope(bigMessage(), false), auth());
-    expect(grpcStatus(a)).toBe("8");
+    expect(a.grpcStatus).toBe("8");
   });
 
   it.each([
@@ -132,7 +83,7 @@ describe.each([
     ["br", brotliBomb],
   ])("gRPC, a %s bomb is not inflated past the limit", async (encoding, bomb) => {
     const a = await grpcCall(envelope(bomb, true), { ...auth(), "grpc-encoding": encoding });
-    expect(grpcStatus(a)).toBe("8");
+    expect(a.grpcStatus).toBe("8");
     expect(
       decodeURIComponent(String(a.trailers["grpc-message"] ?? a.headers["grpc-message"])),
     ).toMatch(/larger than/);
