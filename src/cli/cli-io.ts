@@ -15,13 +15,14 @@ export const processIo: CliIo = {
 
 /**
  * CliError is a refusal with a message for the operator and an exit code: 2 for a bad
- * invocation or a database that cannot be used, 1 for a request that failed.
+ * invocation or a database that cannot be used, 1 for a request that failed, 3 for "not
+ * logged in".
  */
 export class CliError extends Error {
   override name = "CliError";
   constructor(
     message: string,
-    readonly exitCode: 1 | 2 = 2,
+    readonly exitCode: 1 | 2 | 3 = 2,
   ) {
     super(message);
   }
