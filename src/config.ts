@@ -27,6 +27,17 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Start even if the database file (which holds the signing keys) is readable by others. */
   allowReadableDb: boolean;
+  /** The server-wide login provider people sign in through: its issuer, or "" for none. */
+  loginIssuer: string;
+  loginClientId: string;
+  /** "" for a public client. Never logged or returned. */
+  loginClientSecret: string;
+  /** The provider's name as people see it. */
+  loginName: string;
+  /** Refuse a sign-in whose ID token carries no verified email. */
+  loginRequireVerifiedEmail: boolean;
+  /** How long a refresh token is accepted after it was issued, in seconds. */
+  refreshTokenTtlSeconds: number;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -145,6 +156,48 @@ export const settings: readonly Setting[] = [
     default: "false",
     help: "start even if other users can read the database (it holds the signing keys)",
   },
+  {
+    key: "loginIssuer",
+    env: "GATEHOUSE_LOGIN_ISSUER",
+    flag: "login-issuer",
+    default: "",
+    help: "OIDC issuer people sign in through (server-wide login provider)",
+  },
+  {
+    key: "loginClientId",
+    env: "GATEHOUSE_LOGIN_CLIENT_ID",
+    flag: "login-client-id",
+    default: "",
+    help: "Gatehouse's client ID at the login provider",
+  },
+  {
+    key: "loginClientSecret",
+    env: "GATEHOUSE_LOGIN_CLIENT_SECRET",
+    flag: "login-client-secret",
+    default: "",
+    help: "its client secret (prefer the environment variable); empty: a public client",
+  },
+  {
+    key: "loginName",
+    env: "GATEHOUSE_LOGIN_NAME",
+    flag: "login-name",
+    default: "<host of login-issuer>",
+    help: "the login provider's name as people see it",
+  },
+  {
+    key: "loginRequireVerifiedEmail",
+    env: "GATEHOUSE_LOGIN_REQUIRE_VERIFIED_EMAIL",
+    flag: "login-require-verified-email",
+    default: "false",
+    help: "refuse a sign-in whose ID token has no verified email",
+  },
+  {
+    key: "refreshTokenTtlSeconds",
+    env: "GATEHOUSE_REFRESH_TOKEN_TTL",
+    flag: "refresh-token-ttl",
+    default: "7d",
+    help: "lifetime of a refresh token (rotated on every use): 3600s, 90m, 12h, 7d",
+  },
 ];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -209,6 +262,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       );
     }
   }
+  const login = loginSettings(get, describe, allowInsecureLoopbackIssuers);
   const corsOrigins = list(get("corsOrigins"));
   for (const origin of corsOrigins) {
     if (origin !== "*" && !isOrigin(origin)) {
@@ -243,7 +297,73 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       600_000,
     ),
     allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
+    ...login,
+    refreshTokenTtlSeconds: parseDuration(
+      get("refreshTokenTtlSeconds") ?? "7d",
+      describe("refreshTokenTtlSeconds"),
+    ),
   };
+}
+
+type LoginSettings = Pick<
+  Config,
+  "loginIssuer" | "loginClientId" | "loginClientSecret" | "loginName" | "loginRequireVerifiedEmail"
+>;
+
+/** The server-wide login provider: issuer and client ID together, https unless loopback. */
+function loginSettings(
+  get: (key: keyof Config) => string | undefined,
+  describe: (key: keyof Config) => string,
+  allowInsecureLoopback: boolean,
+): LoginSettings {
+  const issuer = (get("loginIssuer") ?? "").trim();
+  const clientId = (get("loginClientId") ?? "").trim();
+  const clientSecret = get("loginClientSecret") ?? "";
+  if (issuer === "" && (clientId !== "" || clientSecret !== "")) {
+    throw new ConfigError(
+      `${describe("loginIssuer")}: is required when ${describe("loginClientId")} or ` +
+        `${describe("loginClientSecret")} is set`,
+    );
+  }
+  let loginIssuer = "";
+  if (issuer !== "") {
+    loginIssuer = parseUrl(issuer, describe("loginIssuer"));
+    const u = new URL(loginIssuer);
+    const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
+    if (u.protocol !== "https:" && !(loopback && allowInsecureLoopback)) {
+      throw new ConfigError(
+        `${describe("loginIssuer")}: ${JSON.stringify(issuer)} must be an https URL ` +
+          "(http only on a loopback host with GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS=true)",
+      );
+    }
+    if (clientId === "") {
+      throw new ConfigError(`${describe("loginClientId")}: is required with a login issuer`);
+    }
+  }
+  return {
+    loginIssuer,
+    loginClientId: clientId,
+    loginClientSecret: clientSecret,
+    loginName: get("loginName") ?? (loginIssuer === "" ? "" : new URL(loginIssuer).host),
+    loginRequireVerifiedEmail: parseBool(
+      get("loginRequireVerifiedEmail") ?? "false",
+      describe("loginRequireVerifiedEmail"),
+    ),
+  };
+}
+
+const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+/** A duration such as 3600s, 90m, 12h or 7d (a bare number is seconds), in seconds. */
+function parseDuration(v: string, name: string): number {
+  const m = /^(\d{1,9})([smhd]?)$/.exec(v.trim());
+  const seconds = m ? Number(m[1]) * (durationUnits[m[2] || "s"] ?? 1) : Number.NaN;
+  if (!(seconds >= 60 && seconds <= 365 * 86400)) {
+    throw new ConfigError(
+      `${name}: ${JSON.stringify(v)} is not a duration between 60s and 365d (e.g. 3600s, 12h, 7d)`,
+    );
+  }
+  return seconds;
 }
 
 /** Whether `v` is a web origin exactly as a browser sends it: scheme, host, optional port. */

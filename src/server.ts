@@ -18,6 +18,8 @@ import { Health } from "../gen/grpc/health/v1/health_pb.js";
 import { createAccessControl } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
+import { createUpstream } from "./auth/login/upstream.js";
+import { oauthRoutes } from "./auth/oauth/oauth-routes.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
 import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
@@ -132,6 +134,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     verifier,
     authorizer,
     identityExists: (uid) => store.identityExists(uid),
+    sessionActive: (sid) => store.sessionActive(sid),
     onRejectedToken: (reason, reqId) => app.log.info({ reqId, reason }, "bearer token rejected"),
   });
   // Workload and user tokens from external issuers, for the STS exchange.
@@ -166,6 +169,20 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
   await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
+  // People's sign-in: Gatehouse as an OAuth server for its own clients, and as an OIDC client
+  // of the login provider or an organization's identity provider.
+  await app.register(oauthRoutes, {
+    config,
+    store,
+    tokens,
+    verifier,
+    upstream: createUpstream({
+      redirectUri: `${config.authUrl.replace(/\/$/, "")}/oauth/callback`,
+      allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
+    }),
+    now,
+    log: (fields, msg) => app.log.info(fields, msg),
+  });
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
   addGrpcWebText(app);

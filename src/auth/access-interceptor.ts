@@ -14,6 +14,8 @@ export interface AccessDeps {
   verifier: TokenVerifier;
   /** Whether the identity a token names still exists. */
   identityExists(uid: string): Promise<boolean>;
+  /** Whether a sign-in session (a token's `sid`) is still active: not logged out or revoked. */
+  sessionActive(sessionId: string): Promise<boolean>;
   authorizer: Authorizer;
   /** Told why a token was refused (never the token itself), with the request's id. */
   onRejectedToken?: (reason: string, requestId: string | undefined) => void;
@@ -154,8 +156,9 @@ async function authenticate(
   if (!match?.[1]) throw unauthenticated();
   let sub: string;
   let email: string | undefined;
+  let sid: string | undefined;
   try {
-    ({ sub, email } = await deps.verifier.verify(match[1]));
+    ({ sub, email, sid } = await deps.verifier.verify(match[1]));
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
     deps.onRejectedToken?.(err.reason, requestId);
@@ -164,6 +167,10 @@ async function authenticate(
   if (!(await deps.identityExists(sub))) {
     deps.onRejectedToken?.("identity_gone", requestId);
     throw invalidToken(...notValid);
+  }
+  if (sid !== undefined && !(await deps.sessionActive(sid))) {
+    deps.onRejectedToken?.("session_revoked", requestId);
+    throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
   }
   return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
 }

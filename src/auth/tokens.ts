@@ -36,6 +36,8 @@ export interface VerifiedToken {
   email?: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
+  /** The sign-in session the token was issued in (people's sign-in), if any. */
+  sid?: string;
 }
 
 /** Create the issuer of Gatehouse tokens: ES256, signed by the newest key of the ring. */
@@ -50,11 +52,18 @@ export function createTokenIssuer(opts: {
   const now = opts.now ?? Date.now;
   return {
     /** Sign a token for identity `sub` and audience `aud`. */
-    async issue(sub: string, aud: string, extra: { email?: string } = {}): Promise<IssuedToken> {
+    async issue(
+      sub: string,
+      aud: string,
+      extra: { email?: string; sid?: string } = {},
+    ): Promise<IssuedToken> {
       const { kid, key } = await opts.keyRing.signingKey();
       const iat = Math.floor(now() / 1000);
       const exp = iat + lifetime;
-      const claims = extra.email === undefined ? {} : { email: extra.email };
+      const claims = {
+        ...(extra.email === undefined ? {} : { email: extra.email }),
+        ...(extra.sid === undefined ? {} : { sid: extra.sid }),
+      };
       const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
         .setIssuer(opts.issuer)
@@ -130,14 +139,17 @@ export function createTokenVerifier(opts: {
       } catch (err) {
         throw toTokenError(err);
       }
-      const { sub, exp, email } = payload;
+      const { sub, exp, email, sid } = payload;
       if (typeof sub !== "string" || sub === "" || typeof exp !== "number") {
         throw new TokenError("bad_claims");
       }
       // Frozen: callers share the cached object.
-      const verified: VerifiedToken = Object.freeze(
-        typeof email === "string" ? { sub, exp, email } : { sub, exp },
-      );
+      const verified: VerifiedToken = Object.freeze({
+        sub,
+        exp,
+        ...(typeof email === "string" ? { email } : {}),
+        ...(typeof sid === "string" ? { sid } : {}),
+      });
       if (cacheSize > 0) {
         if (cache.size >= cacheSize) {
           const oldest = cache.keys().next();

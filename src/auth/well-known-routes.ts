@@ -25,9 +25,22 @@ export const wellKnownRoutes: FastifyPluginAsync<WellKnownOptions> = async (app,
     // Tokens come from the STS exchange (not an RFC 8693 endpoint), served under the auth
     // URL's path as well as at the root.
     sts_endpoint: `${authUrl}/sts/exchange`,
+    // People's sign-in (API.md "Authentication"): authorization code with PKCE S256 for
+    // Gatehouse's own public clients.
+    authorization_endpoint: `${authUrl}/oauth/authorize`,
+    token_endpoint: `${authUrl}/oauth/token`,
+    revocation_endpoint: `${authUrl}/oauth/revoke`,
+    response_types_supported: ["code"],
+    response_modes_supported: ["query"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none"],
+    revocation_endpoint_auth_methods_supported: ["none"],
+    authorization_response_iss_parameter_supported: true,
+    scopes_supported: ["openid"],
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["ES256"],
-    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "email"],
+    claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "email", "sid"],
   });
 
   app.get(`${path}/.well-known/openid-configuration`, async (_req, reply) =>

@@ -12,6 +12,7 @@
 import type { AdvisoryStore } from "./advisory-store.js";
 import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
+import type { OAuthStore } from "./oauth-store.js";
 import type { RegistryStore } from "./registry-store.js";
 
 /** What went wrong in a store operation, independent of the backend. */
@@ -129,7 +130,7 @@ export interface SigningKeyRecord {
 }
 
 /** Store is the whole persistence contract of Gatehouse. */
-export interface Store extends IamStore, InviteStore, RegistryStore, AdvisoryStore {
+export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore, AdvisoryStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */

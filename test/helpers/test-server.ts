@@ -56,9 +56,12 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> = {},
+  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> & {
+    /** Listen here (a port from freePort()) when something must know it beforehand. */
+    port?: number;
+  } = {},
 ): Promise<TestServer> {
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const config = loadConfig([], {
     GATEHOUSE_HOST: "127.0.0.1",
     GATEHOUSE_PORT: String(port),
@@ -70,7 +73,8 @@ export async function startTestServer(
     ...env,
   });
   const store = createSqliteStore(config.dbPath);
-  const server = await createServer({ config, store, ...opts });
+  const { port: _port, ...deps } = opts;
+  const server = await createServer({ config, store, ...deps });
   await server.listen();
   const tokenFor = async (uid: string, aud = config.baseUrl) =>
     (await server.tokens.issue(uid, aud)).token;

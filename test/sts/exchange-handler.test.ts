@@ -61,7 +61,14 @@ function client() {
     store,
     tokens: createTokenIssuer({ keyRing, issuer: authUrl }),
     oidc,
-    config: { baseUrl, registryAudience: registry, trustedUserIssuers: [users.url] },
+    config: {
+      baseUrl,
+      registryAudience: registry,
+      trustedUserIssuers: [users.url],
+      loginIssuer: "",
+      loginClientId: "",
+      loginRequireVerifiedEmail: false,
+    },
     now: () => t.now,
     onRefused: (f) => refusals.push(f.reason),
   });

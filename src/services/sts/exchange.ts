@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ConnectError, ServiceImpl } from "@connectrpc/connect";
@@ -8,6 +7,7 @@ import {
   type SecurityTokenService,
 } from "../../../gen/gatehouse/sts/v1/sts_pb.js";
 import { matchClaims, matchIssuer } from "../../auth/claim-match.js";
+import { personLogin, personUid, verifiedEmail } from "../../auth/login/person.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
 import type { TokenIssuer } from "../../auth/tokens.js";
@@ -16,14 +16,21 @@ import { invalidField, unauthenticated } from "../../errors.js";
 import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
 import { StoreError } from "../../store/store.js";
 import { isUid } from "../../uid.js";
-import { maxNameLength } from "../validate.js";
 
 /** What the STS exchange needs. */
 export interface ExchangeDeps {
   store: Pick<IamStore, "getIdentity" | "touchIdentity" | "upsertPerson">;
   tokens: Pick<TokenIssuer, "issue">;
   oidc: OidcVerifier;
-  config: Pick<Config, "baseUrl" | "registryAudience" | "trustedUserIssuers">;
+  config: Pick<
+    Config,
+    | "baseUrl"
+    | "registryAudience"
+    | "trustedUserIssuers"
+    | "loginIssuer"
+    | "loginClientId"
+    | "loginRequireVerifiedEmail"
+  >;
   now: () => number;
   /** Told why an exchange was refused: a reason and uids, never a token. */
   onRefused?: (fields: { reason: string; identity?: string; issuer?: string }) => void;
@@ -108,7 +115,9 @@ export function createSecurityTokenService(
   async function login(token: string): Promise<IdentityRecord> {
     let payload: JWTPayload;
     try {
-      payload = await oidc.verify(token, { acceptIssuer: (iss) => trusted.has(iss) });
+      payload = await oidc.verify(token, {
+        acceptIssuer: (iss) => trusted.has(iss) || iss === config.loginIssuer,
+      });
     } catch (err) {
       if (err instanceof OidcError) throw new Refused(`login_${err.reason}`);
       throw err;
@@ -116,19 +125,18 @@ export function createSecurityTokenService(
     const iss = payload.iss as string;
     const sub = payload.sub as string;
     // Without an audience check, a token any other client of the same issuer received would
-    // log its bearer in as that person.
+    // log its bearer in as that person. A trusted user issuer names Gatehouse (the base URL);
+    // the login provider's ID tokens name Gatehouse's client ID there.
     const aud = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
-    if (!aud.includes(config.baseUrl)) throw new Refused("login_bad_audience", iss);
-    const email =
-      payload.email_verified === true && typeof payload.email === "string" ? payload.email : "";
-    return store.upsertPerson({
-      uid: personUid(iss, sub),
-      issuer: iss,
-      subject: sub,
-      name: displayName(payload.name, email, sub),
-      email,
-      now: now(),
-    });
+    const forUs =
+      (trusted.has(iss) && aud.includes(config.baseUrl)) ||
+      (iss === config.loginIssuer && aud.includes(config.loginClientId));
+    if (!forUs) throw new Refused("login_bad_audience", iss);
+    const claims = { ...payload, iss, sub };
+    if (config.loginRequireVerifiedEmail && verifiedEmail(claims) === "") {
+      throw new Refused("login_no_verified_email", iss);
+    }
+    return store.upsertPerson(personLogin(claims, now()));
   }
 
   return {
@@ -177,29 +185,11 @@ export function createSecurityTokenService(
   };
 }
 
-/**
- * The root uid of a person: the SHA-1 of `issuer\nsubject` in hex (40 characters), so the
- * same person always gets the same identity and two issuers never share one.
- */
-export function personUid(issuer: string, subject: string): string {
-  return createHash("sha1").update(`${issuer}\n${subject}`).digest("hex");
-}
+export { personUid };
 
 function bearer(header: string | null): string | undefined {
   const m = header === null ? null : /^Bearer +(\S+) *$/i.exec(header);
   return m?.[1];
-}
-
-// Printable characters only, as an identity name must be.
-const unprintable = /[\p{Cc}\p{Cs}]/gu;
-
-function displayName(name: unknown, email: string, subject: string): string {
-  const candidates = [typeof name === "string" ? name : "", email, subject];
-  for (const c of candidates) {
-    const clean = c.replace(unprintable, "").trim().slice(0, maxNameLength);
-    if (clean !== "") return clean;
-  }
-  return "person";
 }
 
 function isNotFound(err: unknown): boolean {

@@ -324,6 +324,43 @@ export const migrations: readonly Migration[] = [
       CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
     `,
   },
+  {
+    description: "people's sign-in: logins in flight, codes, sessions, refresh tokens",
+    // Secrets are stored as SHA-256 hashes. A session goes with its identity, and its codes
+    // and refresh tokens with it.
+    sql: `
+      CREATE TABLE oauth_pending_logins (
+        state_hash TEXT PRIMARY KEY,
+        login TEXT NOT NULL,
+        expire_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX oauth_pending_logins_expiry ON oauth_pending_logins (expire_time);
+      CREATE TABLE oauth_sessions (
+        id TEXT PRIMARY KEY,
+        identity_uid TEXT NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        client_id TEXT NOT NULL,
+        create_time INTEGER NOT NULL,
+        revoke_time INTEGER
+      ) STRICT;
+      CREATE INDEX oauth_sessions_identity ON oauth_sessions (identity_uid);
+      CREATE TABLE oauth_codes (
+        code_hash TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES oauth_sessions (id) ON DELETE CASCADE,
+        redirect_uri TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        expire_time INTEGER NOT NULL,
+        redeem_time INTEGER
+      ) STRICT;
+      CREATE INDEX oauth_codes_session ON oauth_codes (session_id);
+      CREATE TABLE oauth_refresh_tokens (
+        token_hash TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES oauth_sessions (id) ON DELETE CASCADE,
+        expire_time INTEGER NOT NULL,
+        use_time INTEGER
+      ) STRICT;
+      CREATE INDEX oauth_refresh_tokens_session ON oauth_refresh_tokens (session_id);
+    `,
+  },
 ];
 
 /**

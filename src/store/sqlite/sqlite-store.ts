@@ -14,6 +14,7 @@ import { createIdentityOps } from "./identities.js";
 import { createIdentityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
 import { migrate } from "./migrations.js";
+import { createOAuthOps } from "./oauth.js";
 import { createReadCache } from "./read-cache.js";
 import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
@@ -72,6 +73,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...createIdentityProviderOps(db),
     ...createAccountAssociationOps(db),
     ...createGroupInviteOps(db, roleBindings.getRoleBinding),
+    ...createOAuthOps(db),
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),

@@ -1,0 +1,396 @@
+import { createHash, randomBytes } from "node:crypto";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import type { Config } from "../../config.js";
+import type { IdentityProviderRecord } from "../../store/iam-store.js";
+import { type Store, StoreError } from "../../store/store.js";
+import { isUid, newChildUid } from "../../uid.js";
+import { personLogin, verifiedEmail } from "../login/person.js";
+import { type LoginProvider, type Upstream, UpstreamError } from "../login/upstream.js";
+import type { TokenIssuer, TokenVerifier } from "../tokens.js";
+import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
+
+/** Options of oauthRoutes. */
+export interface OAuthRoutesOptions {
+  config: Config;
+  store: Store;
+  tokens: Pick<TokenIssuer, "issue">;
+  verifier: Pick<TokenVerifier, "verify">;
+  upstream: Upstream;
+  now: () => number;
+  /** Told what was refused and why: reasons and uids, never a code or a token. */
+  log: (fields: Record<string, unknown>, msg: string) => void;
+}
+
+/** A code is redeemed within a minute or never. */
+const codeLifetimeMs = 60_000;
+/** A person has ten minutes to sign in at the identity provider. */
+const loginLifetimeMs = 10 * 60_000;
+/** Logins in flight at once, across all strangers: a bound on what they can make us store. */
+const maxPendingLogins = 10_000;
+/** The form of a token or revocation request is small; anything larger is not one. */
+const formLimit = 16 * 1024;
+
+/**
+ * Serve Gatehouse's own OAuth 2.0 authorization server under the auth URL, for people:
+ * `/oauth/authorize` (authorization code with PKCE S256, public clients only) sends the browser
+ * to the login provider, `/oauth/callback` takes its answer back and redirects to the client
+ * with a one-time code, `/oauth/token` trades the code, or a refresh token, for an API token and
+ * a new refresh token, and `/oauth/revoke` ends a session.
+ */
+export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, opts) => {
+  const { config, store, upstream, now, log } = opts;
+  const authUrl = config.authUrl.replace(/\/$/, "");
+  const path = new URL(authUrl).pathname.replace(/\/$/, "");
+  const clients: OAuthClients = createOAuthClients({ baseUrl: config.baseUrl });
+  const refreshTtlMs = config.refreshTokenTtlSeconds * 1000;
+
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string", bodyLimit: formLimit },
+    (_req, body, done) => done(null, new URLSearchParams(body as string)),
+  );
+
+  async function providerFor(
+    id: string,
+  ): Promise<{ provider: LoginProvider; idp?: IdentityProviderRecord } | undefined> {
+    if (id === "") {
+      if (config.loginIssuer === "") return undefined;
+      return {
+        provider: {
+          id: "",
+          issuer: config.loginIssuer,
+          clientId: config.loginClientId,
+          clientSecret: config.loginClientSecret,
+          scopes: [],
+        },
+      };
+    }
+    const idp = isUid(id) ? await store.getIdentityProvider(id) : undefined;
+    if (!idp) return undefined;
+    const { issuer, clientId, clientSecret, additionalScopes } = idp.oidc;
+    return { provider: { id, issuer, clientId, clientSecret, scopes: additionalScopes }, idp };
+  }
+
+  app.get(`${path}/oauth/authorize`, async (req, reply) => {
+    const q = single(req.query as Record<string, unknown>);
+    if (q === undefined) return errorPage(reply, 400, "A parameter is given more than once.");
+    const clientId = q.client_id ?? "";
+    const redirectUri = q.redirect_uri ?? "";
+    // The client and its redirect are checked before anything else: until they are, an error
+    // is shown here, never redirected (no open redirect).
+    if (!clients.known(clientId)) {
+      return errorPage(reply, 400, `Unknown client_id ${JSON.stringify(clientId)}.`);
+    }
+    if (!clients.redirectAllowed(clientId, redirectUri)) {
+      log({ clientId, reason: "redirect_uri_refused" }, "authorization refused");
+      return errorPage(reply, 400, "This redirect_uri is not allowed for this client.");
+    }
+    const clientState = q.state ?? "";
+    const back = (error: string, description: string) =>
+      redirectWith(reply, redirectUri, {
+        error,
+        error_description: description,
+        ...(clientState === "" ? {} : { state: clientState }),
+        iss: authUrl,
+      });
+    if (q.response_type !== "code") {
+      return back("unsupported_response_type", "response_type must be code");
+    }
+    const challenge = q.code_challenge ?? "";
+    if (q.code_challenge_method !== "S256" || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
+      return back(
+        "invalid_request",
+        "PKCE is required: code_challenge_method=S256 and a code_challenge",
+      );
+    }
+    const found = await providerFor(q.identity_provider ?? "");
+    if (!found) {
+      return back(
+        "invalid_request",
+        q.identity_provider
+          ? "no such identity provider"
+          : "this server has no login provider: name an organization's identity_provider",
+      );
+    }
+    let start: Awaited<ReturnType<Upstream["start"]>>;
+    try {
+      start = await upstream.start(found.provider);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      log({ provider: found.provider.id, reason: err.reason }, "login provider unavailable");
+      return back("temporarily_unavailable", err.reason);
+    }
+    const stored = await store.putPendingLogin(
+      digest(start.state),
+      {
+        clientId,
+        redirectUri,
+        codeChallenge: challenge,
+        clientState,
+        provider: found.provider.id,
+        nonce: start.nonce,
+        codeVerifier: start.codeVerifier,
+        expireTime: now() + loginLifetimeMs,
+      },
+      now(),
+      maxPendingLogins,
+    );
+    if (!stored) return back("temporarily_unavailable", "too many sign-ins in progress; try again");
+    return reply.header("cache-control", "no-store").redirect(start.url.href, 302);
+  });
+
+  app.get(`${path}/oauth/callback`, async (req, reply) => {
+    const q = single(req.query as Record<string, unknown>);
+    const state = q?.state ?? "";
+    const pending = state === "" ? undefined : await store.takePendingLogin(digest(state), now());
+    if (!q || !pending) {
+      log({ reason: "unknown_state" }, "login callback refused");
+      return errorPage(
+        reply,
+        400,
+        "This sign-in is unknown, expired or already complete. Start the sign-in again.",
+      );
+    }
+    const back = (params: Record<string, string>) =>
+      redirectWith(reply, pending.redirectUri, {
+        ...params,
+        ...(pending.clientState === "" ? {} : { state: pending.clientState }),
+        iss: authUrl,
+      });
+    const refuse = (reason: string, description: string) => {
+      log({ provider: pending.provider, reason }, "login refused");
+      return back({ error: "access_denied", error_description: description });
+    };
+    const found = await providerFor(pending.provider);
+    if (!found) return refuse("provider_gone", "the identity provider no longer exists");
+    const callbackUrl = new URL(`${authUrl}/oauth/callback`);
+    for (const [k, v] of Object.entries(q)) callbackUrl.searchParams.set(k, v);
+    let claims: Awaited<ReturnType<Upstream["finish"]>>;
+    try {
+      claims = await upstream.finish(found.provider, callbackUrl, {
+        state,
+        nonce: pending.nonce,
+        codeVerifier: pending.codeVerifier,
+      });
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      return refuse(err.providerError ?? "upstream_refused", err.reason);
+    }
+    if (typeof claims.sub !== "string" || claims.sub === "") {
+      return refuse("no_subject", "the ID token has no subject");
+    }
+    if (config.loginRequireVerifiedEmail && verifiedEmail(claims) === "") {
+      return refuse("no_verified_email", "a verified email address is required to sign in");
+    }
+    const person = await store.upsertPerson(personLogin(claims, now()));
+    if (found.idp && found.idp.defaultRole !== "") await grantDefaultRole(person.uid, found.idp);
+    const code = randomBytes(32).toString("base64url");
+    await store.createAuthorizationCode({
+      codeHash: digest(code),
+      sessionId: randomBytes(16).toString("base64url"),
+      identityUid: person.uid,
+      clientId: pending.clientId,
+      redirectUri: pending.redirectUri,
+      codeChallenge: pending.codeChallenge,
+      expireTime: now() + codeLifetimeMs,
+      now: now(),
+    });
+    log({ identity: person.uid, provider: pending.provider }, "person signed in");
+    return back({ code });
+  });
+
+  // The provider's default role, granted at its group to everyone who signs in through it.
+  async function grantDefaultRole(identityUid: string, idp: IdentityProviderRecord) {
+    try {
+      await store.createRoleBinding({
+        uid: newChildUid(idp.groupUid),
+        groupUid: idp.groupUid,
+        identityUid,
+        roleUid: idp.defaultRole,
+        now: now(),
+      });
+    } catch (err) {
+      // Bound already; or the role went away since: the sign-in itself stands.
+      if (!(err instanceof StoreError)) throw err;
+      if (err.kind !== "already_exists") {
+        log({ provider: idp.uid, reason: err.kind }, "default role not granted");
+      }
+    }
+  }
+
+  app.post(`${path}/oauth/token`, async (req, reply) => {
+    reply.header("cache-control", "no-store").header("pragma", "no-cache");
+    const form = formOf(req.body);
+    if (!form)
+      return tokenError(
+        reply,
+        "invalid_request",
+        "send a form (application/x-www-form-urlencoded), each parameter once",
+      );
+    const clientId = form.client_id ?? "";
+    if (!clients.known(clientId)) {
+      return tokenError(reply, "invalid_client", "unknown client_id", 401);
+    }
+    const next = {
+      refreshToken: `gatehouse_rt_${randomBytes(32).toString("base64url")}`,
+      expireTime: now() + refreshTtlMs,
+    };
+    const nextHash = { tokenHash: digest(next.refreshToken), expireTime: next.expireTime };
+    let outcome: Awaited<ReturnType<Store["rotateRefreshToken"]>>;
+    if (form.grant_type === "authorization_code") {
+      const { code, code_verifier: verifier, redirect_uri: redirectUri } = form;
+      if (!code || !verifier || !redirectUri) {
+        return tokenError(
+          reply,
+          "invalid_request",
+          "code, code_verifier and redirect_uri are required",
+        );
+      }
+      outcome = await store.redeemAuthorizationCode(
+        digest(code),
+        now(),
+        (issued) => {
+          if (issued.clientId !== clientId) return "the code was issued to another client";
+          if (issued.redirectUri !== redirectUri)
+            return "redirect_uri differs from the authorization request";
+          if (s256(verifier) !== issued.codeChallenge)
+            return "code_verifier does not match the code_challenge";
+          return undefined;
+        },
+        nextHash,
+      );
+    } else if (form.grant_type === "refresh_token") {
+      if (!form.refresh_token)
+        return tokenError(reply, "invalid_request", "refresh_token is required");
+      outcome = await store.rotateRefreshToken(
+        digest(form.refresh_token),
+        clientId,
+        now(),
+        nextHash,
+      );
+    } else {
+      return tokenError(
+        reply,
+        "unsupported_grant_type",
+        "grant_type must be authorization_code or refresh_token",
+      );
+    }
+    switch (outcome.kind) {
+      case "invalid":
+        log({ clientId, grant: form.grant_type, reason: "invalid" }, "token request refused");
+        return tokenError(
+          reply,
+          "invalid_grant",
+          `the ${grantNoun(form.grant_type)} is unknown, expired or revoked`,
+        );
+      case "replayed":
+        log({ clientId, grant: form.grant_type, reason: "replayed" }, "token request refused");
+        return tokenError(
+          reply,
+          "invalid_grant",
+          `the ${grantNoun(form.grant_type)} was already used: the session it belongs to is revoked`,
+        );
+      case "refused":
+        log({ clientId, grant: form.grant_type, reason: outcome.reason }, "token request refused");
+        return tokenError(reply, "invalid_grant", outcome.reason);
+    }
+    const identity = await store.getIdentity(outcome.identityUid);
+    const issued = await opts.tokens.issue(outcome.identityUid, config.baseUrl, {
+      sid: outcome.sessionId,
+      ...(identity && identity.email !== "" ? { email: identity.email } : {}),
+    });
+    return reply.type("application/json").send({
+      access_token: issued.token,
+      token_type: "Bearer",
+      expires_in: Math.max(0, Math.round((issued.expiry.getTime() - now()) / 1000)),
+      refresh_token: next.refreshToken,
+      refresh_token_expires_in: config.refreshTokenTtlSeconds,
+    });
+  });
+
+  app.post(`${path}/oauth/revoke`, async (req, reply) => {
+    reply.header("cache-control", "no-store");
+    const form = formOf(req.body);
+    if (!form?.token) return tokenError(reply, "invalid_request", "token is required");
+    // RFC 7009: a refresh token ends its session; an access token of a session does too. An
+    // unknown token is not an error: the answer is the same, and tells nothing.
+    if (!(await store.revokeSessionByRefreshToken(digest(form.token), now()))) {
+      try {
+        const { sid } = await opts.verifier.verify(form.token);
+        if (sid !== undefined) await store.revokeSession(sid, now());
+      } catch {
+        // not one of our tokens
+      }
+    }
+    return reply.code(200).send();
+  });
+};
+
+function digest(secret: string): string {
+  return createHash("sha256").update(secret).digest("base64url");
+}
+
+function s256(verifier: string): string {
+  return createHash("sha256").update(verifier).digest("base64url");
+}
+
+function grantNoun(grantType: string | undefined): string {
+  return grantType === "refresh_token" ? "refresh token" : "code";
+}
+
+/** Query parameters as single strings; undefined if any is repeated (RFC 6749 3.1). */
+function single(query: Record<string, unknown>): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (typeof v !== "string") return undefined;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** A posted form's parameters, each once; undefined if not a form or a parameter repeats. */
+function formOf(body: unknown): Record<string, string> | undefined {
+  if (!(body instanceof URLSearchParams)) return undefined;
+  const out: Record<string, string> = {};
+  for (const [k, v] of body) {
+    if (Object.hasOwn(out, k)) return undefined;
+    out[k] = v;
+  }
+  return out;
+}
+
+function tokenError(reply: FastifyReply, error: string, description: string, status = 400) {
+  if (status === 401) reply.header("www-authenticate", 'Basic realm="gatehouse"');
+  return reply
+    .code(status)
+    .type("application/json")
+    .send({ error, error_description: description });
+}
+
+function redirectWith(reply: FastifyReply, target: string, params: Record<string, string>) {
+  const url = new URL(target);
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  return reply.header("cache-control", "no-store").redirect(url.href, 302);
+}
+
+const htmlEscapes: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+
+/** A page for a person whose browser cannot be sent back to the client. */
+function errorPage(reply: FastifyReply, status: number, message: string) {
+  const text = message.replace(/[&<>"']/g, (c) => htmlEscapes[c] ?? c);
+  return reply
+    .code(status)
+    .header("content-security-policy", "default-src 'none'")
+    .header("cache-control", "no-store")
+    .type("text/html; charset=utf-8")
+    .send(
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign-in failed</title>` +
+        `<h1>Sign-in failed</h1><p>${text}</p></html>\n`,
+    );
+}

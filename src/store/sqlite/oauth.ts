@@ -1,0 +1,185 @@
+import type { Database } from "better-sqlite3";
+import type { GrantOutcome, PendingLogin } from "../oauth-store.js";
+import { StoreError } from "../store.js";
+import type { SyncOps } from "./sync-ops.js";
+
+/** The sign-in operations of the SQLite store. */
+export type OAuthOps = SyncOps<
+  | "putPendingLogin"
+  | "takePendingLogin"
+  | "createAuthorizationCode"
+  | "redeemAuthorizationCode"
+  | "rotateRefreshToken"
+  | "revokeSessionByRefreshToken"
+  | "revokeSession"
+  | "sessionActive"
+>;
+
+interface CodeRow {
+  session_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expire_time: number;
+  redeem_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+interface RefreshRow {
+  session_id: string;
+  expire_time: number;
+  use_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+/**
+ * Create the sign-in operations on an open, migrated database. Each check-then-write runs in
+ * one immediate transaction (SQLite's single writer), so two redemptions of one code, or two
+ * rotations of one refresh token, cannot both succeed, even from two processes.
+ */
+export function createOAuthOps(db: Database): OAuthOps {
+  const putLogin = db.prepare(
+    "INSERT INTO oauth_pending_logins (state_hash, login, expire_time) VALUES (?, ?, ?)",
+  );
+  const getLogin = db.prepare(
+    "SELECT login, expire_time FROM oauth_pending_logins WHERE state_hash = ?",
+  );
+  const deleteLogin = db.prepare("DELETE FROM oauth_pending_logins WHERE state_hash = ?");
+  const sweepLogins = db.prepare("DELETE FROM oauth_pending_logins WHERE expire_time <= ?");
+  const identityExists = db.prepare("SELECT 1 FROM identities WHERE uid = ?");
+  const insertSession = db.prepare(
+    "INSERT INTO oauth_sessions (id, identity_uid, client_id, create_time) VALUES (?, ?, ?, ?)",
+  );
+  const insertCode = db.prepare(
+    `INSERT INTO oauth_codes (code_hash, session_id, redirect_uri, code_challenge, expire_time)
+     VALUES (?, ?, ?, ?, ?)`,
+  );
+  const getCode = db.prepare(
+    `SELECT c.session_id, c.redirect_uri, c.code_challenge, c.expire_time, c.redeem_time,
+       s.identity_uid, s.client_id, s.revoke_time
+     FROM oauth_codes AS c JOIN oauth_sessions AS s ON s.id = c.session_id
+     WHERE c.code_hash = ?`,
+  );
+  const redeemCode = db.prepare("UPDATE oauth_codes SET redeem_time = ? WHERE code_hash = ?");
+  const insertRefresh = db.prepare(
+    "INSERT INTO oauth_refresh_tokens (token_hash, session_id, expire_time) VALUES (?, ?, ?)",
+  );
+  const getRefresh = db.prepare(
+    `SELECT t.session_id, t.expire_time, t.use_time, s.identity_uid, s.client_id, s.revoke_time
+     FROM oauth_refresh_tokens AS t JOIN oauth_sessions AS s ON s.id = t.session_id
+     WHERE t.token_hash = ?`,
+  );
+  const useRefresh = db.prepare(
+    "UPDATE oauth_refresh_tokens SET use_time = ? WHERE token_hash = ?",
+  );
+  const revoke = db.prepare(
+    "UPDATE oauth_sessions SET revoke_time = coalesce(revoke_time, ?) WHERE id = ?",
+  );
+  // A revoked session keeps its row (so its access tokens stay refused) but no refresh token.
+  const dropRefresh = db.prepare("DELETE FROM oauth_refresh_tokens WHERE session_id = ?");
+  const active = db.prepare("SELECT revoke_time FROM oauth_sessions WHERE id = ?");
+
+  const revokeNow = (sessionId: string, now: number) => {
+    revoke.run(now, sessionId);
+    dropRefresh.run(sessionId);
+  };
+
+  const countLogins = db.prepare("SELECT count(*) FROM oauth_pending_logins").pluck();
+  const put = db.transaction(
+    (stateHash: string, login: PendingLogin, now: number, max: number): boolean => {
+      sweepLogins.run(now);
+      if ((countLogins.get() as number) >= max) return false;
+      putLogin.run(stateHash, JSON.stringify(login), login.expireTime);
+      return true;
+    },
+  ).immediate;
+
+  const take = db.transaction((stateHash: string, now: number): PendingLogin | undefined => {
+    const row = getLogin.get(stateHash) as { login: string; expire_time: number } | undefined;
+    sweepLogins.run(now);
+    if (!row) return undefined;
+    deleteLogin.run(stateHash);
+    return row.expire_time > now ? (JSON.parse(row.login) as PendingLogin) : undefined;
+  }).immediate;
+
+  const redeem = db.transaction(
+    (...[codeHash, now, check, refresh]: Parameters<OAuthOps["redeemAuthorizationCode"]>) => {
+      const row = getCode.get(codeHash) as CodeRow | undefined;
+      if (!row || row.revoke_time !== null) return invalid;
+      if (row.redeem_time !== null) {
+        revokeNow(row.session_id, now);
+        return replayed;
+      }
+      if (row.expire_time <= now) return invalid;
+      const reason = check({
+        clientId: row.client_id,
+        redirectUri: row.redirect_uri,
+        codeChallenge: row.code_challenge,
+      });
+      if (reason !== undefined) return { kind: "refused", reason } as const;
+      redeemCode.run(now, codeHash);
+      insertRefresh.run(refresh.tokenHash, row.session_id, refresh.expireTime);
+      return granted(row);
+    },
+  ).immediate;
+
+  const rotate = db.transaction(
+    (...[tokenHash, clientId, now, next]: Parameters<OAuthOps["rotateRefreshToken"]>) => {
+      const row = getRefresh.get(tokenHash) as RefreshRow | undefined;
+      if (!row || row.revoke_time !== null || row.client_id !== clientId) return invalid;
+      if (row.use_time !== null) {
+        revokeNow(row.session_id, now);
+        return replayed;
+      }
+      if (row.expire_time <= now) return invalid;
+      useRefresh.run(now, tokenHash);
+      insertRefresh.run(next.tokenHash, row.session_id, next.expireTime);
+      return granted(row);
+    },
+  ).immediate;
+
+  const revokeByRefresh = db.transaction((tokenHash: string, now: number): boolean => {
+    const row = getRefresh.get(tokenHash) as RefreshRow | undefined;
+    if (!row) return false;
+    revokeNow(row.session_id, now);
+    return true;
+  }).immediate;
+
+  const revokeById = db.transaction((sessionId: string, now: number): boolean => {
+    if (active.get(sessionId) === undefined) return false;
+    revokeNow(sessionId, now);
+    return true;
+  }).immediate;
+
+  const createCode = db.transaction((...[c]: Parameters<OAuthOps["createAuthorizationCode"]>) => {
+    if (identityExists.get(c.identityUid) === undefined) {
+      throw new StoreError("not_found", `identity ${c.identityUid} not found`);
+    }
+    insertSession.run(c.sessionId, c.identityUid, c.clientId, c.now);
+    insertCode.run(c.codeHash, c.sessionId, c.redirectUri, c.codeChallenge, c.expireTime);
+  }).immediate;
+
+  return {
+    putPendingLogin: put,
+    takePendingLogin: take,
+    createAuthorizationCode: createCode,
+    redeemAuthorizationCode: redeem,
+    rotateRefreshToken: rotate,
+    revokeSessionByRefreshToken: revokeByRefresh,
+    revokeSession: revokeById,
+    sessionActive: (sessionId) => {
+      const row = active.get(sessionId) as { revoke_time: number | null } | undefined;
+      return row !== undefined && row.revoke_time === null;
+    },
+  };
+}
+
+const invalid: GrantOutcome = { kind: "invalid" };
+const replayed: GrantOutcome = { kind: "replayed" };
+
+function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
+  return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
+}

@@ -1,0 +1,377 @@
+import { createHash, randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { personUid } from "../../src/auth/login/person.js";
+import { restCall } from "../helpers/rest-client.js";
+import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
+import { freePort, startTestServer, type TestServer } from "../helpers/test-server.js";
+
+// People's sign-in, end to end: Gatehouse's /oauth endpoints in front of a real OpenID
+// Provider (oidc-provider), driven as the CLI's and a browser's HTTP requests would.
+
+const cliRedirect = "http://127.0.0.1:53682/callback";
+
+interface Pkce {
+  verifier: string;
+  challenge: string;
+}
+
+function pkce(): Pkce {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+interface TokenAnswer {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: the JSON the tests read
+  json: any;
+}
+
+let gh: TestServer;
+let idp: TestIdp;
+
+async function token(form: Record<string, string>): Promise<TokenAnswer> {
+  const res = await fetch(`${gh.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(form),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+function authorizeUrl(p: Pkce, extra: Record<string, string> = {}, server = gh): string {
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: "gatehouse-cli",
+    redirect_uri: cliRedirect,
+    code_challenge: p.challenge,
+    code_challenge_method: "S256",
+    state: "client-state-1",
+    ...extra,
+  });
+  return `${server.url}/oauth/authorize?${q}`;
+}
+
+/** Sign in as `account` and return where the browser is sent back to. */
+async function signIn(account: string, p = pkce(), extra: Record<string, string> = {}) {
+  return signInAtIdp(authorizeUrl(p, extra), account, cliRedirect);
+}
+
+async function codeFor(account: string, p: Pkce, extra: Record<string, string> = {}) {
+  const back = await signIn(account, p, extra);
+  expect(back.searchParams.get("error")).toBeNull();
+  expect(back.searchParams.get("state")).toBe("client-state-1");
+  const code = back.searchParams.get("code");
+  expect(code).toBeTruthy();
+  return code as string;
+}
+
+async function login(account: string) {
+  const p = pkce();
+  const code = await codeFor(account, p);
+  const answer = await token({
+    grant_type: "authorization_code",
+    code,
+    code_verifier: p.verifier,
+    redirect_uri: cliRedirect,
+    client_id: "gatehouse-cli",
+  });
+  expect(answer.status).toBe(200);
+  return answer.json as { access_token: string; refresh_token: string; expires_in: number };
+}
+
+const caller = (accessToken: string) =>
+  restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
+    authorization: `Bearer ${accessToken}`,
+  });
+
+beforeAll(async () => {
+  const port = await freePort();
+  idp = await startTestIdp({
+    redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+    people: {
+      alice: { name: "Alice Example", email: "alice@example.com", email_verified: true },
+      bob: { name: "Bob", email: "bob@example.com", email_verified: false },
+    },
+  });
+  gh = await startTestServer(
+    {
+      GATEHOUSE_LOGIN_ISSUER: idp.issuer,
+      GATEHOUSE_LOGIN_CLIENT_ID: idp.clientId,
+      GATEHOUSE_LOGIN_CLIENT_SECRET: idp.clientSecret,
+      GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+    },
+    { port },
+  );
+});
+
+afterAll(async () => {
+  await gh?.close();
+  await idp?.close();
+});
+
+describe("discovery", () => {
+  it("advertises the OAuth endpoints and the fields OIDC Discovery requires", async () => {
+    const doc = await (await fetch(`${gh.url}/.well-known/openid-configuration`)).json();
+    expect(doc).toMatchObject({
+      issuer: gh.url,
+      authorization_endpoint: `${gh.url}/oauth/authorize`,
+      token_endpoint: `${gh.url}/oauth/token`,
+      revocation_endpoint: `${gh.url}/oauth/revoke`,
+      jwks_uri: `${gh.url}/.well-known/jwks.json`,
+      sts_endpoint: `${gh.url}/sts/exchange`,
+      response_types_supported: ["code"],
+      subject_types_supported: ["public"],
+      id_token_signing_alg_values_supported: ["ES256"],
+      code_challenge_methods_supported: ["S256"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+    });
+  });
+});
+
+describe("the authorization code flow", () => {
+  it("signs a person in: an API token for their identity and a refresh token", async () => {
+    const tokens = await login("alice");
+    expect(tokens.expires_in).toBeGreaterThan(3500);
+    expect(tokens.refresh_token).toMatch(/^gatehouse_rt_/);
+    const me = await caller(tokens.access_token);
+    expect(me.status).toBe(200);
+    expect(me.json.identity.uid).toBe(personUid(idp.issuer, "alice"));
+    expect(me.json.identity.name).toBe("Alice Example");
+    expect(me.json.identity.email).toBe("alice@example.com");
+  });
+
+  it("keeps an email only when the provider verified it", async () => {
+    const tokens = await login("bob");
+    const me = await caller(tokens.access_token);
+    expect(me.json.identity.uid).toBe(personUid(idp.issuer, "bob"));
+    expect(me.json.identity.email ?? "").toBe("");
+  });
+
+  it("rotates the refresh token on every use; reusing an old one revokes the chain", async () => {
+    const first = await login("alice");
+    const second = await token({
+      grant_type: "refresh_token",
+      refresh_token: first.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(second.status).toBe(200);
+    expect(second.json.refresh_token).not.toBe(first.refresh_token);
+    expect((await caller(second.json.access_token)).status).toBe(200);
+
+    const reuse = await token({
+      grant_type: "refresh_token",
+      refresh_token: first.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(reuse).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+    expect(reuse.json.error_description).toMatch(/already used/);
+    // The newest refresh token and every access token of the session are revoked with it.
+    const after = await token({
+      grant_type: "refresh_token",
+      refresh_token: second.json.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(after).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+    const refused = await caller(second.json.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.json.details[0].reason).toBe("SESSION_REVOKED");
+  });
+
+  it("refuses a replayed code and revokes what it issued", async () => {
+    const p = pkce();
+    const code = await codeFor("alice", p);
+    const form = {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: p.verifier,
+      redirect_uri: cliRedirect,
+      client_id: "gatehouse-cli",
+    };
+    const first = await token(form);
+    expect(first.status).toBe(200);
+    const replay = await token(form);
+    expect(replay).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+    expect(replay.json.access_token).toBeUndefined();
+    expect((await caller(first.json.access_token)).status).toBe(401);
+    const refresh = await token({
+      grant_type: "refresh_token",
+      refresh_token: first.json.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(refresh.json.error).toBe("invalid_grant");
+  });
+
+  it("refuses a wrong PKCE verifier, another redirect_uri or another client", async () => {
+    const p = pkce();
+    const code = await codeFor("alice", p);
+    const base = { grant_type: "authorization_code", code, redirect_uri: cliRedirect };
+    for (const [form, why] of [
+      [{ ...base, code_verifier: pkce().verifier, client_id: "gatehouse-cli" }, /code_verifier/],
+      [
+        {
+          ...base,
+          code_verifier: p.verifier,
+          client_id: "gatehouse-cli",
+          redirect_uri: "http://127.0.0.1:1/other",
+        },
+        /redirect_uri/,
+      ],
+      [{ ...base, code_verifier: p.verifier, client_id: "gatehouse-console" }, /another client/],
+    ] as const) {
+      const answer = await token(form);
+      expect(answer).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+      expect(answer.json.error_description).toMatch(why);
+      expect(answer.json.access_token).toBeUndefined();
+    }
+    const unknownClient = await token({ ...base, code_verifier: p.verifier, client_id: "x" });
+    expect(unknownClient).toMatchObject({ status: 401, json: { error: "invalid_client" } });
+  });
+
+  it("logout (revocation) ends the session: its tokens stop working", async () => {
+    const tokens = await login("alice");
+    const res = await fetch(`${gh.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: tokens.refresh_token, client_id: "gatehouse-cli" }),
+    });
+    expect(res.status).toBe(200);
+    expect((await caller(tokens.access_token)).status).toBe(401);
+    const refresh = await token({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(refresh.json.error).toBe("invalid_grant");
+  });
+
+  it("refuses a refresh once the identity is deleted", async () => {
+    const tokens = await login("alice");
+    await gh.store.deleteIdentity(personUid(idp.issuer, "alice"));
+    const refresh = await token({
+      grant_type: "refresh_token",
+      refresh_token: tokens.refresh_token,
+      client_id: "gatehouse-cli",
+    });
+    expect(refresh).toMatchObject({ status: 400, json: { error: "invalid_grant" } });
+    expect((await caller(tokens.access_token)).status).toBe(401);
+  });
+});
+
+describe("refusals before any redirect", () => {
+  it.each([
+    ["a non-loopback host", "gatehouse-cli", "http://evil.example/callback"],
+    ["localhost (may resolve anywhere)", "gatehouse-cli", "http://localhost:5000/callback"],
+    ["https on loopback", "gatehouse-cli", "https://127.0.0.1:5000/callback"],
+    ["a foreign console origin", "gatehouse-console", "https://evil.example/console/"],
+    ["an unknown client", "someone-else", cliRedirect],
+  ])("%s: an error page, no Location", async (_name, clientId, redirectUri) => {
+    const res = await fetch(
+      `${authorizeUrl(pkce())}&${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri })}`.replace(
+        /client_id=gatehouse-cli&redirect_uri=[^&]+&/,
+        "",
+      ),
+      { redirect: "manual" },
+    );
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(/Sign-in failed/);
+  });
+
+  it("refuses to start without PKCE S256, back at the client", async () => {
+    const res = await fetch(authorizeUrl(pkce(), { code_challenge_method: "plain" }), {
+      redirect: "manual",
+    });
+    expect(res.status).toBe(302);
+    const back = new URL(res.headers.get("location") as string);
+    expect(back.origin + back.pathname).toBe(cliRedirect);
+    expect(back.searchParams.get("error")).toBe("invalid_request");
+    expect(back.searchParams.get("state")).toBe("client-state-1");
+  });
+
+  it("a callback with an unknown state is refused with a page", async () => {
+    const res = await fetch(`${gh.url}/oauth/callback?state=forged&code=abc`, {
+      redirect: "manual",
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+  });
+});
+
+type Claims = Record<string, unknown>;
+
+describe("refused answers of the identity provider", () => {
+  async function upstreamUrl(): Promise<URL> {
+    const res = await fetch(authorizeUrl(pkce()), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    return new URL(res.headers.get("location") as string);
+  }
+
+  it("an error response from the provider goes back to the client as access_denied", async () => {
+    const up = await upstreamUrl();
+    const state = up.searchParams.get("state") as string;
+    const res = await fetch(
+      `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state, iss: idp.issuer })}`,
+      { redirect: "manual" },
+    );
+    const back = new URL(res.headers.get("location") as string);
+    expect(back.searchParams.get("error")).toBe("access_denied");
+    expect(back.searchParams.get("code")).toBeNull();
+    // The state was used up: the same answer cannot be replayed.
+    const again = await fetch(
+      `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state })}`,
+      { redirect: "manual" },
+    );
+    expect(again.status).toBe(400);
+  });
+
+  it.each([
+    ["a wrong nonce", /"nonce"/, (c: Claims) => ({ ...c, nonce: "not-the-one-sent" })],
+    ["an ID token for another client", /"aud"/, (c: Claims) => ({ ...c, aud: "other" })],
+    ["another issuer", /"iss"/, (c: Claims) => ({ ...c, iss: "http://127.0.0.1:1" })],
+    ["an expired ID token", /"exp"/, (c: Claims) => ({ ...c, exp: 1_000_000_000 })],
+  ])("%s: access_denied, nothing issued", async (_name, why, change) => {
+    idp.tamperIdToken(change);
+    try {
+      const back = await signIn("alice");
+      expect(back.searchParams.get("error")).toBe("access_denied");
+      expect(back.searchParams.get("error_description")).toMatch(why);
+      expect(back.searchParams.get("code")).toBeNull();
+    } finally {
+      idp.tamperIdToken(undefined);
+    }
+  });
+});
+
+describe("a login provider that requires a verified email", () => {
+  it("refuses a person whose email is not verified", async () => {
+    const port = await freePort();
+    const strict = await startTestIdp({
+      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+      people: {
+        bob: { email: "bob@example.com", email_verified: false },
+        carol: { email: "carol@example.com", email_verified: true },
+      },
+    });
+    const server = await startTestServer(
+      {
+        GATEHOUSE_LOGIN_ISSUER: strict.issuer,
+        GATEHOUSE_LOGIN_CLIENT_ID: strict.clientId,
+        GATEHOUSE_LOGIN_CLIENT_SECRET: strict.clientSecret,
+        GATEHOUSE_LOGIN_REQUIRE_VERIFIED_EMAIL: "true",
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      },
+      { port },
+    );
+    try {
+      const bob = await signInAtIdp(authorizeUrl(pkce(), {}, server), "bob", cliRedirect);
+      expect(bob.searchParams.get("error")).toBe("access_denied");
+      expect(bob.searchParams.get("error_description")).toMatch(/verified email/);
+      const carol = await signInAtIdp(authorizeUrl(pkce(), {}, server), "carol", cliRedirect);
+      expect(carol.searchParams.get("code")).toBeTruthy();
+      expect(await server.store.getIdentity(personUid(strict.issuer, "bob"))).toBeUndefined();
+    } finally {
+      await server.close();
+      await strict.close();
+    }
+  });
+});
