@@ -1,0 +1,52 @@
+import { decodeJwt } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { personUid } from "../../src/auth/login/person.js";
+import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
+import { type ExchangeResult, stsClients } from "../helpers/sts-clients.js";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+// The login provider's own ID tokens (aud: Gatehouse's client ID there) are exchanged directly
+// at /sts/exchange without an identity, as a trusted user issuer's are.
+
+let ts: TestServer;
+let provider: OidcIssuer;
+let exchange: (token: string) => Promise<ExchangeResult>;
+
+beforeAll(async () => {
+  provider = await startOidcIssuer({ alg: "ES256" });
+  ts = await startTestServer({
+    GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+    GATEHOUSE_LOGIN_ISSUER: provider.url,
+    GATEHOUSE_LOGIN_CLIENT_ID: "gatehouse-at-provider",
+    GATEHOUSE_LOGIN_REQUIRE_VERIFIED_EMAIL: "true",
+  });
+  const rest = stsClients(ts.url)["REST GET"]!;
+  exchange = (token) => rest(token, { aud: ts.config.baseUrl });
+});
+afterAll(async () => {
+  await ts?.close();
+  await provider?.stop();
+});
+
+describe("direct exchange of a login provider's ID token", () => {
+  const verified = { email: "dana@example.com", email_verified: true };
+
+  it("accepts an ID token whose aud is Gatehouse's client ID at the provider", async () => {
+    const r = await exchange(
+      await provider.issue({ sub: "dana", aud: "gatehouse-at-provider", ...verified }),
+    );
+    if (!r.ok) throw new Error(`refused: ${r.message}`);
+    expect(decodeJwt(r.token).sub).toBe(personUid(provider.url, "dana"));
+  });
+
+  it.each([
+    ["another client's ID token", { sub: "dana", aud: "someone-else", ...verified }],
+    ["the base URL as aud (the provider is not a trusted user issuer)", { sub: "dana", aud: "" }],
+    ["no verified email, where one is required", { sub: "erin", aud: "gatehouse-at-provider" }],
+  ])("refuses %s", async (_name, claims) => {
+    const aud = claims.aud === "" ? ts.config.baseUrl : claims.aud;
+    const r = await exchange(await provider.issue({ ...claims, aud }));
+    expect(r.ok).toBe(false);
+    expect(await ts.store.getIdentity(personUid(provider.url, "erin"))).toBeUndefined();
+  });
+});
