@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, settingsHelp } from "../config.js";
+import { authCommand, authUsage } from "./auth/auth-cli.js";
 import { bootstrap, bootstrapOptions } from "./bootstrap.js";
 import { CliError, type CliIo, processIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
@@ -11,6 +12,11 @@ import { token, tokenOptions } from "./token.js";
 const usage = `Usage: gatehouse <command> [options]
 
 Commands:
+  auth login|token|status|logout
+                                sign in to a Gatehouse server (browser or workload token) and
+                                print API tokens; see gatehouse help auth
+
+Operator commands (work on the database file):
   serve                         serve the API (gRPC, gRPC-Web, Connect and REST on one port)
   bootstrap --org <name>        create an organization and an owner identity in the database;
                                 print {orgUid, identityUid, token, expiry} as JSON
@@ -22,10 +28,12 @@ ${importUsage}
 
 Every command reads the server's settings (each also from its environment variable), so it
 works on the same database (GATEHOUSE_DB, --db) and signs for the same auth and base URLs.
-Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or database.
+Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or database,
+3 not logged in.
 `;
 
-const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
+const commandHelp: Record<string, { synopsis: string; own: OwnOptions; settings?: false }> = {
+  auth: { synopsis: authUsage, own: {}, settings: false },
   serve: { synopsis: "gatehouse serve [options]", own: {} },
   bootstrap: {
     synopsis:
@@ -55,6 +63,7 @@ const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
 };
 
 const commands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
+  auth: authCommand,
   serve: (argv) => serve(argv),
   bootstrap,
   token,
@@ -90,6 +99,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   if (rest.includes("--help") || rest.includes("-h")) {
     const own = ownOptionsHelp(help.own);
+    if (help.settings === false) {
+      io.out(`Usage: ${help.synopsis}\n`);
+      return 0;
+    }
     io.out(
       `Usage: ${help.synopsis}\n\n${own === "" ? "" : `Options:\n${own}\n\n`}Settings (flag, environment variable):\n${settingsHelp()}\n`,
     );

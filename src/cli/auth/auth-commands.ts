@@ -1,4 +1,12 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { CliError, type CliIo } from "../cli-io.js";
+import { browserLogin } from "./browser-login.js";
+import { forgetLogin, loadLogin, type StoredLogin, saveLogin } from "./credentials.js";
+import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
 
 /** Options every `gatehouse auth` command takes: the API it talks to. */
 export interface AuthOptions {
@@ -21,32 +29,224 @@ export interface LoginOptions extends AuthOptions {
 /** Exit code for "not logged in". */
 export const notLoggedIn = 3;
 
+/** A token this close to its expiry is refreshed first. */
+const refreshMarginMs = 60_000;
+
 /** `gatehouse auth login`: sign in and store the tokens. */
-export async function authLogin(_opts: LoginOptions, _io: CliIo): Promise<number> {
-  throw new CliError("auth login is not built yet", 2);
+export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> {
+  const api = normalizeApi(opts.api);
+  if ((opts.identity === undefined) !== (opts.identityToken === undefined)) {
+    throw new CliError("--identity and --identity-token go together");
+  }
+  if (opts.identity !== undefined && opts.identityProvider !== undefined) {
+    throw new CliError("--identity-provider is for people; --identity logs a workload in");
+  }
+  const discovery = await discover(api);
+  let login: StoredLogin;
+  if (opts.identity !== undefined && opts.identityToken !== undefined) {
+    login = await workloadExchange(api, discovery, opts.identity, resolve(opts.identityToken));
+  } else {
+    const tokens = await browserLogin({
+      discovery,
+      ...(opts.identityProvider === undefined ? {} : { identityProvider: opts.identityProvider }),
+      browser: opts.browser,
+      io,
+    });
+    login = {
+      kind: "person",
+      identity: "",
+      accessToken: tokens.accessToken,
+      expiry: tokens.expiry.toISOString(),
+      refreshToken: tokens.refreshToken,
+      tokenEndpoint: discovery.tokenEndpoint,
+      ...(discovery.revocationEndpoint ? { revocationEndpoint: discovery.revocationEndpoint } : {}),
+    };
+  }
+  const caller = await getCaller(api, login.accessToken);
+  login.identity = caller.identity?.uid ?? login.identity;
+  saveLogin(io.env, api, login);
+  io.out(`Logged in to ${api} as ${describeIdentity(caller.identity)}\n`);
+  return 0;
 }
 
 /** `gatehouse auth token`: print a valid API token, refreshing it when needed. */
-export async function authToken(_opts: AuthOptions, _io: CliIo): Promise<number> {
-  throw new CliError("auth token is not built yet", 2);
+export async function authToken(opts: AuthOptions, io: CliIo): Promise<number> {
+  io.out(`${await apiToken(opts.api, io)}\n`);
+  return 0;
 }
 
-/** `gatehouse auth status`: who is logged in. */
-export async function authStatus(_opts: AuthOptions, _io: CliIo): Promise<number> {
-  throw new CliError("auth status is not built yet", 2);
+/** `gatehouse auth status`: who is logged in, and where they hold roles. */
+export async function authStatus(opts: AuthOptions, io: CliIo): Promise<number> {
+  const api = normalizeApi(opts.api);
+  const token = await apiToken(api, io);
+  const caller = await getCaller(api, token);
+  const stored = io.env.GATEHOUSE_TOKEN ? undefined : loadLogin(io.env, api);
+  io.out(`Logged in to ${api} as ${describeIdentity(caller.identity)}\n`);
+  if (stored) {
+    io.out(`  token from: ${stored.kind === "person" ? "browser sign-in" : "workload exchange"}`);
+    io.out(`, expires ${stored.expiry}\n`);
+  } else {
+    io.out("  token from: GATEHOUSE_TOKEN\n");
+  }
+  if (caller.roleBindings.length === 0) io.out("  no role bindings\n");
+  for (const b of caller.roleBindings) {
+    io.out(`  ${b.role?.name ?? b.roleUid} at ${b.group?.name ?? "?"} (${b.group?.uid ?? "?"})\n`);
+  }
+  return 0;
 }
 
 /** `gatehouse auth logout`: revoke the refresh token and forget the stored tokens. */
-export async function authLogout(_opts: AuthOptions, _io: CliIo): Promise<number> {
-  throw new CliError("auth logout is not built yet", 2);
+export async function authLogout(opts: AuthOptions, io: CliIo): Promise<number> {
+  const api = normalizeApi(opts.api);
+  const stored = loadLogin(io.env, api);
+  if (!stored) {
+    io.out(`Not logged in to ${api}\n`);
+    return 0;
+  }
+  if (stored.refreshToken && stored.revocationEndpoint) {
+    try {
+      await tokenRequest(stored.revocationEndpoint, {
+        token: stored.refreshToken,
+        client_id: "gatehouse-cli",
+      });
+    } catch (err) {
+      // The local copy goes anyway; say the server could not be told.
+      io.err(`gatehouse auth logout: could not revoke the session: ${(err as Error).message}\n`);
+    }
+  }
+  forgetLogin(io.env, api);
+  io.out(`Logged out of ${api}\n`);
+  return 0;
 }
 
 /**
  * A valid API token for `api`: GATEHOUSE_TOKEN from the environment when set, else the stored
- * one, refreshed when it has expired. Throws a CliError with exit code 3 when not logged in.
+ * one, refreshed when it has expired (or is about to). Throws a CliError with exit code 3 when
+ * not logged in or when the session has ended.
  */
-export async function apiToken(_api: string, io: CliIo): Promise<string> {
+export async function apiToken(api: string, io: CliIo): Promise<string> {
   const fromEnv = io.env.GATEHOUSE_TOKEN;
   if (fromEnv) return fromEnv;
-  throw new CliError("not logged in: run gatehouse auth login", 3);
+  const key = normalizeApi(api);
+  const stored = loadLogin(io.env, key);
+  if (!stored) throw new CliError(`not logged in to ${key}: run gatehouse auth login`, 3);
+  if (Date.parse(stored.expiry) - Date.now() > refreshMarginMs) return stored.accessToken;
+  const renewed = await renew(key, stored, io);
+  saveLogin(io.env, key, renewed);
+  return renewed.accessToken;
+}
+
+async function renew(api: string, stored: StoredLogin, io: CliIo): Promise<StoredLogin> {
+  if (stored.kind === "workload" && stored.identityTokenFile && stored.stsEndpoint) {
+    return workloadExchange(
+      api,
+      { stsEndpoint: stored.stsEndpoint } as Discovery,
+      stored.identity,
+      stored.identityTokenFile,
+    );
+  }
+  if (!stored.refreshToken || !stored.tokenEndpoint) {
+    throw new CliError(`the token for ${api} has expired: run gatehouse auth login`, 3);
+  }
+  try {
+    const tokens = await tokenRequest(stored.tokenEndpoint, {
+      grant_type: "refresh_token",
+      refresh_token: stored.refreshToken,
+      client_id: "gatehouse-cli",
+    });
+    return {
+      ...stored,
+      accessToken: tokens.accessToken,
+      expiry: tokens.expiry.toISOString(),
+      refreshToken: tokens.refreshToken,
+    };
+  } catch (err) {
+    if (err instanceof TokenEndpointError && err.error === "invalid_grant") {
+      // The session is over (logged out elsewhere, revoked, expired): nothing stored is useful.
+      forgetLogin(io.env, api);
+      throw new CliError(
+        `the session for ${api} has ended (${err.description}): run gatehouse auth login`,
+        3,
+      );
+    }
+    throw err;
+  }
+}
+
+/** The seed's workload flow: the OIDC token in `file` exchanged for a Gatehouse token. */
+async function workloadExchange(
+  api: string,
+  discovery: Pick<Discovery, "stsEndpoint">,
+  identity: string,
+  file: string,
+): Promise<StoredLogin> {
+  let oidcToken: string;
+  try {
+    oidcToken = readFileSync(file, "utf8").trim();
+  } catch (err) {
+    throw new CliError(`--identity-token: cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (oidcToken === "") throw new CliError(`--identity-token: ${file} is empty`);
+  const url = new URL(discovery.stsEndpoint);
+  url.searchParams.set("aud", api);
+  url.searchParams.set("identity", identity);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${oidcToken}` } });
+  } catch (err) {
+    throw new CliError(`cannot reach ${url.origin}: ${(err as Error).message}`, 1);
+  }
+  const body = (await res.json().catch(() => ({}))) as {
+    token?: string;
+    expiry?: string;
+    message?: string;
+  };
+  if (!res.ok || !body.token || !body.expiry) {
+    throw new CliError(`the exchange was refused: ${body.message ?? `HTTP ${res.status}`}`, 1);
+  }
+  return {
+    kind: "workload",
+    identity,
+    accessToken: body.token,
+    expiry: new Date(body.expiry).toISOString(),
+    identityTokenFile: file,
+    stsEndpoint: discovery.stsEndpoint,
+  };
+}
+
+async function getCaller(api: string, token: string) {
+  const client = createClient(
+    CallerService,
+    createConnectTransport({ baseUrl: api, httpVersion: "1.1" }),
+  );
+  try {
+    return await client.getCaller({}, { headers: { authorization: `Bearer ${token}` } });
+  } catch (err) {
+    if (err instanceof ConnectError) {
+      throw new CliError(`${api} refused the token: ${err.rawMessage}`, 1);
+    }
+    throw new CliError(`cannot reach ${api}: ${(err as Error).message}`, 1);
+  }
+}
+
+function describeIdentity(
+  identity: { uid: string; name: string; email: string } | undefined,
+): string {
+  if (!identity) return "an unknown identity";
+  const email = identity.email === "" ? "" : ` <${identity.email}>`;
+  return `${identity.name}${email} (${identity.uid})`;
+}
+
+/** The API URL as the key of the stored login and the audience: no trailing slash. */
+export function normalizeApi(api: string): string {
+  let u: URL;
+  try {
+    u = new URL(api);
+  } catch {
+    throw new CliError(`--api: not a URL: ${JSON.stringify(api)}`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new CliError("--api: must be an http or https URL");
+  }
+  return u.href.replace(/\/$/, "");
 }

@@ -1,0 +1,109 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import open from "open";
+import { CliError, type CliIo } from "../cli-io.js";
+import { type Discovery, TokenEndpointError, type TokenSet, tokenRequest } from "./oauth-client.js";
+
+/** How long the CLI waits for the person to finish signing in. */
+const loginTimeoutMs = 5 * 60_000;
+
+/**
+ * Sign a person in with the authorization code flow and PKCE (RFC 8252 for native apps): a
+ * one-shot listener on 127.0.0.1 receives the redirect, the browser does the rest. The URL is
+ * always printed, so that a person whose browser did not open can paste it into one on this
+ * machine (the redirect comes back to 127.0.0.1).
+ */
+export async function browserLogin(opts: {
+  discovery: Discovery;
+  identityProvider?: string;
+  browser: boolean;
+  io: CliIo;
+}): Promise<TokenSet> {
+  const { discovery, io } = opts;
+  const verifier = randomBytes(32).toString("base64url");
+  const state = randomBytes(16).toString("base64url");
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", resolve);
+  });
+  const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  try {
+    const url = new URL(discovery.authorizationEndpoint);
+    url.search = new URLSearchParams({
+      response_type: "code",
+      client_id: "gatehouse-cli",
+      redirect_uri: redirectUri,
+      code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+      code_challenge_method: "S256",
+      state,
+      ...(opts.identityProvider ? { identity_provider: opts.identityProvider } : {}),
+    }).toString();
+    const answer = waitForRedirect(server, state);
+    io.err(`Open this URL in a browser to sign in:\n\n  ${url.href}\n\n`);
+    if (opts.browser) {
+      await open(url.href).catch(() => {
+        io.err("(could not open a browser; open the URL above yourself)\n");
+      });
+    }
+    const code = await answer;
+    try {
+      return await tokenRequest(discovery.tokenEndpoint, {
+        grant_type: "authorization_code",
+        code,
+        code_verifier: verifier,
+        redirect_uri: redirectUri,
+        client_id: "gatehouse-cli",
+      });
+    } catch (err) {
+      if (err instanceof TokenEndpointError) {
+        throw new CliError(`sign-in refused: ${err.description || err.error}`, 1);
+      }
+      throw err;
+    }
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+/** The code of the first redirect to /callback whose state matches; refusals reject. */
+function waitForRedirect(server: ReturnType<typeof createServer>, state: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new CliError("sign-in timed out after 5 minutes", 1)),
+      loginTimeoutMs,
+    );
+    server.on("request", (req, res) => {
+      const url = new URL(req.url ?? "/", "http://127.0.0.1");
+      if (url.pathname !== "/callback") {
+        res.writeHead(404).end();
+        return;
+      }
+      const page = (status: number, text: string) =>
+        res
+          .writeHead(status, {
+            "content-type": "text/plain; charset=utf-8",
+            "cache-control": "no-store",
+          })
+          .end(`${text}\n`);
+      // Another tab or a stray request: not ours, and not a reason to give up.
+      if (url.searchParams.get("state") !== state) {
+        page(400, "This sign-in answer does not belong to the waiting gatehouse command.");
+        return;
+      }
+      clearTimeout(timer);
+      const error = url.searchParams.get("error");
+      const code = url.searchParams.get("code");
+      if (error !== null || code === null) {
+        const why = url.searchParams.get("error_description") ?? error ?? "no code";
+        page(400, `Sign-in failed: ${why}. You can close this tab.`);
+        reject(new CliError(`sign-in failed: ${why}`, 1));
+        return;
+      }
+      page(200, "Signed in to Gatehouse. You can close this tab and return to the terminal.");
+      resolve(code);
+    });
+  });
+}
