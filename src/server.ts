@@ -168,7 +168,11 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Ready when the database answers.
   const ready = () => store.ping().then(() => true);
   await app.register(healthRoutes, { check: ready });
-  await app.register(wellKnownRoutes, { authUrl: config.authUrl, keyRing });
+  await app.register(wellKnownRoutes, {
+    authUrl: config.authUrl,
+    keyRing,
+    loginName: config.loginIssuer === "" ? "" : config.loginName,
+  });
   // People's sign-in: Gatehouse as an OAuth server for its own clients, and as an OIDC client
   // of the login provider or an organization's identity provider.
   await app.register(oauthRoutes, {

@@ -6,6 +6,8 @@ export interface WellKnownOptions {
   /** The auth URL: `iss` of every token; the documents are served under its path. */
   authUrl: string;
   keyRing: Pick<KeyRing, "publicJwks">;
+  /** The server-wide login provider's name as people see it; "" when there is none. */
+  loginName?: string;
 }
 
 // Verifiers cache these; a rotated key is published at once and used for signing only after a
@@ -41,6 +43,9 @@ export const wellKnownRoutes: FastifyPluginAsync<WellKnownOptions> = async (app,
     subject_types_supported: ["public"],
     id_token_signing_alg_values_supported: ["ES256"],
     claims_supported: ["iss", "sub", "aud", "iat", "exp", "jti", "email", "sid"],
+    // For sign-in pages: what the plain "sign in" button leads to (absent: no server-wide
+    // login provider, only organizations' identity providers).
+    ...(opts.loginName ? { gatehouse_login_provider: { name: opts.loginName } } : {}),
   });
 
   app.get(`${path}/.well-known/openid-configuration`, async (_req, reply) =>

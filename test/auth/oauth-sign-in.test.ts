@@ -124,6 +124,7 @@ describe("discovery", () => {
       id_token_signing_alg_values_supported: ["ES256"],
       code_challenge_methods_supported: ["S256"],
       grant_types_supported: ["authorization_code", "refresh_token"],
+      gatehouse_login_provider: { name: new URL(idp.issuer).host },
     });
   });
 });
