@@ -4,6 +4,8 @@ export interface CliIo {
   err(text: string): void;
   /** The environment the GATEHOUSE_* settings come from. */
   env: NodeJS.ProcessEnv;
+  /** Whether stdout is a terminal: remote commands print tables there, JSON elsewhere. */
+  stdoutIsTty?: boolean;
 }
 
 /** The process's stdout, stderr and environment. */
@@ -11,6 +13,7 @@ export const processIo: CliIo = {
   out: (text) => void process.stdout.write(text),
   err: (text) => void process.stderr.write(text),
   env: process.env,
+  stdoutIsTty: process.stdout.isTTY === true,
 };
 
 /**

@@ -6,6 +6,7 @@ import { CliError, type CliIo, processIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
 import { importCommand, importUsage } from "./import.js";
 import { keys } from "./keys.js";
+import { remoteCommand, remoteGroups } from "./remote/resource-commands.js";
 import { serve } from "./serve.js";
 import { token, tokenOptions } from "./token.js";
 
@@ -15,6 +16,14 @@ Commands:
   auth login|token|status|logout
                                 sign in to a Gatehouse server (browser or workload token) and
                                 print API tokens; see gatehouse help auth
+  iam groups|identities|roles|role-bindings|identity-providers|account-associations|invites
+      list|get|create|update|delete [flags]   (invites also: redeem <code>)
+  registry repos|tags list|get|create|update|delete [flags]
+  advisories list|get|create|update|delete [flags]
+                                manage a remote server's resources over the Connect protocol
+                                (--api or GATEHOUSE_API; the token of gatehouse auth, or
+                                GATEHOUSE_TOKEN); --output table|json; gatehouse iam groups
+                                create --help lists a command's flags
 
 Operator commands (work on the database file):
   serve                         serve the API (gRPC, gRPC-Web, Connect and REST on one port)
@@ -86,11 +95,12 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   // `help <command>` is `<command> --help`.
   const [command, ...rest] =
-    first === "help" && after.length > 0 ? [after[0], "--help"] : [first, ...after];
+    first === "help" && after.length > 0 ? [...after, "--help"] : [first, ...after];
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
     io.out(usage);
     return 0;
   }
+  if (remoteGroups[command]) return guarded(command, () => remoteCommand(command, rest, io), io);
   const run = commands[command];
   const help = commandHelp[command];
   if (!run || !help) {
@@ -108,8 +118,13 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     );
     return 0;
   }
+  return guarded(command, () => run(rest, io), io);
+}
+
+/** Run a command; its refusals become their message on stderr and their exit code. */
+async function guarded(command: string, run: () => Promise<number>, io: CliIo): Promise<number> {
   try {
-    return await run(rest, io);
+    return await run();
   } catch (err) {
     if (err instanceof CliError) {
       io.err(`gatehouse ${command}: ${err.message}\n`);

@@ -109,6 +109,12 @@ describe("gatehouse auth, a person", () => {
       { authorization: `Bearer ${token.stdout.trim()}` },
     );
     expect(org.status).toBe(200);
+    // The resource commands use the stored login.
+    const groups = await runCli(["iam", "groups", "list", "--output", "json"], env);
+    expect(groups.code).toBe(0);
+    expect(JSON.parse(groups.stdout).groups.map((g: { uid: string }) => g.uid)).toEqual([
+      org.json.uid,
+    ]);
     const status = await runCli(["auth", "status"], env);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(`owner at alice-org (${org.json.uid})`);
@@ -123,6 +129,11 @@ describe("gatehouse auth, a person", () => {
       { mode: 0o600 },
     );
     const refreshed = await runCli(["auth", "token"], env);
+    const afterRefresh = await runCli(
+      ["iam", "groups", "get", org.json.uid, "--output", "json"],
+      env,
+    );
+    expect(afterRefresh.code).toBe(0);
     expect(refreshed.code).toBe(0);
     expect(refreshed.stdout.trim()).not.toBe(first.accessToken);
     const second = stored();

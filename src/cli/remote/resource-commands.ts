@@ -1,0 +1,452 @@
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  type JsonValue,
+  type Message,
+  toJson,
+} from "@bufbuild/protobuf";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
+import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { Command, CommanderError, Option } from "commander";
+import { AccountAssociationsService } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
+import { GroupInvitesService } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
+import { GroupsService } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { IdentitiesService } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import { IdentityProvidersService } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
+import { RoleBindingsService } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { ReposService } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { TagsService } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { AdvisoriesService } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import { builtinRoles } from "../../auth/capabilities.js";
+import { isUid, rootOf } from "../../uid.js";
+import { apiToken, normalizeApi } from "../auth/auth-commands.js";
+import { CliError, type CliIo } from "../cli-io.js";
+import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
+import { type FieldFlag, messageFlags, messageFromFlags } from "./message-flags.js";
+
+/** A resource the command line manages: its command name and its service. */
+interface Resource {
+  command: string;
+  service: DescService;
+  /** The resource message's name, as in `Create<noun>`. */
+  noun: string;
+  /** Its plural, as in `List<plural>`. */
+  plural: string;
+}
+
+/** The remote command groups and the resources of each. */
+export const remoteGroups: Record<string, { about: string; resources: Resource[] }> = {
+  iam: {
+    about: "groups, identities, roles, role bindings, identity providers, accounts, invites",
+    resources: [
+      { command: "groups", service: GroupsService, noun: "Group", plural: "Groups" },
+      { command: "identities", service: IdentitiesService, noun: "Identity", plural: "Identities" },
+      { command: "roles", service: RolesService, noun: "Role", plural: "Roles" },
+      {
+        command: "role-bindings",
+        service: RoleBindingsService,
+        noun: "RoleBinding",
+        plural: "RoleBindings",
+      },
+      {
+        command: "identity-providers",
+        service: IdentityProvidersService,
+        noun: "IdentityProvider",
+        plural: "IdentityProviders",
+      },
+      {
+        command: "account-associations",
+        service: AccountAssociationsService,
+        noun: "AccountAssociation",
+        plural: "AccountAssociations",
+      },
+      {
+        command: "invites",
+        service: GroupInvitesService,
+        noun: "GroupInvite",
+        plural: "GroupInvites",
+      },
+    ],
+  },
+  registry: {
+    about: "container repositories and their tags",
+    resources: [
+      { command: "repos", service: ReposService, noun: "Repo", plural: "Repos" },
+      { command: "tags", service: TagsService, noun: "Tag", plural: "Tags" },
+    ],
+  },
+  advisories: {
+    about: "vulnerability advisories",
+    resources: [
+      { command: "", service: AdvisoriesService, noun: "Advisory", plural: "Advisories" },
+    ],
+  },
+};
+
+// Fields that take a role uid, where a role name is accepted too.
+const roleFields = new Set(["role-uid", "default-role", "role"]);
+
+/** What every remote command needs at run time. */
+interface RunContext {
+  io: CliIo;
+  /** Set by the action: the process exit code. */
+  exit: number;
+}
+
+/** Run `gatehouse <group> ...` for a remote group; resolves to the exit code. */
+export async function remoteCommand(group: string, argv: string[], io: CliIo): Promise<number> {
+  const ctx: RunContext = { io, exit: 0 };
+  const program = remoteProgram(group, ctx).name(`gatehouse ${group}`);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return ctx.exit;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    throw err;
+  }
+}
+
+/** Build the commander program of one remote group (`iam`, `registry` or `advisories`). */
+export function remoteProgram(group: string, ctx: RunContext): Command {
+  const spec = remoteGroups[group];
+  if (!spec) throw new Error(`no remote group ${group}`);
+  const root = new Command(group)
+    .description(spec.about)
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => ctx.io.out(t), writeErr: (t) => ctx.io.err(t) });
+  for (const r of spec.resources) {
+    const parent = r.command === "" ? root : root.command(r.command).description(spaced(r.plural));
+    addVerbs(parent, r, ctx);
+  }
+  return root;
+}
+
+function methodOf(service: DescService, name: string): DescMethod | undefined {
+  return service.methods.find((m) => m.name === name);
+}
+
+function resourceField(req: DescMessage, noun: string) {
+  return req.fields.find((f) => f.fieldKind === "message" && f.message.name === noun);
+}
+
+function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = false): void {
+  for (const f of flags) {
+    const shape =
+      f.shape === "list" ? " (repeatable)" : f.shape === "map" ? " key=value (repeatable)" : "";
+    const required =
+      !f.required || skipRequired
+        ? ""
+        : f.flag.includes(".")
+          ? ` (required with --${f.flag.split(".")[0]}.*)`
+          : " (required)";
+    const opt = new Option(
+      `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
+      `${f.type}${shape}${required}`,
+    );
+    if (f.shape !== "single") {
+      opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
+    }
+    cmd.addOption(opt);
+  }
+}
+
+/** The values given for `flags`, by flag name. */
+function givenValues(cmd: Command, flags: readonly FieldFlag[]): Map<string, string | string[]> {
+  const out = new Map<string, string | string[]>();
+  for (const f of flags) {
+    const v = cmd.getOptionValue(new Option(`--${f.flag} <v>`).attributeName());
+    if (v !== undefined) out.set(f.flag, v as string | string[]);
+  }
+  return out;
+}
+
+function common(cmd: Command): Command {
+  return cmd
+    .addOption(new Option("-o, --output <format>", "table or json").choices(["table", "json"]))
+    .option(
+      "--api <url>",
+      "the Gatehouse server (env GATEHOUSE_API; default http://localhost:8080)",
+    );
+}
+
+function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
+  const list = methodOf(r.service, `List${r.plural}`);
+  const get = methodOf(r.service, `Get${r.noun}`);
+  const createM = methodOf(r.service, `Create${r.noun}`);
+  const update = methodOf(r.service, `Update${r.noun}`);
+  const del = methodOf(r.service, `Delete${r.noun}`);
+  const redeem = methodOf(r.service, `Redeem${r.noun}`);
+  const resourceDesc = get?.output;
+  if (!list || !get || !resourceDesc) throw new Error(`${r.service.typeName}: no List or Get`);
+
+  // list
+  const listFlags = messageFlags(list.input).filter((f) => f.flag !== "page-token");
+  const listCmd = common(parent.command("list").description(`list ${spaced(r.plural)}`));
+  addFlags(listCmd, listFlags);
+  listCmd
+    .option("--page-token <token>", "start from this page (the nextPageToken of the previous one)")
+    .option("--children-of <uid>", "one level below this group (uidp.children_of)")
+    .option("--descendants-of <uid>", "anywhere below this group (uidp.descendants_of)")
+    .option("--all", "follow nextPageToken to the last page");
+  listCmd.action(() =>
+    run(ctx, listCmd, async (call) => {
+      const opts = listCmd.opts();
+      const values = givenValues(listCmd, listFlags);
+      if (opts.childrenOf) values.set("uidp.children-of", opts.childrenOf);
+      if (opts.descendantsOf) values.set("uidp.descendants-of", opts.descendantsOf);
+      const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
+        | string
+        | undefined;
+      await resolveRoles(call, values, scope);
+      const itemsField = list.output.fields.find((f) => f.fieldKind === "list");
+      const items: Message[] = [];
+      let token: string | undefined = opts.pageToken;
+      let last: Message | undefined;
+      do {
+        const req = messageFromFlags(
+          list.input,
+          listFlags,
+          values,
+          token ? { pageToken: token } : {},
+        );
+        last = (await call.unary(list, req)) as Message;
+        items.push(
+          ...((last as Record<string, unknown>)[itemsField?.localName ?? ""] as Message[]),
+        );
+        token = (last as { nextPageToken?: string }).nextPageToken;
+      } while (opts.all && token);
+      if (call.format === "json") {
+        const out = { ...(last as Record<string, unknown>), [itemsField?.localName ?? ""]: items };
+        if (opts.all) delete out.nextPageToken;
+        printJson(ctx.io, list.output, out as never);
+      } else {
+        printTable(ctx.io, resourceDesc, items as never);
+        const total = (last as { totalCount?: bigint }).totalCount;
+        const next = opts.all ? undefined : token;
+        ctx.io.err(
+          `${items.length} of ${total ?? "?"}${next ? `; next page: --page-token ${next}` : ""}\n`,
+        );
+      }
+    }),
+  );
+
+  // get
+  const getCmd = common(
+    parent
+      .command("get")
+      .description(`get one ${spaced(r.noun)} by uid`)
+      .argument("<uid>"),
+  );
+  getCmd.action((uid: string) =>
+    run(ctx, getCmd, async (call) => {
+      const res = (await call.unary(get, create(get.input, { uid } as never))) as Message;
+      call.print(resourceDesc, res);
+    }),
+  );
+
+  // create
+  if (createM) {
+    const field = resourceField(createM.input, r.noun);
+    const outer = messageFlags(createM.input).filter(
+      (f) => !field || !f.protoPath.startsWith(`${field.name}.`),
+    );
+    const inner = field ? messageFlags(field.message as DescMessage) : [];
+    const createCmd = common(parent.command("create").description(`create ${article(r.noun)}`));
+    addFlags(createCmd, [...outer, ...inner]);
+    createCmd.action(() =>
+      run(ctx, createCmd, async (call) => {
+        const values = givenValues(createCmd, [...outer, ...inner]);
+        for (const f of [...outer, ...inner]) {
+          if (
+            f.required &&
+            f.shape === "single" &&
+            f.type === "text" &&
+            !values.has(f.flag) &&
+            !f.flag.includes(".")
+          ) {
+            throw new CliError(`--${f.flag} is required`);
+          }
+        }
+        await resolveRoles(call, values, values.get("parent") as string | undefined);
+        const resource = field ? jsonOf(field.message as DescMessage, inner, values) : {};
+        const req = messageFromFlags(
+          createM.input,
+          outer,
+          values,
+          field ? { [field.jsonName]: resource } : {},
+        );
+        call.print(resourceDesc, (await call.unary(createM, req)) as Message);
+      }),
+    );
+  }
+
+  // update
+  if (update) {
+    const field = resourceField(update.input, r.noun);
+    if (field) {
+      const inner = messageFlags(field.message as DescMessage);
+      const updateCmd = common(
+        parent
+          .command("update")
+          .description(`change ${article(r.noun)}: only the fields given (the update mask)`)
+          .argument("<uid>"),
+      );
+      addFlags(updateCmd, inner, true);
+      updateCmd.action((uid: string) =>
+        run(ctx, updateCmd, async (call) => {
+          const values = givenValues(updateCmd, inner);
+          if (values.size === 0)
+            throw new CliError("nothing to change: give a flag for each field to change");
+          await resolveRoles(call, values, uid);
+          const resource = { ...jsonOf(field.message as DescMessage, inner, values), uid };
+          const req = messageFromFlags(update.input, [], new Map(), { [field.jsonName]: resource });
+          const mask = create(FieldMaskSchema, {
+            paths: inner.filter((f) => values.has(f.flag)).map((f) => f.protoPath),
+          });
+          (req as Record<string, unknown>).updateMask = mask;
+          call.print(resourceDesc, (await call.unary(update, req)) as Message);
+        }),
+      );
+    }
+  }
+
+  // delete
+  if (del) {
+    const delCmd = common(
+      parent
+        .command("delete")
+        .description(`delete ${article(r.noun)}`)
+        .argument("<uid>"),
+    );
+    delCmd.action((uid: string) =>
+      run(ctx, delCmd, async (call) => {
+        await call.unary(del, create(del.input, { uid } as never));
+        ctx.io.out(`deleted ${uid}\n`);
+      }),
+    );
+  }
+
+  // redeem (invites)
+  if (redeem) {
+    const redeemCmd = common(
+      parent.command("redeem").description("join a group with an invite code").argument("<code>"),
+    );
+    redeemCmd.action((code: string) =>
+      run(ctx, redeemCmd, async (call) => {
+        const res = (await call.unary(redeem, create(redeem.input, { code } as never))) as Message;
+        call.print(redeem.output, res);
+      }),
+    );
+  }
+}
+
+/** The protobuf JSON of a resource from its flags, checked by building the message first. */
+function jsonOf(
+  desc: DescMessage,
+  flags: readonly FieldFlag[],
+  values: ReadonlyMap<string, string | string[]>,
+): Record<string, JsonValue> {
+  return toJson(desc, messageFromFlags(desc, flags, values)) as Record<string, JsonValue>;
+}
+
+/** A call in progress: the client, the output format. */
+interface Call {
+  format: OutputFormat;
+  unary(method: DescMethod, req: Message): Promise<unknown>;
+  print(desc: DescMessage, msg: Message): void;
+}
+
+/** Run an action: resolve the API and token, call, print; errors become exit codes. */
+async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<void>) {
+  const opts = cmd.opts() as { api?: string; output?: OutputFormat };
+  const api = normalizeApi(opts.api ?? ctx.io.env.GATEHOUSE_API ?? "http://localhost:8080");
+  const format: OutputFormat = opts.output ?? (ctx.io.stdoutIsTty ? "table" : "json");
+  const token = await apiToken(api, ctx.io);
+  const transport: Transport = createConnectTransport({
+    baseUrl: api,
+    httpVersion: "1.1",
+    interceptors: [
+      (next) => (req) => {
+        req.header.set("authorization", `Bearer ${token}`);
+        return next(req);
+      },
+    ],
+  });
+  const clients = new Map<DescService, Client<DescService>>();
+  const call: Call = {
+    format,
+    async unary(method, req) {
+      let client = clients.get(method.parent);
+      if (!client) {
+        client = createClient(method.parent, transport);
+        clients.set(method.parent, client);
+      }
+      const fn = (client as Record<string, (r: Message) => Promise<unknown>>)[method.localName];
+      if (!fn) throw new Error(`no client method ${method.localName}`);
+      return fn(req);
+    },
+    print(desc, msg) {
+      if (format === "json") printJson(ctx.io, desc, msg as never);
+      else printTable(ctx.io, desc, [msg as never]);
+    },
+  };
+  try {
+    await body(call);
+    ctx.exit = 0;
+  } catch (err) {
+    if (err instanceof ConnectError) {
+      printApiError(ctx.io, err);
+      ctx.exit = 1;
+      return;
+    }
+    throw err;
+  }
+}
+
+/**
+ * Accept a role's name where a role uid is expected: a built-in name, or a custom role's name
+ * in the organization of `scope` (a group or resource uid). Unknown or ambiguous: usage error.
+ */
+async function resolveRoles(
+  call: Call,
+  values: Map<string, string | string[]>,
+  scope: string | undefined,
+): Promise<void> {
+  for (const flag of roleFields) {
+    const v = values.get(flag);
+    if (typeof v !== "string" || v === "" || isUid(v)) continue;
+    const builtin = builtinRoles.find((r) => r.name === v);
+    if (builtin) {
+      values.set(flag, builtin.uid);
+      continue;
+    }
+    if (!scope || !isUid(scope)) {
+      throw new CliError(`--${flag}: ${JSON.stringify(v)} is not a built-in role; give a role uid`);
+    }
+    const list = methodOf(RolesService, "ListRoles") as DescMethod;
+    const res = (await call.unary(
+      list,
+      create(list.input, { name: v, uidp: { descendantsOf: rootOf(scope) } } as never),
+    )) as { roles: { uid: string }[] };
+    if (res.roles.length !== 1) {
+      throw new CliError(
+        `--${flag}: ${res.roles.length === 0 ? "no" : "more than one"} role named ${JSON.stringify(v)} in organization ${rootOf(scope)}`,
+      );
+    }
+    values.set(flag, res.roles[0]?.uid as string);
+  }
+}
+
+/** "RoleBinding" as prose: "role binding". */
+function spaced(name: string): string {
+  return name.replace(/([a-z])([A-Z])/g, "$1 $2").toLowerCase();
+}
+
+function article(noun: string): string {
+  const words = spaced(noun);
+  return `${/^[aeiou]/.test(words) ? "an" : "a"} ${words}`;
+}

@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
+import { main } from "../../src/cli/main.js";
+import { runCli } from "../helpers/run-cli.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+
+// The resource commands against a real server, over the generated Connect client: what a
+// person types, what they read back, and the exit codes.
+
+let gh: TestServer;
+let org: TestOrg;
+let env: Record<string, string>;
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON as the tests read it
+async function json(argv: string[]): Promise<any> {
+  const r = await runCli([...argv, "--output", "json"], env);
+  if (r.code !== 0) throw new Error(`gatehouse ${argv.join(" ")}: ${r.code} ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+beforeAll(async () => {
+  gh = await startTestServer();
+  org = await gh.makeOrg("cli-org");
+  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
+});
+afterAll(async () => {
+  await gh?.close();
+});
+
+describe("gatehouse iam groups", () => {
+  it("creates, gets, updates (only the fields given), lists and deletes", async () => {
+    const created = await json([
+      "iam",
+      "groups",
+      "create",
+      "--parent",
+      org.uid,
+      "--name",
+      "team",
+      "--description",
+      "first",
+    ]);
+    expect(created).toMatchObject({ name: "team", description: "first" });
+    expect((await json(["iam", "groups", "get", created.uid])).name).toBe("team");
+    const renamed = await json(["iam", "groups", "update", created.uid, "--name", "team-2"]);
+    expect(renamed).toMatchObject({ name: "team-2", description: "first" });
+    const cleared = await json(["iam", "groups", "update", created.uid, "--description", ""]);
+    expect(cleared.description ?? "").toBe("");
+    const listed = await json(["iam", "groups", "list", "--children-of", org.uid]);
+    expect(listed.groups.map((g: { name: string }) => g.name)).toContain("team-2");
+    const del = await runCli(["iam", "groups", "delete", created.uid], env);
+    expect(del).toMatchObject({ code: 0, stdout: `deleted ${created.uid}\n` });
+    const gone = await runCli(["iam", "groups", "get", created.uid], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/^error: NotFound: /);
+  });
+
+  it("--all follows the pages; a table shows the count", async () => {
+    const parent = await json(["iam", "groups", "create", "--parent", org.uid, "--name", "many"]);
+    for (let i = 0; i < 120; i++) {
+      await gh.store.createGroup({
+        uid: `${parent.uid}/${i.toString(16).padStart(16, "0")}`,
+        parentUid: parent.uid,
+        name: `g${String(i).padStart(3, "0")}`,
+        description: "",
+        now: Date.now(),
+      });
+    }
+    const page = await json([
+      "iam",
+      "groups",
+      "list",
+      "--children-of",
+      parent.uid,
+      "--page-size",
+      "50",
+    ]);
+    expect(page.groups).toHaveLength(50);
+    expect(page.nextPageToken).toBeTruthy();
+    const all = await json([
+      "iam",
+      "groups",
+      "list",
+      "--children-of",
+      parent.uid,
+      "--page-size",
+      "50",
+      "--all",
+    ]);
+    expect(all.groups).toHaveLength(120);
+    expect(all.totalCount).toBe("120");
+    expect(all.nextPageToken).toBeUndefined();
+    const table = await runCli(
+      [
+        "iam",
+        "groups",
+        "list",
+        "--children-of",
+        parent.uid,
+        "--order-by",
+        "name desc",
+        "--output",
+        "table",
+      ],
+      env,
+    );
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^UID\s+NAME\s.*CREATE_TIME\s+UPDATE_TIME$/);
+    expect(lines[1]).toContain("g119");
+    expect(table.stderr).toMatch(/^50 of 120; next page: --page-token \S+/);
+  });
+
+  it("prints the status message and each field violation, exit 1", async () => {
+    const r = await runCli(
+      ["iam", "groups", "create", "--parent", org.uid, "--name", "x".repeat(300)],
+      env,
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: InvalidArgument: /);
+    expect(r.stderr).toMatch(/\n {2}name: must be at most 256 characters\n$/);
+  });
+
+  it("a group with children: the precondition is shown", async () => {
+    const parent = await json(["iam", "groups", "create", "--parent", org.uid, "--name", "p"]);
+    await json(["iam", "groups", "create", "--parent", parent.uid, "--name", "c"]);
+    const r = await runCli(["iam", "groups", "delete", parent.uid], env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("cannot delete group with child groups");
+    expect(r.stderr).toContain("RESOURCE_NOT_EMPTY");
+  });
+});
+
+describe("identities, roles and bindings", () => {
+  it("creates a workload identity with a claim match and binds roles by name", async () => {
+    const identity = await json([
+      "iam",
+      "identities",
+      "create",
+      "--parent",
+      org.uid,
+      "--name",
+      "ci",
+      "--claim-match.issuer",
+      "https://ci.example.com",
+      "--claim-match.subject",
+      "repo:acme/app",
+      "--claim-match.claims",
+      "ref=refs/heads/main",
+      "--claim-match.claims",
+      "env=prod",
+    ]);
+    expect(identity.claimMatch).toMatchObject({
+      issuer: "https://ci.example.com",
+      subject: "repo:acme/app",
+      claims: { ref: "refs/heads/main", env: "prod" },
+    });
+    // A built-in role by name.
+    const viewer = await json([
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      org.uid,
+      "--identity-uid",
+      identity.uid,
+      "--role-uid",
+      "viewer",
+    ]);
+    expect(viewer.role.uid).toBe(builtinRoles.find((r) => r.name === "viewer")?.uid);
+    // A custom role by name, found in the organization.
+    const role = await json([
+      "iam",
+      "roles",
+      "create",
+      "--parent",
+      org.uid,
+      "--name",
+      "deployer",
+      "--capabilities",
+      "repo.list",
+      "--capabilities",
+      "tag.list",
+    ]);
+    expect(role.capabilities).toEqual(["repo.list", "tag.list"]);
+    const custom = await json([
+      "iam",
+      "role-bindings",
+      "create",
+      "--parent",
+      org.uid,
+      "--identity-uid",
+      identity.uid,
+      "--role-uid",
+      "deployer",
+    ]);
+    expect(custom.role).toMatchObject({ uid: role.uid, name: "deployer" });
+    const byRole = await json([
+      "iam",
+      "role-bindings",
+      "list",
+      "--descendants-of",
+      org.uid,
+      "--role",
+      "deployer",
+    ]);
+    expect(byRole.roleBindings.map((b: { uid: string }) => b.uid)).toEqual([custom.uid]);
+    const unknown = await runCli(
+      [
+        "iam",
+        "role-bindings",
+        "create",
+        "--parent",
+        org.uid,
+        "--identity-uid",
+        identity.uid,
+        "--role-uid",
+        "nope",
+      ],
+      env,
+    );
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--role-uid: no role named "nope"/);
+  });
+
+  it("invites: create shows the code once, another identity redeems it", async () => {
+    const invite = await json([
+      "iam",
+      "invites",
+      "create",
+      "--parent",
+      org.uid,
+      "--role-uid",
+      "viewer",
+      "--ttl",
+      "3600s",
+    ]);
+    expect(invite.code).toBeTruthy();
+    expect((await json(["iam", "invites", "get", invite.uid])).code).toBeUndefined();
+    const other = await gh.makeOrg("other-org");
+    const redeemed = await runCli(["iam", "invites", "redeem", invite.code, "--output", "json"], {
+      ...env,
+      GATEHOUSE_TOKEN: other.owner.token,
+    });
+    expect(redeemed.code).toBe(0);
+    expect(JSON.parse(redeemed.stdout).group.uid).toBe(org.uid);
+  });
+});
+
+describe("registry and advisories", () => {
+  it("repos and tags", async () => {
+    const repo = await json(["registry", "repos", "create", "--parent", org.uid, "--name", "app"]);
+    const tag = await json([
+      "registry",
+      "tags",
+      "create",
+      "--parent",
+      repo.uid,
+      "--name",
+      "v1",
+      "--digest",
+      `sha256:${"a".repeat(64)}`,
+    ]);
+    expect(tag).toMatchObject({ name: "v1" });
+    const tags = await json(["registry", "tags", "list", "--children-of", repo.uid]);
+    expect(tags.tags).toHaveLength(1);
+  });
+
+  it("advisories list answers (empty) with the filters as flags", async () => {
+    const r = await json(["advisories", "list", "--descendants-of", org.uid, "--query", "openssl"]);
+    expect(r.advisories ?? []).toEqual([]);
+  });
+});
+
+describe("usage", () => {
+  it("exit 3 without a token, 2 for an unknown flag or a bad value, help with exit 0", async () => {
+    const none = await runCli(["iam", "groups", "list"], {
+      GATEHOUSE_API: gh.url,
+      XDG_CONFIG_HOME: "/nonexistent",
+    });
+    expect(none.code).toBe(3);
+    expect(none.stderr).toMatch(/not logged in/);
+    expect((await runCli(["iam", "groups", "list", "--bogus"], env)).code).toBe(2);
+    const bad = await runCli(["iam", "groups", "list", "--page-size", "many"], env);
+    expect(bad).toMatchObject({ code: 2 });
+    expect(bad.stderr).toMatch(/--page-size: not a number/);
+    const help = await runCli(["help", "iam", "identities", "create"], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("--claim-match.issuer");
+    expect((await runCli(["iam", "nothing"], env)).code).toBe(2);
+  });
+
+  it("prints a table by default on a terminal, JSON otherwise", async () => {
+    let out = "";
+    const code = await main(["iam", "groups", "get", org.uid], {
+      out: (t) => {
+        out += t;
+      },
+      err: () => {},
+      env,
+      stdoutIsTty: true,
+    });
+    expect(code).toBe(0);
+    expect(out).toMatch(/^UID\s+NAME/);
+    const piped = await runCli(["iam", "groups", "get", org.uid], env);
+    expect(JSON.parse(piped.stdout).uid).toBe(org.uid);
+  });
+});
