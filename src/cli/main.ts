@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, settingsHelp } from "../config.js";
-import { authCommand, authUsage } from "./auth/auth-cli.js";
+import { authCommand } from "./auth/auth-cli.js";
 import { bootstrap, bootstrapOptions } from "./bootstrap.js";
 import { CliError, type CliIo, processIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
@@ -41,8 +41,7 @@ Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or datab
 3 not logged in.
 `;
 
-const commandHelp: Record<string, { synopsis: string; own: OwnOptions; settings?: false }> = {
-  auth: { synopsis: authUsage, own: {}, settings: false },
+const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
   serve: { synopsis: "gatehouse serve [options]", own: {} },
   bootstrap: {
     synopsis:
@@ -72,7 +71,6 @@ const commandHelp: Record<string, { synopsis: string; own: OwnOptions; settings?
 };
 
 const commands: Record<string, (argv: string[], io: CliIo) => Promise<number>> = {
-  auth: authCommand,
   serve: (argv) => serve(argv),
   bootstrap,
   token,
@@ -100,7 +98,9 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     io.out(usage);
     return 0;
   }
+  // The remote commands parse their own arguments, help included (commander).
   if (remoteGroups[command]) return guarded(command, () => remoteCommand(command, rest, io), io);
+  if (command === "auth") return guarded(command, () => authCommand(rest, io), io);
   const run = commands[command];
   const help = commandHelp[command];
   if (!run || !help) {
@@ -109,10 +109,6 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   }
   if (rest.includes("--help") || rest.includes("-h")) {
     const own = ownOptionsHelp(help.own);
-    if (help.settings === false) {
-      io.out(`Usage: ${help.synopsis}\n`);
-      return 0;
-    }
     io.out(
       `Usage: ${help.synopsis}\n\n${own === "" ? "" : `Options:\n${own}\n\n`}Settings (flag, environment variable):\n${settingsHelp()}\n`,
     );

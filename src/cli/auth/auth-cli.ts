@@ -1,80 +1,68 @@
-import { parseArgs } from "node:util";
+import { Command, CommanderError } from "commander";
 import { CliError, type CliIo } from "../cli-io.js";
 import { authLogin, authLogout, authStatus, authToken } from "./auth-commands.js";
 
-/** The `--help` text of `gatehouse auth`. */
-export const authUsage = `gatehouse auth <command> [--api <url>]
-
-Sign in to a Gatehouse server and keep the tokens in $XDG_CONFIG_HOME/gatehouse/credentials.json
-(default ~/.config; readable by you only). --api (env GATEHOUSE_API, default
-http://localhost:8080) names the server.
-
-Commands:
-  login [--identity-provider <uid>] [--no-browser]
-                      sign in through the browser: the server's login provider, or an
-                      organization's identity provider; prints who is logged in
-  login --identity <uid> --identity-token <file>
-                      log a workload in: exchange the OIDC token in <file> (read again on
-                      every renewal) for a token of that identity
-  token               print a valid API token, refreshing it when needed
-  status              who is logged in, and where they hold roles
-  logout              revoke the session and forget the stored tokens
-
+const about = `Sign in to a Gatehouse server and keep the tokens in
+$XDG_CONFIG_HOME/gatehouse/credentials.json (default ~/.config; readable by you only).
 Exit codes: 0 success, 1 the server refused or cannot be reached, 2 bad usage, 3 not logged in.`;
 
-/** `gatehouse auth ...`. */
+const apiHelp = "the Gatehouse server (env GATEHOUSE_API; default http://localhost:8080)";
+
+/** `gatehouse auth ...`, parsed by commander; resolves to the exit code. */
 export async function authCommand(argv: string[], io: CliIo): Promise<number> {
-  const [sub, ...rest] = argv;
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    values = parseArgs({
-      args: rest,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        api: { type: "string" },
-        "identity-provider": { type: "string" },
-        "no-browser": { type: "boolean" },
-        identity: { type: "string" },
-        "identity-token": { type: "string" },
-      },
-    }).values;
-  } catch (err) {
-    throw new CliError((err as Error).message);
-  }
-  const api = (values.api as string | undefined) ?? io.env.GATEHOUSE_API ?? "http://localhost:8080";
-  const loginOnly = ["identity-provider", "no-browser", "identity", "identity-token"];
-  if (sub !== "login") {
-    const stray = loginOnly.find((f) => values[f] !== undefined);
-    if (stray) throw new CliError(`--${stray} is an option of auth login only`);
-  }
-  switch (sub) {
-    case "login":
-      return authLogin(
+  let exit = 0;
+  const api = (opts: { api?: string }) =>
+    opts.api ?? io.env.GATEHOUSE_API ?? "http://localhost:8080";
+  const program = new Command("gatehouse auth")
+    .description(about)
+    .exitOverride()
+    .configureOutput({ writeOut: (t) => io.out(t), writeErr: (t) => io.err(t) });
+  program
+    .command("login")
+    .description(
+      "sign in through the browser (the server's login provider, or an organization's identity\n" +
+        "provider), or log a workload in with --identity and --identity-token",
+    )
+    .option("--api <url>", apiHelp)
+    .option("--identity-provider <uid>", "an organization's IdentityProvider to sign in with")
+    .option("--no-browser", "print the sign-in URL instead of opening a browser")
+    .option("--identity <uid>", "log this workload identity in (with --identity-token)")
+    .option(
+      "--identity-token <file>",
+      "a file holding the workload's OIDC token (read again on every renewal)",
+    )
+    .action(async (o) => {
+      exit = await authLogin(
         {
-          api,
-          browser: values["no-browser"] !== true,
-          ...(values["identity-provider"] === undefined
-            ? {}
-            : { identityProvider: values["identity-provider"] as string }),
-          ...(values.identity === undefined ? {} : { identity: values.identity as string }),
-          ...(values["identity-token"] === undefined
-            ? {}
-            : { identityToken: values["identity-token"] as string }),
+          api: api(o),
+          browser: o.browser !== false,
+          ...(o.identityProvider === undefined ? {} : { identityProvider: o.identityProvider }),
+          ...(o.identity === undefined ? {} : { identity: o.identity }),
+          ...(o.identityToken === undefined ? {} : { identityToken: o.identityToken }),
         },
         io,
       );
-    case "token":
-      return authToken({ api }, io);
-    case "status":
-      return authStatus({ api }, io);
-    case "logout":
-      return authLogout({ api }, io);
-    default:
-      throw new CliError(
-        sub === undefined
-          ? "a command is required: login, token, status or logout"
-          : `unknown command ${JSON.stringify(sub)}: login, token, status or logout`,
-      );
+    });
+  const simple: [string, string, typeof authToken][] = [
+    ["token", "print a valid API token, refreshing it when needed", authToken],
+    ["status", "who is logged in, and where they hold roles", authStatus],
+    ["logout", "revoke the session on the server and forget the stored tokens", authLogout],
+  ];
+  for (const [name, description, run] of simple) {
+    program
+      .command(name)
+      .description(description)
+      .option("--api <url>", apiHelp)
+      .action(async (o) => {
+        exit = await run({ api: api(o) }, io);
+      });
+  }
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exit;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof CliError) throw err;
+    throw err;
   }
 }
