@@ -3,7 +3,8 @@
 # Run:   docker run -p 8080:8080 -v gatehouse-data:/data gatehouse
 # Stop:  docker stop -t 15 <container>  (the server's grace period is 10 s, below that)
 
-# --- build: compile TypeScript (better-sqlite3 ships prebuilt N-API binaries) ---
+# --- build: compile TypeScript and bundle the web console (better-sqlite3 ships prebuilt
+# N-API binaries) ---
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -11,6 +12,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
 COPY src ./src
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 # --- runtime: only what serving needs, as a non-root user ---

@@ -25,6 +25,7 @@ import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
+import { consoleDir, consoleRoutes } from "./console-routes.js";
 import { codeName } from "./errors.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
@@ -55,6 +56,8 @@ export interface ServerDeps {
   interceptors?: Interceptor[];
   /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
   timeouts?: Partial<Timeouts>;
+  /** The built web console (default: dist/console of the package). */
+  consoleDir?: string;
 }
 
 /** Server is a built, not yet listening, Gatehouse. */
@@ -172,6 +175,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     authUrl: config.authUrl,
     keyRing,
     loginName: config.loginIssuer === "" ? "" : config.loginName,
+  });
+  await app.register(consoleRoutes, {
+    dir: deps.consoleDir ?? consoleDir(),
+    onMissing: (dir) => app.log.warn({ dir }, "the web console is not built: run npm run build"),
   });
   // People's sign-in: Gatehouse as an OAuth server for its own clients, and as an OIDC client
   // of the login provider or an organization's identity provider.

@@ -1,52 +1,8 @@
 import { createHash } from "node:crypto";
 
-/**
- * The capability catalog: every capability a role can hold. A capability is held at a group
- * and, through the tree, at every group below it. Reads (List and Get) need `<kind>.list`.
- */
-export const capabilities = [
-  "groups.list",
-  "groups.create",
-  "groups.update",
-  "groups.delete",
-  "identities.list",
-  "identities.create",
-  "identities.update",
-  "identities.delete",
-  "roles.list",
-  "roles.create",
-  "roles.update",
-  "roles.delete",
-  "role_bindings.list",
-  "role_bindings.create",
-  "role_bindings.update",
-  "role_bindings.delete",
-  "identity_providers.list",
-  "identity_providers.create",
-  "identity_providers.update",
-  "identity_providers.delete",
-  "account_associations.list",
-  "account_associations.create",
-  "account_associations.update",
-  "account_associations.delete",
-  "group_invites.list",
-  "group_invites.create",
-  "group_invites.update",
-  "group_invites.delete",
-  "repo.list",
-  "repo.create",
-  "repo.update",
-  "repo.delete",
-  "tag.list",
-  "tag.create",
-  "tag.delete",
-  "registry.pull",
-  "registry.push",
-  "advisories.list",
-  "advisories.create",
-  "advisories.update",
-  "advisories.delete",
-] as const;
+import { capabilities } from "./capability-catalog.js";
+
+export { capabilities };
 
 /** Capability is one entry of the catalog. */
 export type Capability = (typeof capabilities)[number];

@@ -1,0 +1,345 @@
+import type { ComponentChildren } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { type Problem, problemOf } from "./api.js";
+
+/** An API error: its message, and a note that field errors are shown by their fields. */
+export function ProblemBox({ problem }: { problem: Problem | undefined }) {
+  if (!problem) return null;
+  return (
+    <div class="problem" role="alert">
+      <strong>{problem.code}</strong>: {problem.message}
+    </div>
+  );
+}
+
+/** One page of a list, as the console asks for it. */
+export interface PageQuery {
+  pageSize: number;
+  pageToken: string;
+  orderBy: string;
+  name: string;
+}
+
+/** What a list call answered. */
+export interface Page<T> {
+  items: T[];
+  nextPageToken?: string | undefined;
+  totalCount: bigint;
+}
+
+export interface Column<T> {
+  title: string;
+  render(item: T): ComponentChildren;
+}
+
+/**
+ * A paged list: name filter, ordering, "n–m of total" from totalCount, and Next/Previous
+ * following nextPageToken (the tokens of earlier pages are kept to go back).
+ */
+export function ListView<T>(props: {
+  label: string;
+  load: (q: PageQuery) => Promise<Page<T>>;
+  columns: Column<T>[];
+  /** Change it to reload from the first page. */
+  reload?: number;
+  pageSize?: number;
+}) {
+  const pageSize = props.pageSize ?? 50;
+  const [name, setName] = useState("");
+  const [filter, setFilter] = useState("");
+  const [orderBy, setOrderBy] = useState("name");
+  const [tokens, setTokens] = useState<string[]>([""]);
+  const [page, setPage] = useState<Page<T> | undefined>();
+  const [problem, setProblem] = useState<Problem | undefined>();
+  const token = tokens[tokens.length - 1] ?? "";
+
+  useEffect(() => {
+    setTokens([""]);
+  }, [props.reload, filter, orderBy]);
+  useEffect(() => {
+    let live = true;
+    props
+      .load({ pageSize, pageToken: token, orderBy, name: filter })
+      .then((p) => {
+        if (!live) return;
+        setPage(p);
+        setProblem(undefined);
+      })
+      .catch((err) => live && setProblem(problemOf(err)));
+    return () => {
+      live = false;
+    };
+  }, [token, props.reload, filter, orderBy]);
+
+  const first = (tokens.length - 1) * pageSize;
+  const slug = props.label.toLowerCase().replace(/\W+/g, "-");
+  return (
+    <section class="list" aria-label={props.label}>
+      <form
+        class="list-controls"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setFilter(name);
+        }}
+      >
+        <label>
+          Name
+          <input
+            name="filter"
+            value={name}
+            onInput={(e) => setName(e.currentTarget.value)}
+            placeholder="exact name"
+          />
+        </label>
+        <button type="submit">Filter</button>
+        <label>
+          Order
+          <select name="order" value={orderBy} onChange={(e) => setOrderBy(e.currentTarget.value)}>
+            <option value="name">name</option>
+            <option value="name desc">name, descending</option>
+            <option value="create_time">oldest first</option>
+            <option value="create_time desc">newest first</option>
+            <option value="update_time desc">recently changed</option>
+          </select>
+        </label>
+      </form>
+      <ProblemBox problem={problem} />
+      {page && (
+        <>
+          <p class="count" id={`${slug}-count`}>
+            {page.items.length === 0
+              ? `None of ${page.totalCount}`
+              : `${first + 1}–${first + page.items.length} of ${page.totalCount}`}
+          </p>
+          <table>
+            <thead>
+              <tr>
+                {props.columns.map((c) => (
+                  <th key={c.title} scope="col">
+                    {c.title}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((item, i) => (
+                <tr key={i}>
+                  {props.columns.map((c) => (
+                    <td key={c.title}>{c.render(item)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <nav class="pager" aria-label={`${props.label} pages`}>
+            <button
+              type="button"
+              disabled={tokens.length === 1}
+              onClick={() => setTokens(tokens.slice(0, -1))}
+            >
+              Previous page
+            </button>
+            <button
+              type="button"
+              disabled={!page.nextPageToken}
+              onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}
+            >
+              Next page
+            </button>
+          </nav>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** A form field. */
+export interface Field {
+  name: string;
+  label: string;
+  type?: "text" | "select" | "checkboxes" | "password" | "checkbox";
+  options?: { value: string; label: string }[];
+  required?: boolean;
+  initial?: string;
+}
+
+/**
+ * A form whose errors come from the API: the status message on top and each field violation
+ * next to its field (matched by the field's name).
+ */
+export function FormView(props: {
+  title: string;
+  fields: Field[];
+  submitLabel: string;
+  onSubmit: (values: Record<string, string | string[]>) => Promise<void>;
+}) {
+  const initial = () =>
+    Object.fromEntries(
+      props.fields.map((f) => [f.name, f.type === "checkboxes" ? [] : (f.initial ?? "")]),
+    ) as Record<string, string | string[]>;
+  const [values, setValues] = useState(initial);
+  const [problem, setProblem] = useState<Problem | undefined>();
+  const [busy, setBusy] = useState(false);
+  const id = props.title.toLowerCase().replace(/\W+/g, "-");
+  const set = (name: string, v: string | string[]) => setValues({ ...values, [name]: v });
+  return (
+    <form
+      class="form"
+      aria-labelledby={`${id}-title`}
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setBusy(true);
+        try {
+          await props.onSubmit(values);
+          setProblem(undefined);
+          setValues(initial());
+        } catch (err) {
+          setProblem(problemOf(err));
+        } finally {
+          setBusy(false);
+        }
+      }}
+    >
+      <h3 id={`${id}-title`}>{props.title}</h3>
+      <ProblemBox problem={problem} />
+      {props.fields.map((f) => {
+        const error = problem?.fields[f.name];
+        const errorId = `${id}-${f.name}-error`;
+        const inputId = `${id}-${f.name}`;
+        const described = {
+          id: inputId,
+          ...(error ? { "aria-describedby": errorId, "aria-invalid": true } : {}),
+        };
+        let input: ComponentChildren;
+        if (f.type === "select") {
+          input = (
+            <select
+              name={f.name}
+              value={values[f.name] as string}
+              onChange={(e) => set(f.name, e.currentTarget.value)}
+              {...described}
+            >
+              <option value="">choose…</option>
+              {f.options?.map((o) => (
+                <option key={o.value} value={o.value}>
+                  {o.label}
+                </option>
+              ))}
+            </select>
+          );
+        } else if (f.type === "checkboxes") {
+          const chosen = values[f.name] as string[];
+          return (
+            <fieldset
+              key={f.name}
+              class="checkboxes"
+              aria-describedby={error ? errorId : undefined}
+            >
+              <legend>{f.label}</legend>
+              {f.options?.map((o) => (
+                <label key={o.value}>
+                  <input
+                    type="checkbox"
+                    name={f.name}
+                    value={o.value}
+                    checked={chosen.includes(o.value)}
+                    onChange={(e) =>
+                      set(
+                        f.name,
+                        e.currentTarget.checked
+                          ? [...chosen, o.value]
+                          : chosen.filter((c) => c !== o.value),
+                      )
+                    }
+                  />
+                  {o.label}
+                </label>
+              ))}
+              {error && (
+                <span class="field-error" id={errorId}>
+                  {error}
+                </span>
+              )}
+            </fieldset>
+          );
+        } else if (f.type === "checkbox") {
+          input = (
+            <input
+              type="checkbox"
+              id={inputId}
+              name={f.name}
+              checked={values[f.name] === "true"}
+              onChange={(e) => set(f.name, e.currentTarget.checked ? "true" : "")}
+            />
+          );
+        } else {
+          const common = {
+            name: f.name,
+            value: values[f.name] as string,
+            required: f.required === true,
+            onInput: (e: { currentTarget: HTMLInputElement }) => set(f.name, e.currentTarget.value),
+            ...described,
+          };
+          input =
+            f.type === "password" ? (
+              <input type="password" {...common} />
+            ) : (
+              <input type="text" {...common} />
+            );
+        }
+        return (
+          <div class="field" key={f.name}>
+            <label for={inputId}>{f.label}</label>
+            {input}
+            {error && (
+              <span class="field-error" id={errorId}>
+                {error}
+              </span>
+            )}
+          </div>
+        );
+      })}
+      <button type="submit" disabled={busy}>
+        {props.submitLabel}
+      </button>
+    </form>
+  );
+}
+
+/** A button that asks first, then runs `action`; its error is shown beside it. */
+export function ConfirmButton(props: {
+  label: string;
+  confirm: string;
+  action: () => Promise<void>;
+}) {
+  const [problem, setProblem] = useState<Problem | undefined>();
+  return (
+    <span>
+      <button
+        type="button"
+        class="danger"
+        onClick={async () => {
+          if (!window.confirm(props.confirm)) return;
+          try {
+            await props.action();
+            setProblem(undefined);
+          } catch (err) {
+            setProblem(problemOf(err));
+          }
+        }}
+      >
+        {props.label}
+      </button>
+      <ProblemBox problem={problem} />
+    </span>
+  );
+}
+
+/** A Timestamp as a short local date and time. */
+export function time(t: { seconds: bigint; nanos: number } | undefined): string {
+  if (!t) return "";
+  return new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6))
+    .toISOString()
+    .replace("T", " ")
+    .slice(0, 19);
+}

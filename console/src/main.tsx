@@ -1,0 +1,218 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import type { Caller } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import { api, type Problem, problemOf } from "./api.js";
+import { FormView, ProblemBox } from "./components.js";
+import { GroupPage } from "./group-page.js";
+import { groupHref } from "./routes.js";
+import {
+  completeBrowserSignIn,
+  discovery,
+  onSessionChange,
+  signedIn,
+  signInWithToken,
+  signOut,
+  startBrowserSignIn,
+} from "./session.js";
+
+/** The route: `#/` home, `#/group/<uid>/<tab>` a group. */
+function useRoute(): string[] {
+  const parse = () =>
+    location.hash
+      .replace(/^#\/?/, "")
+      .split("/")
+      .filter((p) => p !== "")
+      .map(decodeURIComponent);
+  const [route, setRoute] = useState(parse);
+  useEffect(() => {
+    const on = () => setRoute(parse());
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
+
+function App() {
+  const [, setTick] = useState(0);
+  const [signInError, setSignInError] = useState<string | undefined>();
+  useEffect(() => onSessionChange(() => setTick((t) => t + 1)), []);
+  useEffect(() => {
+    completeBrowserSignIn().then(setSignInError);
+  }, []);
+  if (!signedIn()) return <SignIn error={signInError} />;
+  return <Console />;
+}
+
+function SignIn({ error }: { error: string | undefined }) {
+  const [ep, setEp] = useState<Awaited<ReturnType<typeof discovery>>>({});
+  const [token, setToken] = useState("");
+  const [provider, setProvider] = useState("");
+  useEffect(() => {
+    discovery().then(setEp);
+  }, []);
+  return (
+    <main class="signin">
+      <h1>Gatehouse console</h1>
+      {error && (
+        <div class="problem" role="alert">
+          {error}
+        </div>
+      )}
+      {ep.authorization_endpoint && (
+        <section aria-labelledby="browser-signin">
+          <h2 id="browser-signin">Sign in with your identity provider</h2>
+          {ep.gatehouse_login_provider && (
+            <button type="button" onClick={() => startBrowserSignIn()}>
+              Sign in with {ep.gatehouse_login_provider.name}
+            </button>
+          )}
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              startBrowserSignIn(provider.trim());
+            }}
+          >
+            <label>
+              Organization identity provider uid
+              <input
+                name="identityProvider"
+                value={provider}
+                onInput={(e) => setProvider(e.currentTarget.value)}
+              />
+            </label>
+            <button type="submit" disabled={provider.trim() === ""}>
+              Sign in through this provider
+            </button>
+          </form>
+        </section>
+      )}
+      <section aria-labelledby="token-signin">
+        <h2 id="token-signin">Sign in with a token</h2>
+        <p>
+          Paste a token: the one <code>gatehouse bootstrap</code> printed, or the output of{" "}
+          <code>gatehouse auth token</code>. It is kept in this tab only.
+        </p>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (token.trim() !== "") signInWithToken(token);
+          }}
+        >
+          <label>
+            Token
+            <textarea
+              name="token"
+              rows={4}
+              value={token}
+              onInput={(e) => setToken(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit">Sign in</button>
+        </form>
+      </section>
+    </main>
+  );
+}
+
+function Console() {
+  const route = useRoute();
+  const [caller, setCaller] = useState<Caller | undefined>();
+  const [problem, setProblem] = useState<Problem | undefined>();
+  const [reload, setReload] = useState(0);
+  useEffect(() => {
+    api.caller
+      .getCaller({})
+      .then(setCaller)
+      .catch((err) => setProblem(problemOf(err)));
+  }, [reload]);
+  return (
+    <>
+      <header class="top">
+        <a href="#/" class="brand">
+          Gatehouse
+        </a>
+        <span class="who">
+          {caller?.identity ? `${caller.identity.name} (${caller.identity.uid})` : ""}
+        </span>
+        <button type="button" onClick={() => signOut()}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        <ProblemBox problem={problem} />
+        {route[0] === "group" && route[1] ? (
+          <GroupPage key={route[1]} uid={route[1]} tab={route[2] ?? "subgroups"} />
+        ) : (
+          <Home caller={caller} onChange={() => setReload(reload + 1)} />
+        )}
+      </main>
+    </>
+  );
+}
+
+function Home({ caller, onChange }: { caller: Caller | undefined; onChange: () => void }) {
+  const groups = new Map<string, { name: string; roles: string[] }>();
+  for (const b of caller?.roleBindings ?? []) {
+    if (!b.group) continue;
+    const g = groups.get(b.group.uid) ?? { name: b.group.name, roles: [] };
+    g.roles.push(b.role?.name ?? b.roleUid);
+    groups.set(b.group.uid, g);
+  }
+  return (
+    <>
+      <h1>Your groups</h1>
+      {groups.size === 0 ? (
+        <p>You hold no roles yet: create an organization, or redeem an invite.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Group</th>
+              <th scope="col">Your roles</th>
+              <th scope="col">Uid</th>
+            </tr>
+          </thead>
+          <tbody>
+            {[...groups].map(([uid, g]) => (
+              <tr key={uid}>
+                <td>
+                  <a href={groupHref(uid)}>{g.name}</a>
+                </td>
+                <td>{g.roles.join(", ")}</td>
+                <td class="uid">{uid}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <FormView
+        title="Create an organization"
+        submitLabel="Create organization"
+        fields={[
+          { name: "name", label: "Name", required: true },
+          { name: "description", label: "Description" },
+        ]}
+        onSubmit={async (v) => {
+          const g = await api.groups.createGroup({
+            parent: "",
+            group: { name: v.name as string, description: v.description as string },
+          });
+          onChange();
+          location.hash = groupHref(g.uid);
+        }}
+      />
+      <FormView
+        title="Redeem an invite"
+        submitLabel="Redeem"
+        fields={[{ name: "code", label: "Invite code", required: true }]}
+        onSubmit={async (v) => {
+          await api.invites.redeemGroupInvite({ code: (v.code as string).trim() });
+          onChange();
+        }}
+      />
+    </>
+  );
+}
+
+const root = document.getElementById("app");
+if (root) render(<App />, root);
