@@ -343,6 +343,65 @@ describe("refused answers of the identity provider", () => {
   });
 });
 
+describe("refresh token lifetime", () => {
+  it("GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
+    const port = await freePort();
+    const shortIdp = await startTestIdp({
+      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+      people: { alice: { email: "a@example.com", email_verified: true } },
+    });
+    let skew = 0;
+    const server = await startTestServer(
+      {
+        GATEHOUSE_LOGIN_ISSUER: shortIdp.issuer,
+        GATEHOUSE_LOGIN_CLIENT_ID: shortIdp.clientId,
+        GATEHOUSE_LOGIN_CLIENT_SECRET: shortIdp.clientSecret,
+        GATEHOUSE_REFRESH_TOKEN_TTL: "2m",
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      },
+      { port, now: () => Date.now() + skew },
+    );
+    try {
+      const p = pkce();
+      const back = await signInAtIdp(authorizeUrl(p, {}, server), "alice", cliRedirect);
+      const res = await fetch(`${server.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: back.searchParams.get("code") as string,
+          code_verifier: p.verifier,
+          redirect_uri: cliRedirect,
+          client_id: "gatehouse-cli",
+        }),
+      });
+      const tokens = (await res.json()) as {
+        refresh_token: string;
+        refresh_token_expires_in: number;
+      };
+      expect(tokens.refresh_token_expires_in).toBe(120);
+      const refresh = (token: string) =>
+        fetch(`${server.url}/oauth/token`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({
+            grant_type: "refresh_token",
+            refresh_token: token,
+            client_id: "gatehouse-cli",
+          }),
+        }).then((r) => r.json() as Promise<{ error?: string; refresh_token?: string }>);
+      skew = 100_000; // within the lifetime: rotated, and the new one lives 2 minutes from now
+      const next = await refresh(tokens.refresh_token);
+      expect(next.error).toBeUndefined();
+      skew = 100_000 + 121_000; // past the new token's lifetime
+      expect((await refresh(next.refresh_token as string)).error).toBe("invalid_grant");
+    } finally {
+      await server.close();
+      await shortIdp.close();
+    }
+  });
+});
+
 describe("a login provider that requires a verified email", () => {
   it("refuses a person whose email is not verified", async () => {
     const port = await freePort();

@@ -60,6 +60,26 @@ it.each<[string, () => string[], RegExp]>([
     () => ["--trusted-user-issuers", "http://login.example.com"],
     /GATEHOUSE_TRUSTED_USER_ISSUERS \(--trusted-user-issuers\): "http:\/\/login\.example\.com" must be an https URL/,
   ],
+  [
+    "a plain-http login provider",
+    () => ["--login-issuer", "http://login.example.com", "--login-client-id", "x"],
+    /GATEHOUSE_LOGIN_ISSUER \(--login-issuer\): "http:\/\/login\.example\.com" must be an https URL/,
+  ],
+  [
+    "a login provider without a client ID",
+    () => ["--login-issuer", "https://login.example.com"],
+    /GATEHOUSE_LOGIN_CLIENT_ID \(--login-client-id\): is required with a login issuer/,
+  ],
+  [
+    "a client secret without a login provider",
+    () => ["--login-client-secret", "s3cret"],
+    /GATEHOUSE_LOGIN_ISSUER \(--login-issuer\): is required when/,
+  ],
+  [
+    "a refresh token lifetime that is not a duration",
+    () => ["--refresh-token-ttl", "a week"],
+    /GATEHOUSE_REFRESH_TOKEN_TTL \(--refresh-token-ttl\): "a week" is not a duration/,
+  ],
 ])("refuses %s with one line and exit 2", async (_what, flags, message) => {
   const run = await serve(...flags());
   expect(run.code).toBe(2);
