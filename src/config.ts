@@ -4,6 +4,8 @@ import { parseArgs } from "node:util";
 export interface Config {
   host: string;
   port: number;
+  /** A second port serving gRPC only, through grpc-js's own server; undefined: off. */
+  grpcPort: number | undefined;
   /** The public address of the API; token audience and `iss` default from it. */
   baseUrl: string;
   /** The public address of the token endpoints; defaults to baseUrl. */
@@ -64,6 +66,13 @@ export const settings: readonly Setting[] = [
     flag: "port",
     default: "8080",
     help: "port for every protocol",
+  },
+  {
+    key: "grpcPort",
+    env: "GATEHOUSE_GRPC_PORT",
+    flag: "grpc-port",
+    default: "",
+    help: "also serve gRPC (only) on this port, through grpc-js's server; empty: off",
   },
   {
     key: "baseUrl",
@@ -231,6 +240,14 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   };
 
   const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
+  const grpcPortSetting = (get("grpcPort") ?? "").trim();
+  const grpcPort =
+    grpcPortSetting === ""
+      ? undefined
+      : parseInteger(grpcPortSetting, describe("grpcPort"), 0, 65535);
+  if (grpcPort !== undefined && grpcPort !== 0 && grpcPort === port) {
+    throw new ConfigError(`${describe("grpcPort")}: must differ from GATEHOUSE_PORT (${port})`);
+  }
   const tlsCertPath = get("tlsCertPath") ?? "";
   const tlsKeyPath = get("tlsKeyPath") ?? "";
   if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
@@ -279,6 +296,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   return {
     host: get("host") ?? "0.0.0.0",
     port,
+    grpcPort,
     baseUrl,
     authUrl,
     domain,

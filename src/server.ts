@@ -34,7 +34,8 @@ import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
 import { addGrpcWebText } from "./grpc/grpc-web-text.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
-import { registerReflection } from "./grpc/reflection.js";
+import { createNativeGrpcServer, type NativeGrpcServer } from "./grpc/native-grpc-server.js";
+import { reflectionServices } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
@@ -42,6 +43,7 @@ import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
+import { registration } from "./service-registration.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -71,8 +73,10 @@ export interface Server {
   authorizer: Authorizer;
   /** Every RPC the server serves, each guarded by an authorization rule. */
   served: readonly DescMethod[];
-  /** Listen on the configured host and port (port 0 picks a free one). */
+  /** Listen on the configured host and port (port 0 picks a free one), and the gRPC port. */
   listen(): Promise<AddressInfo>;
+  /** The grpc-js server's port once listening (GATEHOUSE_GRPC_PORT), if it is on. */
+  readonly grpcPort: number | undefined;
   /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
   close(): Promise<void>;
 }
@@ -224,6 +228,25 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Every call in flight listens on this one signal: past ten, Node would print a (false)
   // "possible memory leak" warning to stderr. Each listener goes with its call.
   setMaxListeners(0, shutdown.signal);
+  // Every service either server serves: the API, health, and reflection (the API's shape is
+  // public: it lists the API services and the error details).
+  const registrations = [
+    ...services,
+    registration(
+      Health,
+      createHealthService({
+        check: ready,
+        services: apiServices.map((s) => s.typeName),
+        // Ends cleanly (status OK) before the connection's idle timeout would cut it off.
+        watchIdleMs: Math.floor(onePort.timeouts.idleTimeoutMs * 0.8),
+        connectionOf: (ctx) => ctx.values.get(kCallInfo)?.connection,
+      }),
+    ),
+    ...reflectionServices({
+      services: [...apiServices, Health],
+      files: [file_google_rpc_error_details],
+    }),
+  ];
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors,
@@ -238,22 +261,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     jsonOptions: { ignoreUnknownFields: false },
     routes(r) {
       router = r;
-      registerServices(r, services);
-      r.service(
-        Health,
-        createHealthService({
-          check: ready,
-          services: apiServices.map((s) => s.typeName),
-          // Ends cleanly (status OK) before the connection's idle timeout would cut it off.
-          watchIdleMs: Math.floor(onePort.timeouts.idleTimeoutMs * 0.8),
-          connectionOf: (ctx) => ctx.values.get(kCallInfo)?.connection,
-        }),
-      );
-      // The API's shape is public: reflection lists the API services and the error details.
-      registerReflection(r, {
-        services: [...apiServices, Health],
-        files: [file_google_rpc_error_details],
-      });
+      registerServices(r, registrations);
     },
   });
   if (!router) throw new Error("connect routes were not registered");
@@ -261,6 +269,31 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // have an authorization rule, or the server does not start.
   const served = router.handlers.map((h) => h.method);
   access.guard(served);
+  // gRPC through grpc-js's own server, on a port of its own: the same implementations and
+  // interceptors (so the same guard), without connect-node's per-call protocol work.
+  const peers = new Map<string, object>();
+  const native: NativeGrpcServer | undefined =
+    config.grpcPort === undefined
+      ? undefined
+      : createNativeGrpcServer({
+          registrations,
+          interceptors,
+          readMaxBytes: bodyLimit,
+          tls,
+          shutdownSignal: shutdown.signal,
+          contextValues: ({ peer, requestId }) => {
+            // One object per client connection (its peer address), for per-connection limits.
+            let connection = peers.get(peer);
+            if (!connection) {
+              if (peers.size >= 10_000) peers.delete(peers.keys().next().value as string);
+              connection = {};
+              peers.set(peer, connection);
+            }
+            return createContextValues().set(kCallInfo, { connection, requestId });
+          },
+          log: (fields) => app.log.info({ ...fields, protocol: "grpc-native" }, "request"),
+        });
+  let grpcPort: number | undefined;
   // After CORS and Connect: its catch-all leaves their exact routes alone.
   await app.register(restGateway, {
     services,
@@ -298,12 +331,24 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     keyRing,
     authorizer,
     served,
-    listen: () => onePort.listen(config.host, config.port),
+    async listen() {
+      const address = await onePort.listen(config.host, config.port);
+      if (native && config.grpcPort !== undefined) {
+        grpcPort = await native.listen(config.host, config.grpcPort);
+      }
+      return address;
+    },
+    get grpcPort() {
+      return grpcPort;
+    },
     async close() {
       // Calls still running when the grace period ends are aborted, as their connections are.
       const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
       try {
-        await onePort.close(config.shutdownTimeoutMs);
+        await Promise.all([
+          onePort.close(config.shutdownTimeoutMs),
+          native?.close(config.shutdownTimeoutMs),
+        ]);
         await app.close();
       } finally {
         clearTimeout(cutOff);

@@ -4,6 +4,7 @@ import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectRouter } from "@connectrpc/connect";
 import * as v1 from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import * as v1alpha from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { registration, type ServiceRegistration } from "../service-registration.js";
 
 /** What reflection describes. */
 export interface ReflectionOptions {
@@ -22,12 +23,28 @@ export interface ReflectionOptions {
  * Both reflection services list themselves.
  */
 export function registerReflection(router: ConnectRouter, opts: ReflectionOptions = {}): void {
+  for (const { service, impl } of reflectionServices({
+    ...opts,
+    services: opts.services ?? (() => router.handlers.map((h) => h.service)),
+  })) {
+    router.service(service, impl);
+  }
+}
+
+/** The reflection services (v1 and v1alpha) of `opts.services`, for any server to serve. */
+export function reflectionServices(
+  opts: Omit<ReflectionOptions, "services"> & {
+    /** The services, or where to read them at the first reflection call. */
+    services: readonly DescService[] | (() => readonly DescService[]);
+  },
+): ServiceRegistration[] {
   let index: ReflectionIndex | undefined;
   const getIndex = () => {
-    index ??= indexFiles(opts.services ?? router.handlers.map((h) => h.service), opts.files ?? []);
+    const services = typeof opts.services === "function" ? opts.services() : opts.services;
+    index ??= indexFiles(services, opts.files ?? []);
     return index;
   };
-  router.service(v1.ServerReflection, {
+  const v1Impl = registration(v1.ServerReflection, {
     async *serverReflectionInfo(requests) {
       const sent = new Set<string>();
       for await (const req of requests) {
@@ -40,7 +57,7 @@ export function registerReflection(router: ConnectRouter, opts: ReflectionOption
       }
     },
   });
-  router.service(v1alpha.ServerReflection, {
+  const v1alphaImpl = registration(v1alpha.ServerReflection, {
     async *serverReflectionInfo(requests) {
       const sent = new Set<string>();
       for await (const req of requests) {
@@ -53,6 +70,7 @@ export function registerReflection(router: ConnectRouter, opts: ReflectionOption
       }
     },
   });
+  return [v1Impl, v1alphaImpl];
 }
 
 interface ReflectionIndex {

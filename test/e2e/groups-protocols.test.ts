@@ -9,13 +9,14 @@ import {
 } from "../helpers/groups-clients.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
-// One scenario, five clients, one port: every protocol must behave the same.
+// One scenario, six clients: every protocol must behave the same, on the one port and on the
+// grpc-js server's own port (GATEHOUSE_GRPC_PORT).
 let ts: TestServer;
 const clients: Record<string, GroupsApi> = {};
 const closers: (() => void)[] = [];
 
 beforeAll(async () => {
-  ts = await startTestServer();
+  ts = await startTestServer({ GATEHOUSE_GRPC_PORT: "0" });
   // A person: the organizations it creates are its own.
   const { headers } = (await ts.makeOrg()).owner;
   const t = connectTransports(ts.url, headers);
@@ -26,6 +27,9 @@ beforeAll(async () => {
   const grpcJs = grpcJsGroups(ts.port, headers);
   clients.grpcJs = grpcJs;
   closers.push(() => grpcJs.close());
+  const native = grpcJsGroups(ts.server.grpcPort as number, headers);
+  clients.grpcNative = native;
+  closers.push(() => native.close());
 });
 
 afterAll(async () => {
@@ -33,7 +37,7 @@ afterAll(async () => {
   await ts?.close();
 });
 
-describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs"])(
+describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs", "grpcNative"])(
   "groups over %s",
   (p) => {
     const api = () => clients[p]!;

@@ -1,0 +1,249 @@
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { type DescMethod, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createHandlerContext,
+  createMethodImplSpec,
+  type HandlerContext,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import {
+  invokeUnaryImplementation,
+  transformInvokeImplementation,
+} from "@connectrpc/connect/protocol";
+import * as grpc from "@grpc/grpc-js";
+import type { ServiceRegistration } from "../service-registration.js";
+import { statusTrailers } from "./status-trailers.js";
+
+/** Options of createNativeGrpcServer. */
+export interface NativeGrpcOptions {
+  /** The same implementations the one-port server serves. */
+  registrations: readonly ServiceRegistration[];
+  /** The same interceptors: errors, access control, then the deployment's own. */
+  interceptors: readonly Interceptor[];
+  /** Per-call values (the call info: connection and request id). */
+  contextValues: (call: { peer: string; requestId: string }) => ContextValues;
+  /** Messages at most this large, after decompression (API.md "Limits"). */
+  readMaxBytes: number;
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** Aborted at shutdown: calls still running end. */
+  shutdownSignal: AbortSignal;
+  /** One line per call, as the one-port server writes. */
+  log: (fields: { reqId: string; method: string; code: string; durationMs: number }) => void;
+}
+
+/** A grpc-js server bound to its own port. */
+export interface NativeGrpcServer {
+  /** Bind to host:port (0: a free one); resolves to the port. */
+  listen(host: string, port: number): Promise<number>;
+  close(graceMs: number): Promise<void>;
+}
+
+/**
+ * gRPC served by `@grpc/grpc-js`'s own server, on a port of its own: the service definitions are
+ * built from the protobuf-es descriptors (binary serialization), and every call runs the same
+ * ServiceImpl through the same Connect interceptors as the one-port server, so authorization,
+ * errors and their google.rpc.Status details are the same. grpc-js does the HTTP/2 and gRPC
+ * framing, deadlines, compression and message size limits, and answers unknown methods with
+ * UNIMPLEMENTED.
+ */
+export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServer {
+  const server = new grpc.Server({
+    "grpc.max_receive_message_length": opts.readMaxBytes,
+    "grpc.max_send_message_length": -1,
+  });
+  const interceptors = [...opts.interceptors];
+  for (const { service, impl } of opts.registrations) {
+    const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+    const handlers: grpc.UntypedServiceImplementation = {};
+    for (const method of service.methods) {
+      const fn = (impl as Record<string, unknown>)[method.localName];
+      if (typeof fn !== "function") continue;
+      const spec = createMethodImplSpec(method, fn.bind(impl) as never);
+      definition[method.name] = {
+        path: `/${service.typeName}/${method.name}`,
+        requestStream:
+          method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
+        responseStream:
+          method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
+        // biome-ignore lint/suspicious/noExplicitAny: grpc-js passes the message as it got it
+        requestSerialize: (m: any) => Buffer.from(toBinary(method.input, m)),
+        requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
+        // biome-ignore lint/suspicious/noExplicitAny: the implementation's normalized message
+        responseSerialize: (m: any) => {
+          const bytes = toBinary(method.output, m);
+          return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+        },
+        responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
+        originalName: method.localName,
+      };
+      handlers[method.name] = handlerFor(service, method, spec, interceptors, opts);
+    }
+    server.addService(definition as grpc.ServiceDefinition, handlers);
+  }
+  return {
+    listen: (host, port) =>
+      new Promise((resolve, reject) => {
+        const creds = opts.tls
+          ? grpc.ServerCredentials.createSsl(null, [
+              { cert_chain: opts.tls.cert, private_key: opts.tls.key },
+            ])
+          : grpc.ServerCredentials.createInsecure();
+        server.bindAsync(
+          `${host.includes(":") ? `[${host}]` : host}:${port}`,
+          creds,
+          (err, bound) => (err ? reject(err) : resolve(bound)),
+        );
+      }),
+    close: (graceMs) =>
+      new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}
+
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> & grpc.ServerWritableStream<unknown, unknown>;
+type SurfaceCall = grpc.ServerUnaryCall<unknown, unknown> | AnyCall;
+
+function handlerFor(
+  service: DescService,
+  method: DescMethod,
+  spec: MethodImplSpec,
+  interceptors: Interceptor[],
+  opts: NativeGrpcOptions,
+): grpc.UntypedHandleCall {
+  const rpc = `${service.typeName}/${method.name}`;
+  const begin = (call: SurfaceCall) => {
+    const started = performance.now();
+    const header = new Headers();
+    for (const [k, v] of Object.entries(call.metadata.getMap())) {
+      header.set(k, typeof v === "string" ? v : Buffer.from(v).toString("base64"));
+    }
+    const given = header.get("x-request-id");
+    const requestId = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    const abort = new AbortController();
+    call.on("cancelled", () =>
+      abort.abort(new ConnectError("the call was cancelled", Code.Canceled)),
+    );
+    const deadline = call.getDeadline();
+    const at = deadline instanceof Date ? deadline.getTime() : deadline;
+    const context = createHandlerContext({
+      service,
+      method,
+      protocolName: "grpc",
+      requestMethod: "POST",
+      url: `/${rpc}`,
+      requestHeader: header,
+      requestSignal: abort.signal,
+      shutdownSignal: opts.shutdownSignal,
+      contextValues: opts.contextValues({ peer: call.getPeer(), requestId }),
+      ...(Number.isFinite(at) ? { timeoutMs: Math.max(0, at - Date.now()) } : {}),
+    });
+    // 0 is OK, which Code does not name.
+    const finish = (code: Code | 0) =>
+      opts.log({
+        reqId: requestId,
+        method: rpc,
+        code: code === 0 ? "OK" : (Code[code] ?? String(code)),
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      });
+    return { context, finish, requestId };
+  };
+
+  if (method.methodKind === "unary") {
+    return (
+      call: grpc.ServerUnaryCall<unknown, unknown>,
+      callback: grpc.sendUnaryData<unknown>,
+    ) => {
+      const { context, finish } = begin(call);
+      invokeUnaryImplementation(spec as never, context, call.request as never, interceptors).then(
+        (output) => {
+          sendHeaders(call, context);
+          callback(null, output, metadataOf(context.responseTrailer));
+          finish(0);
+        },
+        (err: unknown) => {
+          const e = ConnectError.from(err);
+          callback(serviceError(e, context));
+          finish(e.code);
+        },
+      );
+    };
+  }
+  // Streams: the requests as an async iterable (grpc-js has deserialized them), the answers
+  // written as they come, with back-pressure.
+  return async (call: AnyCall, callback?: grpc.sendUnaryData<unknown>) => {
+    const { context, finish } = begin(call);
+    const requests: AsyncIterable<unknown> =
+      method.methodKind === "server_streaming"
+        ? single(call.request)
+        : (call as unknown as AsyncIterable<unknown>);
+    try {
+      let headersSent = false;
+      let last: unknown;
+      for await (const out of transformInvokeImplementation(
+        spec,
+        context,
+        interceptors,
+      )(requests as never)) {
+        if (!headersSent) {
+          sendHeaders(call, context);
+          headersSent = true;
+        }
+        if (callback) {
+          last = out;
+          continue;
+        }
+        if (!call.write(out)) await once(call, "drain");
+      }
+      if (callback) callback(null, last, metadataOf(context.responseTrailer));
+      else call.end(metadataOf(context.responseTrailer));
+      finish(0);
+    } catch (err) {
+      const e = ConnectError.from(err);
+      if (callback) callback(serviceError(e, context));
+      else call.emit("error", serviceError(e, context));
+      finish(e.code);
+    }
+  };
+}
+
+async function* single<T>(value: T): AsyncIterable<T> {
+  yield value;
+}
+
+function sendHeaders(call: SurfaceCall, context: HandlerContext) {
+  let any = false;
+  context.responseHeader.forEach(() => {
+    any = true;
+  });
+  if (any) call.sendMetadata(metadataOf(context.responseHeader));
+}
+
+function metadataOf(headers: Headers): grpc.Metadata {
+  const md = new grpc.Metadata();
+  headers.forEach((v, k) => {
+    if (k.endsWith("-bin")) md.add(k, Buffer.from(v, "base64"));
+    else md.add(k, v);
+  });
+  return md;
+}
+
+/** A ConnectError as grpc-js sends it: code, message, and the status details in trailers. */
+function serviceError(err: ConnectError, context: HandlerContext): Partial<grpc.StatusObject> {
+  const md = metadataOf(context.responseTrailer);
+  const details = statusTrailers(err)["grpc-status-details-bin"];
+  if (details) md.set("grpc-status-details-bin", Buffer.from(details, "base64"));
+  return { code: err.code as number, details: err.rawMessage, metadata: md };
+}
