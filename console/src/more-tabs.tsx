@@ -359,7 +359,7 @@ function TagsOf({ repo }: { repo: Repo }) {
 }
 
 export function AdvisoriesTab({ uid }: { uid: string }) {
-  const [search, setSearch] = useState({ query: "", aliases: "", artifactName: "" });
+  const [search, setSearch] = useState({ query: "", aliases: "", componentName: "" });
   const [draft, setDraft] = useState(search);
   const [open, setOpen] = useState<Advisory | undefined>();
   const [reload, setReload] = useState(0);
@@ -394,9 +394,9 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
         <label>
           Package
           <input
-            name="artifactName"
-            value={draft.artifactName}
-            onInput={(e) => setDraft({ ...draft, artifactName: e.currentTarget.value })}
+            name="componentName"
+            value={draft.componentName}
+            onInput={(e) => setDraft({ ...draft, componentName: e.currentTarget.value })}
           />
         </label>
         <button type="submit">Search</button>
@@ -422,7 +422,7 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
             ),
           },
           { title: "Aliases", render: (a) => a.aliases.join(", ") },
-          { title: "Package", render: (a) => a.artifactName },
+          { title: "Package", render: (a) => a.componentName || a.artifactName },
           { title: "Latest event", render: (a) => EventType[a.latestEventType] ?? "" },
         ]}
       />

@@ -48,7 +48,8 @@ async function openGroup(uid: string, tab = "subgroups") {
   await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
 }
 
-describe.skipIf(!run)("the web console", () => {
+// A browser under a loaded CI machine is slow: generous limits, and a screenshot on failure.
+describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   beforeAll(async () => {
     const port = await freePort();
     idp = await startTestIdp({
@@ -86,6 +87,7 @@ describe.skipIf(!run)("the web console", () => {
   async function freshPage(name: string) {
     current = name;
     context = await browser.newContext();
+    context.setDefaultTimeout(20_000);
     page = await context.newPage();
     page.on("dialog", (d) => void d.accept());
     page.on("console", (m) => {
@@ -242,10 +244,14 @@ describe.skipIf(!run)("the web console", () => {
     await freshPage("advisories");
     await signInWithToken(org.owner.token);
     await openGroup(org.uid, "advisories");
+    // Every imported advisory first, then the searches.
+    await page.getByText(`1–50 of ${summary.created}`).waitFor();
     const search = page.getByRole("form", { name: "Search advisories" });
     await search.getByLabel("Package", { exact: true }).fill("github.com/gin-gonic/gin");
     await search.getByRole("button", { name: "Search" }).click();
-    await page.getByRole("button", { name: "GO-2020-0001" }).waitFor();
+    // gin's three advisories of the sample, and nothing else.
+    await page.getByText("1–3 of 3").waitFor();
+    await page.getByRole("button", { name: "GO-2021-0052" }).waitFor();
     await search.getByLabel("Package", { exact: true }).fill("");
     await search.getByLabel("Alias (CVE, GHSA…)").fill("CVE-2020-36567");
     await search.getByRole("button", { name: "Search" }).click();
