@@ -126,11 +126,14 @@ function handlerFor(
   const rpc = `${service.typeName}/${method.name}`;
   const begin = (call: SurfaceCall) => {
     const started = performance.now();
-    const header = new Headers();
+    // A plain list: the context makes the one Headers object of the call from it.
+    const header: [string, string][] = [];
+    let given: string | undefined;
     for (const [k, v] of Object.entries(call.metadata.getMap())) {
-      header.set(k, typeof v === "string" ? v : Buffer.from(v).toString("base64"));
+      const value = typeof v === "string" ? v : Buffer.from(v).toString("base64");
+      header.push([k, value]);
+      if (k === "x-request-id") given = value;
     }
-    const given = header.get("x-request-id");
     const requestId = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
     const abort = new AbortController();
     call.on("cancelled", () =>
@@ -170,7 +173,9 @@ function handlerFor(
       invokeUnaryImplementation(spec as never, context, call.request as never, interceptors).then(
         (output) => {
           sendHeaders(call, context);
-          callback(null, output, metadataOf(context.responseTrailer));
+          const trailer = metadataOf(context.responseTrailer);
+          if (trailer) callback(null, output, trailer);
+          else callback(null, output);
           finish(0);
         },
         (err: unknown) => {
@@ -207,8 +212,9 @@ function handlerFor(
         }
         if (!call.write(out)) await once(call, "drain");
       }
-      if (callback) callback(null, last, metadataOf(context.responseTrailer));
-      else call.end(metadataOf(context.responseTrailer));
+      const trailer = metadataOf(context.responseTrailer);
+      if (callback) callback(null, last, trailer);
+      else call.end(trailer);
       finish(0);
     } catch (err) {
       const e = ConnectError.from(err);
@@ -224,16 +230,15 @@ async function* single<T>(value: T): AsyncIterable<T> {
 }
 
 function sendHeaders(call: SurfaceCall, context: HandlerContext) {
-  let any = false;
-  context.responseHeader.forEach(() => {
-    any = true;
-  });
-  if (any) call.sendMetadata(metadataOf(context.responseHeader));
+  const md = metadataOf(context.responseHeader);
+  if (md) call.sendMetadata(md);
 }
 
-function metadataOf(headers: Headers): grpc.Metadata {
-  const md = new grpc.Metadata();
+/** Headers as grpc-js metadata (binary `-bin` values decoded); undefined when empty. */
+function metadataOf(headers: Headers): grpc.Metadata | undefined {
+  let md: grpc.Metadata | undefined;
   headers.forEach((v, k) => {
+    md ??= new grpc.Metadata();
     if (k.endsWith("-bin")) md.add(k, Buffer.from(v, "base64"));
     else md.add(k, v);
   });
@@ -242,7 +247,7 @@ function metadataOf(headers: Headers): grpc.Metadata {
 
 /** A ConnectError as grpc-js sends it: code, message, and the status details in trailers. */
 function serviceError(err: ConnectError, context: HandlerContext): Partial<grpc.StatusObject> {
-  const md = metadataOf(context.responseTrailer);
+  const md = metadataOf(context.responseTrailer) ?? new grpc.Metadata();
   const details = statusTrailers(err)["grpc-status-details-bin"];
   if (details) md.set("grpc-status-details-bin", Buffer.from(details, "base64"));
   return { code: err.code as number, details: err.rawMessage, metadata: md };
