@@ -113,7 +113,12 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
   };
 }
 
-type AnyCall = grpc.ServerUnaryCall<unknown, unknown> & grpc.ServerWritableStream<unknown, unknown>;
+type AnyCall = grpc.ServerUnaryCall<unknown, unknown> &
+  grpc.ServerWritableStream<unknown, unknown> & {
+    pause(): void;
+    resume(): void;
+    isPaused(): boolean;
+  };
 type SurfaceCall = grpc.ServerUnaryCall<unknown, unknown> | AnyCall;
 
 function handlerFor(
@@ -188,12 +193,10 @@ function handlerFor(
   }
   // Streams: the requests as an async iterable (grpc-js has deserialized them), the answers
   // written as they come, with back-pressure.
-  return async (call: AnyCall, callback?: grpc.sendUnaryData<unknown>) => {
+  const stream = async (call: AnyCall, callback?: grpc.sendUnaryData<unknown>) => {
     const { context, finish } = begin(call);
     const requests: AsyncIterable<unknown> =
-      method.methodKind === "server_streaming"
-        ? single(call.request)
-        : (call as unknown as AsyncIterable<unknown>);
+      method.methodKind === "server_streaming" ? single(call.request) : messagesOf(call);
     try {
       let headersSent = false;
       let last: unknown;
@@ -223,10 +226,61 @@ function handlerFor(
       finish(e.code);
     }
   };
+  return stream as unknown as grpc.UntypedHandleCall;
 }
 
 async function* single<T>(value: T): AsyncIterable<T> {
   yield value;
+}
+
+/**
+ * The messages a client streams, from the call's events (the same on every Node line), at
+ * most 16 waiting: past that the call is paused, so a flood cannot fill memory.
+ */
+function messagesOf(call: AnyCall): AsyncIterable<unknown> {
+  const queue: unknown[] = [];
+  let ended = false;
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    const w = wake;
+    wake = undefined;
+    w?.();
+  };
+  call.on("data", (m: unknown) => {
+    queue.push(m);
+    if (queue.length >= 16) call.pause();
+    notify();
+  });
+  call.on("end", () => {
+    ended = true;
+    notify();
+  });
+  call.on("error", (e: unknown) => {
+    failure = e;
+    notify();
+  });
+  return {
+    [Symbol.asyncIterator]: () => ({
+      async next(): Promise<IteratorResult<unknown>> {
+        for (;;) {
+          if (queue.length > 0) {
+            const value = queue.shift();
+            if (queue.length < 8 && call.isPaused()) call.resume();
+            return { value, done: false };
+          }
+          if (failure !== undefined) throw failure;
+          if (ended) return { value: undefined, done: true };
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+        }
+      },
+      async return(): Promise<IteratorResult<unknown>> {
+        return { value: undefined, done: true };
+      },
+    }),
+  };
 }
 
 function sendHeaders(call: SurfaceCall, context: HandlerContext) {
