@@ -111,7 +111,9 @@ describe("concurrent writes in one subtree", () => {
           .get(subtree) as { n: number }
       ).n;
     expect(left("groups", "uid")).toBe(0);
-    expect(left("group_closure", "descendant") + left("group_closure", "ancestor")).toBe(0);
+    expect(
+      left("group_closure_by_uid", "descendant") + left("group_closure_by_uid", "ancestor"),
+    ).toBe(0);
     expect(left("role_bindings", "group_uid")).toBe(0);
     expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
     expect(countDiff(db)).toEqual([]);

@@ -176,7 +176,7 @@ describe("listGroups through the list engine, against an in-memory oracle", () =
         try {
           const live = await buildTree(store, s);
           const stored = store.db
-            .prepare("SELECT ancestor, descendant, depth FROM group_closure")
+            .prepare("SELECT ancestor, descendant, depth FROM group_closure_by_uid")
             .all() as ClosureRow[];
           expect(sortClosure(stored)).toEqual(closureFromParents(live));
           await walkPages(store, lists, live, s);

@@ -24,7 +24,7 @@ function fixture(store: SqliteStore): StoreFixture {
     store,
     closureRows: () =>
       store.db
-        .prepare("SELECT ancestor, descendant, depth FROM group_closure")
+        .prepare("SELECT ancestor, descendant, depth FROM group_closure_by_uid")
         .all() as ClosureRow[],
     dispose: () => store.close(),
   };

@@ -45,22 +45,26 @@ export function createGroupOps(db: Database): GroupOps {
   const sibling = db.prepare(
     "SELECT uid FROM groups WHERE parent_uid = ? AND name = ? AND uid <> ? LIMIT 1",
   );
+  // A group's integer id keys its closure rows: the next one after the largest (read from
+  // the end of the groups_id index), under the write lock.
+  const nextId = db.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM groups").pluck();
+  const idOf = db.prepare("SELECT id FROM groups WHERE uid = ?").pluck();
   const insert = db.prepare(
-    `INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time)
-     VALUES (@uid, @parent, @name, @description, @now, @now)`,
+    `INSERT INTO groups (uid, id, parent_uid, name, description, create_time, update_time)
+     VALUES (@uid, @id, @parent, @name, @description, @now, @now)`,
   );
   // The new group is at depth d+1 below each ancestor of its parent (d = 0: the parent itself),
   // and at depth 0 below itself. A root has no parent rows, so it gets only the latter.
   const insertClosure = db.prepare(
     `INSERT INTO group_closure (ancestor, descendant, depth)
-     SELECT ancestor, @uid, depth + 1 FROM group_closure WHERE descendant = @parent
-     UNION ALL SELECT @uid, @uid, 0`,
+     SELECT ancestor, @id, depth + 1 FROM group_closure WHERE descendant = @parentId
+     UNION ALL SELECT @id, @id, 0`,
   );
   // Each group counts the groups strictly below it: a group that comes (after its closure
   // rows) or goes (before them; always a leaf) changes the count of every group above it.
   const countAbove = db.prepare(
     `UPDATE groups SET descendant_count = descendant_count + @delta
-     WHERE uid IN (SELECT ancestor FROM group_closure WHERE descendant = @uid AND depth > 0)`,
+     WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = @id AND depth > 0)`,
   );
   const below = db.prepare("SELECT descendant_count FROM groups WHERE uid = ?").pluck();
   // How many groups there are, at most: rowids are distinct positive integers, so the largest
@@ -74,7 +78,7 @@ export function createGroupOps(db: Database): GroupOps {
   const childStatements = childChecks.map((c) => ({ kind: c.kind, stmt: db.prepare(c.sql) }));
   // A group can only be deleted as a leaf, so its only row as an ancestor is its depth-0 row.
   const deleteClosure = db.prepare(
-    "DELETE FROM group_closure WHERE descendant = @uid OR ancestor = @uid",
+    "DELETE FROM group_closure WHERE descendant = @id OR ancestor = @id",
   );
   // Bindings at the group go with it (those of its identities and roles block the delete).
   const removeBindings = db.prepare("DELETE FROM role_bindings WHERE group_uid = ?");
@@ -85,9 +89,12 @@ export function createGroupOps(db: Database): GroupOps {
   // that an owner (who holds no advisory write capability) can always delete their groups.
   const removeAdvisories = db.prepare("DELETE FROM advisories WHERE group_uid = ?");
   const remove = db.prepare("DELETE FROM groups WHERE uid = ?");
-  const path = db.prepare(
-    "SELECT ancestor FROM group_closure WHERE descendant = ? ORDER BY depth DESC",
-  );
+  const path = db
+    .prepare(
+      `SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.ancestor
+       WHERE c.descendant = (SELECT id FROM groups WHERE uid = ?) ORDER BY c.depth DESC`,
+    )
+    .pluck();
   const lists = createListSql<GroupRow>(db, {
     table: "groups",
     uid: "uid",
@@ -117,9 +124,11 @@ export function createGroupOps(db: Database): GroupOps {
         throw new StoreError("not_found", `group ${JSON.stringify(parent)}`);
       }
       checkSiblingName(parent, g.name, g.uid);
-      insert.run({ uid: g.uid, parent, name: g.name, description: g.description, now: g.now });
-      insertClosure.run({ uid: g.uid, parent });
-      countAbove.run({ uid: g.uid, delta: 1 });
+      const id = nextId.get() as number;
+      insert.run({ uid: g.uid, id, parent, name: g.name, description: g.description, now: g.now });
+      const parentId = parent === null ? null : (idOf.get(parent) as number);
+      insertClosure.run({ id, parentId });
+      countAbove.run({ id, delta: 1 });
       return toRecord(find(g.uid)!);
     }).immediate,
 
@@ -153,12 +162,13 @@ export function createGroupOps(db: Database): GroupOps {
       removeAssociation.run(uid);
       removeInvites.run(uid);
       removeAdvisories.run(uid);
-      countAbove.run({ uid, delta: -1 });
-      deleteClosure.run({ uid });
+      const id = idOf.get(uid) as number;
+      countAbove.run({ id, delta: -1 });
+      deleteClosure.run({ id });
       remove.run(uid);
     }).immediate,
 
-    getGroupPath: (uid) => (path.all(uid) as { ancestor: string }[]).map((r) => r.ancestor),
+    getGroupPath: (uid) => path.all(uid) as string[],
 
     listGroups: (query) => {
       const page = lists.list(query);

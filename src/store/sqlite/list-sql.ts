@@ -160,7 +160,8 @@ function filterConditions(
   const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
   if (q.scope !== undefined && !scoped) {
     out.push({
-      sql: `t.${t.group} IN (SELECT c.descendant FROM group_closure AS c WHERE c.ancestor IN (SELECT value FROM json_each(?)))`,
+      sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
+        WHERE c.ancestor IN (SELECT id FROM groups WHERE uid IN (SELECT value FROM json_each(?))))`,
       params: [JSON.stringify(q.scope)],
     });
   }

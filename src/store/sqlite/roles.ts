@@ -153,8 +153,10 @@ function roleScope(scope: NonNullable<ListQuery["scope"]>) {
   const groups = JSON.stringify(scope);
   return {
     sql: `json_array_length(?) > 0 AND (t.group_uid IS NULL OR t.group_uid IN (
-      SELECT c.descendant FROM group_closure AS c WHERE c.ancestor IN (SELECT value FROM json_each(?))
-      UNION SELECT c.ancestor FROM group_closure AS c WHERE c.descendant IN (SELECT value FROM json_each(?))))`,
+      SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
+        WHERE c.ancestor IN (SELECT id FROM groups WHERE uid IN (SELECT value FROM json_each(?)))
+      UNION SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.ancestor
+        WHERE c.descendant IN (SELECT id FROM groups WHERE uid IN (SELECT value FROM json_each(?)))))`,
     params: [groups, groups, groups],
   };
 }

@@ -26,12 +26,12 @@ export function closureDiff(db: Database): { missing: ClosureRow[]; extra: Closu
   const cols = "ancestor, descendant, depth";
   const missing = db
     .prepare(
-      `${impliedClosure} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure LIMIT 20`,
+      `${impliedClosure} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure_by_uid LIMIT 20`,
     )
     .all() as ClosureRow[];
   const extra = db
     .prepare(
-      `${impliedClosure} SELECT ${cols} FROM group_closure EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
+      `${impliedClosure} SELECT ${cols} FROM group_closure_by_uid EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
     )
     .all() as ClosureRow[];
   return { missing, extra };
@@ -72,7 +72,7 @@ export function countDiff(db: Database): { uid: string; kept: number; actual: nu
   return db
     .prepare(
       `SELECT g.uid, g.descendant_count AS kept,
-         (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = g.uid AND c.depth > 0)
+         (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = g.id AND c.depth > 0)
            AS actual
        FROM groups AS g WHERE kept <> actual LIMIT 20`,
     )

@@ -1,0 +1,170 @@
+/**
+ * Cost as the work grows: one organization of 1k, 10k, 100k and 1M groups (fan-out 10), built
+ * through the Store API in a temporary database, then measured in process: GetGroup, ListGroups
+ * (first page and a deep page, with totalCount), a role check at depth 5, CreateGroup (a FULL
+ * commit each), the database's size per group and the process's memory. Nothing should grow
+ * faster than log n per call. Run: `node dist/bench/scale.js [max groups]` (default 1,000,000).
+ */
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ownerRole } from "../src/auth/capabilities.js";
+import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { newChildUid, newRootUid } from "../src/uid.js";
+
+const max = Number(process.argv[2] ?? 1_000_000);
+const sizes = [1_000, 10_000, 100_000, 1_000_000].filter((n) => n <= max);
+const samples = 2_000;
+
+interface Row {
+  groups: number;
+  getP50: number;
+  getP99: number;
+  listFirstP99: number;
+  listDeepP99: number;
+  checkP99: number;
+  createP50: number;
+  createP99: number;
+  bytesPerGroup: number;
+  closurePerGroup: number;
+  rssMb: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+};
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+
+async function timeEach(n: number, f: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await f(i);
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+async function measure(n: number): Promise<Row> {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-scale-"));
+  const path = join(dir, "scale.db");
+  // Seeded with NORMAL commits in batches (as bench/seed.ts does), measured with FULL ones.
+  let store = createSqliteStore(path, { synchronous: "NORMAL" });
+  const now = Date.now();
+  const admin = await store.upsertPerson({
+    uid: newRootUid(),
+    issuer: "https://users.bench",
+    subject: "admin",
+    name: "admin",
+    email: "",
+    now,
+  });
+  const root = newRootUid();
+  await store.createOrganization(
+    { uid: root, name: "scale", description: "", now },
+    { bindingUid: newChildUid(root), identityUid: admin.uid, roleUid: ownerRole.uid },
+  );
+  store.db.exec("BEGIN");
+  let made = 1;
+  let frontier = [root];
+  const all: string[] = [root];
+  while (made < n) {
+    const next: string[] = [];
+    for (const parent of frontier) {
+      for (let i = 0; i < 10 && made < n; i++) {
+        const uid = newChildUid(parent);
+        await store.createGroup({
+          uid,
+          parentUid: parent,
+          name: `g${made.toString().padStart(7, "0")}`,
+          description: "",
+          now: now + made,
+        });
+        next.push(uid);
+        all.push(uid);
+        if (++made % 5000 === 0) store.db.exec("COMMIT; BEGIN");
+      }
+      if (made >= n) break;
+    }
+    frontier = next;
+  }
+  store.db.exec("COMMIT");
+  await store.close();
+  store = createSqliteStore(path);
+  const deepest = all[all.length - 1] as string;
+
+  const pick = (i: number) => all[(i * 7919) % all.length] as string;
+  const gets = await timeEach(samples, (i) => store.getGroup(pick(i)));
+  const listFirst = await timeEach(200, () =>
+    store.listGroups({
+      descendantsOf: root,
+      filters: {},
+      order: { field: "name", desc: false },
+      skip: 0,
+      limit: 50,
+    }),
+  );
+  // A deep page: the cursor of a name half-way through the tree.
+  const middle = `g${Math.floor(n / 2)
+    .toString()
+    .padStart(7, "0")}`;
+  const listDeep = await timeEach(200, () =>
+    store.listGroups({
+      descendantsOf: root,
+      filters: {},
+      order: { field: "name", desc: false },
+      skip: 0,
+      limit: 50,
+      after: { value: middle, uid: "" },
+    }),
+  );
+  // The role check of a call at the deepest group: the admin's capabilities along its path.
+  const path5 = await store.getGroupPath(deepest);
+  const checks = await timeEach(samples, () => store.capabilitiesAt(admin.uid, path5));
+  const parent = all[Math.floor(all.length / 2)] as string;
+  const creates = await timeEach(300, (i) =>
+    store.createGroup({
+      uid: newChildUid(parent),
+      parentUid: parent,
+      name: `new-${i}`,
+      description: "",
+      now: Date.now(),
+    }),
+  );
+  store.db.pragma("wal_checkpoint(TRUNCATE)");
+  const closurePages = (
+    store.db
+      .prepare(
+        "SELECT sum(pgsize) AS b FROM dbstat WHERE name IN ('group_closure', 'group_closure_descendant')",
+      )
+      .get() as { b: number | null }
+  ).b;
+  const bytes = statSync(path).size;
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    groups: n,
+    getP50: pct(gets, 50),
+    getP99: pct(gets, 99),
+    listFirstP99: pct(listFirst, 99),
+    listDeepP99: pct(listDeep, 99),
+    checkP99: pct(checks, 99),
+    createP50: pct(creates, 50),
+    createP99: pct(creates, 99),
+    bytesPerGroup: bytes / n,
+    closurePerGroup: (closurePages ?? 0) / n,
+    rssMb: process.memoryUsage().rss / 1024 / 1024,
+  };
+}
+
+console.log(
+  "| groups | GetGroup p50 / p99 | ListGroups first / deep page p99 | role check p99 | CreateGroup p50 / p99 | bytes per group (closure) | RSS |",
+);
+console.log("|---|---|---|---|---|---|---|");
+for (const n of sizes) {
+  const r = await measure(n);
+  console.log(
+    `| ${n.toLocaleString("en-US")} | ${ms(r.getP50)} / ${ms(r.getP99)} | ${ms(r.listFirstP99)} / ${ms(r.listDeepP99)} | ${ms(r.checkP99)} | ${ms(r.createP50)} / ${ms(r.createP99)} | ${Math.round(r.bytesPerGroup)} B (${Math.round(r.closurePerGroup)} B) | ${Math.round(r.rssMb)} MB |`,
+  );
+}
