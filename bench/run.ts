@@ -191,6 +191,9 @@ if (want("grpc")) {
     "reported",
     `${pct(grpcRps / grpcBaseline)} of bare grpc-js`,
   );
+}
+// `--only=native` measures this alone (with --profile: a profile of the grpc-js path only).
+if (want("grpc") || want("native")) {
   const nativeRps = await grpcThroughput(nativePort, auth, m.leaf);
   capacity["grpc-native"] = nativeRps;
   row(

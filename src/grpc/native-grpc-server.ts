@@ -57,6 +57,12 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
     "grpc.max_send_message_length": -1,
   });
   const interceptors = [...opts.interceptors];
+  // Calls in flight, aborted at shutdown: one listener on the shutdown signal, not one per call
+  // (a context linked to it would stay listening after its call, until shutdown).
+  const running = new Set<HandlerContextController>();
+  opts.shutdownSignal.addEventListener("abort", () => {
+    for (const context of running) context.abort(opts.shutdownSignal.reason);
+  });
   for (const { service, impl } of opts.registrations) {
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const handlers: grpc.UntypedServiceImplementation = {};
@@ -81,7 +87,7 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
         responseDeserialize: (b: Buffer) => fromBinary(method.output, b),
         originalName: method.localName,
       };
-      handlers[method.name] = handlerFor(service, method, spec, interceptors, opts);
+      handlers[method.name] = handlerFor(service, method, spec, interceptors, running, opts);
     }
     server.addService(definition as grpc.ServiceDefinition, handlers);
   }
@@ -113,6 +119,9 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
   };
 }
 
+/** A handler context and its abort(), as createHandlerContext returns it. */
+type HandlerContextController = ReturnType<typeof createHandlerContext>;
+
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> &
   grpc.ServerWritableStream<unknown, unknown> & {
     pause(): void;
@@ -126,6 +135,7 @@ function handlerFor(
   method: DescMethod,
   spec: MethodImplSpec,
   interceptors: Interceptor[],
+  running: Set<HandlerContextController>,
   opts: NativeGrpcOptions,
 ): grpc.UntypedHandleCall {
   const rpc = `${service.typeName}/${method.name}`;
@@ -140,10 +150,6 @@ function handlerFor(
       if (k === "x-request-id") given = value;
     }
     const requestId = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
-    const abort = new AbortController();
-    call.on("cancelled", () =>
-      abort.abort(new ConnectError("the call was cancelled", Code.Canceled)),
-    );
     const deadline = call.getDeadline();
     const at = deadline instanceof Date ? deadline.getTime() : deadline;
     const context = createHandlerContext({
@@ -153,19 +159,27 @@ function handlerFor(
       requestMethod: "POST",
       url: `/${rpc}`,
       requestHeader: header,
-      requestSignal: abort.signal,
-      shutdownSignal: opts.shutdownSignal,
       contextValues: opts.contextValues({ peer: call.getPeer(), requestId }),
       ...(Number.isFinite(at) ? { timeoutMs: Math.max(0, at - Date.now()) } : {}),
     });
-    // 0 is OK, which Code does not name.
-    const finish = (code: Code | 0) =>
+    // grpc-js says "cancelled" when a call's stream closes, answered or not: only a call still
+    // running is aborted (an answered one would pay for an error and an abort event).
+    let finished = false;
+    call.on("cancelled", () => {
+      if (!finished) context.abort(new ConnectError("the call was cancelled", Code.Canceled));
+    });
+    running.add(context);
+    // 0 is OK, which Code does not name. Called before the answer is handed to grpc-js.
+    const finish = (code: Code | 0) => {
+      finished = true;
+      running.delete(context);
       opts.log({
         reqId: requestId,
         method: rpc,
         code: code === 0 ? "OK" : (Code[code] ?? String(code)),
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       });
+    };
     return { context, finish, requestId };
   };
 
@@ -177,16 +191,16 @@ function handlerFor(
       const { context, finish } = begin(call);
       invokeUnaryImplementation(spec as never, context, call.request as never, interceptors).then(
         (output) => {
+          finish(0);
           sendHeaders(call, context);
           const trailer = metadataOf(context.responseTrailer);
           if (trailer) callback(null, output, trailer);
           else callback(null, output);
-          finish(0);
         },
         (err: unknown) => {
           const e = ConnectError.from(err);
-          callback(serviceError(e, context));
           finish(e.code);
+          callback(serviceError(e, context));
         },
       );
     };
@@ -215,15 +229,15 @@ function handlerFor(
         }
         if (!call.write(out)) await once(call, "drain");
       }
+      finish(0);
       const trailer = metadataOf(context.responseTrailer);
       if (callback) callback(null, last, trailer);
       else call.end(trailer);
-      finish(0);
     } catch (err) {
       const e = ConnectError.from(err);
+      finish(e.code);
       if (callback) callback(serviceError(e, context));
       else call.emit("error", serviceError(e, context));
-      finish(e.code);
     }
   };
   return stream as unknown as grpc.UntypedHandleCall;
