@@ -7,6 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { storeRoles } from "../src/auth/capabilities.js";
 import { advisoryFromOsv } from "../src/import/osv.js";
 import { readRecords } from "../src/import/read-records.js";
 import type { AdvisoryContent, AdvisoryFilters } from "../src/store/advisory-store.js";
@@ -16,7 +17,10 @@ import { newChildUid } from "../src/uid.js";
 
 const target = Number(process.argv[2] ?? 100_000);
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-"));
-const store = createSqliteStore(join(dir, "bench.db"), { synchronous: "NORMAL" });
+const store = createSqliteStore(join(dir, "bench.db"), {
+  roles: storeRoles,
+  synchronous: "NORMAL",
+});
 const org = "a".repeat(40);
 await store.createGroup({ uid: org, parentUid: "", name: "bench", description: "", now: 1 });
 

@@ -13,6 +13,7 @@ import { cpus } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
@@ -56,7 +57,7 @@ const port = await freePort();
 const baseUrl = `http://127.0.0.1:${port}`;
 
 // Before the server opens the copy: an identity the issuer's tokens match, and the admin's token.
-const store = createSqliteStore(dbPath);
+const store = createSqliteStore(dbPath, { roles: storeRoles });
 const workload = await store.createIdentity({
   uid: newChildUid(m.deepParent),
   groupUid: m.deepParent,

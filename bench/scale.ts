@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownerRole } from "../src/auth/capabilities.js";
+import { ownerRole, storeRoles } from "../src/auth/capabilities.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../src/uid.js";
 
@@ -50,7 +50,7 @@ async function measure(n: number): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-scale-"));
   const path = join(dir, "scale.db");
   // Seeded with NORMAL commits in batches (as bench/seed.ts does), measured with FULL ones.
-  let store = createSqliteStore(path, { synchronous: "NORMAL" });
+  let store = createSqliteStore(path, { roles: storeRoles, synchronous: "NORMAL" });
   const now = Date.now();
   const admin = await store.upsertPerson({
     uid: newRootUid(),
@@ -91,7 +91,7 @@ async function measure(n: number): Promise<Row> {
   }
   store.db.exec("COMMIT");
   await store.close();
-  store = createSqliteStore(path);
+  store = createSqliteStore(path, { roles: storeRoles });
   const deepest = all[all.length - 1] as string;
 
   const pick = (i: number) => all[(i * 7919) % all.length] as string;

@@ -5,7 +5,7 @@
  * finds the manifest beside it and skips the work. Run alone: `node dist/bench/seed.js [path]`.
  */
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { builtinRoles, ownerRole } from "../src/auth/capabilities.js";
+import { builtinRoles, ownerRole, storeRoles } from "../src/auth/capabilities.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../src/uid.js";
 
@@ -57,7 +57,7 @@ export async function ensureSeeded(
 async function seed(path: string, log: (line: string) => void): Promise<SeedManifest> {
   const started = performance.now();
   // NORMAL: a crash may lose the last commits, which a seed simply redoes.
-  const store = createSqliteStore(path, { synchronous: "NORMAL" });
+  const store = createSqliteStore(path, { roles: storeRoles, synchronous: "NORMAL" });
   const now = Date.now();
   // Store operations are synchronous under their promise, so awaiting them between an explicit
   // BEGIN and COMMIT runs each (a savepoint then) inside one transaction of many: one commit

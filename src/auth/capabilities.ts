@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 
+import type { StoreRoles } from "../store/store.js";
 import { capabilities } from "./capability-catalog.js";
 
 export { capabilities };
@@ -88,3 +89,6 @@ const builtinByUid = new Map(builtinRoles.map((r) => [r.uid, r]));
 export function builtinRole(uid: string): BuiltinRole | undefined {
   return builtinByUid.get(uid);
 }
+
+/** The built-in roles as the server hands them to a store (createSqliteStore's `roles`). */
+export const storeRoles: StoreRoles = { builtins: builtinRoles, ownerRoleUid: ownerRole.uid };

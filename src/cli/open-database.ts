@@ -1,4 +1,5 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { storeRoles } from "../auth/capabilities.js";
 import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
 import { CliError } from "./cli-io.js";
 import { checkDatabaseFile } from "./database-file.js";
@@ -32,7 +33,7 @@ export function openDatabase(
   }
   let store: SqliteStore;
   try {
-    store = createSqliteStore(path);
+    store = createSqliteStore(path, { roles: storeRoles });
   } catch (err) {
     throw new CliError(`cannot open database ${path}: ${(err as Error).message}`);
   }

@@ -1,4 +1,5 @@
 import { accessSync, constants } from "node:fs";
+import { storeRoles } from "../auth/capabilities.js";
 import { type Config, ConfigError, loadConfig } from "../config.js";
 import { createServer, type Server } from "../server.js";
 import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
@@ -66,6 +67,7 @@ function checkReadable(path: string, setting: string): void {
 function openStore(config: Config, onCheckpointError: (err: Error) => void): SqliteStore {
   try {
     return createSqliteStore(config.dbPath, {
+      roles: storeRoles,
       backgroundCheckpoints: { onError: onCheckpointError },
     });
   } catch (err) {

@@ -129,6 +129,22 @@ export interface SigningKeyRecord {
   createTime: number;
 }
 
+/**
+ * The built-in roles, as the server hands them to a store when it opens it: the store seeds
+ * them (upserted at every open) and keeps every organization's last owner binding, but the
+ * catalog is the server's, not the storage layer's.
+ */
+export interface StoreRoles {
+  builtins: readonly {
+    uid: string;
+    name: string;
+    description: string;
+    capabilities: readonly string[];
+  }[];
+  /** The owner role, which the last-owner rule protects. */
+  ownerRoleUid: string;
+}
+
 /** Store is the whole persistence contract of Gatehouse. */
 export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore, AdvisoryStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */

@@ -1,5 +1,5 @@
 import net from "node:net";
-import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -72,7 +72,7 @@ export async function startTestServer(
     GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
     ...env,
   });
-  const store = createSqliteStore(config.dbPath);
+  const store = createSqliteStore(config.dbPath, { roles: storeRoles });
   const { port: _port, ...deps } = opts;
   const server = await createServer({ config, store, ...deps });
   await server.listen();

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { storeRoles } from "../../src/auth/capabilities.js";
 import { sortValueOf } from "../../src/services/sort-value.js";
 import { createListEngine, type ListEngine } from "../../src/store/list.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -172,7 +173,7 @@ describe("listGroups through the list engine, against an in-memory oracle", () =
   it("pages through random trees, filters, orders, page sizes and skips", async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, async (s) => {
-        const store = createSqliteStore(":memory:");
+        const store = createSqliteStore(":memory:", { roles: storeRoles });
         try {
           const live = await buildTree(store, s);
           const stored = store.db
@@ -191,7 +192,7 @@ describe("listGroups through the list engine, against an in-memory oracle", () =
   it("yields the whole ordered sequence, without gaps, when nothing is skipped", async () => {
     await fc.assert(
       fc.asyncProperty(scenarioArb, fc.integer({ min: 1, max: 4 }), async (s, size) => {
-        const store = createSqliteStore(":memory:");
+        const store = createSqliteStore(":memory:", { roles: storeRoles });
         try {
           const live = await buildTree(store, s);
           const noSkip = { ...s, pages: [{ size, skip: 0 }] };

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
 import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
 import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { StoreError } from "../../src/store/store.js";
+import { runSharedDatabaseSuite } from "./shared-database-suite.js";
 import { type ClosureRow, runStoreSuite, type StoreFixture, storeError } from "./store-suite.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "gatehouse-store-"));
@@ -30,8 +31,12 @@ function fixture(store: SqliteStore): StoreFixture {
   };
 }
 
-runStoreSuite("sqlite :memory:", async () => fixture(createSqliteStore(":memory:")));
-runStoreSuite("sqlite file", async () => fixture(createSqliteStore(newPath())));
+runStoreSuite("sqlite :memory:", async () =>
+  fixture(createSqliteStore(":memory:", { roles: storeRoles })),
+);
+runStoreSuite("sqlite file", async () =>
+  fixture(createSqliteStore(newPath(), { roles: storeRoles })),
+);
 
 const R1 = "1".repeat(40);
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
@@ -40,7 +45,7 @@ const group = { uid: R1, parentUid: "", name: "acme", description: "", now: 1 };
 describe("sqlite store", () => {
   it("creates the file's directory and opens it in WAL mode with durable settings", async () => {
     const path = newPath();
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { roles: storeRoles });
     try {
       expect(existsSync(path)).toBe(true);
       const pragma = (name: string) => store.db.pragma(name, { simple: true });
@@ -56,7 +61,7 @@ describe("sqlite store", () => {
   // Whether the touch itself skipped its fsync is not observable here (bench/RESULTS.md
   // measures it); what is pinned is that the relaxation never outlives the statement.
   it("records lastSeenTime and leaves synchronous = FULL for every other write", async () => {
-    const store = createSqliteStore(newPath());
+    const store = createSqliteStore(newPath(), { roles: storeRoles });
     try {
       await store.createGroup(group);
       const uid = `${R1}/w`;
@@ -106,14 +111,14 @@ describe("sqlite store", () => {
     };
 
     const plainPath = newPath();
-    const plain = createSqliteStore(plainPath);
+    const plain = createSqliteStore(plainPath, { roles: storeRoles });
     await plain.createGroup(group);
     await new Promise((r) => setTimeout(r, 500));
     expect(inFileAlone(plainPath, R1)).toBe(false); // one write: SQLite's own threshold is far
     await plain.close();
 
     const path = newPath();
-    const store = createSqliteStore(path, { backgroundCheckpoints: {} });
+    const store = createSqliteStore(path, { roles: storeRoles, backgroundCheckpoints: {} });
     expect(store.db.pragma("wal_autocheckpoint", { simple: true })).toBe(10_000);
     await store.createGroup(group);
     expect(await waitFor(() => inFileAlone(path, R1))).toBe(true);
@@ -122,12 +127,12 @@ describe("sqlite store", () => {
 
   it("keeps data and schema across close and reopen, migrating only once", async () => {
     const path = newPath();
-    const first = createSqliteStore(path);
+    const first = createSqliteStore(path, { roles: storeRoles });
     await first.createGroup(group);
     const secret = await first.getOrCreateSecret("k", () => randomBytes(32));
     await first.close();
     for (let i = 0; i < 2; i++) {
-      const again = createSqliteStore(path);
+      const again = createSqliteStore(path, { roles: storeRoles });
       expect(again.db.pragma("user_version", { simple: true })).toBe(migrations.length);
       expect(await again.getGroup(R1)).toMatchObject({ name: "acme" });
       expect((await again.getOrCreateSecret("k", () => randomBytes(32))).equals(secret)).toBe(true);
@@ -137,10 +142,10 @@ describe("sqlite store", () => {
 
   it("refuses a database whose schema is newer than the code", async () => {
     const path = newPath();
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { roles: storeRoles });
     store.db.pragma(`user_version = ${migrations.length + 1}`);
     await store.close();
-    expect(() => createSqliteStore(path)).toThrow(/newer/);
+    expect(() => createSqliteStore(path, { roles: storeRoles })).toThrow(/newer/);
   });
 
   it("applies migration steps all or nothing", () => {
@@ -192,7 +197,7 @@ describe("sqlite store", () => {
       closureRow.run(anc, desc, depth);
     }
     old.close();
-    const store = createSqliteStore(path);
+    const store = createSqliteStore(path, { roles: storeRoles });
     const query = (descendantsOf: string) => ({
       descendantsOf,
       order: { field: "uid" as const, desc: false },
@@ -207,7 +212,7 @@ describe("sqlite store", () => {
   });
 
   it("fails every call after close with unavailable, and closes twice quietly", async () => {
-    const store = createSqliteStore(":memory:");
+    const store = createSqliteStore(":memory:", { roles: storeRoles });
     await store.close();
     await store.close();
     await storeError(() => store.ping(), "unavailable");
@@ -218,8 +223,8 @@ describe("sqlite store", () => {
 
   it("turns a lock held past busy_timeout into unavailable", async () => {
     const path = newPath();
-    const holder = createSqliteStore(path);
-    const waiter = createSqliteStore(path, { busyTimeoutMs: 50 });
+    const holder = createSqliteStore(path, { roles: storeRoles });
+    const waiter = createSqliteStore(path, { roles: storeRoles, busyTimeoutMs: 50 });
     holder.db.exec("BEGIN IMMEDIATE");
     try {
       await storeError(() => waiter.createGroup(group), "unavailable");
@@ -232,8 +237,8 @@ describe("sqlite store", () => {
 
   it("agrees on one secret across connections to one file", async () => {
     const path = newPath();
-    const a = createSqliteStore(path);
-    const b = createSqliteStore(path);
+    const a = createSqliteStore(path, { roles: storeRoles });
+    const b = createSqliteStore(path, { roles: storeRoles });
     const [x, y] = await Promise.all([
       a.getOrCreateSecret("page-token-key", () => randomBytes(32)),
       b.getOrCreateSecret("page-token-key", () => randomBytes(32)),
@@ -243,7 +248,7 @@ describe("sqlite store", () => {
   });
 
   it("keeps its access answers across lastSeenTime writes, but not across any other write", async () => {
-    const s = createSqliteStore(newPath());
+    const s = createSqliteStore(newPath(), { roles: storeRoles });
     const person = "7".repeat(40);
     await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
     await s.createOrganization(group, {
@@ -266,8 +271,8 @@ describe("sqlite store", () => {
     // `server` has answered (and may have cached) before `cli`, as a CLI command would,
     // writes to the same file.
     const path = newPath();
-    const server = createSqliteStore(path);
-    const cli = createSqliteStore(path);
+    const server = createSqliteStore(path, { roles: storeRoles });
+    const cli = createSqliteStore(path, { roles: storeRoles });
     const person = "9".repeat(40);
     const person2 = "8".repeat(40);
     expect(await server.identityExists(person)).toBe(false);
@@ -340,4 +345,18 @@ describe("fromSqliteError", () => {
   ])("leaves %s alone", (_what, err) => {
     expect(fromSqliteError(err)).toBe(err);
   });
+});
+
+runSharedDatabaseSuite("sqlite file, two connections", async () => {
+  const path = newPath();
+  const a = createSqliteStore(path, { roles: storeRoles });
+  const b = createSqliteStore(path, { roles: storeRoles });
+  return {
+    a,
+    b,
+    dispose: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
 });

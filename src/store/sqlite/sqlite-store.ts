@@ -1,8 +1,7 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
-import { builtinRoles, ownerRole } from "../../auth/capabilities.js";
-import { type Store, StoreError } from "../store.js";
+import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
@@ -26,6 +25,8 @@ import { createTagOps } from "./tags.js";
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
+  /** The built-in roles to seed and the owner role to protect (the server's catalog). */
+  roles: StoreRoles;
   /** How long a write waits for another connection's lock before `unavailable`; default 5000. */
   busyTimeoutMs?: number;
   /** PRAGMA synchronous; default FULL (every commit reaches the disk before it returns). */
@@ -56,11 +57,11 @@ const fullForMs = 30_000;
  * better-sqlite3 is synchronous, so each operation runs start to end, as one transaction
  * where it has several statements, with no await in between.
  */
-export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): SqliteStore {
+export function createSqliteStore(path: string, opts: SqliteStoreOptions): SqliteStore {
   const db = open(path, opts);
   migrate(db);
   const groups = createGroupOps(db);
-  const lastOwner = createLastOwnerGuard(db, ownerRole.uid);
+  const lastOwner = createLastOwnerGuard(db, opts.roles.ownerRoleUid);
   const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
   const readCache = createReadCache(db);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
@@ -68,7 +69,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions = {}): 
     ...groups,
     ...createIdentityOps(db, lastOwner, readCache),
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
-    ...createRoleOps(db, builtinRoles, (opts.now ?? Date.now)()),
+    ...createRoleOps(db, opts.roles.builtins, (opts.now ?? Date.now)()),
     ...roleBindings,
     ...createIdentityProviderOps(db),
     ...createAccountAssociationOps(db),
