@@ -1,0 +1,186 @@
+import { parentOf } from "../../uid.js";
+import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
+import { createPgListSql } from "./list-sql.js";
+import type { PgDb, PgOps, Sql } from "./pg-db.js";
+
+interface GroupRow {
+  uid: string;
+  id: number;
+  parent_uid: string | null;
+  name: string;
+  description: string;
+  verified: boolean;
+  resource_limits: string;
+  create_time: number;
+  update_time: number;
+}
+
+// Checked in this order; the first kind found is the one reported (as in SQLite).
+const childChecks: readonly { kind: string; sql: string }[] = [
+  { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = $1 LIMIT 1" },
+  { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = $1 LIMIT 1" },
+  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = $1 LIMIT 1" },
+  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = $1 LIMIT 1" },
+  {
+    kind: "identityProviders",
+    sql: "SELECT 1 FROM identity_providers WHERE group_uid = $1 LIMIT 1",
+  },
+];
+
+/** The group operations of the PostgreSQL store: the tree and its closure rows. */
+export type PgGroupOps = PgOps<
+  "createGroup" | "getGroup" | "updateGroup" | "deleteGroup" | "getGroupPath" | "listGroups"
+> & {
+  /** createGroup's statements, for createOrganization's own transaction. */
+  createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord>;
+};
+
+/** Create the group operations on a migrated database. */
+export function createPgGroupOps(db: PgDb): PgGroupOps {
+  const find = (sql: Sql, uid: string) =>
+    sql.one<GroupRow>("SELECT * FROM groups WHERE uid = $1", [uid]);
+  const mustFind = async (sql: Sql, uid: string) => {
+    const row = await find(sql, uid);
+    if (!row) throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
+    return row;
+  };
+  const checkSiblingName = async (sql: Sql, parent: string | null, name: string, self: string) => {
+    if (
+      parent !== null &&
+      (await sql.one(
+        "SELECT 1 FROM groups WHERE parent_uid = $1 AND name = $2 AND uid <> $3 LIMIT 1",
+        [parent, name, self],
+      ))
+    ) {
+      throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
+    }
+  };
+  // Each group counts the groups strictly below it.
+  const countAbove = (sql: Sql, id: number, delta: number) =>
+    sql.run(
+      `UPDATE groups SET descendant_count = descendant_count + $2
+       WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = $1 AND depth > 0)`,
+      [id, delta],
+    );
+
+  const lists = createPgListSql<GroupRow>(db, {
+    table: "groups",
+    uid: "uid",
+    parent: "parent_uid",
+    group: "uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+    below: async (sql, uid) =>
+      (
+        await sql.one<{ n: number }>("SELECT descendant_count AS n FROM groups WHERE uid = $1", [
+          uid,
+        ])
+      )?.n ?? 0,
+  });
+
+  async function createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord> {
+    checkUidExtendsParent(g.uid, g.parentUid);
+    const parent = g.parentUid === "" ? null : g.parentUid;
+    if (await find(sql, g.uid)) {
+      throw new StoreError("already_exists", `group ${JSON.stringify(g.uid)}`);
+    }
+    const parentRow = parent === null ? undefined : await find(sql, parent);
+    if (parent !== null && !parentRow) {
+      throw new StoreError("not_found", `group ${JSON.stringify(parent)}`);
+    }
+    await checkSiblingName(sql, parent, g.name, g.uid);
+    const row = (await sql.one<GroupRow>(
+      `INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time)
+       VALUES ($1, $2, $3, $4, $5, $5) RETURNING *`,
+      [g.uid, parent, g.name, g.description, g.now],
+    ))!;
+    await sql.run(
+      `INSERT INTO group_closure (ancestor, descendant, depth)
+       SELECT ancestor, $1, depth + 1 FROM group_closure WHERE descendant = $2
+       UNION ALL SELECT $1::bigint, $1::bigint, 0`,
+      [row.id, parentRow?.id ?? null],
+    );
+    await countAbove(sql, row.id, 1);
+    return toRecord(row);
+  }
+
+  return {
+    createGroupIn,
+    createGroup: (g) => db.write((sql) => createGroupIn(sql, g)),
+
+    getGroup: async (uid) => {
+      const row = await find(db.sql, uid);
+      return row && toRecord(row);
+    },
+
+    updateGroup: (uid, patch, now) =>
+      db.write(async (sql) => {
+        const row = await mustFind(sql, uid);
+        if (isEmptyPatch(patch)) return toRecord(row);
+        const name = patch.name ?? row.name;
+        if (name !== row.name) await checkSiblingName(sql, row.parent_uid, name, uid);
+        const updated = await sql.one<GroupRow>(
+          "UPDATE groups SET name = $1, description = $2, update_time = $3 WHERE uid = $4 RETURNING *",
+          [name, patch.description ?? row.description, now, uid],
+        );
+        return toRecord(updated!);
+      }),
+
+    deleteGroup: (uid) =>
+      db.write(async (sql) => {
+        const row = await mustFind(sql, uid);
+        for (const { kind, sql: text } of childChecks) {
+          if (await sql.one(text, [uid])) {
+            throw new StoreError(
+              "not_empty",
+              `group ${JSON.stringify(uid)} has child ${kind}`,
+              kind,
+              "group",
+            );
+          }
+        }
+        await sql.run("DELETE FROM role_bindings WHERE group_uid = $1", [uid]);
+        await sql.run("DELETE FROM account_associations WHERE uid = $1", [uid]);
+        await sql.run("DELETE FROM group_invites WHERE group_uid = $1", [uid]);
+        await sql.run("DELETE FROM advisories WHERE group_uid = $1", [uid]);
+        await countAbove(sql, row.id, -1);
+        await sql.run("DELETE FROM group_closure WHERE descendant = $1 OR ancestor = $1", [row.id]);
+        await sql.run("DELETE FROM groups WHERE uid = $1", [uid]);
+      }),
+
+    getGroupPath: async (uid) =>
+      (
+        await db.sql.rows<{ uid: string }>(
+          `SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.ancestor
+           WHERE c.descendant = (SELECT id FROM groups WHERE uid = $1) ORDER BY c.depth DESC`,
+          [uid],
+        )
+      ).map((r) => r.uid),
+
+    listGroups: async (query) => {
+      const page = await lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+}
+
+/** Refuse a uid that does not extend its parent's: the list SQL's uid ranges rely on it. */
+function checkUidExtendsParent(uid: string, parentUid: string): void {
+  if (parentOf(uid) !== parentUid) {
+    throw new Error(`group uid ${uid} is not a direct child of ${JSON.stringify(parentUid)}`);
+  }
+}
+
+function toRecord(row: GroupRow): GroupRecord {
+  return {
+    uid: row.uid,
+    parentUid: row.parent_uid ?? "",
+    name: row.name,
+    description: row.description,
+    verified: row.verified,
+    resourceLimits: JSON.parse(row.resource_limits) as Record<string, number>,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

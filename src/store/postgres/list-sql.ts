@@ -1,0 +1,139 @@
+import { isAtOrBelow } from "../../uid.js";
+import type { ListQuery } from "../store.js";
+import type { PgDb, PgParam, Sql } from "./pg-db.js";
+
+/**
+ * A WHERE condition with its parameters; resources add these for their own filters. Write
+ * `?` for each parameter: the list SQL numbers them ($1, $2, ...) in order. (No other `?` may
+ * appear in the text.)
+ */
+export interface PgCondition {
+  /** An SQL boolean expression over the table aliased `t`. */
+  sql: string;
+  params: PgParam[];
+}
+
+/**
+ * Where a listable resource keeps what the shared list SQL needs; see the SQLite list SQL
+ * (src/store/sqlite/list-sql.ts) for the meaning of each field. Names are code constants,
+ * checked to be plain identifiers.
+ */
+export interface PgListTable {
+  table: string;
+  uid: string;
+  parent: string;
+  group: string;
+  name: string;
+  sort: Record<"name" | "create_time" | "update_time" | "uid", string>;
+  /** For the groups table: how many groups lie strictly below a uid (0 if absent). */
+  below?: (sql: Sql, uid: string) => Promise<number>;
+}
+
+/** A page of raw rows, with the count of every match. */
+export interface PgRowPage<Row> {
+  rows: Row[];
+  total: number;
+  hasMore: boolean;
+}
+
+/** Runs keyset-paginated lists over one table. */
+export interface PgListSql<Row> {
+  /** Run `query` plus the resource's own conditions; the page and the count see one snapshot. */
+  list(query: ListQuery<unknown>, extra?: readonly PgCondition[]): Promise<PgRowPage<Row>>;
+}
+
+const identifier = /^[a-z_][a-z0-9_]*$/;
+
+/**
+ * The list SQL of a table, on PostgreSQL: the same semantics as SQLite's (see its comment):
+ * descendantsOf as the uid range `uid > 'G/' AND uid < 'G0'` (bytewise: the columns are
+ * COLLATE "C"), childrenOf as `parent = G`, scope through the closure table, keyset cursors
+ * on (sort column, uid), one row more than the page to tell whether more follow, and the count
+ * of a bare subtree read from the group's descendant count. The planner picks between walking
+ * an order index and sorting the subtree on its own statistics.
+ */
+export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
+  const names = [t.table, t.uid, t.parent, t.group, t.name, ...Object.values(t.sort)];
+  const bad = names.find((n) => !identifier.test(n));
+  if (bad !== undefined) throw new Error(`list SQL: ${JSON.stringify(bad)} is not an identifier`);
+
+  return {
+    list: (query, extra = []) =>
+      db.read(async (sql) => {
+        const filter = conditionsOf(t, query, extra);
+        const subtreeOnly = query.descendantsOf !== undefined && filter.length === 1;
+        let total: number;
+        if (subtreeOnly && t.below) {
+          total = await t.below(sql, query.descendantsOf!);
+        } else {
+          const [text, params] = numbered(
+            `SELECT COUNT(*)::bigint AS n FROM ${t.table} AS t${whereOf(filter)}`,
+            filter,
+          );
+          total = (await sql.one<{ n: number }>(text, params))?.n ?? 0;
+        }
+        const page = query.after ? [...filter, cursorCondition(t, query)] : filter;
+        const [text, params] = numbered(
+          `SELECT t.* FROM ${t.table} AS t${whereOf(page)} ORDER BY ${orderBy(t, query)} LIMIT ? OFFSET ?`,
+          [...page, { sql: "", params: [query.limit + 1, query.skip] }],
+        );
+        const rows = await sql.rows<Row>(text, params);
+        const hasMore = rows.length > query.limit;
+        if (hasMore) rows.pop();
+        return { rows, total, hasMore };
+      }),
+  };
+}
+
+function conditionsOf(
+  t: PgListTable,
+  q: ListQuery<unknown>,
+  extra: readonly PgCondition[],
+): PgCondition[] {
+  const out: PgCondition[] = [];
+  if (q.descendantsOf !== undefined) {
+    out.push({
+      sql: `t.${t.uid} > ? AND t.${t.uid} < ?`,
+      params: [`${q.descendantsOf}/`, `${q.descendantsOf}0`],
+    });
+  }
+  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
+  if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
+  // A tree filter at or below a scope uid already keeps every row in scope.
+  const tree = q.descendantsOf ?? q.childrenOf;
+  const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
+  if (q.scope !== undefined && !scoped) {
+    out.push({
+      sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
+        WHERE c.ancestor IN (SELECT id FROM groups WHERE uid = ANY(?::text[])))`,
+      params: [q.scope as string[]],
+    });
+  }
+  return [...out, ...extra];
+}
+
+function cursorCondition(t: PgListTable, q: ListQuery<unknown>): PgCondition {
+  const after = q.after!;
+  const op = q.order.desc ? "<" : ">";
+  const col = t.sort[q.order.field];
+  if (col === t.uid) return { sql: `t.${t.uid} ${op} ?`, params: [after.uid] };
+  return { sql: `(t.${col}, t.${t.uid}) ${op} (?, ?)`, params: [after.value, after.uid] };
+}
+
+function orderBy(t: PgListTable, q: ListQuery<unknown>): string {
+  const dir = q.order.desc ? "DESC" : "ASC";
+  const col = t.sort[q.order.field];
+  return col === t.uid ? `t.${t.uid} ${dir}` : `t.${col} ${dir}, t.${t.uid} ${dir}`;
+}
+
+function whereOf(conditions: readonly PgCondition[]): string {
+  return conditions.length === 0
+    ? ""
+    : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
+}
+
+/** Number the `?` placeholders of `text` in order, and gather the conditions' parameters. */
+export function numbered(text: string, conditions: readonly PgCondition[]): [string, PgParam[]] {
+  let n = 0;
+  return [text.replace(/\?/g, () => `$${++n}`), conditions.flatMap((c) => c.params)];
+}

@@ -1,0 +1,400 @@
+import pg from "pg";
+import { type Store, StoreError } from "../store.js";
+
+/** A parameter bound to a `$n` placeholder. */
+export type PgParam = string | number | boolean | Buffer | null | readonly string[];
+
+/**
+ * Sql runs statements on one connection: inside a transaction when handed out by `PgDb.write`
+ * or `PgDb.read`, or on any pooled connection as `PgDb.sql`. Statements use `$1`, `$2`, ...
+ * placeholders; values are always bound, never spliced into the text.
+ */
+export interface Sql {
+  /** Every row of the result. */
+  rows<T>(text: string, params?: readonly PgParam[]): Promise<T[]>;
+  /** The first row, or undefined. */
+  one<T>(text: string, params?: readonly PgParam[]): Promise<T | undefined>;
+  /** Run a statement; the number of rows it touched. */
+  run(text: string, params?: readonly PgParam[]): Promise<number>;
+}
+
+/** How a transaction runs. */
+export interface TxOptions {
+  /**
+   * Whether the transaction's changes can alter an access answer (bindings, roles,
+   * identities): then every replica's access cache is told at commit. Default true; an
+   * identity's lastSeenTime is the one write that says false.
+   */
+  notify?: boolean;
+}
+
+/** PgDb is the PostgreSQL connection pool as the store modules use it. */
+export interface PgDb {
+  /** Single statements on a pooled connection, each its own transaction. */
+  readonly sql: Sql;
+  /**
+   * Run `fn` in a SERIALIZABLE transaction and commit. A serialization failure or deadlock
+   * (SQLSTATE 40001, 40P01) rolls back and runs `fn` again from the start, at most
+   * `maxAttempts` times: `fn` must do nothing but statements on its `Sql` (no other side
+   * effects), so a retry never duplicates a write. Then `unavailable`.
+   */
+  write<R>(fn: (sql: Sql) => Promise<R>, opts?: TxOptions): Promise<R>;
+  /** Run `fn` in a READ ONLY REPEATABLE READ transaction: every statement sees one snapshot. */
+  read<R>(fn: (sql: Sql) => Promise<R>): Promise<R>;
+  /** Run `fn` in a READ COMMITTED transaction, never retried and notifying nobody (migrations). */
+  plain<R>(fn: (sql: Sql) => Promise<R>): Promise<R>;
+  /** Commits seen so far that may have changed an access answer, here or on another replica. */
+  readonly changes: ChangeFeed;
+  /** End every connection. */
+  close(): Promise<void>;
+}
+
+/** The change feed as the access cache reads it. */
+export interface ChangeFeed {
+  /**
+   * A number that moves whenever a write that may change an access answer commits, on this
+   * replica (at once) or on another (when its notification arrives). Undefined while the
+   * feed cannot be trusted (the listening connection is down): then nothing may be cached.
+   */
+  epoch(): number | undefined;
+}
+
+/** Options of openPgDb. */
+export interface PgDbOptions {
+  /** Connections in the pool; default 10. */
+  maxConnections?: number;
+  /** How long a statement may run before PostgreSQL cancels it; default 10 s. */
+  statementTimeoutMs?: number;
+  /** How long to wait for a pooled connection before `unavailable`; default 5 s. */
+  connectTimeoutMs?: number;
+  /** Serialization retries; default 10 attempts in all. */
+  maxAttempts?: number;
+  /** Listen for other replicas' changes; default true (off for one-shot commands). */
+  listen?: boolean;
+  /** Told when the change feed's connection is lost or back, for the log. */
+  onFeedState?: (up: boolean, err?: Error) => void;
+}
+
+/** The channel every write that may change an access answer notifies at commit. */
+export const changeChannel = "gatehouse_changes";
+
+/** The heartbeat of the listening connection: a feed silent this long is presumed lost. */
+const heartbeatMs = 1_000;
+
+// int8 (bigint) columns hold times in ms and counts: well inside 2^53, so numbers, not strings.
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === 20
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * Open a pool on `url` (postgres://...). Nothing connects until the first statement; the
+ * store's migration is the first.
+ */
+export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 10_000;
+  const config: pg.PoolConfig = {
+    connectionString: url,
+    max: opts.maxConnections ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+    statement_timeout: statementTimeoutMs,
+    idle_in_transaction_session_timeout: Math.max(statementTimeoutMs * 2, 10_000),
+    application_name: "gatehouse",
+    types,
+    // TCP keepalive lets a connection to a host that vanished fail instead of hanging.
+    keepAlive: true,
+  };
+  const pool = new pg.Pool(config);
+  // An idle connection that breaks (the server restarted) is dropped by the pool; without a
+  // listener its error would crash the process.
+  pool.on("error", () => undefined);
+  const maxAttempts = opts.maxAttempts ?? 10;
+
+  let localEpoch = 0;
+  const feed =
+    opts.listen === false
+      ? undefined
+      : startFeed(config, opts.onFeedState, () => {
+          localEpoch++;
+        });
+
+  const sql = sqlOf(pool);
+
+  async function transaction<R>(
+    begin: string,
+    fn: (sql: Sql) => Promise<R>,
+    attempts: number,
+    after?: () => void,
+  ): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      const client = await connect(pool);
+      let broken: Error | undefined;
+      try {
+        await client.query(begin);
+        const result = await fn(sqlOf(client));
+        await client.query("COMMIT");
+        after?.();
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch((e: Error) => {
+          broken = e;
+        });
+        const code = sqlState(err);
+        if ((code === "40001" || code === "40P01") && attempt < attempts) {
+          // Back off a little, more on each attempt, with jitter so racers part ways.
+          await sleep(Math.random() * 2 ** Math.min(attempt, 6));
+          continue;
+        }
+        throw fromPgError(err);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  return {
+    sql,
+    changes: {
+      epoch: () => {
+        if (feed && !feed.up()) return undefined;
+        return localEpoch + (feed?.count() ?? 0);
+      },
+    },
+    write(fn, txOpts) {
+      const notify = txOpts?.notify !== false;
+      return transaction(
+        "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        notify
+          ? async (s) => {
+              const result = await fn(s);
+              await s.run(`NOTIFY ${changeChannel}`);
+              return result;
+            }
+          : fn,
+        maxAttempts,
+        // Our own commit: the cache forgets at once, before the caller hears of success.
+        notify
+          ? () => {
+              localEpoch++;
+            }
+          : undefined,
+      );
+    },
+    read(fn) {
+      return transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", fn, 1);
+    },
+    plain(fn) {
+      return transaction("BEGIN", fn, 1);
+    },
+    async close() {
+      await feed?.stop();
+      await pool.end();
+    },
+  };
+}
+
+/**
+ * Statements with parameters run as prepared statements: each distinct text gets a name once,
+ * and every connection parses it the first time it runs it, then only binds and executes.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    if (statementNames.size >= 5_000) return undefined;
+    name = `gh${statementNames.size}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
+  const query = async (text: string, params?: readonly PgParam[]) => {
+    try {
+      if (params === undefined || params.length === 0) return await q.query(text);
+      return await q.query({
+        name: statementName(text),
+        text,
+        values: params as unknown[],
+      });
+    } catch (err) {
+      // Inside a transaction the caller maps (after deciding on a retry); outside, map here.
+      if ("release" in q) throw err;
+      throw fromPgError(err);
+    }
+  };
+  return {
+    async rows<T>(text: string, params?: readonly PgParam[]) {
+      return (await query(text, params)).rows as T[];
+    },
+    async one<T>(text: string, params?: readonly PgParam[]) {
+      return (await query(text, params)).rows[0] as T | undefined;
+    },
+    async run(text: string, params?: readonly PgParam[]) {
+      return (await query(text, params)).rowCount ?? 0;
+    },
+  };
+}
+
+async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (err) {
+    throw Object.assign(new StoreError("unavailable", "the database does not answer"), {
+      cause: err,
+    });
+  }
+}
+
+/**
+ * The listening side of the change feed: one connection of its own, LISTENing on the channel,
+ * counting notifications. A heartbeat checks it every second; a connection that errors, ends
+ * or misses a heartbeat is "down" (nothing cached) until a new one listens again.
+ */
+function startFeed(
+  config: pg.PoolConfig,
+  onState: ((up: boolean, err?: Error) => void) | undefined,
+  onReconnect: () => void,
+): { up(): boolean; count(): number; stop(): Promise<void> } {
+  let client: pg.Client | undefined;
+  let listening = false;
+  let count = 0;
+  let stopped = false;
+  let beating = false;
+  let lastBeat = 0;
+
+  const down = (err?: Error) => {
+    if (!listening && !client) return;
+    const was = listening;
+    listening = false;
+    const c = client;
+    client = undefined;
+    c?.end().catch(() => undefined);
+    if (was) onState?.(false, err);
+  };
+
+  const connectFeed = async () => {
+    if (stopped || client) return;
+    const c = new pg.Client({ ...config, statement_timeout: heartbeatMs });
+    client = c;
+    c.on("error", (err) => down(err));
+    c.on("end", () => {
+      if (client === c) down(new Error("the change feed's connection ended"));
+    });
+    c.on("notification", () => {
+      count++;
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${changeChannel}`);
+      if (stopped || client !== c) {
+        await c.end().catch(() => undefined);
+        return;
+      }
+      // Whatever changed while nobody listened is unknown: forget everything cached.
+      onReconnect();
+      count++;
+      listening = true;
+      lastBeat = Date.now();
+      onState?.(true);
+    } catch (err) {
+      if (client === c) down(err as Error);
+    }
+  };
+
+  const timer = setInterval(() => {
+    if (stopped || beating) return;
+    if (!client) {
+      void connectFeed();
+      return;
+    }
+    if (!listening) return;
+    const c = client;
+    beating = true;
+    const sent = Date.now();
+    c.query("SELECT 1")
+      .then(() => {
+        lastBeat = Date.now();
+      })
+      .catch((err: Error) => down(err))
+      .finally(() => {
+        beating = false;
+        if (Date.now() - sent > heartbeatMs && client === c) down(new Error("heartbeat late"));
+      });
+  }, heartbeatMs / 4);
+  timer.unref();
+  void connectFeed();
+
+  return {
+    // A heartbeat not answered within its interval also means down: the socket may be dead.
+    up: () => listening && Date.now() - lastBeat < heartbeatMs * 1.5,
+    count: () => count,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      const c = client;
+      client = undefined;
+      listening = false;
+      await c?.end().catch(() => undefined);
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The SQLSTATE of a driver error, or undefined. */
+export function sqlState(err: unknown): string | undefined {
+  if (typeof err !== "object" || err === null || !("code" in err)) return undefined;
+  const { code } = err as { code: unknown };
+  return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * Turn a driver error a caller can cause, or a database that is away, into a StoreError; any
+ * other error (a bug in our SQL) is returned unchanged and surfaces as internal.
+ */
+export function fromPgError(err: unknown): unknown {
+  if (err instanceof StoreError) return err;
+  const code = sqlState(err);
+  const mapped = (() => {
+    if (code === "23505") {
+      return new StoreError("already_exists", "a record with the same key already exists");
+    }
+    if (code === "23503") {
+      return new StoreError(
+        "failed_precondition",
+        "a referenced record is missing or still referenced",
+      );
+    }
+    if (code === "40001" || code === "40P01") {
+      return new StoreError("unavailable", "the database is busy; retry");
+    }
+    // Disk full, out of memory, too many connections.
+    if (code === "53100") return new StoreError("storage_full", "the database's storage is full");
+    if (code?.startsWith("53")) return new StoreError("unavailable", "the database is overloaded");
+    // Statement timeout or cancelled, the server shutting down, connection failures.
+    if (code === "57014") return new StoreError("unavailable", "the database statement timed out");
+    if (code?.startsWith("57") || code?.startsWith("08")) {
+      return new StoreError("unavailable", "the database does not answer");
+    }
+    if (code === undefined && isConnectionError(err)) {
+      return new StoreError("unavailable", "the database does not answer");
+    }
+    return undefined;
+  })();
+  return mapped ? Object.assign(mapped, { cause: err }) : err;
+}
+
+function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code && /^E[A-Z]+$/.test(code)) return true; // ECONNREFUSED, ECONNRESET, EPIPE, ...
+  return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended|not queryable/i.test(
+    err.message,
+  );
+}
+
+/** Some Store operations, as a PostgreSQL module implements them. */
+export type PgOps<K extends keyof Store> = Pick<Store, K>;
