@@ -7,6 +7,24 @@
  *
  * Times are milliseconds since the Unix epoch. An update whose patch sets no field changes
  * nothing, update time included, and returns the record as it is (or throws `not_found`).
+ *
+ * Invariants, and what keeps them when several stores (replicas) share one database:
+ * - Each operation is atomic and checks its own preconditions in its transaction: a group's
+ *   parent exists and no sibling has its name; a group is deleted only without children (so
+ *   a create under a group racing its delete either sees the group or fails); an
+ *   organization keeps one owner binding at its root (the last-owner rule); a refresh token
+ *   or code is used once; an invite is redeemed within its uses.
+ * - A handler that reads, checks and then writes (the escalation rules: a grant needs every
+ *   capability it grants, held at the group at commit) runs the whole sequence in
+ *   `atomically`, reading through the store it is handed.
+ * - SQLite keeps both with its single writer: a write transaction is BEGIN IMMEDIATE, and
+ *   `atomically` holds the one connection for its whole callback, other calls waiting.
+ *   PostgreSQL runs every write, and every `atomically`, as a SERIALIZABLE transaction, retried
+ *   from the start on a serialization failure (a retry re-runs the checks, so it never
+ *   duplicates a write). A reader never waits for a writer on either.
+ * - The access queries may be cached, but never answer from before a commit that the caller
+ *   could have seen: SQLite checks its change counters before each lookup; PostgreSQL follows
+ *   a change feed (docs/postgres.md states the bound across replicas).
  */
 
 import type { AdvisoryStore } from "./advisory-store.js";
@@ -149,6 +167,14 @@ export interface StoreRoles {
 export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore, AdvisoryStore {
   /** Check that the database answers; throws StoreError `unavailable` otherwise. */
   ping(): Promise<void>;
+  /**
+   * Run `fn` with a store whose every operation is part of one transaction, committed when
+   * `fn` resolves and rolled back when it throws. What `fn` reads through `tx` (access queries
+   * included, never from a cache) still holds when its writes through `tx` commit. `fn` may
+   * run more than once (a retried transaction): it must have no effect but its calls on `tx`.
+   * Calls on `tx` after `fn` settled are a bug.
+   */
+  atomically<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
   close(): Promise<void>;
 

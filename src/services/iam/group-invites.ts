@@ -16,6 +16,7 @@ import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-sto
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
+import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
@@ -71,11 +72,16 @@ export function createGroupInvitesService(
    * Whether the invite's creator still may grant its role at its group: an invite grants with
    * its creator's authority, so it lapses with it. Invites with no recorded creator never may.
    */
-  async function creatorMayGrant(invite: GroupInviteRecord): Promise<boolean> {
-    if (invite.creatorUid === "" || !(await store.identityExists(invite.creatorUid))) return false;
+  async function creatorMayGrant(
+    invite: GroupInviteRecord,
+    on: { store: Store; authorizer: Authorizer } = deps,
+  ): Promise<boolean> {
+    if (invite.creatorUid === "" || !(await on.store.identityExists(invite.creatorUid))) {
+      return false;
+    }
     try {
       await requireGrantable(
-        deps,
+        on,
         { identityUid: invite.creatorUid },
         invite.roleUid,
         invite.groupUid,
@@ -125,21 +131,24 @@ export function createGroupInvitesService(
       checkEmail(v, body.email);
       const ttlMs = checkTtl(v, body.ttl);
       v.throwIfAny();
-      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
       const creator = callerOf(ctx);
-      await requireGrantable(deps, creator, body.roleUid, req.parent);
       const code = randomBytes(32).toString("base64url");
+      const uid = newChildUid(req.parent);
       const t = now();
-      const invite = await store.createGroupInvite({
-        uid: newChildUid(req.parent),
-        groupUid: req.parent,
-        roleUid: body.roleUid,
-        email: body.email,
-        singleUse: body.singleUse,
-        codeHash: hashCode(code),
-        creatorUid: creator.identityUid,
-        expirationTime: t + ttlMs,
-        now: t,
+      const invite = await atomically(store, async (tx, authorizer) => {
+        if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
+        await requireGrantable({ authorizer, store: tx }, creator, body.roleUid, req.parent);
+        return tx.createGroupInvite({
+          uid,
+          groupUid: req.parent,
+          roleUid: body.roleUid,
+          email: body.email,
+          singleUse: body.singleUse,
+          codeHash: hashCode(code),
+          creatorUid: creator.identityUid,
+          expirationTime: t + ttlMs,
+          now: t,
+        });
       });
       return present(invite, code);
     },
@@ -161,11 +170,15 @@ export function createGroupInvitesService(
       const current = await store.getGroupInvite(body.uid);
       if (!current) throw notFound("group invite", body.uid);
       if (fields.size === 0) return present(current);
-      // Widening or reviving an invite grants its role anew.
-      await requireGrantable(deps, callerOf(ctx), current.roleUid, current.groupUid);
       const t = now();
       if (ttlMs !== undefined) patch.expirationTime = t + ttlMs;
-      return present(await store.updateGroupInvite(body.uid, patch, t));
+      // Widening or reviving an invite grants its role anew.
+      const updated = await atomically(store, async (tx, authorizer) => {
+        const deps = { authorizer, store: tx };
+        await requireGrantable(deps, callerOf(ctx), current.roleUid, current.groupUid);
+        return tx.updateGroupInvite(body.uid, patch, t);
+      });
+      return present(updated);
     },
 
     async deleteGroupInvite(req) {
@@ -192,18 +205,22 @@ export function createGroupInvitesService(
           Code.PermissionDenied,
         );
       }
-      if (!(await creatorMayGrant(invite))) {
-        throw new ConnectError(
-          "Failed precondition: the invite's creator no longer may grant its role; ask for a new invite",
-          Code.FailedPrecondition,
-        );
-      }
-      const outcome = await store.redeemGroupInvite({
-        codeHash,
-        identityUid: principal.identityUid,
-        email: principal.email ?? "",
-        bindingUid: newChildUid,
-        now: t,
+      // The creator's authority and the redemption commit together: an invite never grants
+      // what its creator lost a moment before.
+      const outcome = await atomically(store, async (tx, authorizer) => {
+        if (!(await creatorMayGrant(invite, { store: tx, authorizer }))) {
+          throw new ConnectError(
+            "Failed precondition: the invite's creator no longer may grant its role; ask for a new invite",
+            Code.FailedPrecondition,
+          );
+        }
+        return tx.redeemGroupInvite({
+          codeHash,
+          identityUid: principal.identityUid,
+          email: principal.email ?? "",
+          bindingUid: newChildUid,
+          now: t,
+        });
       });
       switch (outcome.kind) {
         case "not_found":

@@ -26,6 +26,7 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
+import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireIdentityPowers } from "../escalation.js";
 import { requireFound } from "../require-found.js";
@@ -117,7 +118,8 @@ export function createIdentitiesService(
       }
       const methodNamed = fields.has("claim_match") || fields.has("static_keys");
       if (methodNamed) {
-        // Whoever matches the new rule gets the identity's powers: the caller must hold them.
+        // Whoever matches the new rule gets the identity's powers: the caller must hold them
+        // (checked here to answer early, and again below where the change commits).
         await requireIdentityPowers(authorizer, store, callerOf(ctx), body.uid);
         const chosen = body.method.case;
         // The mask may name a method only if the body carries that one.
@@ -132,7 +134,11 @@ export function createIdentitiesService(
         }
       }
       v.throwIfAny();
-      return toIdentity(await store.updateIdentity(body.uid, patch, now()));
+      const updated = await atomically(store, async (tx, authz) => {
+        if (methodNamed) await requireIdentityPowers(authz, tx, callerOf(ctx), body.uid);
+        return tx.updateIdentity(body.uid, patch, now());
+      });
+      return toIdentity(updated);
     },
 
     async deleteIdentity(req, ctx) {
@@ -141,8 +147,10 @@ export function createIdentitiesService(
       v.throwIfAny();
       // Deleting an identity drops its bindings, wherever they are: as with changing how it
       // authenticates, only a caller holding all of its powers may.
-      await requireIdentityPowers(authorizer, store, callerOf(ctx), req.uid);
-      await store.deleteIdentity(req.uid);
+      await atomically(store, async (tx, authz) => {
+        await requireIdentityPowers(authz, tx, callerOf(ctx), req.uid);
+        await tx.deleteIdentity(req.uid);
+      });
       return {};
     },
   };

@@ -20,6 +20,7 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { isUid, newChildUid } from "../../uid.js";
+import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
@@ -69,14 +70,24 @@ const _unusableRole = "must be a built-in role or a role defined at or above the
 export function createIdentityProvidersService(
   deps: IdentityProvidersDeps,
 ): ServiceImpl<typeof IdentityProvidersService> {
-  const { store, lists, now, authorizer } = deps;
+  const { store, lists, now } = deps;
 
-  /** Refuse a default role the caller could not grant at `group` (none: binding at all). */
-  async function checkGrant(ctx: HandlerContext, defaultRole: string, group: string) {
+  /**
+   * Refuse a default role the caller could not grant at `group` (none: binding at all),
+   * reading through `tx`, the transaction the provider's write commits in.
+   */
+  async function checkGrant(
+    tx: Store,
+    authorizer: Authorizer,
+    ctx: HandlerContext,
+    defaultRole: string,
+    group: string,
+  ) {
     if (defaultRole === "") {
       await requireAll(authorizer, callerOf(ctx), ["role_bindings.create"], group);
     } else {
-      await requireGrantable(deps, callerOf(ctx), defaultRole, group, "defaultRole");
+      const grantDeps = { authorizer, store: tx };
+      await requireGrantable(grantDeps, callerOf(ctx), defaultRole, group, "defaultRole");
     }
   }
 
@@ -107,16 +118,19 @@ export function createIdentityProvidersService(
       const oidc = toOidcRecord(body.oidc ?? create(OidcSchema));
       checkOidc(v, oidc);
       v.throwIfAny();
-      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
-      await checkGrant(ctx, body.defaultRole, req.parent);
-      const provider = await store.createIdentityProvider({
-        uid: newChildUid(req.parent),
-        groupUid: req.parent,
-        name: body.name,
-        description: body.description,
-        defaultRole: body.defaultRole,
-        oidc,
-        now: now(),
+      const uid = newChildUid(req.parent);
+      const provider = await atomically(store, async (tx, authorizer) => {
+        if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
+        await checkGrant(tx, authorizer, ctx, body.defaultRole, req.parent);
+        return tx.createIdentityProvider({
+          uid,
+          groupUid: req.parent,
+          name: body.name,
+          description: body.description,
+          defaultRole: body.defaultRole,
+          oidc,
+          now: now(),
+        });
       });
       return toIdentityProvider(provider);
     },
@@ -147,8 +161,14 @@ export function createIdentityProvidersService(
         checkOidc(v, patch.oidc);
       }
       v.throwIfAny();
-      await checkGrant(ctx, patch.defaultRole ?? current.defaultRole, current.groupUid);
-      return toIdentityProvider(await store.updateIdentityProvider(body.uid, patch, now()));
+      const updated = await atomically(store, async (tx, authorizer) => {
+        // The role granted after this change, as stored when it commits.
+        const role = patch.defaultRole ?? (await tx.getIdentityProvider(body.uid))?.defaultRole;
+        if (role === undefined) throw notFound("identity provider", body.uid);
+        await checkGrant(tx, authorizer, ctx, role, current.groupUid);
+        return tx.updateIdentityProvider(body.uid, patch, now());
+      });
+      return toIdentityProvider(updated);
     },
 
     async deleteIdentityProvider(req) {

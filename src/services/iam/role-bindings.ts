@@ -13,12 +13,12 @@ import {
   type RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import type { Principal } from "../../auth/principal.js";
 import { invalidField, notFound } from "../../errors.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
+import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
@@ -52,12 +52,9 @@ export function createRoleBindingsService(
 ): ServiceImpl<typeof RoleBindingsService> {
   const { store, lists, now } = deps;
 
-  const grantable = (principal: Principal, roleUid: string, group: string) =>
-    requireGrantable(deps, principal, roleUid, group);
-
   /** Whether the person holds any binding in the organization `org`. */
-  async function isMember(personUid: string, org: string): Promise<boolean> {
-    const page = await store.listRoleBindings({
+  async function isMember(tx: Store, personUid: string, org: string): Promise<boolean> {
+    const page = await tx.listRoleBindings({
       descendantsOf: org,
       filters: { identity: personUid },
       order: { field: "uid", desc: false },
@@ -99,24 +96,28 @@ export function createRoleBindingsService(
       checkUid(v, "identityUid", body.identityUid);
       checkUid(v, "roleUid", body.roleUid);
       v.throwIfAny();
-      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
-      const identity = await store.getIdentity(body.identityUid);
-      const person = identity?.groupUid === "";
-      if (!identity || !(person || rootOf(identity.uid) === rootOf(req.parent))) {
-        throw invalidField("identityUid", foreignIdentity);
-      }
-      // A person joins an organization through an invite. Binding a stranger by uid would
-      // tell whether that person exists, show their name and email, and bind them unasked.
-      if (person && !(await isMember(identity.uid, rootOf(req.parent)))) {
-        throw invalidField("identityUid", foreignIdentity);
-      }
-      await grantable(callerOf(ctx), body.roleUid, req.parent);
-      const binding = await store.createRoleBinding({
-        uid: newChildUid(req.parent),
-        groupUid: req.parent,
-        identityUid: identity.uid,
-        roleUid: body.roleUid,
-        now: now(),
+      const uid = newChildUid(req.parent);
+      // The checks and the grant commit together: the caller still holds what it grants.
+      const binding = await atomically(store, async (tx, authorizer) => {
+        if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
+        const identity = await tx.getIdentity(body.identityUid);
+        const person = identity?.groupUid === "";
+        if (!identity || !(person || rootOf(identity.uid) === rootOf(req.parent))) {
+          throw invalidField("identityUid", foreignIdentity);
+        }
+        // A person joins an organization through an invite. Binding a stranger by uid would
+        // tell whether that person exists, show their name and email, and bind them unasked.
+        if (person && !(await isMember(tx, identity.uid, rootOf(req.parent)))) {
+          throw invalidField("identityUid", foreignIdentity);
+        }
+        await requireGrantable({ authorizer, store: tx }, callerOf(ctx), body.roleUid, req.parent);
+        return tx.createRoleBinding({
+          uid,
+          groupUid: req.parent,
+          identityUid: identity.uid,
+          roleUid: body.roleUid,
+          now: now(),
+        });
       });
       return toRoleBinding(binding);
     },
@@ -127,14 +128,17 @@ export function createRoleBindingsService(
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(RoleBindingSchema, body, req.updateMask, maskRules);
-      const current = await store.getRoleBinding(body.uid);
-      if (!current) throw notFound("role binding", body.uid);
-      if (!fields.has("role_uid") || body.roleUid === current.roleUid)
-        return toRoleBinding(current);
-      checkUid(v, "roleUid", body.roleUid);
-      v.throwIfAny();
-      await grantable(callerOf(ctx), body.roleUid, current.groupUid);
-      return toRoleBinding(await store.updateRoleBinding(body.uid, body.roleUid, now()));
+      const changed = await atomically(store, async (tx, authorizer) => {
+        const current = await tx.getRoleBinding(body.uid);
+        if (!current) throw notFound("role binding", body.uid);
+        if (!fields.has("role_uid") || body.roleUid === current.roleUid) return current;
+        checkUid(v, "roleUid", body.roleUid);
+        v.throwIfAny();
+        const deps = { authorizer, store: tx };
+        await requireGrantable(deps, callerOf(ctx), body.roleUid, current.groupUid);
+        return tx.updateRoleBinding(body.uid, body.roleUid, now());
+      });
+      return toRoleBinding(changed);
     },
 
     async deleteRoleBinding(req) {

@@ -14,6 +14,7 @@ import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
+import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
 import { requireFound } from "../require-found.js";
@@ -45,7 +46,7 @@ const maskRules = {
  * A custom role lives in a group and can be bound there and below.
  */
 export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesService> {
-  const { store, lists, now, authorizer } = deps;
+  const { store, lists, now } = deps;
   return {
     async listRoles(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
@@ -66,15 +67,19 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
       checkDescription(v, "description", body.description);
       const caps = checkCapabilities(v, body.capabilities);
       v.throwIfAny();
-      if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
-      await requireAll(authorizer, callerOf(ctx), caps, req.parent);
-      const role = await store.createRole({
-        uid: newChildUid(req.parent),
-        groupUid: req.parent,
-        name: body.name,
-        description: body.description,
-        capabilities: caps,
-        now: now(),
+      const uid = newChildUid(req.parent);
+      // Nobody defines a role with more than they hold: checked where the role commits.
+      const role = await atomically(store, async (tx, authorizer) => {
+        if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
+        await requireAll(authorizer, callerOf(ctx), caps, req.parent);
+        return tx.createRole({
+          uid,
+          groupUid: req.parent,
+          name: body.name,
+          description: body.description,
+          capabilities: caps,
+          now: now(),
+        });
       });
       return toRole(role);
     },
@@ -85,9 +90,6 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(RoleSchema, body, req.updateMask, maskRules);
-      const current = await store.getRole(body.uid);
-      if (!current) throw notFound("role", body.uid);
-      if (current.builtin) throw failedPrecondition("built-in roles cannot be changed");
       const patch: RolePatch = {};
       if (fields.has("name")) {
         checkDisplayName(v, "name", body.name);
@@ -101,10 +103,16 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
         patch.capabilities = checkCapabilities(v, body.capabilities);
       }
       v.throwIfAny();
-      if (patch.capabilities) {
-        await requireAll(authorizer, callerOf(ctx), patch.capabilities, current.groupUid);
-      }
-      return toRole(await store.updateRole(body.uid, patch, now()));
+      const updated = await atomically(store, async (tx, authorizer) => {
+        const current = await tx.getRole(body.uid);
+        if (!current) throw notFound("role", body.uid);
+        if (current.builtin) throw failedPrecondition("built-in roles cannot be changed");
+        if (patch.capabilities) {
+          await requireAll(authorizer, callerOf(ctx), patch.capabilities, current.groupUid);
+        }
+        return tx.updateRole(body.uid, patch, now());
+      });
+      return toRole(updated);
     },
 
     async deleteRole(req) {

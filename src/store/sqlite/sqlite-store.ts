@@ -45,7 +45,7 @@ export interface SqliteStore extends Store {
   readonly db: Database;
 }
 
-type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close">>;
+type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically">>;
 
 /** How long readiness reports a full disk after a write was refused for lack of space. */
 const fullForMs = 30_000;
@@ -94,18 +94,67 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   // cannot keep the server unready for ever).
   let fullSince: number | undefined;
   const changes = db.prepare("SELECT total_changes()").pluck();
-  const guarded = guard(ops, () => closed, {
+  const watch = {
     before: () => (fullSince === undefined ? 0 : (changes.get() as number)),
-    after: (err, before) => {
+    after: (err: unknown, before: number) => {
       if (err instanceof StoreError && err.kind === "storage_full") fullSince = Date.now();
       else if (!err && fullSince !== undefined && (changes.get() as number) > before) {
         fullSince = undefined;
       }
     },
-  });
+  };
+  // While an `atomically` callback holds the connection (its transaction open across awaits),
+  // every other call waits for it to end: nothing joins its transaction by accident.
+  let held: Promise<void> | undefined;
+  const waitTurn = async () => {
+    while (held) await held;
+  };
+  const guarded = guard(
+    ops,
+    () => closed,
+    watch,
+    () => held !== undefined && waitTurn(),
+  );
+  const inside = guard(
+    ops,
+    () => closed,
+    watch,
+    () => false,
+  );
+  const tx: Store = {
+    ...inside,
+    ping: () => Promise.resolve(),
+    close: () => Promise.reject(new Error("close() inside atomically")),
+    atomically: (fn) => fn(tx),
+  };
   return {
     ...guarded,
     db,
+    async atomically(fn) {
+      if (closed) throw new StoreError("unavailable", "the store is closed");
+      await waitTurn();
+      let release!: () => void;
+      held = new Promise((r) => {
+        release = r;
+      });
+      try {
+        // Operations inside run their own transactions as savepoints of this one.
+        db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = await fn(tx);
+          db.exec("COMMIT");
+          return result;
+        } catch (err) {
+          if (db.inTransaction) db.exec("ROLLBACK");
+          throw err;
+        }
+      } catch (err) {
+        throw fromSqliteError(err);
+      } finally {
+        held = undefined;
+        release();
+      }
+    },
     async ping() {
       if (closed) throw new StoreError("unavailable", "the store is closed");
       if (fullSince !== undefined && Date.now() - fullSince < fullForMs) {
@@ -177,10 +226,14 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
   ops: T,
   isClosed: () => boolean,
   watch: { before: () => number; after: (err: unknown, before: number) => void },
+  /** A promise to wait for before running (another caller's transaction), or false. */
+  turn: () => Promise<void> | false,
 ): AsyncOps<T> {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, op] of Object.entries(ops)) {
     out[name] = async (...args) => {
+      const wait = turn();
+      if (wait) await wait;
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       const before = watch.before();
       try {
