@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
+import { storeRoles } from "../../src/auth/capabilities.js";
+import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -9,17 +11,32 @@ declare module "vitest" {
   }
 }
 
+let template: Promise<string> | undefined;
+
 /**
- * A new, empty database on the test run's PostgreSQL, for one test or one suite: its URL.
- * Databases are left for the server's end (it lives in a temporary directory).
+ * A new database on the test run's PostgreSQL, for one test or one suite: its URL. With
+ * `migrated` (the default) it is a copy of a database this test process migrated once (a
+ * template copy takes milliseconds where migrating takes a tenth of a second); without, it is
+ * empty. Databases are left for the server's end (it lives in a temporary directory).
  */
-export async function newPgDatabase(): Promise<string> {
+export async function newPgDatabase(opts: { migrated?: boolean } = {}): Promise<string> {
+  if (opts.migrated === false) return createDatabase();
+  template ??= (async () => {
+    const url = await createDatabase();
+    const store = await createPostgresStore(url, { roles: storeRoles, listen: false });
+    await store.close();
+    return new URL(url).pathname.slice(1);
+  })();
+  return createDatabase(await template);
+}
+
+async function createDatabase(from?: string): Promise<string> {
   const admin = inject("pgAdminUrl");
   const name = `gh_${randomBytes(6).toString("hex")}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${name}${from ? ` TEMPLATE ${from}` : ""}`);
   } finally {
     await client.end();
   }

@@ -1,0 +1,453 @@
+import { parentOf } from "../../uid.js";
+import type {
+  AdvisoryContent,
+  AdvisoryFilters,
+  AdvisoryPatch,
+  AdvisoryRecord,
+  EventTypeNumber,
+} from "../advisory-store.js";
+import type { PutOutcome } from "../registry-store.js";
+import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { StoreError } from "../store.js";
+import { createPgListSql, type PgCondition } from "./list-sql.js";
+import type { PgDb, PgOps, Sql } from "./pg-db.js";
+
+interface AdvisoryRow {
+  seq: number;
+  uid: string;
+  group_uid: string;
+  advisory_id: string;
+  aliases: string;
+  summary: string;
+  artifact_name: string;
+  component_name: string;
+  component_type: string;
+  severities: string;
+  events: string;
+  latest_event_type: number;
+  search: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The columns an advisory's content is stored in. */
+interface ContentColumns {
+  advisoryId: string;
+  aliases: string;
+  summary: string;
+  artifactName: string;
+  componentName: string;
+  componentType: string;
+  severities: string;
+  events: string;
+  latest: number;
+  search: string;
+}
+
+/** An advisory to write: its uid and its content's columns. */
+interface Write {
+  uid: string;
+  c: ContentColumns;
+}
+
+/** The advisory operations of the PostgreSQL store. */
+export type PgAdvisoryOps = PgOps<
+  | "createAdvisory"
+  | "getAdvisory"
+  | "updateAdvisory"
+  | "deleteAdvisory"
+  | "listAdvisories"
+  | "importAdvisories"
+>;
+
+// Rows an import writes per statement: each statement stays short, however large the import.
+const batchSize = 500;
+
+// The uids and content columns, in the order of `arraysOf`, as unnest's output: parameters
+// $2 to $12 of the statements that write advisories ($1 is the time).
+const unnested = `unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+    $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[])
+  AS x(uid, advisory_id, aliases, summary, artifact_name, component_name, component_type,
+    severities, events, latest_event_type, search)`;
+
+/** Create the advisory operations on a migrated database. */
+export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
+  const find = (sql: Sql, uid: string) =>
+    sql.one<AdvisoryRow>("SELECT * FROM advisories WHERE uid = $1", [uid]);
+  const mustFind = async (sql: Sql, uid: string) => {
+    const row = await find(sql, uid);
+    if (!row) throw new StoreError("not_found", `advisory ${JSON.stringify(uid)}`);
+    return row;
+  };
+  const mustHaveGroup = async (sql: Sql, groupUid: string) => {
+    if (!(await sql.one("SELECT 1 FROM groups WHERE uid = $1", [groupUid]))) {
+      throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
+    }
+  };
+  const checkId = async (
+    sql: Sql,
+    groupUid: string,
+    advisoryId: string,
+    selfSeq: number | undefined,
+  ) => {
+    const other = await sql.one<{ seq: number }>(
+      "SELECT seq FROM advisories WHERE group_uid = $1 AND advisory_id = $2",
+      [groupUid, advisoryId],
+    );
+    if (other && other.seq !== selfSeq) {
+      throw new StoreError(
+        "already_exists",
+        `the group has an advisory ${JSON.stringify(advisoryId)}`,
+      );
+    }
+  };
+  const lists = createPgListSql<AdvisoryRow>(db, {
+    table: "advisories",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "advisory_id",
+    sort: {
+      name: "advisory_id",
+      create_time: "create_time",
+      update_time: "update_time",
+      uid: "uid",
+    },
+  });
+
+  // Many advisories in one statement each way: their columns as parallel arrays, unnested.
+  const insertAll = async (sql: Sql, groupUid: string, writes: readonly Write[], now: number) => {
+    for (let i = 0; i < writes.length; i += batchSize) {
+      await sql.run(
+        `INSERT INTO advisories (uid, group_uid, advisory_id, aliases, summary, artifact_name,
+           component_name, component_type, severities, events, latest_event_type, search,
+           create_time, update_time)
+         SELECT x.uid, $13, x.advisory_id, x.aliases, x.summary, x.artifact_name,
+           x.component_name, x.component_type, x.severities, x.events, x.latest_event_type,
+           x.search, $1, $1
+         FROM ${unnested}`,
+        [now, ...arraysOf(writes.slice(i, i + batchSize)), groupUid],
+      );
+    }
+    await setAliases(sql, writes);
+  };
+  const replaceAll = async (sql: Sql, writes: readonly Write[], now: number) => {
+    for (let i = 0; i < writes.length; i += batchSize) {
+      await sql.run(
+        `UPDATE advisories AS a SET advisory_id = x.advisory_id, aliases = x.aliases,
+           summary = x.summary, artifact_name = x.artifact_name,
+           component_name = x.component_name, component_type = x.component_type,
+           severities = x.severities, events = x.events,
+           latest_event_type = x.latest_event_type, search = x.search, update_time = $1
+         FROM ${unnested}
+         WHERE a.uid = x.uid`,
+        [now, ...arraysOf(writes.slice(i, i + batchSize))],
+      );
+    }
+  };
+  // The alias rows of advisories already written, replaced by those of their content.
+  const setAliases = async (sql: Sql, writes: readonly Write[]) => {
+    for (let i = 0; i < writes.length; i += batchSize) {
+      const part = writes.slice(i, i + batchSize);
+      await sql.run(
+        `DELETE FROM advisory_aliases
+         WHERE advisory_seq IN (SELECT seq FROM advisories WHERE uid = ANY($1::text[]))`,
+        [part.map((w) => w.uid)],
+      );
+      const pairs = part.flatMap((w) =>
+        (JSON.parse(w.c.aliases) as string[]).map((alias) => [w.uid, alias] as const),
+      );
+      await sql.run(
+        `INSERT INTO advisory_aliases (alias, advisory_seq)
+         SELECT x.alias, a.seq FROM unnest($1::text[], $2::text[]) AS x(uid, alias)
+           JOIN advisories AS a ON a.uid = x.uid
+         ON CONFLICT DO NOTHING`,
+        [pairs.map((p) => p[0]), pairs.map((p) => p[1])],
+      );
+    }
+  };
+  return {
+    createAdvisory: (uid, groupUid, content, now) =>
+      db.write(async (sql) => {
+        await mustHaveGroup(sql, groupUid);
+        await checkId(sql, groupUid, content.advisoryId, undefined);
+        checkUid(uid, groupUid);
+        if (await find(sql, uid)) throw taken(uid);
+        await insertAll(sql, groupUid, [{ uid, c: columnsOf(content) }], now);
+        return toRecord((await find(sql, uid))!);
+      }),
+
+    getAdvisory: async (uid) => {
+      const row = await find(db.sql, uid);
+      return row && toRecord(row);
+    },
+
+    updateAdvisory: (uid, patch, now) =>
+      db.write(async (sql) => {
+        const row = await mustFind(sql, uid);
+        if (isEmptyPatch(patch)) return toRecord(row);
+        const merged: AdvisoryContent = { ...contentOf(row), ...definedOf(patch) };
+        if (merged.advisoryId !== row.advisory_id) {
+          await checkId(sql, row.group_uid, merged.advisoryId, row.seq);
+        }
+        const c = columnsOf(merged);
+        await replaceAll(sql, [{ uid, c }], now);
+        if (c.aliases !== row.aliases) await setAliases(sql, [{ uid, c }]);
+        return toRecord((await find(sql, uid))!);
+      }),
+
+    deleteAdvisory: (uid) =>
+      db.write(async (sql) => {
+        const { seq } = await mustFind(sql, uid);
+        await sql.run("DELETE FROM advisories WHERE seq = $1", [seq]);
+      }),
+
+    listAdvisories: async (query) => {
+      const page = await lists.list(query, advisoryConditions(query.filters));
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+
+    importAdvisories: (groupUid, advisories, newUid, now) =>
+      db.write(async (sql) => {
+        await mustHaveGroup(sql, groupUid);
+        const contents = advisories.map(columnsOf);
+        const stored = await sql.rows<AdvisoryRow>(
+          "SELECT * FROM advisories WHERE group_uid = $1 AND advisory_id = ANY($2::text[])",
+          [groupUid, [...new Set(contents.map((c) => c.advisoryId))]],
+        );
+        const plan = await planImport(sql, groupUid, stored, contents, newUid);
+        await insertAll(sql, groupUid, plan.inserts, now);
+        await replaceAll(sql, plan.replaces, now);
+        await setAliases(sql, plan.aliasChanges);
+        return plan.outcomes;
+      }),
+  };
+}
+
+/** What an import writes, worked out before writing anything. */
+interface ImportPlan {
+  outcomes: (PutOutcome | { rejected: string })[];
+  inserts: Write[];
+  replaces: Write[];
+  /** Replaced advisories whose aliases changed. */
+  aliasChanges: Write[];
+  /** The uids of the inserts, taken for free. */
+  newUids: string[];
+}
+
+/**
+ * Plan an import as SQLite runs it, one advisory after the other, each seeing the ones before
+ * it (an advisoryId may come twice). The one thing a plan cannot know without the database is
+ * whether a new uid is taken (that advisory is then rejected, alone): the new uids are looked
+ * up together, and if one is taken the plan is made again knowing it. The n-th uid asked for
+ * stays the n-th `newUid()` answer across plans, so `newUid` is called as SQLite calls it.
+ */
+async function planImport(
+  sql: Sql,
+  groupUid: string,
+  stored: readonly AdvisoryRow[],
+  contents: readonly ContentColumns[],
+  newUid: () => string,
+): Promise<ImportPlan> {
+  const answers: string[] = [];
+  const uidAt = (n: number) => {
+    while (answers.length <= n) answers.push(newUid());
+    return answers[n]!;
+  };
+  const inDb = new Set<string>();
+  const checked = new Set<string>();
+  for (;;) {
+    const plan = planWith(groupUid, stored, contents, uidAt, inDb);
+    const unchecked = plan.newUids.filter((u) => !checked.has(u));
+    if (unchecked.length === 0) return plan;
+    for (const u of unchecked) checked.add(u);
+    const found = await sql.rows<{ uid: string }>(
+      "SELECT uid FROM advisories WHERE uid = ANY($1::text[])",
+      [unchecked],
+    );
+    if (found.length === 0) return plan;
+    for (const r of found) inDb.add(r.uid);
+  }
+}
+
+/** One plan, taking the uids in `inDb` as taken and any other as free. */
+function planWith(
+  groupUid: string,
+  stored: readonly AdvisoryRow[],
+  contents: readonly ContentColumns[],
+  uidAt: (n: number) => string,
+  inDb: ReadonlySet<string>,
+): ImportPlan {
+  interface State extends Write {
+    row?: AdvisoryRow;
+    changed: boolean;
+  }
+  const byId = new Map<string, State>(
+    stored.map((row) => [
+      row.advisory_id,
+      { uid: row.uid, c: storedColumns(row), row, changed: false },
+    ]),
+  );
+  const newUids = new Set<string>();
+  let asked = 0;
+  const outcomes = contents.map((c): PutOutcome | { rejected: string } => {
+    const current = byId.get(c.advisoryId);
+    if (!current) {
+      const uid = uidAt(asked++);
+      checkUid(uid, groupUid);
+      if (inDb.has(uid) || newUids.has(uid)) return { rejected: taken(uid).message };
+      newUids.add(uid);
+      byId.set(c.advisoryId, { uid, c, changed: true });
+      return "created";
+    }
+    if (sameContent(current.c, c)) return "unchanged";
+    current.c = c;
+    current.changed = true;
+    return "updated";
+  });
+  const states = [...byId.values()].filter((s) => s.changed);
+  const replaces = states.filter((s) => s.row !== undefined);
+  return {
+    outcomes,
+    inserts: states.filter((s) => s.row === undefined),
+    replaces,
+    aliasChanges: replaces.filter((s) => s.c.aliases !== s.row!.aliases),
+    newUids: [...newUids],
+  };
+}
+
+function checkUid(uid: string, groupUid: string): void {
+  if (parentOf(uid) !== groupUid) {
+    throw new Error(`advisory uid ${uid} is not a direct child of ${groupUid}`);
+  }
+}
+
+function taken(uid: string): StoreError {
+  return new StoreError("already_exists", `advisory ${JSON.stringify(uid)}`);
+}
+
+/** The unnest arrays of some writes, in the order of `unnested`. */
+function arraysOf(writes: readonly Write[]): string[][] {
+  const column = (f: (c: ContentColumns) => string) => writes.map((w) => f(w.c));
+  return [
+    writes.map((w) => w.uid),
+    column((c) => c.advisoryId),
+    column((c) => c.aliases),
+    column((c) => c.summary),
+    column((c) => c.artifactName),
+    column((c) => c.componentName),
+    column((c) => c.componentType),
+    column((c) => c.severities),
+    column((c) => c.events),
+    column((c) => String(c.latest)),
+    column((c) => c.search),
+  ];
+}
+
+function advisoryConditions(f: AdvisoryFilters): PgCondition[] {
+  const out: PgCondition[] = [];
+  if (f.alias !== undefined) {
+    out.push({
+      sql: "t.seq IN (SELECT a.advisory_seq FROM advisory_aliases AS a WHERE a.alias = ?)",
+      params: [f.alias],
+    });
+  }
+  if (f.artifactName !== undefined) {
+    out.push({ sql: "t.artifact_name = ?", params: [f.artifactName] });
+  }
+  if (f.componentName !== undefined) {
+    out.push({ sql: "t.component_name = ?", params: [f.componentName] });
+  }
+  if (f.latestEventType !== undefined) {
+    out.push({ sql: "t.latest_event_type = ?", params: [f.latestEventType] });
+  }
+  if (f.query !== undefined && f.query !== "") {
+    // A substring of the lowercased search text: its lines never join, so neither do fields.
+    const pattern = f.query.toLowerCase().replace(/[\\%_]/g, "\\$&");
+    out.push({ sql: "t.search LIKE '%' || ? || '%' ESCAPE '\\'", params: [pattern] });
+  }
+  return out;
+}
+
+/** Content as stored: events in time order (stable), the derived latest type and search text. */
+function columnsOf(c: AdvisoryContent): ContentColumns {
+  const events = c.events
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => a.e.time - b.e.time || a.i - b.i)
+    .map(({ e }) => ({
+      time: e.time,
+      type: e.type,
+      note: e.note,
+      fixedVersion: e.fixedVersion,
+    }));
+  return {
+    advisoryId: c.advisoryId,
+    aliases: JSON.stringify(c.aliases),
+    summary: c.summary,
+    artifactName: c.artifactName,
+    componentName: c.componentName,
+    componentType: c.componentType,
+    severities: JSON.stringify(c.severities.map((s) => ({ type: s.type, score: s.score }))),
+    events: JSON.stringify(events),
+    latest: events.at(-1)?.type ?? 0,
+    search: [c.advisoryId, ...c.aliases, c.artifactName, c.componentName]
+      .map((s) => s.toLowerCase())
+      .join("\n"),
+  };
+}
+
+function storedColumns(row: AdvisoryRow): ContentColumns {
+  return {
+    advisoryId: row.advisory_id,
+    aliases: row.aliases,
+    summary: row.summary,
+    artifactName: row.artifact_name,
+    componentName: row.component_name,
+    componentType: row.component_type,
+    severities: row.severities,
+    events: row.events,
+    latest: row.latest_event_type,
+    search: row.search,
+  };
+}
+
+function sameContent(a: ContentColumns, b: ContentColumns): boolean {
+  return (
+    a.advisoryId === b.advisoryId &&
+    a.aliases === b.aliases &&
+    a.summary === b.summary &&
+    a.artifactName === b.artifactName &&
+    a.componentName === b.componentName &&
+    a.componentType === b.componentType &&
+    a.severities === b.severities &&
+    a.events === b.events
+  );
+}
+
+function definedOf(patch: AdvisoryPatch): AdvisoryPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}
+
+function contentOf(row: AdvisoryRow): AdvisoryContent {
+  return {
+    advisoryId: row.advisory_id,
+    aliases: JSON.parse(row.aliases) as string[],
+    summary: row.summary,
+    artifactName: row.artifact_name,
+    componentName: row.component_name,
+    componentType: row.component_type,
+    severities: JSON.parse(row.severities) as AdvisoryContent["severities"],
+    events: JSON.parse(row.events) as AdvisoryContent["events"],
+  };
+}
+
+function toRecord(row: AdvisoryRow): AdvisoryRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    ...contentOf(row),
+    latestEventType: row.latest_event_type as EventTypeNumber | 0,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

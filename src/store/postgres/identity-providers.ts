@@ -1,0 +1,133 @@
+import { parentOf } from "../../uid.js";
+import type { IdentityProviderRecord, OidcRecord } from "../iam-store.js";
+import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { StoreError } from "../store.js";
+import { createPgListSql } from "./list-sql.js";
+import type { PgDb, PgOps, Sql } from "./pg-db.js";
+
+interface IdentityProviderRow {
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  default_role: string;
+  /** The OIDC settings but the client secret, as JSON. */
+  oidc: string;
+  client_secret: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The identity-provider operations of the PostgreSQL store. */
+export type PgIdentityProviderOps = PgOps<
+  | "createIdentityProvider"
+  | "getIdentityProvider"
+  | "updateIdentityProvider"
+  | "deleteIdentityProvider"
+  | "listIdentityProviders"
+>;
+
+/** Create the identity-provider operations on a migrated database. */
+export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
+  const find = (sql: Sql, uid: string) =>
+    sql.one<IdentityProviderRow>("SELECT * FROM identity_providers WHERE uid = $1", [uid]);
+  const mustFind = async (sql: Sql, uid: string) => {
+    const row = await find(sql, uid);
+    if (!row) throw new StoreError("not_found", `identity provider ${JSON.stringify(uid)}`);
+    return row;
+  };
+  const lists = createPgListSql<IdentityProviderRow>(db, {
+    table: "identity_providers",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  return {
+    createIdentityProvider: (p) =>
+      db.write(async (sql) => {
+        if (parentOf(p.uid) !== p.groupUid || p.groupUid === "") {
+          throw new Error(`identity provider uid ${p.uid} is not a direct child of ${p.groupUid}`);
+        }
+        if (!(await sql.one("SELECT 1 FROM groups WHERE uid = $1", [p.groupUid]))) {
+          throw new StoreError("not_found", `group ${JSON.stringify(p.groupUid)}`);
+        }
+        if (await find(sql, p.uid)) {
+          throw new StoreError("already_exists", `identity provider ${JSON.stringify(p.uid)}`);
+        }
+        const o = oidcColumns(p.oidc);
+        const row = await sql.one<IdentityProviderRow>(
+          `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
+             client_secret, create_time, update_time)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
+          [p.uid, p.groupUid, p.name, p.description, p.defaultRole, o.oidc, o.clientSecret, p.now],
+        );
+        return toRecord(row!);
+      }),
+
+    getIdentityProvider: async (uid) => {
+      const row = await find(db.sql, uid);
+      return row && toRecord(row);
+    },
+
+    updateIdentityProvider: (uid, patch, now) =>
+      db.write(async (sql) => {
+        const current = toRecord(await mustFind(sql, uid));
+        if (isEmptyPatch(patch)) return current;
+        const o = oidcColumns(patch.oidc ?? current.oidc);
+        const row = await sql.one<IdentityProviderRow>(
+          `UPDATE identity_providers SET name = $1, description = $2, default_role = $3,
+             oidc = $4, client_secret = $5, update_time = $6
+           WHERE uid = $7 RETURNING *`,
+          [
+            patch.name ?? current.name,
+            patch.description ?? current.description,
+            patch.defaultRole ?? current.defaultRole,
+            o.oidc,
+            o.clientSecret,
+            now,
+            uid,
+          ],
+        );
+        return toRecord(row!);
+      }),
+
+    deleteIdentityProvider: (uid) =>
+      db.write(async (sql) => {
+        await mustFind(sql, uid);
+        await sql.run("DELETE FROM identity_providers WHERE uid = $1", [uid]);
+      }),
+
+    listIdentityProviders: async (query) => {
+      const page = await lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+}
+
+function oidcColumns(o: OidcRecord) {
+  const { clientSecret, ...rest } = o;
+  return { oidc: JSON.stringify(rest), clientSecret };
+}
+
+function toRecord(row: IdentityProviderRow): IdentityProviderRecord {
+  const oidc = JSON.parse(row.oidc) as Omit<OidcRecord, "clientSecret">;
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    name: row.name,
+    description: row.description,
+    defaultRole: row.default_role,
+    oidc: {
+      issuer: oidc.issuer,
+      clientId: oidc.clientId,
+      clientSecret: row.client_secret,
+      additionalScopes: oidc.additionalScopes,
+      groupsClaim: oidc.groupsClaim,
+    },
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

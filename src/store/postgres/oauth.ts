@@ -1,0 +1,185 @@
+import type { GrantOutcome, PendingLogin } from "../oauth-store.js";
+import { StoreError } from "../store.js";
+import type { PgDb, PgOps, Sql } from "./pg-db.js";
+
+/** The sign-in operations of the PostgreSQL store. */
+export type PgOAuthOps = PgOps<
+  | "putPendingLogin"
+  | "takePendingLogin"
+  | "createAuthorizationCode"
+  | "redeemAuthorizationCode"
+  | "rotateRefreshToken"
+  | "revokeSessionByRefreshToken"
+  | "revokeSession"
+  | "sessionActive"
+>;
+
+interface CodeRow {
+  session_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expire_time: number;
+  redeem_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+interface RefreshRow {
+  session_id: string;
+  expire_time: number;
+  use_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+const getRefreshSql = `
+  SELECT t.session_id, t.expire_time, t.use_time, s.identity_uid, s.client_id, s.revoke_time
+  FROM oauth_refresh_tokens AS t JOIN oauth_sessions AS s ON s.id = t.session_id
+  WHERE t.token_hash = $1`;
+
+const insertRefreshSql =
+  "INSERT INTO oauth_refresh_tokens (token_hash, session_id, expire_time) VALUES ($1, $2, $3)";
+
+const sweepLoginsSql = "DELETE FROM oauth_pending_logins WHERE expire_time <= $1";
+
+/**
+ * Create the sign-in operations on a migrated database. Each check-then-write runs in one
+ * SERIALIZABLE transaction: of two redemptions of one code, or two rotations of one refresh
+ * token, racing on any replicas, both read the row unused and both write it, so PostgreSQL
+ * aborts one; its retry reads the row used, and answers `replayed` (revoking the session).
+ * Exactly one succeeds. `check` may run again on a retry: it must be a pure function.
+ */
+export function createPgOAuthOps(db: PgDb): PgOAuthOps {
+  // A revoked session keeps its row (so its access tokens stay refused) but no refresh token.
+  const revokeNow = async (sql: Sql, sessionId: string, now: number) => {
+    await sql.run(
+      "UPDATE oauth_sessions SET revoke_time = coalesce(revoke_time, $1) WHERE id = $2",
+      [now, sessionId],
+    );
+    await sql.run("DELETE FROM oauth_refresh_tokens WHERE session_id = $1", [sessionId]);
+  };
+  const sessionRow = (sql: Sql, sessionId: string) =>
+    sql.one<{ revoke_time: number | null }>(
+      "SELECT revoke_time FROM oauth_sessions WHERE id = $1",
+      [sessionId],
+    );
+
+  return {
+    putPendingLogin: (stateHash, login, now, max) =>
+      db.write(async (sql) => {
+        await sql.run(sweepLoginsSql, [now]);
+        const count = await sql.one<{ n: number }>(
+          "SELECT count(*)::bigint AS n FROM oauth_pending_logins",
+        );
+        if (count!.n >= max) return false;
+        await sql.run(
+          "INSERT INTO oauth_pending_logins (state_hash, login, expire_time) VALUES ($1, $2, $3)",
+          [stateHash, JSON.stringify(login), login.expireTime],
+        );
+        return true;
+      }),
+
+    takePendingLogin: (stateHash, now) =>
+      db.write(async (sql) => {
+        const row = await sql.one<{ login: string; expire_time: number }>(
+          "SELECT login, expire_time FROM oauth_pending_logins WHERE state_hash = $1",
+          [stateHash],
+        );
+        await sql.run(sweepLoginsSql, [now]);
+        if (!row) return undefined;
+        await sql.run("DELETE FROM oauth_pending_logins WHERE state_hash = $1", [stateHash]);
+        return row.expire_time > now ? (JSON.parse(row.login) as PendingLogin) : undefined;
+      }),
+
+    createAuthorizationCode: (c) =>
+      db.write(async (sql) => {
+        if (!(await sql.one("SELECT 1 FROM identities WHERE uid = $1", [c.identityUid]))) {
+          throw new StoreError("not_found", `identity ${c.identityUid} not found`);
+        }
+        await sql.run(
+          "INSERT INTO oauth_sessions (id, identity_uid, client_id, create_time) VALUES ($1, $2, $3, $4)",
+          [c.sessionId, c.identityUid, c.clientId, c.now],
+        );
+        await sql.run(
+          `INSERT INTO oauth_codes (code_hash, session_id, redirect_uri, code_challenge, expire_time)
+           VALUES ($1, $2, $3, $4, $5)`,
+          [c.codeHash, c.sessionId, c.redirectUri, c.codeChallenge, c.expireTime],
+        );
+      }),
+
+    redeemAuthorizationCode: (codeHash, now, check, refresh) =>
+      db.write(async (sql): Promise<GrantOutcome> => {
+        const row = await sql.one<CodeRow>(
+          `SELECT c.session_id, c.redirect_uri, c.code_challenge, c.expire_time, c.redeem_time,
+             s.identity_uid, s.client_id, s.revoke_time
+           FROM oauth_codes AS c JOIN oauth_sessions AS s ON s.id = c.session_id
+           WHERE c.code_hash = $1`,
+          [codeHash],
+        );
+        if (!row || row.revoke_time !== null) return invalid;
+        if (row.redeem_time !== null) {
+          await revokeNow(sql, row.session_id, now);
+          return replayed;
+        }
+        if (row.expire_time <= now) return invalid;
+        const reason = check({
+          clientId: row.client_id,
+          redirectUri: row.redirect_uri,
+          codeChallenge: row.code_challenge,
+        });
+        if (reason !== undefined) return { kind: "refused", reason };
+        await sql.run("UPDATE oauth_codes SET redeem_time = $1 WHERE code_hash = $2", [
+          now,
+          codeHash,
+        ]);
+        await sql.run(insertRefreshSql, [refresh.tokenHash, row.session_id, refresh.expireTime]);
+        return granted(row);
+      }),
+
+    rotateRefreshToken: (tokenHash, clientId, now, next) =>
+      db.write(async (sql): Promise<GrantOutcome> => {
+        const row = await sql.one<RefreshRow>(getRefreshSql, [tokenHash]);
+        if (!row || row.revoke_time !== null || row.client_id !== clientId) return invalid;
+        if (row.use_time !== null) {
+          await revokeNow(sql, row.session_id, now);
+          return replayed;
+        }
+        if (row.expire_time <= now) return invalid;
+        await sql.run("UPDATE oauth_refresh_tokens SET use_time = $1 WHERE token_hash = $2", [
+          now,
+          tokenHash,
+        ]);
+        await sql.run(insertRefreshSql, [next.tokenHash, row.session_id, next.expireTime]);
+        return granted(row);
+      }),
+
+    revokeSessionByRefreshToken: (tokenHash, now) =>
+      db.write(async (sql) => {
+        const row = await sql.one<RefreshRow>(getRefreshSql, [tokenHash]);
+        if (!row) return false;
+        await revokeNow(sql, row.session_id, now);
+        return true;
+      }),
+
+    revokeSession: (sessionId, now) =>
+      db.write(async (sql) => {
+        if ((await sessionRow(sql, sessionId)) === undefined) return false;
+        await revokeNow(sql, sessionId, now);
+        return true;
+      }),
+
+    sessionActive: async (sessionId) => {
+      const row = await sessionRow(db.sql, sessionId);
+      return row !== undefined && row.revoke_time === null;
+    },
+  };
+}
+
+const invalid: GrantOutcome = { kind: "invalid" };
+const replayed: GrantOutcome = { kind: "replayed" };
+
+function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
+  return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
+}

@@ -1,0 +1,157 @@
+import { type Store, StoreError, type StoreRoles } from "../store.js";
+import { createPgAccessOps } from "./access.js";
+import { createPgAccountAssociationOps } from "./account-associations.js";
+import { createPgAdvisoryOps } from "./advisories.js";
+import { createPgGroupInviteOps } from "./group-invites.js";
+import { createPgGroupOps } from "./groups.js";
+import { createPgIdentityOps } from "./identities.js";
+import { createPgIdentityProviderOps } from "./identity-providers.js";
+import { createPgLastOwnerGuard } from "./last-owner.js";
+import { migratePg } from "./migrations.js";
+import { createPgOAuthOps } from "./oauth.js";
+import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
+import { createPgRepoOps } from "./repos.js";
+import { createPgRoleBindingOps } from "./role-bindings.js";
+import { createPgRoleOps } from "./roles.js";
+import { createPgSecretOps } from "./secrets.js";
+import { createPgSigningKeyOps } from "./signing-keys.js";
+import { createPgTagOps } from "./tags.js";
+
+/** Options of createPostgresStore. */
+export interface PostgresStoreOptions extends PgDbOptions {
+  /** The built-in roles to seed and the owner role to protect (the server's catalog). */
+  roles: StoreRoles;
+  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  now?: () => number;
+}
+
+/** PostgresStore is a Store with its pool in view, for tests and diagnostics only. */
+export interface PostgresStore extends Store {
+  readonly db: PgDb;
+}
+
+type DataOps = Omit<Store, "ping" | "close" | "atomically">;
+
+/**
+ * Open a Store on the PostgreSQL database at `url` (postgres://user:pass@host:port/db): bring
+ * the schema up to date (once, whichever replica gets there first) and seed the built-in
+ * roles. Any number of stores, in as many processes, may share the database: every operation
+ * is one SERIALIZABLE transaction (retried on serialization failures), and the access cache
+ * follows other replicas' writes through LISTEN/NOTIFY (see docs/postgres.md for the bound).
+ */
+export async function createPostgresStore(
+  url: string,
+  opts: PostgresStoreOptions,
+): Promise<PostgresStore> {
+  const db = openPgDb(url, opts);
+  try {
+    await migratePg(db);
+    const now = (opts.now ?? Date.now)();
+    await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
+    const ops = dataOps(db, opts.roles, now);
+    let closed = false;
+    const store: PostgresStore = {
+      ...guard(ops, () => closed),
+      db,
+      // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
+      // whose statements all go to that transaction's connection.
+      atomically: (fn) => {
+        if (closed) return Promise.reject(new StoreError("unavailable", "the store is closed"));
+        return db
+          .write(async (sql) => {
+            const txDb = boundTo(sql);
+            const tx: Store = {
+              ...guard(dataOps(txDb, opts.roles, now), () => closed),
+              ping: () => Promise.resolve(),
+              close: () => Promise.reject(new Error("close() inside atomically")),
+              atomically: (inner) => inner(tx),
+            };
+            return fn(tx);
+          })
+          .catch((err: unknown) => {
+            throw fromPgError(err);
+          });
+      },
+      async ping() {
+        if (closed) throw new StoreError("unavailable", "the store is closed");
+        try {
+          await db.sql.run("SELECT 1");
+        } catch (err) {
+          throw err instanceof StoreError
+            ? err
+            : Object.assign(new StoreError("unavailable", "the database does not answer"), {
+                cause: err,
+              });
+        }
+      },
+      async close() {
+        if (closed) return;
+        closed = true;
+        await db.close();
+      },
+    };
+    return store;
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Every data operation, on `db` (the pool, or one transaction's connection). */
+function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
+  const groups = createPgGroupOps(db);
+  const lastOwner = createPgLastOwnerGuard(roles.ownerRoleUid);
+  const roleBindings = createPgRoleBindingOps(db, groups.createGroupIn, lastOwner);
+  const { createGroupIn: _g, ...groupOps } = groups;
+  const { seedBuiltins: _s, ...roleOps } = createPgRoleOps(db, roles.builtins, now);
+  const { getRoleBindingIn, ...bindingOps } = roleBindings;
+  // Each concept adds its operations here; the compiler checks that together they are a Store.
+  return {
+    ...groupOps,
+    ...createPgIdentityOps(db, lastOwner),
+    ...roleOps,
+    ...bindingOps,
+    ...createPgIdentityProviderOps(db),
+    ...createPgAccountAssociationOps(db),
+    ...createPgGroupInviteOps(db, getRoleBindingIn),
+    ...createPgOAuthOps(db),
+    ...createPgAccessOps(db),
+    ...createPgSigningKeyOps(db),
+    ...createPgSecretOps(db),
+    ...createPgRepoOps(db),
+    ...createPgTagOps(db),
+    ...createPgAdvisoryOps(db),
+  };
+}
+
+/**
+ * A PgDb whose every statement runs on `sql`, one open transaction: nested writes and reads
+ * join it, and its change feed has no epoch, so the access queries read the transaction's own
+ * view instead of a cache.
+ */
+function boundTo(sql: Sql): PgDb {
+  return {
+    sql,
+    write: (fn) => fn(sql),
+    read: (fn) => fn(sql),
+    plain: (fn) => fn(sql),
+    changes: { epoch: () => undefined },
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Refuse operations once closed; let only StoreErrors out for what a caller can cause. */
+function guard<T extends object>(ops: T, isClosed: () => boolean): T {
+  const out: Record<string, unknown> = {};
+  for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
+    out[name] = async (...args: unknown[]) => {
+      if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+      try {
+        return await op(...args);
+      } catch (err) {
+        throw fromPgError(err);
+      }
+    };
+  }
+  return out as T;
+}

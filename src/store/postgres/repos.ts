@@ -1,0 +1,119 @@
+import { parentOf } from "../../uid.js";
+import type { RepoRecord } from "../registry-store.js";
+import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { StoreError } from "../store.js";
+import { createPgListSql } from "./list-sql.js";
+import type { PgDb, PgOps, Sql } from "./pg-db.js";
+
+interface RepoRow {
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  aliases: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The repo operations of the PostgreSQL store. */
+export type PgRepoOps = PgOps<"createRepo" | "getRepo" | "updateRepo" | "deleteRepo" | "listRepos">;
+
+/** Create the repo operations on a migrated database. */
+export function createPgRepoOps(db: PgDb): PgRepoOps {
+  const find = (sql: Sql, uid: string) =>
+    sql.one<RepoRow>("SELECT * FROM repos WHERE uid = $1", [uid]);
+  const mustFind = async (sql: Sql, uid: string) => {
+    const row = await find(sql, uid);
+    if (!row) throw new StoreError("not_found", `repo ${JSON.stringify(uid)}`);
+    return row;
+  };
+  const checkName = async (sql: Sql, groupUid: string, name: string, self: string) => {
+    if (
+      await sql.one(
+        "SELECT 1 FROM repos WHERE group_uid = $1 AND name = $2 AND uid <> $3 LIMIT 1",
+        [groupUid, name, self],
+      )
+    ) {
+      throw new StoreError(
+        "already_exists",
+        `a repo of the group is named ${JSON.stringify(name)}`,
+      );
+    }
+  };
+  const lists = createPgListSql<RepoRow>(db, {
+    table: "repos",
+    uid: "uid",
+    parent: "group_uid",
+    group: "group_uid",
+    name: "name",
+    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+  });
+
+  return {
+    createRepo: (r) =>
+      db.write(async (sql) => {
+        if (parentOf(r.uid) !== r.groupUid) {
+          throw new Error(`repo uid ${r.uid} is not a direct child of ${r.groupUid}`);
+        }
+        if (!(await sql.one("SELECT 1 FROM groups WHERE uid = $1", [r.groupUid]))) {
+          throw new StoreError("not_found", `group ${JSON.stringify(r.groupUid)}`);
+        }
+        if (await find(sql, r.uid)) {
+          throw new StoreError("already_exists", `repo ${JSON.stringify(r.uid)}`);
+        }
+        await checkName(sql, r.groupUid, r.name, r.uid);
+        const row = await sql.one<RepoRow>(
+          `INSERT INTO repos (uid, group_uid, name, description, aliases, create_time, update_time)
+           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
+          [r.uid, r.groupUid, r.name, r.description, JSON.stringify(r.aliases), r.now],
+        );
+        return toRecord(row!);
+      }),
+
+    getRepo: async (uid) => {
+      const row = await find(db.sql, uid);
+      return row && toRecord(row);
+    },
+
+    updateRepo: (uid, patch, now) =>
+      db.write(async (sql) => {
+        const row = await mustFind(sql, uid);
+        if (isEmptyPatch(patch)) return toRecord(row);
+        const name = patch.name ?? row.name;
+        if (name !== row.name) await checkName(sql, row.group_uid, name, uid);
+        const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;
+        const updated = await sql.one<RepoRow>(
+          `UPDATE repos SET name = $1, description = $2, aliases = $3, update_time = $4
+           WHERE uid = $5 RETURNING *`,
+          [name, patch.description ?? row.description, aliases, now, uid],
+        );
+        return toRecord(updated!);
+      }),
+
+    deleteRepo: (uid) =>
+      db.write(async (sql) => {
+        await mustFind(sql, uid);
+        if (await sql.one("SELECT 1 FROM tags WHERE repo_uid = $1 LIMIT 1", [uid])) {
+          throw new StoreError("not_empty", `repo ${JSON.stringify(uid)} has tags`, "tags", "repo");
+        }
+        await sql.run("DELETE FROM repos WHERE uid = $1", [uid]);
+      }),
+
+    listRepos: async (query) => {
+      const page = await lists.list(query);
+      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+    },
+  };
+}
+
+function toRecord(row: RepoRow): RepoRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    name: row.name,
+    description: row.description,
+    aliases: JSON.parse(row.aliases) as string[],
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}

@@ -1,0 +1,35 @@
+import { storeRoles } from "../../src/auth/capabilities.js";
+import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/pg-store.js";
+import { newPgDatabase } from "../helpers/postgres.js";
+import { runSharedDatabaseSuite } from "./shared-database-suite.js";
+import { type ClosureRow, runStoreSuite, type StoreFixture } from "./store-suite.js";
+
+function fixture(store: PostgresStore): StoreFixture {
+  return {
+    store,
+    closureRows: () =>
+      store.db.sql.rows<ClosureRow>("SELECT ancestor, descendant, depth FROM group_closure_by_uid"),
+    dispose: () => store.close(),
+  };
+}
+
+runStoreSuite("postgres", async () =>
+  fixture(await createPostgresStore(await newPgDatabase(), { roles: storeRoles })),
+);
+
+// Each on a fresh database that both stores migrate at once, as replicas starting together do.
+runSharedDatabaseSuite("postgres, two stores (replicas) on one database", async () => {
+  const url = await newPgDatabase({ migrated: false });
+  const [a, b] = await Promise.all([
+    createPostgresStore(url, { roles: storeRoles }),
+    createPostgresStore(url, { roles: storeRoles }),
+  ]);
+  return {
+    a,
+    b,
+    dispose: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
+});
