@@ -12,8 +12,10 @@ export interface Config {
   authUrl: string;
   /** The `<service domain>` of ErrorInfo's `iam.<service domain>`. */
   domain: string;
-  /** SQLite database file, or ":memory:". */
+  /** SQLite database file, or ":memory:"; unused when databaseUrl is set. */
   dbPath: string;
+  /** A PostgreSQL URL (postgres://...): the store of every replica; "" for SQLite (dbPath). */
+  databaseUrl: string;
   tlsCertPath: string;
   tlsKeyPath: string;
   /** Origins allowed by CORS; empty disables CORS, `*` allows any. */
@@ -101,6 +103,13 @@ export const settings: readonly Setting[] = [
     flag: "db",
     default: "./data/gatehouse.db",
     help: "SQLite database file",
+  },
+  {
+    key: "databaseUrl",
+    env: "GATEHOUSE_DATABASE_URL",
+    flag: "database-url",
+    default: "",
+    help: "PostgreSQL URL (postgres://user:password@host:5432/db) instead of the SQLite file",
   },
   {
     key: "tlsCertPath",
@@ -301,6 +310,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     authUrl,
     domain,
     dbPath: get("dbPath") ?? "./data/gatehouse.db",
+    databaseUrl: parseDatabaseUrl(get("databaseUrl") ?? "", describe("databaseUrl")),
     tlsCertPath,
     tlsKeyPath,
     corsOrigins,
@@ -368,6 +378,38 @@ function loginSettings(
       describe("loginRequireVerifiedEmail"),
     ),
   };
+}
+
+/** A PostgreSQL URL as `pg` takes it, or "" (SQLite). The message never repeats a password. */
+function parseDatabaseUrl(v: string, name: string): string {
+  const url = v.trim();
+  if (url === "") return "";
+  let u: URL | undefined;
+  try {
+    u = new URL(url);
+  } catch {
+    u = undefined;
+  }
+  if (!u || (u.protocol !== "postgres:" && u.protocol !== "postgresql:") || u.hostname === "") {
+    throw new ConfigError(
+      `${name}: not a PostgreSQL URL (postgres://user:password@host:5432/database)`,
+    );
+  }
+  return url;
+}
+
+/** A database URL fit for a log line or a message: the password replaced by "***". */
+export function redactedDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== "") u.password = "***";
+    for (const key of [...u.searchParams.keys()]) {
+      if (/pass|secret|key/i.test(key)) u.searchParams.set(key, "***");
+    }
+    return u.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
 }
 
 const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };

@@ -8,7 +8,7 @@ import type { Store } from "../store/store.js";
 import { newChildUid, newRootUid } from "../uid.js";
 import { CliError, type CliIo } from "./cli-io.js";
 import { parseCommandArgs } from "./command-args.js";
-import { openDatabase } from "./open-database.js";
+import { openCommandDatabase } from "./open-database.js";
 import { servingUrls } from "./serving-urls.js";
 
 /** The options of `gatehouse bootstrap`. */
@@ -37,10 +37,7 @@ export async function bootstrap(argv: string[], io: CliIo): Promise<number> {
   if (bad) throw new CliError(`${bad.field} ${bad.description}`);
   const name = own.org as string;
 
-  const store = openDatabase(config.dbPath, {
-    create: true,
-    allowReadable: config.allowReadableDb,
-  });
+  const store = await openCommandDatabase(config, { create: true });
   try {
     const urls = await servingUrls(store, config, given, (l) =>
       io.err(`gatehouse bootstrap: ${l}\n`),

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { loadConfig } from "../config.js";
+import { ConfigError, loadConfig } from "../config.js";
 import { importAdvisories } from "../import/import-advisories.js";
 import type { ImportIo, ImportSummary } from "../import/import-report.js";
 import { report } from "../import/import-report.js";
@@ -7,7 +7,7 @@ import { importTags } from "../import/import-tags.js";
 import { ImportFileError, readRecords } from "../import/read-records.js";
 import type { Store } from "../store/store.js";
 import { CliError } from "./cli-io.js";
-import { openDatabase } from "./open-database.js";
+import { openCommandDatabase } from "./open-database.js";
 
 /** The usage lines of `gatehouse import`, for the command's help. */
 export const importUsage = `  import advisories --group <uid> <file>   upsert OSV advisories (JSON, array, JSON lines; gzip ok)
@@ -44,12 +44,22 @@ export async function importCommand(
   if (kind !== "advisories" && kind !== "tags") {
     return fail(`expected "advisories" or "tags"\n\nUsage:\n${importUsage}`);
   }
-  let values: { group?: string | undefined; repo?: string | undefined; db?: string | undefined };
+  let values: {
+    group?: string | undefined;
+    repo?: string | undefined;
+    db?: string | undefined;
+    "database-url"?: string | undefined;
+  };
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
       args: rest,
-      options: { group: { type: "string" }, repo: { type: "string" }, db: { type: "string" } },
+      options: {
+        group: { type: "string" },
+        repo: { type: "string" },
+        db: { type: "string" },
+        "database-url": { type: "string" },
+      },
       allowPositionals: true,
       strict: true,
     }));
@@ -62,12 +72,18 @@ export async function importCommand(
   if (positionals.length !== 1) return fail("exactly one input file is required");
   const file = positionals[0]!;
 
-  const config = loadConfig(values.db ? ["--db", values.db] : [], io.env);
-  const dbPath = config.dbPath;
   let store: Store;
   try {
-    store = openDatabase(dbPath, { create: false, allowReadable: config.allowReadableDb });
+    const config = loadConfig(
+      [
+        ...(values.db ? ["--db", values.db] : []),
+        ...(values["database-url"] ? ["--database-url", values["database-url"]] : []),
+      ],
+      io.env,
+    );
+    store = await openCommandDatabase(config, { create: false });
   } catch (err) {
+    if (err instanceof ConfigError) return fail(err.message);
     if (err instanceof CliError) return fail(err.message);
     throw err;
   }

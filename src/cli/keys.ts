@@ -1,7 +1,7 @@
 import { createKeyRing } from "../auth/keyring.js";
 import { CliError, type CliIo } from "./cli-io.js";
 import { parseCommandArgs } from "./command-args.js";
-import { openDatabase } from "./open-database.js";
+import { openCommandDatabase } from "./open-database.js";
 
 /**
  * `gatehouse keys rotate`: add a new signing key to the database's key ring and print
@@ -14,10 +14,7 @@ export async function keys(argv: string[], io: CliIo): Promise<number> {
     throw new CliError(`keys: unknown subcommand ${JSON.stringify(sub ?? "")}; try: keys rotate`);
   }
   const { config } = parseCommandArgs(rest, {}, io.env);
-  const store = openDatabase(config.dbPath, {
-    create: false,
-    allowReadable: config.allowReadableDb,
-  });
+  const store = await openCommandDatabase(config, { create: false });
   try {
     const keyRing = createKeyRing({ store });
     const kid = await keyRing.rotate();

@@ -1,8 +1,41 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { storeRoles } from "../auth/capabilities.js";
+import { type Config, redactedDatabaseUrl } from "../config.js";
+import { createPostgresStore } from "../store/postgres/pg-store.js";
 import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
 import { CliError } from "./cli-io.js";
 import { checkDatabaseFile } from "./database-file.js";
+
+/**
+ * Open the database a command works on: PostgreSQL when GATEHOUSE_DATABASE_URL is set (the
+ * schema must exist: a server has run on it, unless `create`), else the SQLite file (below).
+ * Throws CliError (exit 2) saying why not.
+ */
+export async function openCommandDatabase(
+  config: Pick<Config, "dbPath" | "databaseUrl" | "allowReadableDb">,
+  opts: { create: boolean },
+): Promise<Store> {
+  if (config.databaseUrl === "") {
+    return openDatabase(config.dbPath, {
+      create: opts.create,
+      allowReadable: config.allowReadableDb,
+    });
+  }
+  try {
+    // A one-shot command needs no change feed: it caches nothing for long.
+    return await createPostgresStore(config.databaseUrl, { roles: storeRoles, listen: false });
+  } catch (err) {
+    throw new CliError(
+      `cannot open database ${redactedDatabaseUrl(config.databaseUrl)} (GATEHOUSE_DATABASE_URL): ${(err as Error).message}`,
+    );
+  }
+}
+
+/** Where a command's data lives, for messages: the SQLite path or the redacted URL. */
+export function databaseName(config: Pick<Config, "dbPath" | "databaseUrl">): string {
+  return config.databaseUrl === "" ? config.dbPath : redactedDatabaseUrl(config.databaseUrl);
+}
 
 /**
  * Open the server's SQLite database for a command, or throw CliError (exit 2) saying why not:

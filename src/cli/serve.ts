@@ -1,10 +1,15 @@
 import { accessSync, constants } from "node:fs";
 import { storeRoles } from "../auth/capabilities.js";
-import { type Config, ConfigError, loadConfig } from "../config.js";
+import { type Config, ConfigError, loadConfig, redactedDatabaseUrl } from "../config.js";
 import { createServer, type Server } from "../server.js";
-import { createSqliteStore, type SqliteStore } from "../store/sqlite/sqlite-store.js";
+import { createPostgresStore } from "../store/postgres/pg-store.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
 import { checkDatabaseFile } from "./database-file.js";
 import { recordServingUrls } from "./serving-urls.js";
+
+/** Where serve reports the PostgreSQL change feed's state once the server (and its log) exists. */
+let onFeedState: ((up: boolean, err?: Error) => void) | undefined;
 
 /**
  * Serve the API until SIGTERM or SIGINT, then stop accepting, finish in-flight calls and
@@ -17,10 +22,10 @@ export async function serve(argv: string[]): Promise<number> {
   checkReadable(config.tlsCertPath, "GATEHOUSE_TLS_CERT (--tls-cert)");
   checkReadable(config.tlsKeyPath, "GATEHOUSE_TLS_KEY (--tls-key)");
   let warn: ((err: Error) => void) | undefined;
-  const store = openStore(config, (err) => warn?.(err));
+  const store = await openStore(config, (err) => warn?.(err));
   let server: Server;
   try {
-    checkDatabaseFile(config.dbPath, config.allowReadableDb);
+    if (config.databaseUrl === "") checkDatabaseFile(config.dbPath, config.allowReadableDb);
     server = await createServer({ config, store });
     await recordServingUrls(store, config);
   } catch (err) {
@@ -29,6 +34,14 @@ export async function serve(argv: string[]): Promise<number> {
   }
   warn = (err) =>
     server.app.log.warn({ err }, "the WAL checkpoint thread failed; commits checkpoint meanwhile");
+  onFeedState = (up, err) => {
+    if (up) server.app.log.info("the change feed listens: access answers are cached again");
+    else
+      server.app.log.warn(
+        { err },
+        "the change feed was lost: access answers are read from the database until it is back",
+      );
+  };
   let address: Awaited<ReturnType<Server["listen"]>>;
   try {
     address = await server.listen();
@@ -38,7 +51,11 @@ export async function serve(argv: string[]): Promise<number> {
     throw listenError(err, config);
   }
   server.app.log.info(
-    { address: `${address.address}:${address.port}`, baseUrl: config.baseUrl, db: config.dbPath },
+    {
+      address: `${address.address}:${address.port}`,
+      baseUrl: config.baseUrl,
+      db: config.databaseUrl === "" ? config.dbPath : redactedDatabaseUrl(config.databaseUrl),
+    },
     "gatehouse listening",
   );
   await new Promise<void>((resolve) => {
@@ -64,7 +81,19 @@ function checkReadable(path: string, setting: string): void {
   }
 }
 
-function openStore(config: Config, onCheckpointError: (err: Error) => void): SqliteStore {
+async function openStore(config: Config, onCheckpointError: (err: Error) => void): Promise<Store> {
+  if (config.databaseUrl !== "") {
+    try {
+      return await createPostgresStore(config.databaseUrl, {
+        roles: storeRoles,
+        onFeedState: (up, err) => onFeedState?.(up, err),
+      });
+    } catch (err) {
+      throw new ConfigError(
+        `GATEHOUSE_DATABASE_URL (--database-url): cannot use ${redactedDatabaseUrl(config.databaseUrl)}: ${(err as Error).message}`,
+      );
+    }
+  }
   try {
     return createSqliteStore(config.dbPath, {
       roles: storeRoles,

@@ -3,7 +3,7 @@ import { createTokenIssuer } from "../auth/tokens.js";
 import { isUid } from "../uid.js";
 import { CliError, type CliIo } from "./cli-io.js";
 import { parseCommandArgs } from "./command-args.js";
-import { openDatabase } from "./open-database.js";
+import { databaseName, openCommandDatabase } from "./open-database.js";
 import { servingUrls } from "./serving-urls.js";
 
 /** The options of `gatehouse token`. */
@@ -22,10 +22,7 @@ export async function token(argv: string[], io: CliIo): Promise<number> {
   const uid = own.identity ?? "";
   if (uid === "") throw new CliError("--identity is required");
   if (!isUid(uid)) throw new CliError(`--identity: not a valid uid: ${JSON.stringify(uid)}`);
-  const store = openDatabase(config.dbPath, {
-    create: false,
-    allowReadable: config.allowReadableDb,
-  });
+  const store = await openCommandDatabase(config, { create: false });
   try {
     const urls = await servingUrls(store, config, given, (l) => io.err(`gatehouse token: ${l}\n`));
     const aud = own.aud ?? urls.baseUrl;
@@ -36,7 +33,7 @@ export async function token(argv: string[], io: CliIo): Promise<number> {
       throw new CliError("--aud must be the base URL or the registry audience");
     }
     const identity = await store.getIdentity(uid);
-    if (!identity) throw new CliError(`no identity ${uid} in ${config.dbPath}`, 1);
+    if (!identity) throw new CliError(`no identity ${uid} in ${databaseName(config)}`, 1);
     const keyRing = createKeyRing({ store });
     const issued = await createTokenIssuer({ keyRing, issuer: urls.authUrl }).issue(
       uid,
