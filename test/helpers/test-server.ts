@@ -2,11 +2,20 @@ import net from "node:net";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
+import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
+import { newPgDatabase } from "./postgres.js";
 
-/** A running Gatehouse on 127.0.0.1 with an in-memory database. */
+/** The store backends a suite runs against when it runs against each. */
+export const backends = ["sqlite", "postgres"] as const;
+export type Backend = (typeof backends)[number];
+
+/**
+ * A running Gatehouse on 127.0.0.1: an in-memory SQLite database, or with `backend:
+ * "postgres"` a fresh database of the test run's PostgreSQL.
+ */
 export interface TestServer {
   url: string;
   port: number;
@@ -59,6 +68,8 @@ export async function startTestServer(
   opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> & {
     /** Listen here (a port from freePort()) when something must know it beforehand. */
     port?: number;
+    /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */
+    backend?: Backend;
   } = {},
 ): Promise<TestServer> {
   const port = opts.port ?? (await freePort());
@@ -70,10 +81,14 @@ export async function startTestServer(
     GATEHOUSE_DOMAIN: "gatehouse.test",
     GATEHOUSE_SHUTDOWN_TIMEOUT_MS: "2000",
     GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
+    ...(opts.backend === "postgres" ? { GATEHOUSE_DATABASE_URL: await newPgDatabase() } : {}),
     ...env,
   });
-  const store = createSqliteStore(config.dbPath, { roles: storeRoles });
-  const { port: _port, ...deps } = opts;
+  const store =
+    config.databaseUrl === ""
+      ? createSqliteStore(config.dbPath, { roles: storeRoles })
+      : await createPostgresStore(config.databaseUrl, { roles: storeRoles });
+  const { port: _port, backend: _backend, ...deps } = opts;
   const server = await createServer({ config, store, ...deps });
   await server.listen();
   const tokenFor = async (uid: string, aud = config.baseUrl) =>

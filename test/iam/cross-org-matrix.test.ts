@@ -9,7 +9,13 @@ import { newChildUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";
 import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
 import { digestOf, type RegistryClients } from "../helpers/registry-clients.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import {
+  type Backend,
+  backends,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
 
 /**
  * Every RPC, every kind of caller, against resources of organization A: the expected code per
@@ -585,8 +591,8 @@ let orgA: TestOrg;
 let orgB: TestOrg;
 const clients = {} as Record<CallerName, Clients>;
 
-beforeAll(async () => {
-  ts = await startTestServer();
+async function setUp(backend: Backend): Promise<void> {
+  ts = await startTestServer({}, { backend });
   orgA = await ts.makeOrg(`${secret}-org`);
   orgB = await ts.makeOrg("bravo");
   const viewerA = await ts.makeIdentity(orgA.uid, ["viewer"]);
@@ -635,10 +641,7 @@ beforeAll(async () => {
       advisories: createClient(AdvisoriesService, transport),
     };
   }
-});
-afterAll(async () => {
-  await ts?.close();
-});
+}
 
 let n = 0;
 async function fixture(): Promise<Fixture> {
@@ -804,7 +807,12 @@ const cells = rpcs.flatMap((r) =>
   ),
 );
 
-describe("cross-organization matrix", () => {
+describe.each(backends)("cross-organization matrix on %s", (backend) => {
+  beforeAll(() => setUp(backend));
+  afterAll(async () => {
+    await ts?.close();
+  });
+
   it.each(cells)("%s by %s: code %i", async (_rpc, caller, code, r) => {
     const fx = await fixture();
     let answer: unknown;

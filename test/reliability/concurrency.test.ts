@@ -5,8 +5,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
-import { closureDiff, countDiff, orphans } from "./helpers/tree-checks.js";
+import {
+  backends,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
+import {
+  closureDiff,
+  countDiff,
+  orphans,
+  pgTreeDb,
+  sqliteTreeDb,
+  type TreeDb,
+} from "./helpers/tree-checks.js";
 
 // Many creates, deletes and bindings racing in one subtree through the REST API, on a file
 // database: whatever wins, the closure must match the parent links and nothing may dangle.
@@ -14,15 +26,9 @@ import { closureDiff, countDiff, orphans } from "./helpers/tree-checks.js";
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-concurrency-"));
 let ts: TestServer;
 let org: TestOrg;
-let db: SqliteStore["db"];
+let db: TreeDb;
 
-beforeAll(async () => {
-  ts = await startTestServer({ GATEHOUSE_DB: join(dir, "gatehouse.db") });
-  org = await ts.makeOrg("race");
-  db = (ts.store as SqliteStore).db;
-});
-afterAll(async () => {
-  await ts?.close();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -44,7 +50,23 @@ const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length
 // What a racing call may answer: done, a sibling name taken, a group not empty, or gone.
 const expectedStatuses = new Set([200, 400, 404, 409]);
 
-describe("concurrent writes in one subtree", () => {
+describe.each(backends)("concurrent writes in one subtree, on %s", (backend) => {
+  beforeAll(async () => {
+    ts =
+      backend === "sqlite"
+        ? await startTestServer({ GATEHOUSE_DB: join(dir, "gatehouse.db") })
+        : await startTestServer({}, { backend });
+    org = await ts.makeOrg("race");
+    db =
+      backend === "sqlite"
+        ? sqliteTreeDb((ts.store as SqliteStore).db)
+        : await pgTreeDb(ts.config.databaseUrl);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await ts?.close();
+  });
+
   it("leave the closure consistent and no orphan rows", async () => {
     const top = await rest("POST", `/iam/v2beta1/groups/${org.uid}`, { name: "subtree" });
     expect(top.status).toBe(200);
@@ -90,9 +112,9 @@ describe("concurrent writes in one subtree", () => {
       deleted: true,
       bound: true,
     });
-    expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
-    expect(countDiff(db)).toEqual([]);
-    expect(orphans(db)).toEqual({});
+    expect(await closureDiff(db)).toEqual({ missing: [], extra: [] });
+    expect(await countDiff(db)).toEqual([]);
+    expect(await orphans(db)).toEqual({});
 
     // Delete the whole subtree, the deepest groups first, each level at once.
     const depthOf = (uid: string) => uid.split("/").length;
@@ -104,19 +126,23 @@ describe("concurrent writes in one subtree", () => {
       );
       expect(results.map((r) => r.status)).toEqual(results.map(() => 200));
     }
-    const left = (table: string, column: string) =>
-      (
-        db
-          .prepare(`SELECT count(*) AS n FROM ${table} WHERE ${column} LIKE ? || '%'`)
-          .get(subtree) as { n: number }
-      ).n;
-    expect(left("groups", "uid")).toBe(0);
+    const left = async (table: string, column: string) =>
+      Number(
+        (
+          await db.all<{ n: number | string }>(
+            `SELECT count(*) AS n FROM ${table} WHERE ${column} LIKE ? || '%'`,
+            [subtree],
+          )
+        )[0]?.n,
+      );
+    expect(await left("groups", "uid")).toBe(0);
     expect(
-      left("group_closure_by_uid", "descendant") + left("group_closure_by_uid", "ancestor"),
+      (await left("group_closure_by_uid", "descendant")) +
+        (await left("group_closure_by_uid", "ancestor")),
     ).toBe(0);
-    expect(left("role_bindings", "group_uid")).toBe(0);
-    expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
-    expect(countDiff(db)).toEqual([]);
-    expect(orphans(db)).toEqual({});
+    expect(await left("role_bindings", "group_uid")).toBe(0);
+    expect(await closureDiff(db)).toEqual({ missing: [], extra: [] });
+    expect(await countDiff(db)).toEqual([]);
+    expect(await orphans(db)).toEqual({});
   });
 });

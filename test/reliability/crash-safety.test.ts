@@ -3,13 +3,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newPgDatabase } from "../helpers/postgres.js";
 import { runCli } from "../helpers/run-cli.js";
-import { freePort } from "../helpers/test-server.js";
+import { backends, freePort } from "../helpers/test-server.js";
 import { type ChildServer, startChildServer } from "./helpers/child-server.js";
-import { closureDiff, countDiff, integrityCheck, orphans } from "./helpers/tree-checks.js";
+import {
+  closureDiff,
+  countDiff,
+  integrityCheck,
+  orphans,
+  pgTreeDb,
+  sqliteTreeDb,
+  type TreeDb,
+} from "./helpers/tree-checks.js";
 
-// A real server process on a database file, killed with SIGKILL in the middle of a stream of
-// CreateGroup calls: what it acknowledged must survive, and the file must be sound.
+// A real server process on a database (an SQLite file, or PostgreSQL), killed with SIGKILL in
+// the middle of a stream of CreateGroup calls: what it acknowledged must survive, and the
+// database must be sound.
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-crash-"));
 const dbPath = join(dir, "gatehouse.db");
@@ -19,25 +29,7 @@ let auth: Record<string, string>;
 let orgUid: string;
 let child: ChildServer | undefined;
 
-beforeAll(async () => {
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}`;
-  env = {
-    GATEHOUSE_DB: dbPath,
-    GATEHOUSE_HOST: "127.0.0.1",
-    GATEHOUSE_PORT: String(port),
-    GATEHOUSE_BASE_URL: url,
-    GATEHOUSE_LOG_LEVEL: "warn",
-  };
-  const boot = await runCli(["bootstrap", "--org", "crash"], env);
-  expect(boot.code, boot.stderr).toBe(0);
-  const out = JSON.parse(boot.stdout) as { orgUid: string; token: string };
-  orgUid = out.orgUid;
-  auth = { authorization: `Bearer ${out.token}`, "content-type": "application/json" };
-});
-afterAll(async () => {
-  child?.process.kill("SIGKILL");
-  await child?.exited;
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -70,7 +62,44 @@ async function writeUntilGone(known: string[], writers: number): Promise<string[
   return acked;
 }
 
-describe("crash safety", () => {
+describe.each(backends)("crash safety on %s", (backend) => {
+  beforeAll(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    env = {
+      ...(backend === "sqlite"
+        ? { GATEHOUSE_DB: dbPath }
+        : { GATEHOUSE_DATABASE_URL: await newPgDatabase({ migrated: false }) }),
+      GATEHOUSE_HOST: "127.0.0.1",
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_BASE_URL: url,
+      GATEHOUSE_LOG_LEVEL: "warn",
+    };
+    const boot = await runCli(["bootstrap", "--org", "crash"], env);
+    expect(boot.code, boot.stderr).toBe(0);
+    const out = JSON.parse(boot.stdout) as { orgUid: string; token: string };
+    orgUid = out.orgUid;
+    auth = { authorization: `Bearer ${out.token}`, "content-type": "application/json" };
+  });
+  afterAll(async () => {
+    child?.process.kill("SIGKILL");
+    await child?.exited;
+  });
+
+  /** The database as the next start finds it, before the server recovers it. */
+  async function openAsFound(): Promise<TreeDb> {
+    if (backend === "postgres") return pgTreeDb(env.GATEHOUSE_DATABASE_URL!);
+    const db = new Sqlite(dbPath, { readonly: true });
+    expect(integrityCheck(db)).toEqual(["ok"]);
+    const tree = sqliteTreeDb(db);
+    return {
+      ...tree,
+      close: async () => {
+        db.close();
+      },
+    };
+  }
+
   it("keeps every acknowledged write and a sound closure across SIGKILLs", async () => {
     const known = [orgUid];
     const acked: string[] = [];
@@ -85,19 +114,17 @@ describe("crash safety", () => {
       acked.push(...(await writing));
       expect(acked.length).toBeGreaterThan(round * 10);
 
-      // The file as the next start finds it, before the server recovers it.
-      const db = new Sqlite(dbPath, { readonly: true });
+      const db = await openAsFound();
       try {
-        expect(integrityCheck(db)).toEqual(["ok"]);
         const present = new Set(
-          (db.prepare("SELECT uid FROM groups").all() as { uid: string }[]).map((r) => r.uid),
+          (await db.all<{ uid: string }>("SELECT uid FROM groups")).map((r) => r.uid),
         );
         expect(acked.filter((uid) => !present.has(uid))).toEqual([]);
-        expect(closureDiff(db)).toEqual({ missing: [], extra: [] });
-        expect(countDiff(db)).toEqual([]);
-        expect(orphans(db)).toEqual({});
+        expect(await closureDiff(db)).toEqual({ missing: [], extra: [] });
+        expect(await countDiff(db)).toEqual([]);
+        expect(await orphans(db)).toEqual({});
       } finally {
-        db.close();
+        await db.close();
       }
     }
 

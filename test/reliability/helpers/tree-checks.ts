@@ -1,10 +1,52 @@
 import type { Database } from "better-sqlite3";
+import pg from "pg";
 
 /** A closure row: `descendant` lies `depth` levels below `ancestor`. */
 export interface ClosureRow {
   ancestor: string;
   descendant: string;
   depth: number;
+}
+
+/**
+ * A database the checks read, SQLite or PostgreSQL: plain SQL with `?` placeholders (written
+ * in the dialect both share).
+ */
+export interface TreeDb {
+  all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** Rows that break a foreign key, by table (SQLite checks its keys only when asked). */
+  foreignKeyViolations(): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+/** The checks on an SQLite connection. */
+export function sqliteTreeDb(db: Database): TreeDb {
+  return {
+    all: async <T>(sql: string, params: unknown[] = []) => db.prepare(sql).all(...params) as T[],
+    foreignKeyViolations: async () => {
+      const found: Record<string, number> = {};
+      for (const row of db.pragma("foreign_key_check") as { table: string }[]) {
+        found[row.table] = (found[row.table] ?? 0) + 1;
+      }
+      return found;
+    },
+    close: async () => undefined,
+  };
+}
+
+/** The checks on a PostgreSQL database, by URL (PostgreSQL enforces its keys on every write). */
+export async function pgTreeDb(url: string): Promise<TreeDb> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return {
+    all: async <T>(sql: string, params: unknown[] = []) => {
+      let n = 0;
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      return (await client.query(text, params)).rows as T[];
+    },
+    foreignKeyViolations: async () => ({}),
+    close: () => client.end(),
+  };
 }
 
 // The closure the parent links imply: every group at depth 0 below itself, and one level
@@ -22,18 +64,16 @@ const impliedClosure = `
  * Compare group_closure with the closure recomputed from the groups' parent links: the rows
  * it lacks and the rows it has beyond them (at most 20 of each, for the failure message).
  */
-export function closureDiff(db: Database): { missing: ClosureRow[]; extra: ClosureRow[] } {
+export async function closureDiff(
+  db: TreeDb,
+): Promise<{ missing: ClosureRow[]; extra: ClosureRow[] }> {
   const cols = "ancestor, descendant, depth";
-  const missing = db
-    .prepare(
-      `${impliedClosure} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure_by_uid LIMIT 20`,
-    )
-    .all() as ClosureRow[];
-  const extra = db
-    .prepare(
-      `${impliedClosure} SELECT ${cols} FROM group_closure_by_uid EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
-    )
-    .all() as ClosureRow[];
+  const missing = await db.all<ClosureRow>(
+    `${impliedClosure} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure_by_uid LIMIT 20`,
+  );
+  const extra = await db.all<ClosureRow>(
+    `${impliedClosure} SELECT ${cols} FROM group_closure_by_uid EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
+  );
   return { missing, extra };
 }
 
@@ -45,22 +85,16 @@ export function integrityCheck(db: Database): string[] {
 }
 
 /**
- * Rows that point at something that is gone: every foreign key violation
- * (`PRAGMA foreign_key_check`: closure rows and bindings of deleted groups among them), and
- * groups whose parent is gone, listed by table.
+ * Rows that point at something that is gone: every foreign key violation (closure rows and
+ * bindings of deleted groups among them), and groups whose parent is gone, listed by table.
  */
-export function orphans(db: Database): Record<string, number> {
-  const found: Record<string, number> = {};
-  for (const row of db.pragma("foreign_key_check") as { table: string }[]) {
-    found[row.table] = (found[row.table] ?? 0) + 1;
-  }
-  const lost = db
-    .prepare(
-      `SELECT count(*) AS n FROM groups AS g
-       WHERE g.parent_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM groups AS p WHERE p.uid = g.parent_uid)`,
-    )
-    .get() as { n: number };
-  if (lost.n > 0) found["groups (parent gone)"] = lost.n;
+export async function orphans(db: TreeDb): Promise<Record<string, number>> {
+  const found = await db.foreignKeyViolations();
+  const [lost] = await db.all<{ n: number | string }>(
+    `SELECT count(*) AS n FROM groups AS g
+     WHERE g.parent_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM groups AS p WHERE p.uid = g.parent_uid)`,
+  );
+  if (Number(lost?.n) > 0) found["groups (parent gone)"] = Number(lost?.n);
   return found;
 }
 
@@ -68,13 +102,16 @@ export function orphans(db: Database): Record<string, number> {
  * Groups whose kept descendant count differs from the count of their closure rows below them
  * (at most 20, for the failure message).
  */
-export function countDiff(db: Database): { uid: string; kept: number; actual: number }[] {
-  return db
-    .prepare(
-      `SELECT g.uid, g.descendant_count AS kept,
+export async function countDiff(
+  db: TreeDb,
+): Promise<{ uid: string; kept: number; actual: number }[]> {
+  const rows = await db.all<{ uid: string; kept: number | string; actual: number | string }>(
+    `SELECT * FROM (
+       SELECT g.uid, g.descendant_count AS kept,
          (SELECT COUNT(*) FROM group_closure AS c WHERE c.ancestor = g.id AND c.depth > 0)
            AS actual
-       FROM groups AS g WHERE kept <> actual LIMIT 20`,
-    )
-    .all() as { uid: string; kept: number; actual: number }[];
+       FROM groups AS g) AS counts
+     WHERE kept <> actual LIMIT 20`,
+  );
+  return rows.map((r) => ({ uid: r.uid, kept: Number(r.kept), actual: Number(r.actual) }));
 }
