@@ -78,6 +78,9 @@ export interface PgDbOptions {
 /** The channel every write that may change an access answer notifies at commit. */
 export const changeChannel = "gatehouse_changes";
 
+/** The session-level advisory lock that retried writers take turns on ("ghwrite"). */
+const writersLock = "114767307370853";
+
 /** The heartbeat of the listening connection: a feed silent this long is presumed lost. */
 const heartbeatMs = 1_000;
 
@@ -122,6 +125,15 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
 
   const sql = sqlOf(pool);
 
+  /**
+   * Run `fn` in a transaction opened with `begin`, retrying serialization failures.
+   *
+   * Optimistic first, queued after: a first attempt runs alongside every other transaction.
+   * One that fails to serialize runs again holding the writers' advisory lock, taken before
+   * BEGIN so that its snapshot starts after the lock's previous holder committed: writers that
+   * contend (every create in one organization updates the organization's descendant count)
+   * then take turns, as on SQLite, instead of aborting one another round after round.
+   */
   async function transaction<R>(
     begin: string,
     fn: (sql: Sql) => Promise<R>,
@@ -131,7 +143,12 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
     for (let attempt = 1; ; attempt++) {
       const client = await connect(pool);
       let broken: Error | undefined;
+      let locked = false;
       try {
+        if (attempt > 1) {
+          await client.query("SELECT pg_advisory_lock($1)", [writersLock]);
+          locked = true;
+        }
         await client.query(begin);
         const result = await fn(sqlOf(client));
         await client.query("COMMIT");
@@ -141,14 +158,21 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
         await client.query("ROLLBACK").catch((e: Error) => {
           broken = e;
         });
-        const code = sqlState(err);
+        // An operation inside `atomically` reports a StoreError whose cause is the driver's.
+        const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | undefined)?.cause);
         if ((code === "40001" || code === "40P01") && attempt < attempts) {
-          // Back off a little, more on each attempt, with jitter so racers part ways.
-          await sleep(Math.random() * 2 ** Math.min(attempt, 6));
+          // A little jitter, so that racers part ways.
+          await sleep(Math.random() * 2);
           continue;
         }
         throw fromPgError(err);
       } finally {
+        if (locked && !broken) {
+          await client.query("SELECT pg_advisory_unlock($1)", [writersLock]).catch((e: Error) => {
+            broken = e;
+          });
+        }
+        // A connection that cannot roll back or unlock is closed: its session lock goes too.
         client.release(broken);
       }
     }
