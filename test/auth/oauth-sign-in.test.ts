@@ -278,6 +278,28 @@ describe("refusals before any redirect", () => {
     expect(await res.text()).toMatch(/Sign-in failed/);
   });
 
+  it.each([
+    ["a state of more than 1024 characters", { state: "s".repeat(1025) }, /state is too long/],
+    [
+      "a redirect_uri of more than 2048 characters",
+      { redirect_uri: `${cliRedirect}/${"r".repeat(2048)}` },
+      /redirect_uri is too long/,
+    ],
+  ])("%s: an error page, nothing kept for the login", async (_name, extra, why) => {
+    // A login in flight is stored until it completes or expires: its size is bounded.
+    const res = await fetch(authorizeUrl(pkce(), extra), { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(why);
+  });
+
+  it("without client_id: an error page saying it is required", async () => {
+    const res = await fetch(`${gh.url}/oauth/authorize`, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(/client_id is required/);
+  });
+
   it("refuses to start without PKCE S256, back at the client", async () => {
     const res = await fetch(authorizeUrl(pkce(), { code_challenge_method: "plain" }), {
       redirect: "manual",
@@ -343,8 +365,8 @@ describe("refused answers of the identity provider", () => {
   });
 });
 
-describe("refresh token lifetime", () => {
-  it("GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
+describe("code and refresh token lifetimes", () => {
+  it("a code expires after 60 s; GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
     const port = await freePort();
     const shortIdp = await startTestIdp({
       redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
@@ -390,6 +412,26 @@ describe("refresh token lifetime", () => {
             client_id: "gatehouse-cli",
           }),
         }).then((r) => r.json() as Promise<{ error?: string; refresh_token?: string }>);
+      // A code lives 60 s: one redeemed later is refused, and issues nothing.
+      const late = pkce();
+      const lateBack = await signInAtIdp(authorizeUrl(late, {}, server), "alice", cliRedirect);
+      skew = 61_000;
+      const expired = await fetch(`${server.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: lateBack.searchParams.get("code") as string,
+          code_verifier: late.verifier,
+          redirect_uri: cliRedirect,
+          client_id: "gatehouse-cli",
+        }),
+      });
+      expect(expired.status).toBe(400);
+      expect(await expired.json()).toEqual({
+        error: "invalid_grant",
+        error_description: "the code is unknown, expired or revoked",
+      });
       skew = 100_000; // within the lifetime: rotated, and the new one lives 2 minutes from now
       const next = await refresh(tokens.refresh_token);
       expect(next.error).toBeUndefined();
