@@ -1,4 +1,6 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -233,6 +235,43 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
       expect(login.stderr).not.toMatch(/Open this URL/);
     } finally {
       await plain.close();
+    }
+  });
+
+  it("a token endpoint answering with something else than JSON is a clear error, exit 1", async () => {
+    // A proxy in front of the server answers its own error page.
+    const proxy = createServer((_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" }).end("<html>Bad Gateway</html>");
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/oauth/token`;
+      mkdirSync(join(credentialsFile(), ".."), { recursive: true, mode: 0o700 });
+      writeFileSync(
+        credentialsFile(),
+        JSON.stringify({
+          version: 1,
+          servers: {
+            [gh.url]: {
+              kind: "person",
+              identity: "x",
+              accessToken: "expired",
+              expiry: new Date(0).toISOString(),
+              refreshToken: "gatehouse_rt_x",
+              tokenEndpoint: endpoint,
+            },
+          },
+        }),
+        { mode: 0o600 },
+      );
+      const token = await gatehouse(["auth", "token"]);
+      expect(token.code).toBe(1);
+      expect(token.stderr).toBe(
+        `gatehouse auth: ${endpoint} answered HTTP 502 with something that is not an OAuth answer\n`,
+      );
+    } finally {
+      proxy.close();
+      rmSync(credentialsFile(), { force: true });
     }
   });
 
