@@ -141,6 +141,22 @@ describe("the authorization code flow", () => {
     expect(me.json.identity.email).toBe("alice@example.com");
   });
 
+  it("accepts the IPv6 loopback redirect of RFC 8252, any port", async () => {
+    const p = pkce();
+    const v6 = "http://[::1]:61234/cb";
+    const back = await signInAtIdp(authorizeUrl(p, { redirect_uri: v6 }), "alice", v6);
+    const code = back.searchParams.get("code") as string;
+    expect(code).toBeTruthy();
+    const answer = await token({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: p.verifier,
+      redirect_uri: v6,
+      client_id: "gatehouse-cli",
+    });
+    expect(answer.status).toBe(200);
+  });
+
   it("keeps an email only when the provider verified it", async () => {
     const tokens = await login("bob");
     const me = await caller(tokens.access_token);
