@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { personUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
 import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
@@ -199,6 +200,46 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
     expect(token.code).toBe(3);
     expect(token.stderr).toMatch(/session .* has ended .*: run gatehouse auth login/);
     expect(() => statSync(credentialsFile())).toThrow(/ENOENT/);
+  });
+
+  it("--identity-provider signs a person in through an organization's own provider", async () => {
+    const orgIdp = await startTestIdp({
+      redirectUri: `${gh.url}/oauth/callback`,
+      people: { erin: { name: "Erin", email: "erin@acme.test", email_verified: true } },
+    });
+    try {
+      const org = await gh.makeOrg("acme");
+      const created = await restCall(
+        gh.url,
+        "POST",
+        `/iam/v2beta1/identityProviders/${org.uid}`,
+        {
+          name: "Acme SSO",
+          defaultRole: builtinRoles.find((r) => r.name === "viewer")?.uid,
+          oidc: {
+            issuer: orgIdp.issuer,
+            clientId: orgIdp.clientId,
+            clientSecret: orgIdp.clientSecret,
+          },
+        },
+        org.owner.headers,
+      );
+      expect(created.status).toBe(200);
+      const login = await loginAs("erin", ["--identity-provider", created.json.uid]);
+      expect(login.code).toBe(0);
+      expect(login.stdout).toContain(
+        `as Erin <erin@acme.test> (${personUid(orgIdp.issuer, "erin")})`,
+      );
+      // The provider's default role at its organization: Erin sees it from the CLI.
+      const groups = await gatehouse(["iam", "groups", "get", org.uid, "-o", "json"]);
+      expect(groups.code).toBe(0);
+      expect(JSON.parse(groups.stdout).name).toBe("acme");
+      const status = await gatehouse(["auth", "status"]);
+      expect(status.stdout).toContain(`viewer at acme (${org.uid})`);
+      expect((await gatehouse(["auth", "logout"])).code).toBe(0);
+    } finally {
+      await orgIdp.close();
+    }
   });
 
   it("a failed sign-in at the provider exits 1 with the reason, storing nothing", async () => {
