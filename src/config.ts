@@ -372,7 +372,8 @@ function loginSettings(
     loginIssuer,
     loginClientId: clientId,
     loginClientSecret: clientSecret,
-    loginName: get("loginName") ?? (loginIssuer === "" ? "" : new URL(loginIssuer).host),
+    // An empty name is no name: people see the issuer's host (and discovery names a provider).
+    loginName: get("loginName")?.trim() || (loginIssuer === "" ? "" : new URL(loginIssuer).host),
     loginRequireVerifiedEmail: parseBool(
       get("loginRequireVerifiedEmail") ?? "false",
       describe("loginRequireVerifiedEmail"),

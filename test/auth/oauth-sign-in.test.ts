@@ -141,6 +141,22 @@ describe("the authorization code flow", () => {
     expect(me.json.identity.email).toBe("alice@example.com");
   });
 
+  it("accepts the IPv6 loopback redirect of RFC 8252, any port", async () => {
+    const p = pkce();
+    const v6 = "http://[::1]:61234/cb";
+    const back = await signInAtIdp(authorizeUrl(p, { redirect_uri: v6 }), "alice", v6);
+    const code = back.searchParams.get("code") as string;
+    expect(code).toBeTruthy();
+    const answer = await token({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: p.verifier,
+      redirect_uri: v6,
+      client_id: "gatehouse-cli",
+    });
+    expect(answer.status).toBe(200);
+  });
+
   it("keeps an email only when the provider verified it", async () => {
     const tokens = await login("bob");
     const me = await caller(tokens.access_token);
@@ -278,6 +294,28 @@ describe("refusals before any redirect", () => {
     expect(await res.text()).toMatch(/Sign-in failed/);
   });
 
+  it.each([
+    ["a state of more than 1024 characters", { state: "s".repeat(1025) }, /state is too long/],
+    [
+      "a redirect_uri of more than 2048 characters",
+      { redirect_uri: `${cliRedirect}/${"r".repeat(2048)}` },
+      /redirect_uri is too long/,
+    ],
+  ])("%s: an error page, nothing kept for the login", async (_name, extra, why) => {
+    // A login in flight is stored until it completes or expires: its size is bounded.
+    const res = await fetch(authorizeUrl(pkce(), extra), { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(why);
+  });
+
+  it("without client_id: an error page saying it is required", async () => {
+    const res = await fetch(`${gh.url}/oauth/authorize`, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(/client_id is required/);
+  });
+
   it("refuses to start without PKCE S256, back at the client", async () => {
     const res = await fetch(authorizeUrl(pkce(), { code_challenge_method: "plain" }), {
       redirect: "manual",
@@ -343,8 +381,8 @@ describe("refused answers of the identity provider", () => {
   });
 });
 
-describe("refresh token lifetime", () => {
-  it("GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
+describe("code and refresh token lifetimes", () => {
+  it("a code expires after 60 s; GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
     const port = await freePort();
     const shortIdp = await startTestIdp({
       redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
@@ -390,6 +428,26 @@ describe("refresh token lifetime", () => {
             client_id: "gatehouse-cli",
           }),
         }).then((r) => r.json() as Promise<{ error?: string; refresh_token?: string }>);
+      // A code lives 60 s: one redeemed later is refused, and issues nothing.
+      const late = pkce();
+      const lateBack = await signInAtIdp(authorizeUrl(late, {}, server), "alice", cliRedirect);
+      skew = 61_000;
+      const expired = await fetch(`${server.url}/oauth/token`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          grant_type: "authorization_code",
+          code: lateBack.searchParams.get("code") as string,
+          code_verifier: late.verifier,
+          redirect_uri: cliRedirect,
+          client_id: "gatehouse-cli",
+        }),
+      });
+      expect(expired.status).toBe(400);
+      expect(await expired.json()).toEqual({
+        error: "invalid_grant",
+        error_description: "the code is unknown, expired or revoked",
+      });
       skew = 100_000; // within the lifetime: rotated, and the new one lives 2 minutes from now
       const next = await refresh(tokens.refresh_token);
       expect(next.error).toBeUndefined();

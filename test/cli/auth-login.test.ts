@@ -1,23 +1,29 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { personUid } from "../../src/auth/login/person.js";
-import { main } from "../../src/cli/main.js";
 import { newChildUid } from "../../src/uid.js";
 import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
 import { restCall } from "../helpers/rest-client.js";
-import { runCli } from "../helpers/run-cli.js";
+import { runBin } from "../helpers/run-bin.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import { freePort, startTestServer, type TestServer } from "../helpers/test-server.js";
 
-// `gatehouse auth`: the browser sign-in (the test plays the person's browser), the stored
-// tokens, silent refresh, logout; and the seed's workload login with a token file.
+// `gatehouse auth`, the package's executable (bin/gatehouse.js) run as a child process: the
+// browser sign-in (the test plays the person's browser), the stored tokens, the resource
+// commands with them, silent refresh, logout; and the seed's workload login with a token file.
 
 let gh: TestServer;
 let idp: TestIdp;
 let workloads: OidcIssuer;
 let env: Record<string, string>;
+
+const gatehouse = (argv: string[], extraEnv: Record<string, string> = {}) =>
+  runBin(argv, { ...env, ...extraEnv });
 
 function credentialsFile(): string {
   return join(env.XDG_CONFIG_HOME as string, "gatehouse", "credentials.json");
@@ -28,41 +34,64 @@ function stored(): any {
   return JSON.parse(readFileSync(credentialsFile(), "utf8")).servers[gh.url];
 }
 
+/** Make the stored access token look expired to the CLI, as an hour later would. */
+function expireStoredToken() {
+  const file = JSON.parse(readFileSync(credentialsFile(), "utf8"));
+  file.servers[gh.url].expiry = new Date(Date.now() - 1000).toISOString();
+  writeFileSync(credentialsFile(), JSON.stringify(file), { mode: 0o600 });
+}
+
+const refreshAtServer = (refreshToken: string) =>
+  fetch(`${gh.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "refresh_token",
+      refresh_token: refreshToken,
+      client_id: "gatehouse-cli",
+    }),
+  }).then((r) => r.json() as Promise<{ error?: string; access_token?: string }>);
+
 /**
  * `gatehouse auth login --no-browser`, with the test as the browser: when the CLI prints the
  * URL, sign in at the identity provider as `account` and deliver the redirect to the CLI's
- * loopback listener, as a browser would.
+ * loopback listener, as a browser would (`deliver` may change it first).
  */
-async function loginAs(account: string, args: string[] = []) {
-  let stdout = "";
+async function loginAs(
+  account: string,
+  args: string[] = [],
+  deliver: (back: URL) => URL = (back) => back,
+) {
   let stderr = "";
   let browser: Promise<void> | undefined;
-  const code = await main(["auth", "login", "--no-browser", ...args], {
-    out: (t) => {
-      stdout += t;
-    },
-    err: (t) => {
+  const run = runBin(["auth", "login", "--no-browser", ...args], env, {
+    timeoutMs: 30_000,
+    onStderr: (t) => {
       stderr += t;
-      const printed = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)/.exec(t)?.[1];
+      const printed = /(http:\/\/127\.0\.0\.1:\d+\/oauth\/authorize\?\S+)\s/.exec(stderr)?.[1];
       if (printed && !browser) {
         const redirect = new URL(printed).searchParams.get("redirect_uri") as string;
         browser = (async () => {
           const back = await signInAtIdp(printed, account, redirect);
-          await (await fetch(back)).text();
+          await (await fetch(deliver(back))).text();
         })();
       }
     },
-    env,
   });
+  const result = await run;
   await browser;
-  return { code, stdout, stderr };
+  return result;
 }
 
 beforeAll(async () => {
   const port = await freePort();
   idp = await startTestIdp({
     redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-    people: { alice: { name: "Alice", email: "alice@example.com", email_verified: true } },
+    people: {
+      alice: { name: "Alice", email: "alice@example.com", email_verified: true },
+      // Holds no roles, so that deleting the identity is not refused (alice owns an org).
+      dave: { name: "Dave" },
+    },
   });
   workloads = await startOidcIssuer();
   gh = await startTestServer(
@@ -86,8 +115,8 @@ afterAll(async () => {
   await workloads?.stop();
 });
 
-describe("gatehouse auth, a person", () => {
-  it("logs in through the browser, refreshes silently, and logs out", async () => {
+describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
+  it("logs in through the browser, lists the organization's groups, refreshes silently, and logs out", async () => {
     const login = await loginAs("alice");
     expect(login.stderr).toContain("Open this URL in a browser");
     expect(login.code).toBe(0);
@@ -97,74 +126,120 @@ describe("gatehouse auth, a person", () => {
     expect(statSync(join(credentialsFile(), "..")).mode & 0o777).toBe(0o700);
     const first = stored();
     expect(first).toMatchObject({ kind: "person", identity: uid });
-
-    // The person creates an organization with the token the CLI prints.
-    const token = await runCli(["auth", "token"], env);
-    expect(token.code).toBe(0);
-    const org = await restCall(
-      gh.url,
-      "POST",
-      "/iam/v2beta1/groups",
-      { name: "alice-org" },
-      { authorization: `Bearer ${token.stdout.trim()}` },
-    );
-    expect(org.status).toBe(200);
-    // The resource commands use the stored login.
-    const groups = await runCli(["iam", "groups", "list", "--output", "json"], env);
-    expect(groups.code).toBe(0);
-    expect(JSON.parse(groups.stdout).groups.map((g: { uid: string }) => g.uid)).toEqual([
-      org.json.uid,
-    ]);
-    const status = await runCli(["auth", "status"], env);
-    expect(status.code).toBe(0);
-    expect(status.stdout).toContain(`owner at alice-org (${org.json.uid})`);
-
-    // The access token has expired (as far as the CLI knows): `auth token` refreshes it.
-    writeFileSync(
-      credentialsFile(),
-      JSON.stringify({
-        version: 1,
-        servers: { [gh.url]: { ...first, expiry: new Date(Date.now() - 1000).toISOString() } },
-      }),
-      { mode: 0o600 },
-    );
-    const refreshed = await runCli(["auth", "token"], env);
-    const afterRefresh = await runCli(
-      ["iam", "groups", "get", org.json.uid, "--output", "json"],
-      env,
-    );
-    expect(afterRefresh.code).toBe(0);
-    expect(refreshed.code).toBe(0);
-    expect(refreshed.stdout.trim()).not.toBe(first.accessToken);
-    const second = stored();
-    expect(second.refreshToken).not.toBe(first.refreshToken);
+    // What is kept is the server's: the stored access token is the caller.
     const me = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
-      authorization: `Bearer ${refreshed.stdout.trim()}`,
+      authorization: `Bearer ${first.accessToken}`,
     });
     expect(me.json.identity.uid).toBe(uid);
 
-    const logout = await runCli(["auth", "logout"], env);
+    // The person creates an organization and a group in it, and lists its groups.
+    const org = await gatehouse(["iam", "groups", "create", "--name", "alice-org", "-o", "json"]);
+    expect(org.code).toBe(0);
+    const orgUid = JSON.parse(org.stdout).uid as string;
+    const team = await gatehouse(["iam", "groups", "create", "--parent", orgUid, "--name", "team"]);
+    expect(team.code).toBe(0);
+    const groups = await gatehouse(["iam", "groups", "list", "--descendants-of", orgUid]);
+    expect(groups.code).toBe(0);
+    expect(JSON.parse(groups.stdout).groups.map((g: { name: string }) => g.name)).toEqual(["team"]);
+    const status = await gatehouse(["auth", "status"]);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`owner at alice-org (${orgUid})`);
+
+    // The access token has expired (as far as the CLI knows): `auth token` refreshes it.
+    expireStoredToken();
+    const refreshed = await gatehouse(["auth", "token"]);
+    expect(refreshed.code).toBe(0);
+    const newToken = refreshed.stdout.trim();
+    expect(newToken).not.toBe(first.accessToken);
+    const second = stored();
+    expect(second.accessToken).toBe(newToken);
+    expect(second.refreshToken).not.toBe(first.refreshToken);
+    const again = await gatehouse(["iam", "groups", "get", orgUid, "-o", "json"]);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).name).toBe("alice-org");
+
+    const logout = await gatehouse(["auth", "logout"]);
     expect(logout).toMatchObject({ code: 0 });
     expect(logout.stdout).toContain(`Logged out of ${gh.url}`);
+    expect(() => statSync(credentialsFile())).toThrow(/ENOENT/);
     // The server revoked the session: its refresh token is refused, its access token too.
-    const res = await fetch(`${gh.url}/oauth/token`, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "refresh_token",
-        refresh_token: second.refreshToken,
-        client_id: "gatehouse-cli",
-      }),
-    });
-    expect(((await res.json()) as { error: string }).error).toBe("invalid_grant");
+    expect((await refreshAtServer(second.refreshToken)).error).toBe("invalid_grant");
     const after = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
-      authorization: `Bearer ${refreshed.stdout.trim()}`,
+      authorization: `Bearer ${newToken}`,
     });
     expect(after.status).toBe(401);
     // Not logged in any more: exit code 3.
-    const none = await runCli(["auth", "token"], env);
+    const none = await gatehouse(["auth", "token"]);
     expect(none.code).toBe(3);
     expect(none.stderr).toMatch(/not logged in/);
+    expect((await gatehouse(["iam", "groups", "list"])).code).toBe(3);
+  });
+
+  it("a session ended at the server is 'not logged in' (exit 3), also after the identity is deleted", async () => {
+    expect((await loginAs("dave")).code).toBe(0);
+    // Logged out elsewhere: the stored access token is refused by the API.
+    const revoked = await fetch(`${gh.url}/oauth/revoke`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: stored().refreshToken, client_id: "gatehouse-cli" }),
+    });
+    expect(revoked.status).toBe(200);
+    const list = await gatehouse(["iam", "groups", "list"]);
+    expect(list.code).toBe(3);
+    expect(list.stderr).toMatch(/SESSION_REVOKED/);
+    expect(list.stderr).toMatch(/run gatehouse auth login/);
+    const status = await gatehouse(["auth", "status"]);
+    expect(status.code).toBe(3);
+    expect(status.stderr).toMatch(/run gatehouse auth login/);
+
+    // Signed in again; then the identity is deleted: the refresh is refused, the login forgotten.
+    expect((await loginAs("dave")).code).toBe(0);
+    await gh.store.deleteIdentity(personUid(idp.issuer, "dave"));
+    expireStoredToken();
+    const token = await gatehouse(["auth", "token"]);
+    expect(token.code).toBe(3);
+    expect(token.stderr).toMatch(/session .* has ended .*: run gatehouse auth login/);
+    expect(() => statSync(credentialsFile())).toThrow(/ENOENT/);
+  });
+
+  it("--identity-provider signs a person in through an organization's own provider", async () => {
+    const orgIdp = await startTestIdp({
+      redirectUri: `${gh.url}/oauth/callback`,
+      people: { erin: { name: "Erin", email: "erin@acme.test", email_verified: true } },
+    });
+    try {
+      const org = await gh.makeOrg("acme");
+      const created = await restCall(
+        gh.url,
+        "POST",
+        `/iam/v2beta1/identityProviders/${org.uid}`,
+        {
+          name: "Acme SSO",
+          defaultRole: builtinRoles.find((r) => r.name === "viewer")?.uid,
+          oidc: {
+            issuer: orgIdp.issuer,
+            clientId: orgIdp.clientId,
+            clientSecret: orgIdp.clientSecret,
+          },
+        },
+        org.owner.headers,
+      );
+      expect(created.status).toBe(200);
+      const login = await loginAs("erin", ["--identity-provider", created.json.uid]);
+      expect(login.code).toBe(0);
+      expect(login.stdout).toContain(
+        `as Erin <erin@acme.test> (${personUid(orgIdp.issuer, "erin")})`,
+      );
+      // The provider's default role at its organization: Erin sees it from the CLI.
+      const groups = await gatehouse(["iam", "groups", "get", org.uid, "-o", "json"]);
+      expect(groups.code).toBe(0);
+      expect(JSON.parse(groups.stdout).name).toBe("acme");
+      const status = await gatehouse(["auth", "status"]);
+      expect(status.stdout).toContain(`viewer at acme (${org.uid})`);
+      expect((await gatehouse(["auth", "logout"])).code).toBe(0);
+    } finally {
+      await orgIdp.close();
+    }
   });
 
   it("a failed sign-in at the provider exits 1 with the reason, storing nothing", async () => {
@@ -173,21 +248,85 @@ describe("gatehouse auth, a person", () => {
       const login = await loginAs("alice");
       expect(login.code).toBe(1);
       expect(login.stderr).toMatch(/sign-in failed: .*"aud"/);
-      expect((await runCli(["auth", "token"], env)).code).toBe(3);
+      expect((await gatehouse(["auth", "token"])).code).toBe(3);
     } finally {
       idp.tamperIdToken(undefined);
     }
   });
 
+  it("refuses an answer naming another issuer (mix-up), storing nothing", async () => {
+    const login = await loginAs("alice", [], (back) => {
+      const forged = new URL(back);
+      forged.searchParams.set("iss", "http://127.0.0.1:1");
+      return forged;
+    });
+    expect(login.code).toBe(1);
+    expect(login.stderr).toMatch(/sign-in failed: the answer comes from "http:\/\/127\.0\.0\.1:1"/);
+    expect((await gatehouse(["auth", "token"])).code).toBe(3);
+  });
+
+  it("says at once when the server has no login provider", async () => {
+    const plain = await startTestServer();
+    try {
+      const login = await runBin(["auth", "login", "--no-browser", "--api", plain.url], env, {
+        timeoutMs: 15_000,
+      });
+      expect(login.code).toBe(1);
+      expect(login.stderr).toMatch(/has no login provider for people: .*--identity-provider/);
+      expect(login.stderr).not.toMatch(/Open this URL/);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it("a token endpoint answering with something else than JSON is a clear error, exit 1", async () => {
+    // A proxy in front of the server answers its own error page.
+    const proxy = createServer((_req, res) => {
+      res.writeHead(502, { "content-type": "text/html" }).end("<html>Bad Gateway</html>");
+    });
+    await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+    try {
+      const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/oauth/token`;
+      mkdirSync(join(credentialsFile(), ".."), { recursive: true, mode: 0o700 });
+      writeFileSync(
+        credentialsFile(),
+        JSON.stringify({
+          version: 1,
+          servers: {
+            [gh.url]: {
+              kind: "person",
+              identity: "x",
+              accessToken: "expired",
+              expiry: new Date(0).toISOString(),
+              refreshToken: "gatehouse_rt_x",
+              tokenEndpoint: endpoint,
+            },
+          },
+        }),
+        { mode: 0o600 },
+      );
+      const token = await gatehouse(["auth", "token"]);
+      expect(token.code).toBe(1);
+      expect(token.stderr).toBe(
+        `gatehouse auth: ${endpoint} answered HTTP 502 with something that is not an OAuth answer\n`,
+      );
+    } finally {
+      proxy.close();
+      rmSync(credentialsFile(), { force: true });
+    }
+  });
+
   it("refuses usage errors with exit 2", async () => {
-    expect((await runCli(["auth", "login", "--identity", "x"], env)).code).toBe(2);
-    expect((await runCli(["auth", "token", "--no-browser"], env)).code).toBe(2);
-    expect((await runCli(["auth", "whoami"], env)).code).toBe(2);
-    expect((await runCli(["auth", "token", "--api", "ftp://x"], env)).code).toBe(2);
+    const login = await gatehouse(["auth", "login", "--identity", "x"]);
+    expect(login.code).toBe(2);
+    expect(login.stderr).toMatch(/--identity and --identity-token go together/);
+    expect((await gatehouse(["auth", "token", "--no-browser"])).code).toBe(2);
+    expect((await gatehouse(["auth", "whoami"])).code).toBe(2);
+    expect((await gatehouse(["auth", "token", "--api", "ftp://x"])).code).toBe(2);
   });
 });
 
-describe("gatehouse auth, a workload", () => {
+describe("gatehouse auth, a workload", { timeout: 60_000 }, () => {
   it("logs in with an identity and a token file, and exchanges the file again when expired", async () => {
     const org = await gh.makeOrg("workloads");
     const identity = await gh.store.createIdentity({
@@ -209,10 +348,14 @@ describe("gatehouse auth, a workload", () => {
     });
     const file = join(env.XDG_CONFIG_HOME as string, "oidc-token");
     writeFileSync(file, await workloads.issue({ sub: "deployer", aud: gh.url }));
-    const login = await runCli(
-      ["auth", "login", "--identity", identity.uid, "--identity-token", file],
-      env,
-    );
+    const login = await gatehouse([
+      "auth",
+      "login",
+      "--identity",
+      identity.uid,
+      "--identity-token",
+      file,
+    ]);
     expect(login.stderr).toBe("");
     expect(login.code).toBe(0);
     expect(login.stdout).toContain(`as deployer (${identity.uid})`);
@@ -229,18 +372,22 @@ describe("gatehouse auth, a workload", () => {
       }),
       { mode: 0o600 },
     );
-    const token = await runCli(["auth", "token"], env);
+    const token = await gatehouse(["auth", "token"]);
     expect(token.code).toBe(0);
     expect(token.stdout.trim()).not.toBe(first.accessToken);
 
     // A token for another subject is refused, with the server's message and exit 1.
     writeFileSync(file, await workloads.issue({ sub: "intruder", aud: gh.url }));
-    const refused = await runCli(
-      ["auth", "login", "--identity", identity.uid, "--identity-token", file],
-      env,
-    );
+    const refused = await gatehouse([
+      "auth",
+      "login",
+      "--identity",
+      identity.uid,
+      "--identity-token",
+      file,
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/exchange was refused: .*cannot be exchanged/);
-    await runCli(["auth", "logout"], env);
+    await gatehouse(["auth", "logout"]);
   });
 });

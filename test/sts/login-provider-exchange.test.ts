@@ -19,6 +19,8 @@ beforeAll(async () => {
     GATEHOUSE_LOGIN_ISSUER: provider.url,
     GATEHOUSE_LOGIN_CLIENT_ID: "gatehouse-at-provider",
     GATEHOUSE_LOGIN_REQUIRE_VERIFIED_EMAIL: "true",
+    // A blank name is no name: people (and discovery) see the issuer's host.
+    GATEHOUSE_LOGIN_NAME: " ",
   });
   const rest = stsClients(ts.url)["REST GET"]!;
   exchange = (token) => rest(token, { aud: ts.config.baseUrl });
@@ -26,6 +28,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await ts?.close();
   await provider?.stop();
+});
+
+it("discovery names the login provider by its issuer's host when its name is blank", async () => {
+  const res = await fetch(`${ts.url}/.well-known/openid-configuration`);
+  const doc = (await res.json()) as { gatehouse_login_provider?: unknown };
+  expect(doc.gatehouse_login_provider).toEqual({ name: new URL(provider.url).host });
 });
 
 describe("direct exchange of a login provider's ID token", () => {

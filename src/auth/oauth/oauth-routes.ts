@@ -29,6 +29,13 @@ const loginLifetimeMs = 10 * 60_000;
 const maxPendingLogins = 10_000;
 /** The form of a token or revocation request is small; anything larger is not one. */
 const formLimit = 16 * 1024;
+/**
+ * The longest client state and redirect URI kept for a login in flight: enough for any real
+ * client (the CLI's are under 100 characters), and a bound on what one stranger's request
+ * makes the database hold (times maxPendingLogins).
+ */
+const maxStateLength = 1024;
+const maxRedirectUriLength = 2048;
 
 /**
  * Serve Gatehouse's own OAuth 2.0 authorization server under the auth URL, for people:
@@ -78,14 +85,26 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const redirectUri = q.redirect_uri ?? "";
     // The client and its redirect are checked before anything else: until they are, an error
     // is shown here, never redirected (no open redirect).
+    if (clientId === "") return errorPage(reply, 400, "client_id is required.");
     if (!clients.known(clientId)) {
-      return errorPage(reply, 400, `Unknown client_id ${JSON.stringify(clientId)}.`);
+      return errorPage(reply, 400, `Unknown client_id ${JSON.stringify(clientId.slice(0, 100))}.`);
+    }
+    if (redirectUri.length > maxRedirectUriLength) {
+      return errorPage(
+        reply,
+        400,
+        `redirect_uri is too long (at most ${maxRedirectUriLength} characters).`,
+      );
     }
     if (!clients.redirectAllowed(clientId, redirectUri)) {
       log({ clientId, reason: "redirect_uri_refused" }, "authorization refused");
       return errorPage(reply, 400, "This redirect_uri is not allowed for this client.");
     }
     const clientState = q.state ?? "";
+    // A page, not a redirect: the client could not match an answer without its state.
+    if (clientState.length > maxStateLength) {
+      return errorPage(reply, 400, `state is too long (at most ${maxStateLength} characters).`);
+    }
     const back = (error: string, description: string) =>
       redirectWith(reply, redirectUri, {
         error,

@@ -20,8 +20,8 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
   program
     .command("login")
     .description(
-      "sign in through the browser (the server's login provider, or an organization's identity\n" +
-        "provider), or log a workload in with --identity and --identity-token",
+      "sign in through the browser (the server's login provider, or an organization's " +
+        "identity provider), or log a workload in with --identity and --identity-token",
     )
     .option("--api <url>", apiHelp)
     .option("--identity-provider <uid>", "an organization's IdentityProvider to sign in with")

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { ConnectError, createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { CliError, type CliIo } from "../cli-io.js";
@@ -46,6 +46,13 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
   if (opts.identity !== undefined && opts.identityToken !== undefined) {
     login = await workloadExchange(api, discovery, opts.identity, resolve(opts.identityToken));
   } else {
+    if (opts.identityProvider === undefined && !discovery.loginProvider) {
+      throw new CliError(
+        `${api} has no login provider for people: sign in through an organization's with ` +
+          "--identity-provider <uid>, or ask its operator to set GATEHOUSE_LOGIN_ISSUER",
+        1,
+      );
+    }
     const tokens = await browserLogin({
       discovery,
       ...(opts.identityProvider === undefined ? {} : { identityProvider: opts.identityProvider }),
@@ -223,10 +230,19 @@ async function getCaller(api: string, token: string) {
     return await client.getCaller({}, { headers: { authorization: `Bearer ${token}` } });
   } catch (err) {
     if (err instanceof ConnectError) {
-      throw new CliError(`${api} refused the token: ${err.rawMessage}`, 1);
+      if (err.code === Code.Unauthenticated) throw notLoggedInAnyMore(api, err);
+      throw new CliError(`${api} refused the call: ${err.rawMessage}`, 1);
     }
     throw new CliError(`cannot reach ${api}: ${(err as Error).message}`, 1);
   }
+}
+
+/**
+ * The server refused the token as unauthenticated (the session was revoked or has expired, the
+ * identity is gone): as good as not logged in, exit code 3.
+ */
+export function notLoggedInAnyMore(api: string, err: ConnectError): CliError {
+  return new CliError(`${api} refused the token: ${err.rawMessage}; run gatehouse auth login`, 3);
 }
 
 function describeIdentity(

@@ -40,7 +40,7 @@ export async function browserLogin(opts: {
       state,
       ...(opts.identityProvider ? { identity_provider: opts.identityProvider } : {}),
     }).toString();
-    const answer = waitForRedirect(server, state);
+    const answer = waitForRedirect(server, state, discovery.issuer);
     io.err(`Open this URL in a browser to sign in:\n\n  ${url.href}\n\n`);
     if (opts.browser) {
       await open(url.href).catch(() => {
@@ -68,8 +68,16 @@ export async function browserLogin(opts: {
   }
 }
 
-/** The code of the first redirect to /callback whose state matches; refusals reject. */
-function waitForRedirect(server: ReturnType<typeof createServer>, state: string): Promise<string> {
+/**
+ * The code of the first redirect to /callback whose state matches; refusals reject. An answer
+ * that names another issuer (`iss`, RFC 9207) is refused: it is not from the server this
+ * command asked, and its code must not be sent to that server's token endpoint.
+ */
+function waitForRedirect(
+  server: ReturnType<typeof createServer>,
+  state: string,
+  issuer: string,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new CliError("sign-in timed out after 5 minutes", 1)),
@@ -94,6 +102,13 @@ function waitForRedirect(server: ReturnType<typeof createServer>, state: string)
         return;
       }
       clearTimeout(timer);
+      const iss = url.searchParams.get("iss");
+      if (issuer !== "" && iss !== issuer) {
+        const why = `the answer comes from ${iss === null ? "an unnamed issuer" : JSON.stringify(iss)}, not ${issuer}`;
+        page(400, `Sign-in failed: ${why}. You can close this tab.`);
+        reject(new CliError(`sign-in failed: ${why}`, 1));
+        return;
+      }
       const error = url.searchParams.get("error");
       const code = url.searchParams.get("code");
       if (error !== null || code === null) {

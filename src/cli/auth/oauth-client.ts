@@ -7,6 +7,8 @@ export interface Discovery {
   tokenEndpoint: string;
   revocationEndpoint?: string;
   stsEndpoint: string;
+  /** The server-wide login provider's name, when the server has one. */
+  loginProvider?: string;
 }
 
 /** Read `{api}/.well-known/openid-configuration`. */
@@ -32,7 +34,13 @@ export async function discover(api: string): Promise<Discovery> {
     tokenEndpoint: field("token_endpoint"),
     ...(field("revocation_endpoint") ? { revocationEndpoint: field("revocation_endpoint") } : {}),
     stsEndpoint: field("sts_endpoint") || `${api}/sts/exchange`,
+    ...(loginProviderName(doc) ? { loginProvider: loginProviderName(doc) } : {}),
   };
+}
+
+function loginProviderName(doc: Record<string, unknown>): string {
+  const p = doc.gatehouse_login_provider as { name?: unknown } | undefined;
+  return typeof p?.name === "string" ? p.name : "";
 }
 
 /** An OAuth error answer of the token or revocation endpoint. */
@@ -73,12 +81,24 @@ export async function tokenRequest(
     throw new CliError(`cannot reach ${new URL(endpoint).origin}: ${(err as Error).message}`, 1);
   }
   const text = await res.text();
-  const body = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
+  let body: Record<string, unknown>;
+  try {
+    body = (text === "" ? {} : JSON.parse(text)) as Record<string, unknown>;
+  } catch {
+    // Not the server's answer (a proxy's error page, another service): say what came back.
+    throw new CliError(
+      `${endpoint} answered HTTP ${res.status} with something that is not an OAuth answer`,
+      1,
+    );
+  }
   if (!res.ok) {
     throw new TokenEndpointError(
       String(body.error ?? `http_${res.status}`),
       String(body.error_description ?? ""),
     );
+  }
+  if (form.grant_type !== undefined && typeof body.access_token !== "string") {
+    throw new CliError(`${endpoint} answered without an access token`, 1);
   }
   return {
     accessToken: String(body.access_token ?? ""),

@@ -8,7 +8,7 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
-import { type Client, ConnectError, createClient, type Transport } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, CommanderError, Option } from "commander";
 import { AccountAssociationsService } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
@@ -400,6 +400,13 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
   } catch (err) {
     if (err instanceof ConnectError) {
       printApiError(ctx.io, err);
+      // Refused as unauthenticated: the token is no good here any more (session revoked or
+      // expired, identity deleted); the way on is to log in again.
+      if (err.code === Code.Unauthenticated) {
+        ctx.io.err(`not logged in to ${api} any more: run gatehouse auth login\n`);
+        ctx.exit = 3;
+        return;
+      }
       ctx.exit = 1;
       return;
     }
