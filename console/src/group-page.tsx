@@ -423,6 +423,7 @@ function BindingsTab({ uid }: { uid: string }) {
       <h2>Role bindings</h2>
       <ListView<RoleBinding>
         label="Role bindings"
+        nameLabel="Role name"
         reload={reload}
         load={async (q) => {
           const r = await api.bindings.listRoleBindings({ group: uid, ...q });

@@ -37,6 +37,7 @@ export function InvitesTab({ uid }: { uid: string }) {
       )}
       <ListView
         label="Invites"
+        nameLabel="Role name"
         reload={reload}
         load={async (q) => {
           const r = await api.invites.listGroupInvites({ uidp: { childrenOf: uid }, ...q });
@@ -414,6 +415,7 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
       </form>
       <ListView<Advisory>
         label="Advisories"
+        nameLabel="Advisory id"
         reload={reload}
         load={async (q) => {
           const r = await api.advisories.listAdvisories({

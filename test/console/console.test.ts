@@ -368,6 +368,11 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await grant.getByLabel("Role").selectOption({ label: "puller" });
     await grant.getByRole("button", { name: "Grant" }).click();
     await page.getByRole("row", { name: `${name} puller console-org Revoke` }).waitFor();
+    // The bindings' name filter is their role's name.
+    const bindings = page.getByRole("region", { name: "Role bindings" });
+    await bindings.getByLabel("Role name", { exact: true }).fill("puller");
+    await bindings.getByRole("button", { name: "Filter" }).click();
+    await bindings.getByText("1–1 of 1").waitFor();
   });
 
   it("creates an invite and shows its code once", async () => {
@@ -432,7 +437,17 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
 
     await page.getByRole("link", { name: "Account association" }).click();
     const assoc = page.getByRole("form", { name: "Associate accounts" });
-    await assoc.getByLabel("Name", { exact: true }).fill("production");
+    // A name too long and no account at all: the second violation names no field of the form,
+    // and is listed with the message.
+    const assocName = assoc.getByLabel("Name", { exact: true });
+    await assocName.fill("n".repeat(300));
+    await assoc.getByRole("button", { name: "Associate" }).click();
+    await expect.poll(() => assocName.getAttribute("aria-invalid")).toBe("true");
+    await assoc
+      .getByRole("alert")
+      .getByText("needs at least one of amazon, google, azure and github")
+      .waitFor();
+    await assocName.fill("production");
     const aws = assoc.getByLabel(/^Amazon account/);
     await aws.fill("1234");
     await assoc.getByRole("button", { name: "Associate" }).click();
@@ -462,14 +477,19 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     const tags = page.getByRole("region", { name: "Tags of app", exact: true });
     await tags.getByText("None of 0").waitFor();
     const add = tags.getByRole("form", { name: "Add a tag" });
-    await add.getByLabel("Tag", { exact: true }).fill("v1.0");
+    // Two bad fields: each violation of the BadRequest beside its own field.
+    const tag = add.getByLabel("Tag", { exact: true });
+    await tag.fill("-v1");
     const digest = add.getByLabel(/^Digest/);
     await digest.fill("sha256:abc");
     await add.getByRole("button", { name: "Add tag" }).click();
     await expect.poll(() => digest.getAttribute("aria-invalid")).toBe("true");
-    expect(
-      await page.locator(`#${await digest.getAttribute("aria-describedby")}`).textContent(),
-    ).toMatch(/sha256/);
+    expect(await tag.getAttribute("aria-invalid")).toBe("true");
+    const why = async (field: typeof tag) =>
+      page.locator(`#${await field.getAttribute("aria-describedby")}`).textContent();
+    expect(await why(digest)).toMatch(/sha256/);
+    expect(await why(tag)).toMatch(/must match/);
+    await tag.fill("v1.0");
     const sha = `sha256:${"ab".repeat(32)}`;
     await digest.fill(sha);
     await add.getByRole("button", { name: "Add tag" }).click();
@@ -545,6 +565,13 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await search.getByLabel("Package", { exact: true }).fill("");
     await search.getByLabel("Alias (CVE, GHSA…)").fill("CVE-2020-36567");
     await search.getByRole("button", { name: "Search" }).click();
+    await page.getByText("1–1 of 1").waitFor();
+    const list = page.getByRole("region", { name: "Advisories" });
+    await list.getByLabel("Advisory id", { exact: true }).fill("GO-2021-0052");
+    await list.getByRole("button", { name: "Filter" }).click();
+    await page.getByText("None of 0").waitFor();
+    await list.getByLabel("Advisory id", { exact: true }).fill("GO-2020-0001");
+    await list.getByRole("button", { name: "Filter" }).click();
     await page.getByText("1–1 of 1").waitFor();
     await page.getByRole("button", { name: "GO-2020-0001" }).click();
     await page.getByRole("heading", { name: "Events" }).waitFor();
