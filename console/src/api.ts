@@ -44,16 +44,20 @@ export interface Problem {
   message: string;
   /** BadRequest field violations, keyed by the field's last path segment (`name`). */
   fields: Record<string, string>;
+  /** Every BadRequest field violation, with the field's full path. */
+  violations: { field: string; description: string }[];
 }
 
 /** Turn whatever a call threw into a Problem (google.rpc.Status details included). */
 export function problemOf(err: unknown): Problem {
   const e = ConnectError.from(err);
   const fields: Record<string, string> = {};
+  const violations: Problem["violations"] = [];
   for (const bad of e.findDetails(BadRequestSchema)) {
     for (const v of bad.fieldViolations) {
       const key = v.field.split(".").pop() ?? v.field;
-      fields[key] = v.description;
+      fields[key] = fields[key] ? `${fields[key]}; ${v.description}` : v.description;
+      violations.push({ field: v.field, description: v.description });
     }
   }
   let message = e.rawMessage;
@@ -62,5 +66,5 @@ export function problemOf(err: unknown): Problem {
     if (capability)
       message = `You do not hold the capability ${capability} here (or it does not exist). ${message}`;
   }
-  return { code: Code[e.code] ?? String(e.code), message, fields };
+  return { code: Code[e.code] ?? String(e.code), message, fields, violations };
 }

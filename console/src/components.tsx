@@ -2,12 +2,30 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Problem, problemOf } from "./api.js";
 
-/** An API error: its message, and a note that field errors are shown by their fields. */
-export function ProblemBox({ problem }: { problem: Problem | undefined }) {
+/**
+ * An API error: its message, and each field violation not shown beside a field of the form
+ * (`placed`: the names of the fields that show their own).
+ */
+export function ProblemBox(props: { problem: Problem | undefined; placed?: readonly string[] }) {
+  const { problem, placed = [] } = props;
   if (!problem) return null;
+  const rest = problem.violations.filter(
+    (v) =>
+      !placed.includes(v.field.split(".").pop() ?? v.field) &&
+      !problem.message.endsWith(`${v.field}: ${v.description}`),
+  );
   return (
     <div class="problem" role="alert">
       <strong>{problem.code}</strong>: {problem.message}
+      {rest.length > 0 && (
+        <ul>
+          {rest.map((v) => (
+            <li key={v.field}>
+              <code>{v.field}</code>: {v.description}
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }
@@ -43,8 +61,11 @@ export function ListView<T>(props: {
   /** Change it to reload from the first page. */
   reload?: number;
   pageSize?: number;
+  /** What the API's `name` filter and order mean for this list (a binding's is its role's). */
+  nameLabel?: string;
 }) {
   const pageSize = props.pageSize ?? 50;
+  const nameLabel = props.nameLabel ?? "Name";
   const [name, setName] = useState("");
   const [filter, setFilter] = useState("");
   const [orderBy, setOrderBy] = useState("name");
@@ -83,20 +104,20 @@ export function ListView<T>(props: {
         }}
       >
         <label>
-          Name
+          {nameLabel}
           <input
             name="filter"
             value={name}
             onInput={(e) => setName(e.currentTarget.value)}
-            placeholder="exact name"
+            placeholder="exact match"
           />
         </label>
         <button type="submit">Filter</button>
         <label>
           Order
           <select name="order" value={orderBy} onChange={(e) => setOrderBy(e.currentTarget.value)}>
-            <option value="name">name</option>
-            <option value="name desc">name, descending</option>
+            <option value="name">{nameLabel.toLowerCase()}</option>
+            <option value="name desc">{nameLabel.toLowerCase()}, descending</option>
             <option value="create_time">oldest first</option>
             <option value="create_time desc">newest first</option>
             <option value="update_time desc">recently changed</option>
@@ -201,7 +222,7 @@ export function FormView(props: {
       }}
     >
       <h3 id={`${id}-title`}>{props.title}</h3>
-      <ProblemBox problem={problem} />
+      <ProblemBox problem={problem} placed={props.fields.map((f) => f.name)} />
       {props.fields.map((f) => {
         const error = problem?.fields[f.name];
         const errorId = `${id}-${f.name}-error`;

@@ -1,6 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
+import type { IdentityRef } from "../../gen/gatehouse/common/v2beta1/common_pb.js";
 import type { Group } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import type { Identity } from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import type { RoleBinding } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { capabilities } from "../../src/auth/capability-catalog.js";
 import { api, type Problem, problemOf } from "./api.js";
 import { ConfirmButton, FormView, ListView, ProblemBox, time } from "./components.js";
@@ -155,6 +157,90 @@ function identityKind(i: Identity): string {
   return `person${i.email ? ` <${i.email}>` : ""}`;
 }
 
+/** The claimMatch fields of the create and edit forms, in the API's own (camelCase) names. */
+const claimMatchFields = [
+  ["issuer", "Issuer (https URL of the workload's OIDC issuer)"],
+  ["issuerPattern", "or issuer pattern (RE2, e.g. https://ci\\.example\\.com/.*)"],
+  ["subject", "Subject (exact)"],
+  ["subjectPattern", "or subject pattern (RE2)"],
+  ["audience", "Audience (default: this server)"],
+  ["audiencePattern", "or audience pattern (RE2)"],
+] as const;
+
+type ClaimMatchKey = (typeof claimMatchFields)[number][0];
+
+function claimMatchOf(v: Record<string, string | string[]>): Record<ClaimMatchKey, string> {
+  return Object.fromEntries(
+    claimMatchFields.map(([k]) => [k, ((v[k] as string | undefined) ?? "").trim()]),
+  ) as Record<ClaimMatchKey, string>;
+}
+
+/** One identity: what it matches, and (for a workload) the edit form and delete. */
+function IdentityDetail(props: {
+  identity: Identity;
+  onChange: (updated: Identity | undefined) => void;
+}) {
+  const i = props.identity;
+  const cm = i.method.case === "claimMatch" ? i.method.value : undefined;
+  return (
+    <section class="detail" aria-label={`Identity ${i.name}`}>
+      <h3>{i.name}</h3>
+      <p class="uid">{i.uid}</p>
+      <p>{identityKind(i)}</p>
+      {cm && (
+        <dl>
+          <dt>Issuer</dt>
+          <dd>
+            <code>{cm.issuer || `${cm.issuerPattern} (pattern)`}</code>
+          </dd>
+          <dt>Subject</dt>
+          <dd>
+            <code>{cm.subject || `${cm.subjectPattern} (pattern)`}</code>
+          </dd>
+          <dt>Audience</dt>
+          <dd>
+            <code>{cm.audience || cm.audiencePattern || "this server"}</code>
+          </dd>
+        </dl>
+      )}
+      <FormView
+        key={`${i.uid}-${i.updateTime?.seconds}-${i.updateTime?.nanos}`}
+        title="Edit identity"
+        submitLabel="Save"
+        fields={[
+          { name: "name", label: "Name", initial: i.name },
+          { name: "description", label: "Description", initial: i.description },
+          ...(cm
+            ? claimMatchFields.map(([name, label]) => ({ name, label, initial: cm[name] }))
+            : []),
+        ]}
+        onSubmit={async (v) => {
+          const updated = await api.identities.updateIdentity({
+            identity: {
+              uid: i.uid,
+              name: v.name as string,
+              description: v.description as string,
+              ...(cm
+                ? { method: { case: "claimMatch", value: { ...cm, ...claimMatchOf(v) } } }
+                : {}),
+            },
+            updateMask: { paths: ["name", "description", ...(cm ? ["claim_match"] : [])] },
+          });
+          props.onChange(updated);
+        }}
+      />
+      <ConfirmButton
+        label="Delete identity"
+        confirm={`Delete the identity ${i.name}?`}
+        action={async () => {
+          await api.identities.deleteIdentity({ uid: i.uid });
+          props.onChange(undefined);
+        }}
+      />
+    </section>
+  );
+}
+
 function IdentitiesTab({ uid }: { uid: string }) {
   const [reload, setReload] = useState(0);
   const [selected, setSelected] = useState<Identity | undefined>();
@@ -182,71 +268,30 @@ function IdentitiesTab({ uid }: { uid: string }) {
         ]}
       />
       {selected && (
-        <section class="detail" aria-label={`Identity ${selected.name}`}>
-          <h3>{selected.name}</h3>
-          <p class="uid">{selected.uid}</p>
-          <p>{identityKind(selected)}</p>
-          {selected.method.case === "claimMatch" && (
-            <p>
-              subject:{" "}
-              <code>{selected.method.value.subject || selected.method.value.subjectPattern}</code>
-            </p>
-          )}
-          <FormView
-            title="Edit identity"
-            submitLabel="Save"
-            fields={[
-              { name: "name", label: "Name", initial: selected.name },
-              { name: "description", label: "Description", initial: selected.description },
-            ]}
-            onSubmit={async (v) => {
-              const updated = await api.identities.updateIdentity({
-                identity: {
-                  uid: selected.uid,
-                  name: v.name as string,
-                  description: v.description as string,
-                },
-                updateMask: { paths: ["name", "description"] },
-              });
-              setSelected(updated);
-              setReload(reload + 1);
-            }}
-          />
-          <ConfirmButton
-            label="Delete identity"
-            confirm={`Delete the identity ${selected.name}?`}
-            action={async () => {
-              await api.identities.deleteIdentity({ uid: selected.uid });
-              setSelected(undefined);
-              setReload(reload + 1);
-            }}
-          />
-        </section>
+        <IdentityDetail
+          key={selected.uid}
+          identity={selected}
+          onChange={(updated) => {
+            setSelected(updated);
+            setReload(reload + 1);
+          }}
+        />
       )}
       <FormView
         title="Create a workload identity"
         submitLabel="Create identity"
         fields={[
           { name: "name", label: "Name", required: true },
-          { name: "issuer", label: "Issuer (https URL of the workload's OIDC issuer)" },
-          { name: "subject", label: "Subject (exact)" },
-          { name: "subjectPattern", label: "or subject pattern (RE2)" },
-          { name: "audience", label: "Audience (default: this server)" },
+          { name: "description", label: "Description" },
+          ...claimMatchFields.map(([name, label]) => ({ name, label })),
         ]}
         onSubmit={async (v) => {
           await api.identities.createIdentity({
             parent: uid,
             identity: {
               name: v.name as string,
-              method: {
-                case: "claimMatch",
-                value: {
-                  issuer: v.issuer as string,
-                  subject: v.subject as string,
-                  subjectPattern: v.subjectPattern as string,
-                  audience: v.audience as string,
-                },
-              },
+              description: v.description as string,
+              method: { case: "claimMatch", value: claimMatchOf(v) },
             },
           });
           setReload(reload + 1);
@@ -256,44 +301,129 @@ function IdentitiesTab({ uid }: { uid: string }) {
   );
 }
 
-/** Options for pickers: the organization's identities and people, and the roles it can use. */
-function usePickers(uid: string, reload: number) {
+/** Every item of a list, following nextPageToken (pickers must offer everything). */
+async function all<T>(
+  list: (pageToken: string) => Promise<{ items: T[]; nextPageToken?: string | undefined }>,
+): Promise<T[]> {
+  const out: T[] = [];
+  let token = "";
+  do {
+    const page = await list(token);
+    out.push(...page.items);
+    token = page.nextPageToken ?? "";
+  } while (token !== "");
+  return out;
+}
+
+/** Whether a role can be bound at `uid`: a built-in one, or a custom role of it or above it. */
+function bindableAt(roleUid: string, uid: string): boolean {
+  if (!roleUid.includes("/")) return true;
+  const group = roleUid.slice(0, roleUid.lastIndexOf("/"));
+  return uid === group || uid.startsWith(`${group}/`);
+}
+
+/**
+ * Options for pickers: the organization's workload identities and the people who hold a role
+ * in it (the ones a binding can name), and the roles that can be bound at `uid`.
+ */
+export function usePickers(uid: string, reload: number) {
   const [identities, setIdentities] = useState<{ value: string; label: string }[]>([]);
   const [roles, setRoles] = useState<{ value: string; label: string }[]>([]);
   useEffect(() => {
     const org = orgOf(uid);
+    const uidp = { descendantsOf: org };
     Promise.all([
-      api.identities.listIdentities({ uidp: { descendantsOf: org }, pageSize: 200 }),
-      api.bindings.listRoleBindings({ uidp: { descendantsOf: org }, pageSize: 200 }),
+      all((pageToken) =>
+        api.identities
+          .listIdentities({ uidp, pageSize: 200, pageToken, orderBy: "name" })
+          .then((r) => ({ items: r.identities, nextPageToken: r.nextPageToken })),
+      ),
+      all((pageToken) =>
+        api.bindings
+          .listRoleBindings({ uidp, pageSize: 200, pageToken })
+          .then((r) => ({ items: r.roleBindings, nextPageToken: r.nextPageToken })),
+      ),
     ])
       .then(([ids, bindings]) => {
         const seen = new Map<string, string>();
-        for (const i of ids.identities) seen.set(i.uid, i.name);
-        for (const b of bindings.roleBindings) {
+        for (const i of ids) seen.set(i.uid, i.name);
+        for (const b of bindings) {
           if (b.identity && !seen.has(b.identity.uid))
             seen.set(b.identity.uid, `${b.identity.name} (person)`);
         }
         setIdentities([...seen].map(([value, label]) => ({ value, label })));
       })
       .catch(() => undefined);
-    api.roles
-      .listRoles({ pageSize: 200 })
-      .then((r) => setRoles(r.roles.map((x) => ({ value: x.uid, label: x.name }))))
+    all((pageToken) =>
+      api.roles
+        .listRoles({ pageSize: 200, pageToken, orderBy: "name" })
+        .then((r) => ({ items: r.roles, nextPageToken: r.nextPageToken })),
+    )
+      .then((rs) =>
+        setRoles(
+          rs.filter((r) => bindableAt(r.uid, uid)).map((r) => ({ value: r.uid, label: r.name })),
+        ),
+      )
       .catch(() => undefined);
   }, [uid, reload]);
   return { identities, roles };
 }
 
-export { usePickers };
+/**
+ * The identity of a binding: a workload identity of the organization in full, a person (whose
+ * identity lives in no group, so only the binding's own copy can be shown) by name, issuer and
+ * subject.
+ */
+function BoundIdentity({ identity, onClose }: { identity: IdentityRef; onClose: () => void }) {
+  const [full, setFull] = useState<Identity | undefined>();
+  const person = !identity.uid.includes("/");
+  useEffect(() => {
+    if (!person) {
+      api.identities
+        .getIdentity({ uid: identity.uid })
+        .then(setFull)
+        .catch(() => undefined);
+    }
+  }, [identity.uid]);
+  return (
+    <section class="detail" aria-label={`Identity ${identity.name}`}>
+      <h3>{identity.name}</h3>
+      <p class="uid">{identity.uid}</p>
+      <dl>
+        <dt>Kind</dt>
+        <dd>{person ? "person" : full ? identityKind(full) : "workload"}</dd>
+        {identity.description && (
+          <>
+            <dt>Description</dt>
+            <dd>{identity.description}</dd>
+          </>
+        )}
+        <dt>Issuer</dt>
+        <dd>
+          <code>{identity.issuer || "—"}</code>
+        </dd>
+        <dt>Subject</dt>
+        <dd>
+          <code>{identity.subject || "—"}</code>
+        </dd>
+      </dl>
+      <button type="button" onClick={onClose}>
+        Close
+      </button>
+    </section>
+  );
+}
 
 function BindingsTab({ uid }: { uid: string }) {
   const [reload, setReload] = useState(0);
+  const [shown, setShown] = useState<IdentityRef | undefined>();
   const { identities, roles } = usePickers(uid, reload);
   return (
     <>
       <h2>Role bindings</h2>
-      <ListView
+      <ListView<RoleBinding>
         label="Role bindings"
+        nameLabel="Role name"
         reload={reload}
         load={async (q) => {
           const r = await api.bindings.listRoleBindings({ group: uid, ...q });
@@ -304,7 +434,17 @@ function BindingsTab({ uid }: { uid: string }) {
           };
         }}
         columns={[
-          { title: "Identity", render: (b) => b.identity?.name ?? "" },
+          {
+            title: "Identity",
+            render: (b) =>
+              b.identity ? (
+                <button type="button" class="link" onClick={() => setShown(b.identity)}>
+                  {b.identity.name}
+                </button>
+              ) : (
+                b.identityUid
+              ),
+          },
           { title: "Role", render: (b) => b.role?.name ?? "" },
           { title: "Group", render: (b) => b.group?.name ?? "" },
           {
@@ -322,6 +462,9 @@ function BindingsTab({ uid }: { uid: string }) {
           },
         ]}
       />
+      {shown && (
+        <BoundIdentity key={shown.uid} identity={shown} onClose={() => setShown(undefined)} />
+      )}
       <FormView
         title="Grant a role"
         submitLabel="Grant"

@@ -1,8 +1,9 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Caller } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import type { Group } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { api, type Problem, problemOf } from "./api.js";
-import { FormView, ProblemBox } from "./components.js";
+import { FormView, ListView, ProblemBox } from "./components.js";
 import { GroupPage } from "./group-page.js";
 import { groupHref } from "./routes.js";
 import {
@@ -143,14 +144,15 @@ function Console() {
         {route[0] === "group" && route[1] ? (
           <GroupPage key={route[1]} uid={route[1]} tab={route[2] ?? "subgroups"} />
         ) : (
-          <Home caller={caller} onChange={() => setReload(reload + 1)} />
+          <Home caller={caller} reload={reload} onChange={() => setReload(reload + 1)} />
         )}
       </main>
     </>
   );
 }
 
-function Home({ caller, onChange }: { caller: Caller | undefined; onChange: () => void }) {
+function Home(props: { caller: Caller | undefined; reload: number; onChange: () => void }) {
+  const { caller, reload, onChange } = props;
   const groups = new Map<string, { name: string; roles: string[] }>();
   for (const b of caller?.roleBindings ?? []) {
     if (!b.group) continue;
@@ -185,6 +187,20 @@ function Home({ caller, onChange }: { caller: Caller | undefined; onChange: () =
           </tbody>
         </table>
       )}
+      <h2>Groups you can see</h2>
+      <ListView<Group>
+        label="Groups you can see"
+        reload={reload}
+        load={async (q) => {
+          const r = await api.groups.listGroups(q);
+          return { items: r.groups, nextPageToken: r.nextPageToken, totalCount: r.totalCount };
+        }}
+        columns={[
+          { title: "Name", render: (g) => <a href={groupHref(g.uid)}>{g.name}</a> },
+          { title: "Description", render: (g) => g.description },
+          { title: "Uid", render: (g) => <span class="uid">{g.uid}</span> },
+        ]}
+      />
       <FormView
         title="Create an organization"
         submitLabel="Create organization"

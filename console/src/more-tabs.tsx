@@ -37,6 +37,7 @@ export function InvitesTab({ uid }: { uid: string }) {
       )}
       <ListView
         label="Invites"
+        nameLabel="Role name"
         reload={reload}
         load={async (q) => {
           const r = await api.invites.listGroupInvites({ uidp: { childrenOf: uid }, ...q });
@@ -225,13 +226,21 @@ export function AccountTab({ uid }: { uid: string }) {
             { name: "account", label: "Amazon account (12 digits)" },
             { name: "projectId", label: "Google project ID" },
             { name: "projectNumber", label: "Google project number" },
+            { name: "tenantId", label: "Azure tenant ID (a UUID)" },
+            { name: "clientIds", label: "Azure client IDs (comma-separated UUIDs)" },
             { name: "installationIds", label: "GitHub installation IDs (comma-separated)" },
           ]}
           onSubmit={async (v) => {
-            const ids = (v.installationIds as string)
-              .split(",")
-              .map((s) => s.trim())
-              .filter((s) => s !== "");
+            const list = (s: string) =>
+              s
+                .split(",")
+                .map((x) => x.trim())
+                .filter((x) => x !== "");
+            const ids = list(v.installationIds as string);
+            const clientIds = list(v.clientIds as string);
+            if (ids.some((i) => !/^\d{1,19}$/.test(i))) {
+              throw new Error("GitHub installation IDs are numbers, separated by commas");
+            }
             await api.accounts.createAccountAssociation({
               parent: uid,
               accountAssociation: {
@@ -244,6 +253,9 @@ export function AccountTab({ uid }: { uid: string }) {
                         projectNumber: v.projectNumber as string,
                       },
                     }
+                  : {}),
+                ...(v.tenantId || clientIds.length > 0
+                  ? { azure: { tenantId: (v.tenantId as string).trim(), clientIds } }
                   : {}),
                 ...(ids.length > 0
                   ? { github: { installationIds: ids.map((i) => BigInt(i)) } }
@@ -403,6 +415,7 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
       </form>
       <ListView<Advisory>
         label="Advisories"
+        nameLabel="Advisory id"
         reload={reload}
         load={async (q) => {
           const r = await api.advisories.listAdvisories({
