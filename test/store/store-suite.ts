@@ -816,6 +816,75 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
 
+    describe("atomically", () => {
+      const C1 = uids.E;
+      const viewerRole = builtinRoles.find((r) => r.name === "viewer")!;
+      const pause = () => new Promise((r) => setTimeout(r, 30));
+
+      it("commits every write of the callback together", async () => {
+        const made = await store.atomically(async (tx) => {
+          await tx.createGroup({ uid: R1, parentUid: "", name: "one", description: "", now: 1 });
+          await pause();
+          await tx.createGroup({ uid: C1, parentUid: R1, name: "c", description: "", now: 1 });
+          return tx.getGroupPath(C1);
+        });
+        expect(made).toEqual([R1, C1]);
+        expect(await store.getGroupPath(C1)).toEqual([R1, C1]);
+      });
+
+      it("rolls back every write of a callback that throws, and nothing else", async () => {
+        const failing = store.atomically(async (tx) => {
+          await tx.createGroup({ uid: R1, parentUid: "", name: "one", description: "", now: 1 });
+          await pause();
+          throw new Error("changed my mind");
+        });
+        // Issued while the callback's transaction is open: it must not join it.
+        const other = store.createGroup({
+          uid: R2,
+          parentUid: "",
+          name: "two",
+          description: "",
+          now: 1,
+        });
+        await expect(failing).rejects.toThrow("changed my mind");
+        await other;
+        expect(await store.getGroup(R1)).toBeUndefined();
+        expect(await store.getGroup(R2)).toBeDefined();
+      });
+
+      it("reads its own writes, access questions included, and passes StoreErrors through", async () => {
+        await create(R1, "", "org");
+        const identityUid = `${R1}/${"a".repeat(16)}`;
+        const err = await store
+          .atomically(async (tx) => {
+            await tx.createIdentity({
+              uid: identityUid,
+              groupUid: R1,
+              name: "w",
+              description: "",
+              staticKeys: { issuer: "i", subject: "s", issuerKeys: "{}", expirationTime: 9 },
+              now: 1,
+            });
+            expect(await tx.identityExists(identityUid)).toBe(true);
+            await tx.createRoleBinding({
+              uid: `${R1}/${"b".repeat(16)}`,
+              groupUid: R1,
+              identityUid,
+              roleUid: viewerRole.uid,
+              now: 1,
+            });
+            expect([...(await tx.capabilitiesAt(identityUid, [R1]))]).toContain("groups.list");
+            await tx.getGroup(R1);
+            return tx.createGroup({ uid: R1, parentUid: "", name: "dup", description: "", now: 1 });
+          })
+          .catch((e: unknown) => e);
+        expect(err).toMatchObject({ kind: "already_exists" });
+        // All of it rolled back, and the cached access answers do not remember it.
+        expect(await store.identityExists(identityUid)).toBe(false);
+        expect((await store.capabilitiesAt(identityUid, [R1])).size).toBe(0);
+      });
+    });
+
     describe("lifecycle", () => {
       it("answers ping while open", async () => {
         await store.ping();

@@ -22,6 +22,11 @@ export interface ReadCache {
    * lastSeenTime), without emptying the cache. Anything written before it still counts.
    */
   unseen<R>(write: () => R): R;
+  /**
+   * Forget every answer: after a rollback, whose undone writes moved no change counter back,
+   * answers read inside the rolled-back transaction would otherwise outlive it.
+   */
+  clear(): void;
 }
 
 /** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
@@ -41,6 +46,9 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   };
 
   return {
+    clear() {
+      entries.clear();
+    },
     unseen(write) {
       fresh();
       try {

@@ -146,6 +146,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
           return result;
         } catch (err) {
           if (db.inTransaction) db.exec("ROLLBACK");
+          readCache.clear();
           throw err;
         }
       } catch (err) {
