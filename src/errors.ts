@@ -134,6 +134,11 @@ export function fromStoreError(err: StoreError): ConnectError {
       return new ConnectError(`Aborted: ${err.message}`, Code.Aborted);
     case "unavailable":
       return new ConnectError("Unavailable: the database is busy, retry", Code.Unavailable);
+    case "invalid_text":
+      return new ConnectError(
+        "Invalid argument: text may not contain the NUL character (U+0000)",
+        Code.InvalidArgument,
+      );
     case "storage_full":
       return new ConnectError(
         "Unavailable: the database's storage is full; retry once space is freed",

@@ -171,6 +171,8 @@ function parseParams(req: ListParams): BaseQuery {
     bad("uidp.descendants_of", "is not a valid uid");
   }
   if (childrenOf !== "" && !isUid(childrenOf)) bad("uidp.children_of", "is not a valid uid");
+  // No name holds one (names are printable), and PostgreSQL cannot even compare with one.
+  if (req.name.includes("\u0000")) bad("name", "may not contain the NUL character");
   if (problems.length > 0 || !order) throw invalidArgument(problems);
   return {
     ...(descendantsOf !== "" ? { descendantsOf } : {}),

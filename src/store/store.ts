@@ -42,7 +42,9 @@ export type StoreErrorKind =
   | "conflict"
   | "unavailable"
   /** The database's storage is full: nothing was written; retry once space is freed. */
-  | "storage_full";
+  | "storage_full"
+  /** A value the database cannot hold: text with a NUL character (PostgreSQL refuses it). */
+  | "invalid_text";
 
 /** StoreError is the only error a Store throws for conditions callers can cause. */
 export class StoreError extends Error {

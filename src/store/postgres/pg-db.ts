@@ -395,6 +395,10 @@ export function fromPgError(err: unknown): unknown {
     if (code === "40001" || code === "40P01") {
       return new StoreError("unavailable", "the database is busy; retry");
     }
+    // A NUL character in a text parameter: PostgreSQL text cannot hold one (SQLite can).
+    if (code === "22021" || code === "22P05") {
+      return new StoreError("invalid_text", "text may not contain the NUL character");
+    }
     // Disk full, out of memory, too many connections.
     if (code === "53100") return new StoreError("storage_full", "the database's storage is full");
     if (code?.startsWith("53")) return new StoreError("unavailable", "the database is overloaded");
