@@ -1,12 +1,14 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { sortValueOf } from "../../src/services/sort-value.js";
 import { createListEngine, type ListEngine } from "../../src/store/list.js";
-import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import { type GroupRecord, type SortField, StoreError } from "../../src/store/store.js";
+import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/pg-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { type GroupRecord, type SortField, type Store, StoreError } from "../../src/store/store.js";
 import { isAtOrBelow } from "../../src/uid.js";
+import { newPgDatabase } from "../helpers/postgres.js";
 import { type ClosureRow, closureFromParents, sortClosure } from "./store-suite.js";
 
 // Few names and times, so that many groups tie on their sort value and uids break the ties.
@@ -55,7 +57,7 @@ const hex = (s: string, n: number) => createHash("sha256").update(s).digest("hex
 const nowhere = "f".repeat(40);
 
 /** Build the scenario's tree in the store; return the groups that exist at the end. */
-async function buildTree(store: SqliteStore, s: Scenario): Promise<GroupRecord[]> {
+async function buildTree(store: Store, s: Scenario): Promise<GroupRecord[]> {
   const live: GroupRecord[] = [];
   for (const [i, n] of s.nodes.entries()) {
     const parent = n.root || live.length === 0 ? undefined : live[n.parent % live.length]!;
@@ -125,7 +127,7 @@ function expected(live: GroupRecord[], s: Scenario): GroupRecord[] {
  * in the order they came.
  */
 async function walkPages(
-  store: SqliteStore,
+  store: Store,
   lists: ListEngine,
   live: GroupRecord[],
   s: Scenario,
@@ -167,42 +169,94 @@ async function walkPages(
   }
 }
 
-describe("listGroups through the list engine, against an in-memory oracle", () => {
-  const lists = createListEngine({ key: Buffer.alloc(32, 1), now: () => 1_000 });
+/**
+ * A backend for the property: a store for one run, the closure rows it keeps, and how many
+ * runs it gets (PostgreSQL's are dearer: one database, emptied between runs).
+ */
+interface Backend {
+  name: string;
+  runs: number;
+  open(): Promise<{ store: Store; closure(): Promise<ClosureRow[]>; done(): Promise<void> }>;
+}
 
-  it("pages through random trees, filters, orders, page sizes and skips", async () => {
-    await fc.assert(
-      fc.asyncProperty(scenarioArb, async (s) => {
-        const store = createSqliteStore(":memory:", { roles: storeRoles });
-        try {
-          const live = await buildTree(store, s);
-          const stored = store.db
-            .prepare("SELECT ancestor, descendant, depth FROM group_closure_by_uid")
-            .all() as ClosureRow[];
-          expect(sortClosure(stored)).toEqual(closureFromParents(live));
-          await walkPages(store, lists, live, s);
-        } finally {
-          await store.close();
-        }
-      }),
-      { numRuns: 100 },
-    );
-  });
+const sqlite: Backend = {
+  name: "sqlite",
+  runs: 100,
+  async open() {
+    const store = createSqliteStore(":memory:", { roles: storeRoles });
+    return {
+      store,
+      closure: async () =>
+        store.db
+          .prepare("SELECT ancestor, descendant, depth FROM group_closure_by_uid")
+          .all() as ClosureRow[],
+      done: () => store.close(),
+    };
+  },
+};
 
-  it("yields the whole ordered sequence, without gaps, when nothing is skipped", async () => {
-    await fc.assert(
-      fc.asyncProperty(scenarioArb, fc.integer({ min: 1, max: 4 }), async (s, size) => {
-        const store = createSqliteStore(":memory:", { roles: storeRoles });
-        try {
-          const live = await buildTree(store, s);
-          const noSkip = { ...s, pages: [{ size, skip: 0 }] };
-          const uids = await walkPages(store, lists, live, noSkip);
-          expect(uids).toEqual(expected(live, noSkip).map((g) => g.uid));
-        } finally {
-          await store.close();
-        }
-      }),
-      { numRuns: 50 },
-    );
-  });
+let pgStore: PostgresStore | undefined;
+const postgres: Backend = {
+  name: "postgres",
+  runs: 30,
+  async open() {
+    const store = pgStore!;
+    return {
+      store,
+      closure: () =>
+        store.db.sql.rows<ClosureRow>(
+          "SELECT ancestor, descendant, depth FROM group_closure_by_uid",
+        ),
+      done: async () => {
+        await store.db.sql.run("TRUNCATE group_closure, groups CASCADE");
+      },
+    };
+  },
+};
+
+beforeAll(async () => {
+  pgStore = await createPostgresStore(await newPgDatabase(), { roles: storeRoles });
 });
+afterAll(async () => {
+  await pgStore?.close();
+});
+
+describe.each([sqlite, postgres])(
+  "listGroups through the list engine, against an in-memory oracle, on $name",
+  (backend) => {
+    const lists = createListEngine({ key: Buffer.alloc(32, 1), now: () => 1_000 });
+
+    it("pages through random trees, filters, orders, page sizes and skips", async () => {
+      await fc.assert(
+        fc.asyncProperty(scenarioArb, async (s) => {
+          const { store, closure, done } = await backend.open();
+          try {
+            const live = await buildTree(store, s);
+            expect(sortClosure(await closure())).toEqual(closureFromParents(live));
+            await walkPages(store, lists, live, s);
+          } finally {
+            await done();
+          }
+        }),
+        { numRuns: backend.runs },
+      );
+    });
+
+    it("yields the whole ordered sequence, without gaps, when nothing is skipped", async () => {
+      await fc.assert(
+        fc.asyncProperty(scenarioArb, fc.integer({ min: 1, max: 4 }), async (s, size) => {
+          const { store, done } = await backend.open();
+          try {
+            const live = await buildTree(store, s);
+            const noSkip = { ...s, pages: [{ size, skip: 0 }] };
+            const uids = await walkPages(store, lists, live, noSkip);
+            expect(uids).toEqual(expected(live, noSkip).map((g) => g.uid));
+          } finally {
+            await done();
+          }
+        }),
+        { numRuns: Math.ceil(backend.runs / 2) },
+      );
+    });
+  },
+);
