@@ -113,6 +113,11 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
   // An idle connection that breaks (the server restarted) is dropped by the pool; without a
   // listener its error would crash the process.
   pool.on("error", () => undefined);
+  // A connection checked out of the pool that breaks between two statements (the server shut
+  // down mid-transaction) emits its error on the client, where nothing listens: that would
+  // crash the process. Its next statement fails instead (not queryable: `unavailable`), and
+  // the pool discards it on release.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   const maxAttempts = opts.maxAttempts ?? 10;
 
   let localEpoch = 0;
@@ -286,7 +291,9 @@ function startFeed(
   let listening = false;
   let count = 0;
   let stopped = false;
-  let beating = false;
+  /** The connection whose heartbeat is unanswered, and when it was sent. */
+  let beating: pg.Client | undefined;
+  let beatSent = 0;
   let lastBeat = 0;
 
   const down = (err?: Error) => {
@@ -303,7 +310,9 @@ function startFeed(
     if (stopped || client) return;
     const c = new pg.Client({ ...config, statement_timeout: heartbeatMs });
     client = c;
-    c.on("error", (err) => down(err));
+    c.on("error", (err) => {
+      if (client === c) down(err);
+    });
     c.on("end", () => {
       if (client === c) down(new Error("the change feed's connection ended"));
     });
@@ -329,23 +338,34 @@ function startFeed(
   };
 
   const timer = setInterval(() => {
-    if (stopped || beating) return;
+    if (stopped) return;
     if (!client) {
       void connectFeed();
       return;
     }
     if (!listening) return;
     const c = client;
-    beating = true;
+    if (beating === c) {
+      // No answer and no error: the socket may be silently dead (a network that drops
+      // packets, a stalled server), and an answer may never come. Give the connection up and
+      // listen on a new one rather than wait for TCP keepalive.
+      if (Date.now() - beatSent > heartbeatMs) down(new Error("heartbeat late"));
+      return;
+    }
+    beating = c;
     const sent = Date.now();
+    beatSent = sent;
     c.query("SELECT 1")
       .then(() => {
-        lastBeat = Date.now();
+        if (client !== c) return;
+        if (Date.now() - sent > heartbeatMs) down(new Error("heartbeat late"));
+        else lastBeat = Date.now();
       })
-      .catch((err: Error) => down(err))
+      .catch((err: Error) => {
+        if (client === c) down(err);
+      })
       .finally(() => {
-        beating = false;
-        if (Date.now() - sent > heartbeatMs && client === c) down(new Error("heartbeat late"));
+        if (beating === c) beating = undefined;
       });
   }, heartbeatMs / 4);
   timer.unref();

@@ -1,0 +1,424 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeRoles } from "../../src/auth/capabilities.js";
+import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
+import { StoreError } from "../../src/store/store.js";
+import { newRootUid } from "../../src/uid.js";
+import {
+  type Answer,
+  bootstrapOrg,
+  call,
+  createDatabase,
+  mintToken,
+  type Replica,
+  type RestartablePostgres,
+  sleep,
+  startReplicas,
+  startRestartablePostgres,
+  viewerRoleUid,
+} from "../helpers/replicas.js";
+
+// PostgreSQL going wrong under running replicas, on a PostgreSQL of this file's own (it is
+// stopped, and one of its backends paused, which the shared one must not see):
+// - a replica's change feed lost, cut from the database side or silent: the replica stops
+//   trusting its access cache within the documented bound (docs/postgres.md: ~1.5 s) and
+//   listens again;
+// - PostgreSQL restarted under load: calls fail fast with UNAVAILABLE, never hang or turn
+//   internal, and succeed again once it is back, without restarting Gatehouse;
+// - a statement held up by a lock ends after the statement timeout, as UNAVAILABLE.
+
+/**
+ * How long after a revocation a replica whose change feed is lost may still let the revoked
+ * identity in: the heartbeat's 1.5 s of docs/postgres.md, plus 1 s for a loaded machine.
+ */
+const lostFeedBoundMs = 2_500;
+
+let postgres: RestartablePostgres;
+let databaseUrl: string;
+let replicas: Replica[] = [];
+let env: Record<string, string>;
+let org: { orgUid: string; identityUid: string; token: string };
+/** Backends this file paused (SIGSTOP): they are continued whatever happens. */
+const paused = new Set<number>();
+
+beforeAll(async () => {
+  postgres = await startRestartablePostgres();
+  databaseUrl = await createDatabase(postgres.adminUrl, "gatehouse");
+  const started = await startReplicas(databaseUrl, ["gh-a", "gh-b"]);
+  replicas = started.replicas;
+  env = started.env;
+  org = await bootstrapOrg(env, "acme");
+}, 40_000);
+
+afterAll(async () => {
+  for (const pid of paused) continuePid(pid);
+  await Promise.all(replicas.map((r) => r.kill()));
+  await postgres?.destroy();
+}, 20_000);
+
+/** One statement as the superuser, on a connection of its own (PostgreSQL is restarted). */
+async function adminQuery<T extends pg.QueryResultRow>(
+  text: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: postgres.adminUrl });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<T>(text, params)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function continuePid(pid: number): void {
+  try {
+    process.kill(pid, "SIGCONT");
+  } catch {
+    // gone already
+  }
+  paused.delete(pid);
+}
+
+/**
+ * The backend of the change feed of the replica whose application_name is `app`: its last
+ * statement is the LISTEN or the heartbeat's `SELECT 1`, and the heartbeat moves its
+ * query_start every quarter second, which an idle pooled connection does not.
+ */
+async function feedBackend(app: string): Promise<number> {
+  const sample = async () =>
+    new Map(
+      (
+        await adminQuery<{ pid: number; query_start: Date }>(
+          `SELECT pid, query_start FROM pg_stat_activity
+           WHERE application_name = $1 AND (query LIKE 'LISTEN %' OR query = 'SELECT 1')`,
+          [app],
+        )
+      ).map((r) => [r.pid, r.query_start.getTime()]),
+    );
+  for (let tries = 0; tries < 10; tries++) {
+    const before = await sample();
+    await sleep(600);
+    const after = await sample();
+    const beating = [...after].filter(([pid, t]) => (before.get(pid) ?? t) < t).map(([p]) => p);
+    if (beating.length === 1) return beating[0]!;
+  }
+  throw new Error(`no single change feed backend for ${app}`);
+}
+
+const getOrg = (r: Replica, token: string) =>
+  call(r.url, "GET", `/iam/v2beta1/groups/${org.orgUid}`, token, undefined, 5_000);
+
+/** Call until `until` holds or `boundMs` passes: the ms from `from` to that answer. */
+async function pollUntil(
+  from: number,
+  boundMs: number,
+  ask: () => Promise<Answer>,
+  until: (a: Answer) => boolean,
+): Promise<number | undefined> {
+  for (let n = 0; performance.now() - from < boundMs && n < 100_000; n++) {
+    if (until(await ask())) return performance.now() - from;
+  }
+  return undefined;
+}
+
+/** Lines of `r`'s log whose message contains `text`. */
+const logged = (r: Replica, text: string) =>
+  r
+    .log()
+    .split("\n")
+    .filter((l) => l.includes(text)).length;
+
+/** `logged` after a pause (the log arrives through the event loop), as pollUntil asks. */
+async function logLines(r: Replica, text: string): Promise<Answer> {
+  await sleep(50);
+  return { status: logged(r, text), body: undefined, ms: 0 };
+}
+
+describe("PostgreSQL faults under running replicas", () => {
+  let reader: string;
+  let readerToken: string;
+
+  /**
+   * Bind the reader as viewer through `via`, and wait until `watcher` lets it read (so that
+   * `watcher` has the answer cached): the binding's uid.
+   */
+  async function grant(via: Replica, watcher: Replica): Promise<string> {
+    const bound = await call(
+      via.url,
+      "POST",
+      `/iam/v2beta1/roleBindings/${org.orgUid}`,
+      org.token,
+      {
+        identityUid: reader,
+        roleUid: viewerRoleUid,
+      },
+    );
+    expect(bound.status, JSON.stringify(bound.body)).toBe(200);
+    const ms = await pollUntil(
+      performance.now(),
+      5_000,
+      () => getOrg(watcher, readerToken),
+      (a) => a.status === 200,
+    );
+    expect(ms, `${watcher.name} never saw the binding`).toBeDefined();
+    expect((await getOrg(watcher, readerToken)).status).toBe(200);
+    return bound.body!.uid as string;
+  }
+
+  /** Revoke through `via`; the ms until `watcher` refuses (undefined: not within 5 s). */
+  async function revoke(binding: string, via: Replica, watcher: Replica) {
+    const revoked = await call(
+      via.url,
+      "DELETE",
+      `/iam/v2beta1/roleBindings/${binding}`,
+      org.token,
+    );
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    return pollUntil(
+      performance.now(),
+      5_000,
+      () => getOrg(watcher, readerToken),
+      (a) => a.status === 403,
+    );
+  }
+
+  beforeAll(async () => {
+    const made = await call(
+      replicas[0]!.url,
+      "POST",
+      `/iam/v2beta1/identities/${org.orgUid}`,
+      org.token,
+      {
+        name: "reader",
+        claimMatch: { issuer: "https://ci.example.com", subject: "reader" },
+      },
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    reader = made.body!.uid as string;
+    readerToken = await mintToken(env, reader);
+  });
+
+  it("refuses a revoked identity when the change feed's connection is terminated, and listens again", {
+    timeout: 30_000,
+  }, async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const binding = await grant(b, a);
+    const pid = await feedBackend(a.name);
+    const lostBefore = logged(a, "the change feed was lost");
+    const listensBefore = logged(a, "the change feed listens");
+    const killed = await adminQuery<{ ok: boolean }>("SELECT pg_terminate_backend($1) AS ok", [
+      pid,
+    ]);
+    expect(killed[0]?.ok).toBe(true);
+    const refusedMs = await revoke(binding, b, a);
+    console.log(`feed terminated: refusal on the other replica after ${refusedMs?.toFixed(1)} ms`);
+    expect(refusedMs, "the revoked identity still reads").toBeDefined();
+    expect(refusedMs!).toBeLessThan(lostFeedBoundMs);
+
+    // The replica noticed, listens again on a new connection, and serves.
+    const back = await pollUntil(
+      performance.now(),
+      5_000,
+      () => logLines(a, "the change feed listens"),
+      (x) => x.status > listensBefore,
+    );
+    expect(logged(a, "the change feed was lost")).toBeGreaterThan(lostBefore);
+    expect(back, `the feed did not come back:\n${a.log().slice(-3000)}`).toBeDefined();
+    expect(await feedBackend(a.name)).not.toBe(pid);
+    expect((await getOrg(a, org.token)).status).toBe(200);
+
+    // And follows the other replica's writes again: a revocation reaches it by NOTIFY.
+    const again = await grant(b, a);
+    const refusedAgainMs = await revoke(again, b, a);
+    console.log(`after the feed is back: refusal after ${refusedAgainMs?.toFixed(1)} ms`);
+    expect(refusedAgainMs).toBeDefined();
+  });
+
+  it("refuses a revoked identity when the change feed falls silent, and listens again", {
+    timeout: 30_000,
+  }, async () => {
+    const [a, b] = replicas as [Replica, Replica];
+    const binding = await grant(b, a);
+    const pid = await feedBackend(a.name);
+    const listensBefore = logged(a, "the change feed listens");
+    // The feed's backend stops answering, its socket open: no notification, no heartbeat,
+    // no error, as when the network between them drops packets.
+    process.kill(pid, "SIGSTOP");
+    paused.add(pid);
+    try {
+      const refusedMs = await revoke(binding, b, a);
+      console.log(`feed silent: refusal on the other replica after ${refusedMs?.toFixed(1)} ms`);
+      expect(refusedMs, "the revoked identity still reads").toBeDefined();
+      expect(refusedMs!).toBeLessThan(lostFeedBoundMs);
+
+      // The silent connection is given up and a new one listens, while the old backend is
+      // still paused.
+      const back = await pollUntil(
+        performance.now(),
+        5_000,
+        () => logLines(a, "the change feed listens"),
+        (x) => x.status > listensBefore,
+      );
+      expect(back, `the feed did not come back:\n${a.log().slice(-3000)}`).toBeDefined();
+      expect((await getOrg(a, org.token)).status).toBe(200);
+      const again = await grant(b, a);
+      const refusedAgainMs = await revoke(again, b, a);
+      console.log(`after the feed is back: refusal after ${refusedAgainMs?.toFixed(1)} ms`);
+      expect(refusedAgainMs).toBeDefined();
+    } finally {
+      continuePid(pid);
+    }
+  });
+
+  it("answers UNAVAILABLE while PostgreSQL is down and recovers when it is back", {
+    timeout: 40_000,
+  }, async () => {
+    const urls = replicas.map((r) => r.url);
+    const answers: { at: number; status: number; ms: number; what: string }[] = [];
+    let stop = false;
+    let n = 0;
+    const t0 = performance.now();
+    const looper = async () => {
+      for (let i = 0; !stop && i < 100_000; i++) {
+        const base = urls[n++ % urls.length]!;
+        const write = i % 2 === 1;
+        const a = write
+          ? await call(base, "POST", `/iam/v2beta1/groups/${org.orgUid}`, org.token, {
+              name: `restart-${n}`,
+            })
+          : await call(base, "GET", `/iam/v2beta1/groups/${org.orgUid}`, org.token);
+        answers.push({
+          at: performance.now() - t0,
+          status: a.status,
+          ms: a.ms,
+          what: `${write ? "CreateGroup" : "GetGroup"} ${a.status} ${JSON.stringify(a.body ?? null).slice(0, 200)}`,
+        });
+        // Failures come fast; do not spin on them.
+        if (a.status !== 200) await sleep(20);
+      }
+    };
+    const loops = Promise.all(Array.from({ length: 4 }, looper));
+    try {
+      await sleep(500);
+      const stoppingAt = performance.now() - t0;
+      await postgres.stop();
+      const downAt = performance.now() - t0;
+      await sleep(1_500);
+      const startingAt = performance.now() - t0;
+      await postgres.start();
+      const upAt = performance.now() - t0;
+      // Calls succeed again within a few seconds, through both replicas.
+      const recovered = await pollUntil(
+        performance.now(),
+        10_000,
+        async () => {
+          await sleep(50);
+          const recent = answers.filter((x) => x.at > upAt);
+          const ok = urls.length * 2;
+          return {
+            status:
+              recent.slice(-ok).every((x) => x.status === 200) && recent.length >= ok ? 200 : 0,
+            body: undefined,
+            ms: 0,
+          };
+        },
+        (x) => x.status === 200,
+      );
+      await sleep(500);
+      stop = true;
+      await loops;
+      const during = answers.filter((x) => x.at > downAt && x.at < startingAt);
+      const worst = Math.max(...answers.map((x) => x.ms));
+      const count = (xs: typeof answers) =>
+        JSON.stringify(
+          xs.reduce<Record<number, number>>((m, x) => {
+            m[x.status] = (m[x.status] ?? 0) + 1;
+            return m;
+          }, {}),
+        );
+      console.log(
+        `PostgreSQL stopped at ${stoppingAt.toFixed(0)} ms (down at ${downAt.toFixed(0)}), started at ${startingAt.toFixed(0)} (up at ${upAt.toFixed(0)}); ` +
+          `calls while down: ${count(during)}; all calls: ${count(answers)}; ` +
+          `slowest call ${worst.toFixed(0)} ms; all calls succeed again ${recovered?.toFixed(0)} ms after it is up`,
+      );
+      // Only OK or UNAVAILABLE, never internal, never a lost connection to Gatehouse.
+      const bad = answers.filter((x) => x.status !== 200 && x.status !== 503);
+      if (bad.length > 0) {
+        // A replica that stopped answering says why in its log (a crash prints the stack).
+        for (const r of replicas) console.log(r.name, r.process.signalCode, r.log().slice(-4000));
+      }
+      expect(bad.map((x) => x.what).slice(0, 10)).toEqual([]);
+      expect(during.length).toBeGreaterThan(0);
+      expect(during.every((x) => x.status === 503)).toBe(true);
+      const unavailable = answers.find((x) => x.status === 503)!;
+      expect(unavailable.what).toContain('"code":14');
+      expect(worst).toBeLessThan(10_000);
+      expect(recovered, "calls did not succeed again within 10 s").toBeDefined();
+      expect(recovered!).toBeLessThan(5_000);
+      for (const r of replicas) expect(r.process.exitCode).toBeNull();
+      const last = answers.slice(-urls.length * 2);
+      expect(last.every((x) => x.status === 200)).toBe(true);
+    } finally {
+      stop = true;
+      await loops;
+    }
+  });
+
+  it("ends a statement held up by a lock after the statement timeout, as unavailable", {
+    timeout: 20_000,
+  }, async () => {
+    const url = await createDatabase(postgres.adminUrl, "gatehouse_timeout");
+    const store = await createPostgresStore(url, {
+      roles: storeRoles,
+      statementTimeoutMs: 200,
+      listen: false,
+    });
+    const locker = new pg.Client({ connectionString: url });
+    await locker.connect();
+    try {
+      const uid = newRootUid();
+      await store.createGroup({
+        uid,
+        parentUid: "",
+        name: "locked",
+        description: "",
+        now: Date.now(),
+      });
+      await locker.query("BEGIN");
+      await locker.query("LOCK TABLE groups IN ACCESS EXCLUSIVE MODE");
+      const timed = async (op: () => Promise<unknown>) => {
+        const started = performance.now();
+        const err = await op().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        return { err, ms: performance.now() - started };
+      };
+      const read = await timed(() => store.getGroup(uid));
+      const write = await timed(() =>
+        store.createGroup({
+          uid: newRootUid(),
+          parentUid: "",
+          name: "blocked",
+          description: "",
+          now: Date.now(),
+        }),
+      );
+      console.log(
+        `statement timeout 200 ms: read failed after ${read.ms.toFixed(0)} ms, write after ${write.ms.toFixed(0)} ms`,
+      );
+      for (const { err, ms } of [read, write]) {
+        expect(err).toBeInstanceOf(StoreError);
+        expect((err as StoreError).kind).toBe("unavailable");
+        expect(ms).toBeGreaterThanOrEqual(150);
+        expect(ms).toBeLessThan(2_000);
+      }
+      await locker.query("ROLLBACK");
+      expect((await store.getGroup(uid))?.name).toBe("locked");
+    } finally {
+      await locker.end().catch(() => undefined);
+      await store.close();
+    }
+  });
+});
