@@ -129,15 +129,19 @@ describe("three replicas on one PostgreSQL", () => {
       expect(bound.status, JSON.stringify(bound.body)).toBe(200);
       const grantedAt = performance.now();
       // Every replica lets it read (and caches that answer) before the revocation.
-      for (const r of replicas) {
-        const seen = await pollUntil(
-          grantedAt,
-          refusalBoundMs,
-          () => getGroup(r.url, org.orgUid, token),
-          (a) => a.status === 200,
-        );
-        expect(seen, `${r.name} never saw the binding`).toBeDefined();
-        grantMs.push(seen!.ms);
+      const grants = await Promise.all(
+        replicas.map((r) =>
+          pollUntil(
+            grantedAt,
+            refusalBoundMs,
+            () => getGroup(r.url, org.orgUid, token),
+            (a) => a.status === 200,
+          ),
+        ),
+      );
+      for (const [i, r] of replicas.entries()) {
+        expect(grants[i], `${r.name} never saw the binding`).toBeDefined();
+        grantMs.push(grants[i]!.ms);
         expect((await getGroup(r.url, org.orgUid, token)).status).toBe(200);
       }
 
