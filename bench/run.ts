@@ -21,6 +21,7 @@ import { newChildUid } from "../src/uid.js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { type OpenLoopResult, openLoop } from "./open-loop.js";
+import { postgresBench } from "./postgres.js";
 import { ensureSeeded } from "./seed.js";
 
 // The open-loop senders' connections: kept alive, enough of them that none waits for a socket.
@@ -432,6 +433,12 @@ if (want("mixed")) {
   }
 }
 
+// The PostgreSQL section's ratios: the SQLite server's capacities, measured while it is up.
+if (want("postgres")) {
+  capacity.rest ??= await throughput({ url: getUrl, headers: auth });
+  capacity["grpc-native"] ??= await grpcThroughput(nativePort, auth, m.leaf);
+}
+
 clearInterval(memory);
 const mem = memoryOf(server.pid!);
 peakRss = Math.max(peakRss, mem.rss);
@@ -443,6 +450,20 @@ row(
 );
 await stop(server);
 await issuer.stop();
+
+// With the SQLite server stopped: Gatehouse on PostgreSQL, one to three replicas (bench/postgres.ts).
+if (want("postgres")) {
+  await postgresBench({
+    seconds,
+    // `--pg-depth=3`: a 1,111-group tree, seeded in seconds, to try the section out.
+    depth: Number(process.argv.find((a) => a.startsWith("--pg-depth="))?.slice(11) ?? 5),
+    hasTaskset,
+    row,
+    throughput,
+    grpcThroughput,
+    sqlite: { rest: capacity.rest!, grpcNative: capacity["grpc-native"]! },
+  });
+}
 if (only) printTable();
 else writeResults();
 
@@ -737,7 +758,8 @@ ${table()}
 `;
   const path = "bench/RESULTS.md";
   const previous = readFileSyncOr(path);
-  const misses = /\n## Misses and why[\s\S]*$/.exec(previous)?.[0] ?? "";
+  // The hand-written sections from the PostgreSQL one (or the misses) on are kept.
+  const misses = /\n## (PostgreSQL and replicas|Misses and why)[\s\S]*$/.exec(previous)?.[0] ?? "";
   writeFileSync(path, text + misses);
   console.log(`\n${table()}\n\nwrote ${path}`);
 }
