@@ -7,6 +7,7 @@ import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
 import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
+import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
@@ -109,11 +110,23 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   const waitTurn = async () => {
     while (held) await held;
   };
+  // Writes that arrive in one turn of the event loop share one commit (group-commit.ts).
+  const commits = createGroupCommit(
+    db,
+    fromSqliteError,
+    () => held,
+    (outcome) => {
+      const full = outcome.errors.some((e) => e instanceof StoreError && e.kind === "storage_full");
+      if (full) fullSince = Date.now();
+      else if (outcome.committed > 0) fullSince = undefined;
+    },
+  );
   const guarded = guard(
     ops,
     () => closed,
     watch,
     () => held !== undefined && waitTurn(),
+    commits,
   );
   const inside = guard(
     ops,
@@ -217,6 +230,23 @@ function isFilePath(path: string): boolean {
   return path !== "" && path !== ":memory:" && !path.startsWith("file:");
 }
 
+/**
+ * Whether an operation runs at once rather than with the next group commit: every read, and
+ * touchIdentity (a lastSeenTime write with its own synchronous setting, see identities.ts).
+ * Sorting a write here only costs it a commit of its own; a read sorted as a write would wait
+ * a turn for nothing.
+ */
+function runsAtOnce(name: string): boolean {
+  return (
+    /^(get|list|find)[A-Z]/.test(name) ||
+    name === "identityExists" ||
+    name === "capabilitiesAt" ||
+    name === "groupsWithCapability" ||
+    name === "touchIdentity" ||
+    name === "sessionActive"
+  );
+}
+
 type AsyncOps<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
 };
@@ -229,9 +259,20 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
   watch: { before: () => number; after: (err: unknown, before: number) => void },
   /** A promise to wait for before running (another caller's transaction), or false. */
   turn: () => Promise<void> | false,
+  /** Where writes go to share a commit; without it, every operation runs at once. */
+  commits?: GroupCommit,
 ): AsyncOps<T> {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, op] of Object.entries(ops)) {
+    if (commits && !runsAtOnce(name)) {
+      out[name] = async (...args) => {
+        const wait = turn();
+        if (wait) await wait;
+        if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+        return commits.enqueue(() => op(...args));
+      };
+      continue;
+    }
     out[name] = async (...args) => {
       const wait = turn();
       if (wait) await wait;
