@@ -17,6 +17,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import autocannon from "autocannon";
+import pg from "pg";
 import { builtinRoles, storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
@@ -252,7 +253,7 @@ async function measure(
     );
 
     // --- CreateGroup ------------------------------------------------------------------------
-    const c = await creates(replicas[0]!.url, m.deepParent, auth, seconds);
+    const c = await creates(replicas[0]!.url, m.deepParent, auth, seconds, () => rollbacks(url));
     row(
       `PostgreSQL: CreateGroup under a depth-4 parent, one at a time (${c.sequential.length} made)`,
       `${pq(c.sequential)}; ${rps(c.sequentialRate)}`,
@@ -261,7 +262,7 @@ async function measure(
     );
     row(
       "PostgreSQL: CreateGroup, 50 in flight under one parent",
-      `${rps(c.concurrentRate)}, ${pq(c.concurrent)}; ${c.failed} failed${c.failure ? ` (${c.failure})` : ""}`,
+      `${rps(c.concurrentRate)}, ${pq(c.concurrent)}; ${c.failed} failed${c.failure ? ` (${c.failure})` : ""}; ${c.rolledBack} transactions rolled back (serialization retries)`,
       "reported",
       `${(c.concurrentRate / c.sequentialRate).toFixed(1)}x one at a time`,
     );
@@ -353,7 +354,13 @@ async function revocations(
 }
 
 /** CreateGroup over REST: one at a time, then 50 in flight, each for `seconds`. */
-async function creates(url: string, parent: string, auth: Record<string, string>, seconds: number) {
+async function creates(
+  url: string,
+  parent: string,
+  auth: Record<string, string>,
+  seconds: number,
+  rolledBack: () => Promise<number>,
+) {
   let n = 0;
   let failed = 0;
   let failure: string | undefined;
@@ -386,7 +393,9 @@ async function creates(url: string, parent: string, auth: Record<string, string>
   await timed(1, 1000);
   const seq = await timed(1, seconds * 1000);
   const seqFailed = failed;
+  const before = await rolledBack();
   const conc = await timed(50, seconds * 1000);
+  const after = await rolledBack();
   if (seqFailed > 0) throw new Error(`CreateGroup one at a time: ${failure}`);
   return {
     sequential: seq.times,
@@ -395,7 +404,24 @@ async function creates(url: string, parent: string, auth: Record<string, string>
     concurrentRate: conc.rate,
     failed,
     failure,
+    rolledBack: after - before,
   };
+}
+
+/** The database's rolled-back transactions so far (its statistics, flushed first). */
+async function rollbacks(url: string): Promise<number> {
+  // Backends report their counts at most once a second.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>(
+      "SELECT xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()",
+    );
+    return Number(r.rows[0]!.n);
+  } finally {
+    await client.end();
+  }
 }
 
 /** Each of `fns` called `n` times, in turn, one call at a time (after 20 warm-up rounds). */
