@@ -6,8 +6,8 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../advisory-store.js";
+import { isEmptyPatch } from "../patch.js";
 import type { PutOutcome } from "../registry-store.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
 import { StoreError } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";

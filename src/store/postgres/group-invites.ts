@@ -2,7 +2,7 @@ import { parentOf } from "../../uid.js";
 import { sameEmail } from "../email.js";
 import type { RoleBindingRecord } from "../iam-store.js";
 import type { GroupInviteRecord, RedeemOutcome } from "../invite-store.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";

@@ -1,5 +1,5 @@
 import { parentOf } from "../../uid.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { isEmptyPatch } from "../patch.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";

@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import type { ClaimMatchRecord, IdentityRecord, StaticKeysRecord } from "../iam-store.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
 import { createPgListSql } from "./list-sql.js";

@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
+import { isEmptyPatch } from "../patch.js";
 import type { RepoRecord } from "../registry-store.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";

@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import type { RoleRecord } from "../iam-store.js";
-import { isEmptyPatch } from "../sqlite/sync-ops.js";
+import { isEmptyPatch } from "../patch.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";

@@ -5,9 +5,10 @@ import type {
   AccountLinks,
   NewAccountAssociation,
 } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface AccountAssociationRow {
   uid: string;

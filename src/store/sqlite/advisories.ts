@@ -7,11 +7,12 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../advisory-store.js";
+import { isEmptyPatch } from "../patch.js";
 import type { PutOutcome } from "../registry-store.js";
 import { StoreError } from "../store.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface AdvisoryRow {
   seq: number;

@@ -9,9 +9,10 @@ import type {
   NewGroupInvite,
   RedeemOutcome,
 } from "../invite-store.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface InviteRow {
   uid: string;

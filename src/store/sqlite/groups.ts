@@ -1,8 +1,9 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
+import { isEmptyPatch } from "../patch.js";
 import { type GroupPatch, type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface GroupRow {
   uid: string;

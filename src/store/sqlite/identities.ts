@@ -8,11 +8,12 @@ import type {
   PersonLogin,
   StaticKeysRecord,
 } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql } from "./list-sql.js";
 import type { ReadCache } from "./read-cache.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface IdentityRow {
   uid: string;

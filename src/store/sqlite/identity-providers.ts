@@ -6,9 +6,10 @@ import type {
   NewIdentityProvider,
   OidcRecord,
 } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface IdentityProviderRow {
   uid: string;

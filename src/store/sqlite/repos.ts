@@ -1,9 +1,10 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
+import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch, RepoRecord } from "../registry-store.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface RepoRow {
   uid: string;

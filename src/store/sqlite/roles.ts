@@ -1,9 +1,10 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewRole, RolePatch, RoleRecord } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
 import { type ListQuery, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import { isEmptyPatch, type SyncOps } from "./sync-ops.js";
+import type { SyncOps } from "./sync-ops.js";
 
 interface RoleRow {
   uid: string;

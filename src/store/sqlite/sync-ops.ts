@@ -8,11 +8,3 @@ import type { Store } from "../store.js";
 export type SyncOps<K extends keyof Store> = {
   [P in K]: (...args: Parameters<Store[P]>) => Awaited<ReturnType<Store[P]>>;
 };
-
-/**
- * Whether a patch changes nothing (no field set): such an update leaves the record as it is,
- * update time included.
- */
-export function isEmptyPatch(patch: object): boolean {
-  return Object.values(patch).every((v) => v === undefined);
-}
