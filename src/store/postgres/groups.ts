@@ -1,4 +1,4 @@
-import { parentOf } from "../../uid.js";
+import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
@@ -107,7 +107,8 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
 
   return {
     createGroupIn,
-    createGroup: (g) => db.write((sql) => createGroupIn(sql, g)),
+    // One organization's tree changes one writer at a time (see TxOptions.turnKey).
+    createGroup: (g) => db.write((sql) => createGroupIn(sql, g), { turnKey: rootOf(g.uid) }),
 
     getGroup: async (uid) => {
       const row = await find(db.sql, uid);
@@ -128,26 +129,31 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
       }),
 
     deleteGroup: (uid) =>
-      db.write(async (sql) => {
-        const row = await mustFind(sql, uid);
-        for (const { kind, sql: text } of childChecks) {
-          if (await sql.one(text, [uid])) {
-            throw new StoreError(
-              "not_empty",
-              `group ${JSON.stringify(uid)} has child ${kind}`,
-              kind,
-              "group",
-            );
+      db.write(
+        async (sql) => {
+          const row = await mustFind(sql, uid);
+          for (const { kind, sql: text } of childChecks) {
+            if (await sql.one(text, [uid])) {
+              throw new StoreError(
+                "not_empty",
+                `group ${JSON.stringify(uid)} has child ${kind}`,
+                kind,
+                "group",
+              );
+            }
           }
-        }
-        await sql.run("DELETE FROM role_bindings WHERE group_uid = $1", [uid]);
-        await sql.run("DELETE FROM account_associations WHERE uid = $1", [uid]);
-        await sql.run("DELETE FROM group_invites WHERE group_uid = $1", [uid]);
-        await sql.run("DELETE FROM advisories WHERE group_uid = $1", [uid]);
-        await countAbove(sql, row.id, -1);
-        await sql.run("DELETE FROM group_closure WHERE descendant = $1 OR ancestor = $1", [row.id]);
-        await sql.run("DELETE FROM groups WHERE uid = $1", [uid]);
-      }),
+          await sql.run("DELETE FROM role_bindings WHERE group_uid = $1", [uid]);
+          await sql.run("DELETE FROM account_associations WHERE uid = $1", [uid]);
+          await sql.run("DELETE FROM group_invites WHERE group_uid = $1", [uid]);
+          await sql.run("DELETE FROM advisories WHERE group_uid = $1", [uid]);
+          await countAbove(sql, row.id, -1);
+          await sql.run("DELETE FROM group_closure WHERE descendant = $1 OR ancestor = $1", [
+            row.id,
+          ]);
+          await sql.run("DELETE FROM groups WHERE uid = $1", [uid]);
+        },
+        { turnKey: rootOf(uid) },
+      ),
 
     getGroupPath: async (uid) =>
       (

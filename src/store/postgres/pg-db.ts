@@ -26,6 +26,14 @@ export interface TxOptions {
    * identity's lastSeenTime is the one write that says false.
    */
   notify?: boolean;
+  /**
+   * Writers that would conflict anyway take turns on this key from their first attempt: an
+   * advisory lock taken before BEGIN, so each starts from the previous one's commit. Group
+   * creates and deletes pass their organization (each updates the counts of every group above
+   * it), so one organization's tree changes one at a time, as on SQLite, while other
+   * organizations' go on beside them.
+   */
+  turnKey?: string;
 }
 
 /** PgDb is the PostgreSQL connection pool as the store modules use it. */
@@ -144,15 +152,22 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
     fn: (sql: Sql) => Promise<R>,
     attempts: number,
     after?: () => void,
+    turnKey?: string,
   ): Promise<R> {
     for (let attempt = 1; ; attempt++) {
       const client = await connect(pool);
       let broken: Error | undefined;
-      let locked = false;
+      // Taken in this order (a key's turn, then the retriers'), released together: no two
+      // writers can each hold what the other waits for.
+      const held: string[] = [];
       try {
+        if (turnKey !== undefined) {
+          await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [turnKey]);
+          held.push("SELECT pg_advisory_unlock(hashtextextended($1, 0))");
+        }
         if (attempt > 1) {
           await client.query("SELECT pg_advisory_lock($1)", [writersLock]);
-          locked = true;
+          held.push("SELECT pg_advisory_unlock($1)");
         }
         await client.query(begin);
         const result = await fn(sqlOf(client));
@@ -172,8 +187,10 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
         }
         throw fromPgError(err);
       } finally {
-        if (locked && !broken) {
-          await client.query("SELECT pg_advisory_unlock($1)", [writersLock]).catch((e: Error) => {
+        for (const unlock of held.reverse()) {
+          if (broken) break;
+          const param = unlock.includes("hashtext") ? turnKey! : writersLock;
+          await client.query(unlock, [param]).catch((e: Error) => {
             broken = e;
           });
         }
@@ -209,6 +226,7 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
               localEpoch++;
             }
           : undefined,
+        txOpts?.turnKey,
       );
     },
     read(fn) {
