@@ -25,7 +25,7 @@ Commands:
                                 GATEHOUSE_TOKEN); --output table|json; gatehouse iam groups
                                 create --help lists a command's flags
 
-Operator commands (work on the database file):
+Operator commands (work on the database: the SQLite file, or PostgreSQL):
   serve                         serve the API (gRPC, gRPC-Web, Connect and REST on one port)
   bootstrap --org <name>        create an organization and an owner identity in the database;
                                 print {orgUid, identityUid, token, expiry} as JSON
@@ -36,7 +36,8 @@ ${importUsage}
   --version                     print the version
 
 Every command reads the server's settings (each also from its environment variable), so it
-works on the same database (GATEHOUSE_DB, --db) and signs for the same auth and base URLs.
+works on the same database (GATEHOUSE_DB, --db; or GATEHOUSE_DATABASE_URL, --database-url for
+PostgreSQL) and signs for the same auth and base URLs.
 Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or database,
 3 not logged in.
 `;
@@ -58,7 +59,7 @@ const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
     own: tokenOptions,
   },
   import: {
-    synopsis: `gatehouse import advisories|tags <target> <file> [--db path]\n\n${importUsage}\n\nRead OSV advisories or {name, digest} tags (one JSON document, an array, or JSON lines;\ngzip is read directly) and upsert them in batches; a bad record is reported and skipped.\nExit codes: 0 all imported, 1 some records rejected, 2 bad usage, database, target or file.`,
+    synopsis: `gatehouse import advisories|tags <target> <file> [--db path | --database-url url]\n\n${importUsage}\n\nRead OSV advisories or {name, digest} tags (one JSON document, an array, or JSON lines;\ngzip is read directly) and upsert them in batches; a bad record is reported and skipped.\nExit codes: 0 all imported, 1 some records rejected, 2 bad usage, database, target or file.`,
     own: {},
   },
   keys: {
