@@ -1,53 +1,25 @@
 import { parentOf } from "../../uid.js";
-import type {
-  AdvisoryContent,
-  AdvisoryFilters,
-  AdvisoryPatch,
-  AdvisoryRecord,
-  EventTypeNumber,
-} from "../advisory-store.js";
+import type { AdvisoryContent, AdvisoryFilters } from "../advisory-store.js";
 import { isEmptyPatch } from "../patch.js";
 import type { PutOutcome } from "../registry-store.js";
+import {
+  type AdvisoryColumns,
+  type AdvisoryRow,
+  advisoryColumnsOf,
+  advisoryContentOf,
+  advisoryRecordOf,
+  definedOf,
+  sameAdvisoryContent,
+  storedAdvisoryColumns,
+} from "../rows/advisory-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
-interface AdvisoryRow {
-  seq: number;
-  uid: string;
-  group_uid: string;
-  advisory_id: string;
-  aliases: string;
-  summary: string;
-  artifact_name: string;
-  component_name: string;
-  component_type: string;
-  severities: string;
-  events: string;
-  latest_event_type: number;
-  search: string;
-  create_time: number;
-  update_time: number;
-}
-
-/** The columns an advisory's content is stored in. */
-interface ContentColumns {
-  advisoryId: string;
-  aliases: string;
-  summary: string;
-  artifactName: string;
-  componentName: string;
-  componentType: string;
-  severities: string;
-  events: string;
-  latest: number;
-  search: string;
-}
-
 /** An advisory to write: its uid and its content's columns. */
 interface Write {
   uid: string;
-  c: ContentColumns;
+  c: AdvisoryColumns;
 }
 
 /** The advisory operations of the PostgreSQL store. */
@@ -173,27 +145,27 @@ export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
         await checkId(sql, groupUid, content.advisoryId, undefined);
         checkUid(uid, groupUid);
         if (await find(sql, uid)) throw taken(uid);
-        await insertAll(sql, groupUid, [{ uid, c: columnsOf(content) }], now);
-        return toRecord((await find(sql, uid))!);
+        await insertAll(sql, groupUid, [{ uid, c: advisoryColumnsOf(content) }], now);
+        return advisoryRecordOf((await find(sql, uid))!);
       }),
 
     getAdvisory: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && advisoryRecordOf(row);
     },
 
     updateAdvisory: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await mustFind(sql, uid);
-        if (isEmptyPatch(patch)) return toRecord(row);
-        const merged: AdvisoryContent = { ...contentOf(row), ...definedOf(patch) };
+        if (isEmptyPatch(patch)) return advisoryRecordOf(row);
+        const merged: AdvisoryContent = { ...advisoryContentOf(row), ...definedOf(patch) };
         if (merged.advisoryId !== row.advisory_id) {
           await checkId(sql, row.group_uid, merged.advisoryId, row.seq);
         }
-        const c = columnsOf(merged);
+        const c = advisoryColumnsOf(merged);
         await replaceAll(sql, [{ uid, c }], now);
         if (c.aliases !== row.aliases) await setAliases(sql, [{ uid, c }]);
-        return toRecord((await find(sql, uid))!);
+        return advisoryRecordOf((await find(sql, uid))!);
       }),
 
     deleteAdvisory: (uid) =>
@@ -204,13 +176,13 @@ export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
 
     listAdvisories: async (query) => {
       const page = await lists.list(query, advisoryConditions(query.filters));
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(advisoryRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     importAdvisories: (groupUid, advisories, newUid, now) =>
       db.write(async (sql) => {
         await mustHaveGroup(sql, groupUid);
-        const contents = advisories.map(columnsOf);
+        const contents = advisories.map(advisoryColumnsOf);
         const stored = await sql.rows<AdvisoryRow>(
           "SELECT * FROM advisories WHERE group_uid = $1 AND advisory_id = ANY($2::text[])",
           [groupUid, [...new Set(contents.map((c) => c.advisoryId))]],
@@ -246,7 +218,7 @@ async function planImport(
   sql: Sql,
   groupUid: string,
   stored: readonly AdvisoryRow[],
-  contents: readonly ContentColumns[],
+  contents: readonly AdvisoryColumns[],
   newUid: () => string,
 ): Promise<ImportPlan> {
   const answers: string[] = [];
@@ -274,7 +246,7 @@ async function planImport(
 function planWith(
   groupUid: string,
   stored: readonly AdvisoryRow[],
-  contents: readonly ContentColumns[],
+  contents: readonly AdvisoryColumns[],
   uidAt: (n: number) => string,
   inDb: ReadonlySet<string>,
 ): ImportPlan {
@@ -285,7 +257,7 @@ function planWith(
   const byId = new Map<string, State>(
     stored.map((row) => [
       row.advisory_id,
-      { uid: row.uid, c: storedColumns(row), row, changed: false },
+      { uid: row.uid, c: storedAdvisoryColumns(row), row, changed: false },
     ]),
   );
   const newUids = new Set<string>();
@@ -300,7 +272,7 @@ function planWith(
       byId.set(c.advisoryId, { uid, c, changed: true });
       return "created";
     }
-    if (sameContent(current.c, c)) return "unchanged";
+    if (sameAdvisoryContent(current.c, c)) return "unchanged";
     current.c = c;
     current.changed = true;
     return "updated";
@@ -328,7 +300,7 @@ function taken(uid: string): StoreError {
 
 /** The unnest arrays of some writes, in the order of `unnested`. */
 function arraysOf(writes: readonly Write[]): string[][] {
-  const column = (f: (c: ContentColumns) => string) => writes.map((w) => f(w.c));
+  const column = (f: (c: AdvisoryColumns) => string) => writes.map((w) => f(w.c));
   return [
     writes.map((w) => w.uid),
     column((c) => c.advisoryId),
@@ -367,87 +339,4 @@ function advisoryConditions(f: AdvisoryFilters): PgCondition[] {
     out.push({ sql: "t.search LIKE '%' || ? || '%' ESCAPE '\\'", params: [pattern] });
   }
   return out;
-}
-
-/** Content as stored: events in time order (stable), the derived latest type and search text. */
-function columnsOf(c: AdvisoryContent): ContentColumns {
-  const events = c.events
-    .map((e, i) => ({ e, i }))
-    .sort((a, b) => a.e.time - b.e.time || a.i - b.i)
-    .map(({ e }) => ({
-      time: e.time,
-      type: e.type,
-      note: e.note,
-      fixedVersion: e.fixedVersion,
-    }));
-  return {
-    advisoryId: c.advisoryId,
-    aliases: JSON.stringify(c.aliases),
-    summary: c.summary,
-    artifactName: c.artifactName,
-    componentName: c.componentName,
-    componentType: c.componentType,
-    severities: JSON.stringify(c.severities.map((s) => ({ type: s.type, score: s.score }))),
-    events: JSON.stringify(events),
-    latest: events.at(-1)?.type ?? 0,
-    search: [c.advisoryId, ...c.aliases, c.artifactName, c.componentName]
-      .map((s) => s.toLowerCase())
-      .join("\n"),
-  };
-}
-
-function storedColumns(row: AdvisoryRow): ContentColumns {
-  return {
-    advisoryId: row.advisory_id,
-    aliases: row.aliases,
-    summary: row.summary,
-    artifactName: row.artifact_name,
-    componentName: row.component_name,
-    componentType: row.component_type,
-    severities: row.severities,
-    events: row.events,
-    latest: row.latest_event_type,
-    search: row.search,
-  };
-}
-
-function sameContent(a: ContentColumns, b: ContentColumns): boolean {
-  return (
-    a.advisoryId === b.advisoryId &&
-    a.aliases === b.aliases &&
-    a.summary === b.summary &&
-    a.artifactName === b.artifactName &&
-    a.componentName === b.componentName &&
-    a.componentType === b.componentType &&
-    a.severities === b.severities &&
-    a.events === b.events
-  );
-}
-
-function definedOf(patch: AdvisoryPatch): AdvisoryPatch {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-}
-
-function contentOf(row: AdvisoryRow): AdvisoryContent {
-  return {
-    advisoryId: row.advisory_id,
-    aliases: JSON.parse(row.aliases) as string[],
-    summary: row.summary,
-    artifactName: row.artifact_name,
-    componentName: row.component_name,
-    componentType: row.component_type,
-    severities: JSON.parse(row.severities) as AdvisoryContent["severities"],
-    events: JSON.parse(row.events) as AdvisoryContent["events"],
-  };
-}
-
-function toRecord(row: AdvisoryRow): AdvisoryRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    ...contentOf(row),
-    latestEventType: row.latest_event_type as EventTypeNumber | 0,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

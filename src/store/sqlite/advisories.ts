@@ -1,50 +1,22 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type {
-  AdvisoryContent,
-  AdvisoryFilters,
-  AdvisoryPatch,
-  AdvisoryRecord,
-  EventTypeNumber,
-} from "../advisory-store.js";
+import type { AdvisoryContent, AdvisoryFilters, AdvisoryPatch } from "../advisory-store.js";
 import { isEmptyPatch } from "../patch.js";
 import type { PutOutcome } from "../registry-store.js";
+import {
+  type AdvisoryColumns,
+  type AdvisoryRow,
+  advisoryColumnsOf,
+  advisoryContentOf,
+  advisoryRecordOf,
+  definedOf,
+  sameAdvisoryContent,
+  storedAdvisoryColumns,
+} from "../rows/advisory-rows.js";
 import { StoreError } from "../store.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface AdvisoryRow {
-  seq: number;
-  uid: string;
-  group_uid: string;
-  advisory_id: string;
-  aliases: string;
-  summary: string;
-  artifact_name: string;
-  component_name: string;
-  component_type: string;
-  severities: string;
-  events: string;
-  latest_event_type: number;
-  search: string;
-  create_time: number;
-  update_time: number;
-}
-
-/** The columns an advisory's content is stored in, as bound parameters. */
-interface ContentColumns {
-  advisoryId: string;
-  aliases: string;
-  summary: string;
-  artifactName: string;
-  componentName: string;
-  componentType: string;
-  severities: string;
-  events: string;
-  latest: number;
-  search: string;
-}
 
 /** The advisory operations of the SQLite store. */
 export type AdvisoryOps = SyncOps<
@@ -121,7 +93,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
     deleteAliases.run(seq);
     for (const a of aliases) insertAlias.run(a, seq);
   };
-  const insertNew = (uid: string, groupUid: string, c: ContentColumns, now: number) => {
+  const insertNew = (uid: string, groupUid: string, c: AdvisoryColumns, now: number) => {
     if (parentOf(uid) !== groupUid) {
       throw new Error(`advisory uid ${uid} is not a direct child of ${groupUid}`);
     }
@@ -129,7 +101,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
     const seq = Number(insert.run({ ...c, uid, groupUid, now }).lastInsertRowid);
     setAliases(seq, JSON.parse(c.aliases) as string[]);
   };
-  const replace = (row: AdvisoryRow, c: ContentColumns, now: number) => {
+  const replace = (row: AdvisoryRow, c: AdvisoryColumns, now: number) => {
     update.run({ ...c, seq: row.seq, now });
     if (c.aliases !== row.aliases) setAliases(row.seq, JSON.parse(c.aliases) as string[]);
   };
@@ -137,13 +109,13 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
   // A nested better-sqlite3 transaction is a savepoint: one advisory is all or nothing.
   const importOne = db.transaction(
     (groupUid: string, content: AdvisoryContent, newUid: () => string, now: number) => {
-      const c = columnsOf(content);
+      const c = advisoryColumnsOf(content);
       const existing = byId.get(groupUid, content.advisoryId) as AdvisoryRow | undefined;
       if (!existing) {
         insertNew(newUid(), groupUid, c, now);
         return "created";
       }
-      if (sameContent(existing, c)) return "unchanged";
+      if (sameAdvisoryContent(storedAdvisoryColumns(existing), c)) return "unchanged";
       replace(existing, c, now);
       return "updated";
     },
@@ -154,23 +126,23 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
       (uid: string, groupUid: string, content: AdvisoryContent, now: number) => {
         mustHaveGroup(groupUid);
         checkId(groupUid, content.advisoryId, undefined);
-        insertNew(uid, groupUid, columnsOf(content), now);
-        return toRecord(find(uid)!);
+        insertNew(uid, groupUid, advisoryColumnsOf(content), now);
+        return advisoryRecordOf(find(uid)!);
       },
     ).immediate,
 
     getAdvisory: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && advisoryRecordOf(row);
     },
 
     updateAdvisory: db.transaction((uid: string, patch: AdvisoryPatch, now: number) => {
       const row = mustFind(uid);
-      if (isEmptyPatch(patch)) return toRecord(row);
-      const merged: AdvisoryContent = { ...contentOf(row), ...definedOf(patch) };
+      if (isEmptyPatch(patch)) return advisoryRecordOf(row);
+      const merged: AdvisoryContent = { ...advisoryContentOf(row), ...definedOf(patch) };
       if (merged.advisoryId !== row.advisory_id) checkId(row.group_uid, merged.advisoryId, row.seq);
-      replace(row, columnsOf(merged), now);
-      return toRecord(find(uid)!);
+      replace(row, advisoryColumnsOf(merged), now);
+      return advisoryRecordOf(find(uid)!);
     }).immediate,
 
     deleteAdvisory: db.transaction((uid: string) => {
@@ -179,7 +151,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
 
     listAdvisories: (query) => {
       const page = lists.list(query, advisoryConditions(query.filters));
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(advisoryRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     importAdvisories: db.transaction(
@@ -234,72 +206,4 @@ function advisoryConditions(f: AdvisoryFilters): SqlCondition[] {
     }
   }
   return out;
-}
-
-/** Content as stored: events in time order (stable), the derived latest type and search text. */
-function columnsOf(c: AdvisoryContent): ContentColumns {
-  const events = c.events
-    .map((e, i) => ({ e, i }))
-    .sort((a, b) => a.e.time - b.e.time || a.i - b.i)
-    .map(({ e }) => ({
-      time: e.time,
-      type: e.type,
-      note: e.note,
-      fixedVersion: e.fixedVersion,
-    }));
-  return {
-    advisoryId: c.advisoryId,
-    aliases: JSON.stringify(c.aliases),
-    summary: c.summary,
-    artifactName: c.artifactName,
-    componentName: c.componentName,
-    componentType: c.componentType,
-    severities: JSON.stringify(c.severities.map((s) => ({ type: s.type, score: s.score }))),
-    events: JSON.stringify(events),
-    latest: events.at(-1)?.type ?? 0,
-    search: [c.advisoryId, ...c.aliases, c.artifactName, c.componentName]
-      .map((s) => s.toLowerCase())
-      .join("\n"),
-  };
-}
-
-function sameContent(row: AdvisoryRow, c: ContentColumns): boolean {
-  return (
-    row.advisory_id === c.advisoryId &&
-    row.aliases === c.aliases &&
-    row.summary === c.summary &&
-    row.artifact_name === c.artifactName &&
-    row.component_name === c.componentName &&
-    row.component_type === c.componentType &&
-    row.severities === c.severities &&
-    row.events === c.events
-  );
-}
-
-function definedOf(patch: AdvisoryPatch): AdvisoryPatch {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
-}
-
-function contentOf(row: AdvisoryRow): AdvisoryContent {
-  return {
-    advisoryId: row.advisory_id,
-    aliases: JSON.parse(row.aliases) as string[],
-    summary: row.summary,
-    artifactName: row.artifact_name,
-    componentName: row.component_name,
-    componentType: row.component_type,
-    severities: JSON.parse(row.severities) as AdvisoryContent["severities"],
-    events: JSON.parse(row.events) as AdvisoryContent["events"],
-  };
-}
-
-function toRecord(row: AdvisoryRow): AdvisoryRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    ...contentOf(row),
-    latestEventType: row.latest_event_type as EventTypeNumber | 0,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

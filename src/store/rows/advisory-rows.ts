@@ -1,0 +1,127 @@
+import type {
+  AdvisoryContent,
+  AdvisoryPatch,
+  AdvisoryRecord,
+  EventTypeNumber,
+} from "../advisory-store.js";
+
+/** An advisories row as both backends store it (JSON columns as text). */
+export interface AdvisoryRow {
+  seq: number;
+  uid: string;
+  group_uid: string;
+  advisory_id: string;
+  aliases: string;
+  summary: string;
+  artifact_name: string;
+  component_name: string;
+  component_type: string;
+  severities: string;
+  events: string;
+  latest_event_type: number;
+  search: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The columns an advisory's content is stored in, as written (bound parameters). */
+export interface AdvisoryColumns {
+  advisoryId: string;
+  aliases: string;
+  summary: string;
+  artifactName: string;
+  componentName: string;
+  componentType: string;
+  severities: string;
+  events: string;
+  latest: number;
+  search: string;
+}
+
+/** Content as stored: events in time order (stable), the derived latest type and search text. */
+export function advisoryColumnsOf(c: AdvisoryContent): AdvisoryColumns {
+  const events = c.events
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => a.e.time - b.e.time || a.i - b.i)
+    .map(({ e }) => ({
+      time: e.time,
+      type: e.type,
+      note: e.note,
+      fixedVersion: e.fixedVersion,
+    }));
+  return {
+    advisoryId: c.advisoryId,
+    aliases: JSON.stringify(c.aliases),
+    summary: c.summary,
+    artifactName: c.artifactName,
+    componentName: c.componentName,
+    componentType: c.componentType,
+    severities: JSON.stringify(c.severities.map((s) => ({ type: s.type, score: s.score }))),
+    events: JSON.stringify(events),
+    latest: events.at(-1)?.type ?? 0,
+    search: [c.advisoryId, ...c.aliases, c.artifactName, c.componentName]
+      .map((s) => s.toLowerCase())
+      .join("\n"),
+  };
+}
+
+/** The content columns of a stored row, to compare with new content. */
+export function storedAdvisoryColumns(row: AdvisoryRow): AdvisoryColumns {
+  return {
+    advisoryId: row.advisory_id,
+    aliases: row.aliases,
+    summary: row.summary,
+    artifactName: row.artifact_name,
+    componentName: row.component_name,
+    componentType: row.component_type,
+    severities: row.severities,
+    events: row.events,
+    latest: row.latest_event_type,
+    search: row.search,
+  };
+}
+
+/** Whether two contents are the same (the derived columns follow from the others). */
+export function sameAdvisoryContent(a: AdvisoryColumns, b: AdvisoryColumns): boolean {
+  return (
+    a.advisoryId === b.advisoryId &&
+    a.aliases === b.aliases &&
+    a.summary === b.summary &&
+    a.artifactName === b.artifactName &&
+    a.componentName === b.componentName &&
+    a.componentType === b.componentType &&
+    a.severities === b.severities &&
+    a.events === b.events
+  );
+}
+
+/** The fields a patch sets: spread over content, an unset field keeps the stored value. */
+export function definedOf(patch: AdvisoryPatch): AdvisoryPatch {
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+}
+
+/** The content of a stored advisory. */
+export function advisoryContentOf(row: AdvisoryRow): AdvisoryContent {
+  return {
+    advisoryId: row.advisory_id,
+    aliases: JSON.parse(row.aliases) as string[],
+    summary: row.summary,
+    artifactName: row.artifact_name,
+    componentName: row.component_name,
+    componentType: row.component_type,
+    severities: JSON.parse(row.severities) as AdvisoryContent["severities"],
+    events: JSON.parse(row.events) as AdvisoryContent["events"],
+  };
+}
+
+/** The record of a stored advisory. */
+export function advisoryRecordOf(row: AdvisoryRow): AdvisoryRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    ...advisoryContentOf(row),
+    latestEventType: row.latest_event_type as EventTypeNumber | 0,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
