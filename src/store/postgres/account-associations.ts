@@ -1,22 +1,14 @@
-import type { AccountAssociationRecord, AccountLinks } from "../iam-store.js";
+import type { AccountLinks } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import {
+  type AccountAssociationRow,
+  accountAssociationRecordOf,
+  linkColumns,
+  providers,
+} from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface AccountAssociationRow {
-  uid: string;
-  name: string;
-  description: string;
-  amazon: string | null;
-  google: string | null;
-  azure: string | null;
-  github: string | null;
-  create_time: number;
-  update_time: number;
-}
-
-const providers = ["amazon", "google", "azure", "github"] as const;
 
 /** The account-association operations of the PostgreSQL store. */
 export type PgAccountAssociationOps = PgOps<
@@ -63,17 +55,17 @@ export function createPgAccountAssociationOps(db: PgDb): PgAccountAssociationOps
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
           [a.uid, a.name, a.description, l.amazon, l.google, l.azure, l.github, a.now],
         );
-        return toRecord(row!);
+        return accountAssociationRecordOf(row!);
       }),
 
     getAccountAssociation: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && accountAssociationRecordOf(row);
     },
 
     updateAccountAssociation: (uid, patch, now) =>
       db.write(async (sql) => {
-        const current = toRecord(await mustFind(sql, uid));
+        const current = accountAssociationRecordOf(await mustFind(sql, uid));
         if (isEmptyPatch(patch)) return current;
         const links: AccountLinks = {};
         for (const p of providers) {
@@ -96,7 +88,7 @@ export function createPgAccountAssociationOps(db: PgDb): PgAccountAssociationOps
             uid,
           ],
         );
-        return toRecord(row!);
+        return accountAssociationRecordOf(row!);
       }),
 
     deleteAccountAssociation: (uid) =>
@@ -119,32 +111,11 @@ export function createPgAccountAssociationOps(db: PgDb): PgAccountAssociationOps
               },
             ];
       const page = await lists.list(rest, extra);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(accountAssociationRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
   };
-}
-
-function linkColumns(links: AccountLinks) {
-  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
-  return {
-    amazon: json(links.amazon),
-    google: json(links.google),
-    azure: json(links.azure),
-    github: json(links.github),
-  };
-}
-
-function toRecord(row: AccountAssociationRow): AccountAssociationRecord {
-  const out: AccountAssociationRecord = {
-    uid: row.uid,
-    name: row.name,
-    description: row.description,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
-  for (const p of providers) {
-    const v = row[p];
-    if (v !== null) Object.assign(out, { [p]: JSON.parse(v) as unknown });
-  }
-  return out;
 }

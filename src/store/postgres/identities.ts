@@ -1,25 +1,10 @@
 import { parentOf } from "../../uid.js";
-import type { ClaimMatchRecord, IdentityRecord, StaticKeysRecord } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type IdentityRow, identityRecordOf, methodColumns } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface IdentityRow {
-  uid: string;
-  group_uid: string | null;
-  name: string;
-  description: string;
-  email: string;
-  issuer: string;
-  subject: string;
-  claim_match: string | null;
-  static_keys: string | null;
-  last_seen_time: number;
-  create_time: number;
-  update_time: number;
-}
 
 /** The identity operations of the PostgreSQL store. */
 export type PgIdentityOps = PgOps<
@@ -79,18 +64,18 @@ export function createPgIdentityOps(db: PgDb, lastOwner: PgLastOwnerGuard): PgId
             i.now,
           ],
         );
-        return toRecord(row!);
+        return identityRecordOf(row!);
       }),
 
     getIdentity: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && identityRecordOf(row);
     },
 
     updateIdentity: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await mustFind(sql, uid);
-        const current = toRecord(row);
+        const current = identityRecordOf(row);
         if (isEmptyPatch(patch)) return current;
         const method =
           patch.claimMatch || patch.staticKeys
@@ -113,7 +98,7 @@ export function createPgIdentityOps(db: PgDb, lastOwner: PgLastOwnerGuard): PgId
             uid,
           ],
         );
-        return toRecord(updated!);
+        return identityRecordOf(updated!);
       }),
 
     deleteIdentity: (uid) =>
@@ -126,7 +111,7 @@ export function createPgIdentityOps(db: PgDb, lastOwner: PgLastOwnerGuard): PgId
 
     listIdentities: async (query) => {
       const page = await lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(identityRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     touchIdentity: async (uid, time) => {
@@ -153,47 +138,7 @@ export function createPgIdentityOps(db: PgDb, lastOwner: PgLastOwnerGuard): PgId
            WHERE identities.group_uid IS NULL`,
           [p.uid, p.name, p.email, p.issuer, p.subject, p.now],
         );
-        return toRecord((await find(sql, p.uid))!);
+        return identityRecordOf((await find(sql, p.uid))!);
       }),
-  };
-}
-
-/** The stored columns of an identity's method; claimMatch wins if both are given. */
-function methodColumns(cm: ClaimMatchRecord | undefined, sk: StaticKeysRecord | undefined) {
-  if (cm) {
-    return {
-      claimMatch: JSON.stringify(cm),
-      staticKeys: null,
-      issuer: cm.issuer || cm.issuerPattern,
-      subject: cm.subject || cm.subjectPattern,
-    };
-  }
-  if (sk) {
-    return {
-      claimMatch: null,
-      staticKeys: JSON.stringify(sk),
-      issuer: sk.issuer,
-      subject: sk.subject,
-    };
-  }
-  return { claimMatch: null, staticKeys: null, issuer: "", subject: "" };
-}
-
-function toRecord(row: IdentityRow): IdentityRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid ?? "",
-    name: row.name,
-    description: row.description,
-    email: row.email,
-    lastSeenTime: row.last_seen_time,
-    ...(row.claim_match === null
-      ? {}
-      : { claimMatch: JSON.parse(row.claim_match) as ClaimMatchRecord }),
-    ...(row.static_keys === null
-      ? {}
-      : { staticKeys: JSON.parse(row.static_keys) as StaticKeysRecord }),
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

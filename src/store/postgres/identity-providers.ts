@@ -1,22 +1,13 @@
 import { parentOf } from "../../uid.js";
-import type { IdentityProviderRecord, OidcRecord } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import {
+  type IdentityProviderRow,
+  identityProviderRecordOf,
+  oidcColumns,
+} from "../rows/identity-provider-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface IdentityProviderRow {
-  uid: string;
-  group_uid: string;
-  name: string;
-  description: string;
-  default_role: string;
-  /** The OIDC settings but the client secret, as JSON. */
-  oidc: string;
-  client_secret: string;
-  create_time: number;
-  update_time: number;
-}
 
 /** The identity-provider operations of the PostgreSQL store. */
 export type PgIdentityProviderOps = PgOps<
@@ -64,17 +55,17 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
           [p.uid, p.groupUid, p.name, p.description, p.defaultRole, o.oidc, o.clientSecret, p.now],
         );
-        return toRecord(row!);
+        return identityProviderRecordOf(row!);
       }),
 
     getIdentityProvider: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && identityProviderRecordOf(row);
     },
 
     updateIdentityProvider: (uid, patch, now) =>
       db.write(async (sql) => {
-        const current = toRecord(await mustFind(sql, uid));
+        const current = identityProviderRecordOf(await mustFind(sql, uid));
         if (isEmptyPatch(patch)) return current;
         const o = oidcColumns(patch.oidc ?? current.oidc);
         const row = await sql.one<IdentityProviderRow>(
@@ -91,7 +82,7 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
             uid,
           ],
         );
-        return toRecord(row!);
+        return identityProviderRecordOf(row!);
       }),
 
     deleteIdentityProvider: (uid) =>
@@ -102,32 +93,11 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
 
     listIdentityProviders: async (query) => {
       const page = await lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(identityProviderRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
-  };
-}
-
-function oidcColumns(o: OidcRecord) {
-  const { clientSecret, ...rest } = o;
-  return { oidc: JSON.stringify(rest), clientSecret };
-}
-
-function toRecord(row: IdentityProviderRow): IdentityProviderRecord {
-  const oidc = JSON.parse(row.oidc) as Omit<OidcRecord, "clientSecret">;
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    name: row.name,
-    description: row.description,
-    defaultRole: row.default_role,
-    oidc: {
-      issuer: oidc.issuer,
-      clientId: oidc.clientId,
-      clientSecret: row.client_secret,
-      additionalScopes: oidc.additionalScopes,
-      groupsClaim: oidc.groupsClaim,
-    },
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

@@ -1,26 +1,10 @@
 import { parentOf } from "../../uid.js";
 import type { NewRoleBinding, RoleBindingRecord } from "../iam-store.js";
+import { type BindingRow, roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface BindingRow {
-  uid: string;
-  group_uid: string;
-  identity_uid: string;
-  role_uid: string;
-  create_time: number;
-  update_time: number;
-  role_name: string;
-  role_description: string;
-  identity_name: string;
-  identity_description: string;
-  identity_issuer: string;
-  identity_subject: string;
-  group_name: string;
-  group_description: string;
-}
 
 /** The role-binding operations of the PostgreSQL store, and organization creation. */
 export type PgRoleBindingOps = PgOps<
@@ -97,7 +81,7 @@ export function createPgRoleBindingOps(
   };
   const getRoleBindingIn = async (sql: Sql, uid: string) => {
     const row = await find(sql, uid);
-    return row && toRecord(row);
+    return row && roleBindingRecordOf(row);
   };
   // The view's name is the bound role's: bindings have no name of their own.
   const lists = createPgListSql<BindingRow>(db, {
@@ -115,7 +99,7 @@ export function createPgRoleBindingOps(
     createRoleBinding: (b) =>
       db.write(async (sql) => {
         await bind(sql, b);
-        return toRecord((await find(sql, b.uid))!);
+        return roleBindingRecordOf((await find(sql, b.uid))!);
       }),
 
     getRoleBinding: (uid) => getRoleBindingIn(db.sql, uid),
@@ -132,7 +116,7 @@ export function createPgRoleBindingOps(
           now,
           uid,
         ]);
-        return toRecord((await find(sql, uid))!);
+        return roleBindingRecordOf((await find(sql, uid))!);
       }),
 
     deleteRoleBinding: (uid) =>
@@ -150,7 +134,11 @@ export function createPgRoleBindingOps(
       if (f.group) extra.push({ sql: "t.group_uid = ?", params: [f.group] });
       if (f.role) extra.push({ sql: "t.role_uid = ?", params: [f.role] });
       const page = await lists.list(query, extra);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(roleBindingRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
 
     createOrganization: (group, owner) =>
@@ -167,25 +155,5 @@ export function createPgRoleBindingOps(
         });
         return created;
       }),
-  };
-}
-
-function toRecord(row: BindingRow): RoleBindingRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    identityUid: row.identity_uid,
-    roleUid: row.role_uid,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-    identity: {
-      uid: row.identity_uid,
-      name: row.identity_name,
-      description: row.identity_description,
-      subject: row.identity_subject,
-      issuer: row.identity_issuer,
-    },
-    group: { uid: row.group_uid, name: row.group_name, description: row.group_description },
-    role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
   };
 }

@@ -1,28 +1,15 @@
 import type { Database } from "better-sqlite3";
-import type {
-  AccountAssociationPatch,
-  AccountAssociationRecord,
-  AccountLinks,
-  NewAccountAssociation,
-} from "../iam-store.js";
+import type { AccountAssociationPatch, AccountLinks, NewAccountAssociation } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import {
+  type AccountAssociationRow,
+  accountAssociationRecordOf,
+  linkColumns,
+  providers,
+} from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface AccountAssociationRow {
-  uid: string;
-  name: string;
-  description: string;
-  amazon: string | null;
-  google: string | null;
-  azure: string | null;
-  github: string | null;
-  create_time: number;
-  update_time: number;
-}
-
-const providers = ["amazon", "google", "azure", "github"] as const;
 
 /** The account-association operations of the SQLite store. */
 export type AccountAssociationOps = SyncOps<
@@ -81,17 +68,17 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
         now: a.now,
         ...linkColumns(a),
       });
-      return toRecord(find(a.uid)!);
+      return accountAssociationRecordOf(find(a.uid)!);
     }).immediate,
 
     getAccountAssociation: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && accountAssociationRecordOf(row);
     },
 
     updateAccountAssociation: db.transaction(
       (uid: string, patch: AccountAssociationPatch, now: number) => {
-        const current = toRecord(mustFind(uid));
+        const current = accountAssociationRecordOf(mustFind(uid));
         if (isEmptyPatch(patch)) return current;
         const links: AccountLinks = {};
         for (const p of providers) {
@@ -105,7 +92,7 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
           now,
           ...linkColumns(links),
         });
-        return toRecord(find(uid)!);
+        return accountAssociationRecordOf(find(uid)!);
       },
     ).immediate,
 
@@ -128,32 +115,11 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
               },
             ];
       const page = lists.list(rest, extra);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(accountAssociationRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
   };
-}
-
-function linkColumns(links: AccountLinks) {
-  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
-  return {
-    amazon: json(links.amazon),
-    google: json(links.google),
-    azure: json(links.azure),
-    github: json(links.github),
-  };
-}
-
-function toRecord(row: AccountAssociationRow): AccountAssociationRecord {
-  const out: AccountAssociationRecord = {
-    uid: row.uid,
-    name: row.name,
-    description: row.description,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
-  for (const p of providers) {
-    const v = row[p];
-    if (v !== null) Object.assign(out, { [p]: JSON.parse(v) as unknown });
-  }
-  return out;
 }

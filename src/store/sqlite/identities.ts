@@ -1,34 +1,13 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type {
-  ClaimMatchRecord,
-  IdentityPatch,
-  IdentityRecord,
-  NewIdentity,
-  PersonLogin,
-  StaticKeysRecord,
-} from "../iam-store.js";
+import type { IdentityPatch, NewIdentity, PersonLogin } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type IdentityRow, identityRecordOf, methodColumns } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql } from "./list-sql.js";
 import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface IdentityRow {
-  uid: string;
-  group_uid: string | null;
-  name: string;
-  description: string;
-  email: string;
-  issuer: string;
-  subject: string;
-  claim_match: string | null;
-  static_keys: string | null;
-  last_seen_time: number;
-  create_time: number;
-  update_time: number;
-}
 
 /** The identity operations of the SQLite store. */
 export type IdentityOps = SyncOps<
@@ -115,16 +94,16 @@ export function createIdentityOps(
         now: i.now,
         ...methodColumns(i.claimMatch, i.staticKeys),
       });
-      return toRecord(find(i.uid)!);
+      return identityRecordOf(find(i.uid)!);
     }).immediate,
 
     getIdentity: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && identityRecordOf(row);
     },
 
     updateIdentity: db.transaction((uid: string, patch: IdentityPatch, now: number) => {
-      const current = toRecord(mustFind(uid));
+      const current = identityRecordOf(mustFind(uid));
       if (isEmptyPatch(patch)) return current;
       const method =
         patch.claimMatch || patch.staticKeys
@@ -141,7 +120,7 @@ export function createIdentityOps(
         issuer: identifying.issuer,
         subject: identifying.subject,
       });
-      return toRecord(find(uid)!);
+      return identityRecordOf(find(uid)!);
     }).immediate,
 
     deleteIdentity: db.transaction((uid: string) => {
@@ -153,7 +132,7 @@ export function createIdentityOps(
 
     listIdentities: (query) => {
       const page = lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(identityRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     touchIdentity: (uid, time) => {
@@ -179,51 +158,11 @@ export function createIdentityOps(
         subject: p.subject,
         now: p.now,
       });
-      return toRecord(find(p.uid)!);
+      return identityRecordOf(find(p.uid)!);
     }).immediate,
   };
 }
 
-/** The stored columns of an identity's method; claimMatch wins if both are given. */
-function methodColumns(cm: ClaimMatchRecord | undefined, sk: StaticKeysRecord | undefined) {
-  if (cm) {
-    return {
-      claimMatch: JSON.stringify(cm),
-      staticKeys: null,
-      issuer: cm.issuer || cm.issuerPattern,
-      subject: cm.subject || cm.subjectPattern,
-    };
-  }
-  if (sk) {
-    return {
-      claimMatch: null,
-      staticKeys: JSON.stringify(sk),
-      issuer: sk.issuer,
-      subject: sk.subject,
-    };
-  }
-  return { claimMatch: null, staticKeys: null, issuer: "", subject: "" };
-}
-
 function personColumns(row: IdentityRow) {
   return { issuer: row.issuer, subject: row.subject };
-}
-
-function toRecord(row: IdentityRow): IdentityRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid ?? "",
-    name: row.name,
-    description: row.description,
-    email: row.email,
-    lastSeenTime: row.last_seen_time,
-    ...(row.claim_match === null
-      ? {}
-      : { claimMatch: JSON.parse(row.claim_match) as ClaimMatchRecord }),
-    ...(row.static_keys === null
-      ? {}
-      : { staticKeys: JSON.parse(row.static_keys) as StaticKeysRecord }),
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

@@ -1,28 +1,15 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type {
-  IdentityProviderPatch,
-  IdentityProviderRecord,
-  NewIdentityProvider,
-  OidcRecord,
-} from "../iam-store.js";
+import type { IdentityProviderPatch, NewIdentityProvider } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import {
+  type IdentityProviderRow,
+  identityProviderRecordOf,
+  oidcColumns,
+} from "../rows/identity-provider-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface IdentityProviderRow {
-  uid: string;
-  group_uid: string;
-  name: string;
-  description: string;
-  default_role: string;
-  /** The OIDC settings but the client secret, as JSON. */
-  oidc: string;
-  client_secret: string;
-  create_time: number;
-  update_time: number;
-}
 
 /** The identity-provider operations of the SQLite store. */
 export type IdentityProviderOps = SyncOps<
@@ -85,17 +72,17 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
         now: p.now,
         ...oidcColumns(p.oidc),
       });
-      return toRecord(find(p.uid)!);
+      return identityProviderRecordOf(find(p.uid)!);
     }).immediate,
 
     getIdentityProvider: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && identityProviderRecordOf(row);
     },
 
     updateIdentityProvider: db.transaction(
       (uid: string, patch: IdentityProviderPatch, now: number) => {
-        const current = toRecord(mustFind(uid));
+        const current = identityProviderRecordOf(mustFind(uid));
         if (isEmptyPatch(patch)) return current;
         update.run({
           uid,
@@ -105,7 +92,7 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
           now,
           ...oidcColumns(patch.oidc ?? current.oidc),
         });
-        return toRecord(find(uid)!);
+        return identityProviderRecordOf(find(uid)!);
       },
     ).immediate,
 
@@ -116,32 +103,11 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
 
     listIdentityProviders: (query) => {
       const page = lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(identityProviderRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
-  };
-}
-
-function oidcColumns(o: OidcRecord) {
-  const { clientSecret, ...rest } = o;
-  return { oidc: JSON.stringify(rest), clientSecret };
-}
-
-function toRecord(row: IdentityProviderRow): IdentityProviderRecord {
-  const oidc = JSON.parse(row.oidc) as Omit<OidcRecord, "clientSecret">;
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    name: row.name,
-    description: row.description,
-    defaultRole: row.default_role,
-    oidc: {
-      issuer: oidc.issuer,
-      clientId: oidc.clientId,
-      clientSecret: row.client_secret,
-      additionalScopes: oidc.additionalScopes,
-      groupsClaim: oidc.groupsClaim,
-    },
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

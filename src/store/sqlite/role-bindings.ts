@@ -1,27 +1,11 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type { NewRoleBinding, RoleBindingRecord } from "../iam-store.js";
+import type { NewRoleBinding } from "../iam-store.js";
+import { type BindingRow, roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface BindingRow {
-  uid: string;
-  group_uid: string;
-  identity_uid: string;
-  role_uid: string;
-  create_time: number;
-  update_time: number;
-  role_name: string;
-  role_description: string;
-  identity_name: string;
-  identity_description: string;
-  identity_issuer: string;
-  identity_subject: string;
-  group_name: string;
-  group_description: string;
-}
 
 /** The role-binding operations of the SQLite store, and organization creation. */
 export type RoleBindingOps = SyncOps<
@@ -95,12 +79,12 @@ export function createRoleBindingOps(
   return {
     createRoleBinding: db.transaction((b: NewRoleBinding) => {
       bind(b);
-      return toRecord(find(b.uid)!);
+      return roleBindingRecordOf(find(b.uid)!);
     }).immediate,
 
     getRoleBinding: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && roleBindingRecordOf(row);
     },
 
     updateRoleBinding: db.transaction((uid: string, roleUid: string, now: number) => {
@@ -110,7 +94,7 @@ export function createRoleBindingOps(
       if (roleUid !== row.role_uid) lastOwner.binding(uid);
       checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
       update.run(roleUid, now, uid);
-      return toRecord(find(uid)!);
+      return roleBindingRecordOf(find(uid)!);
     }).immediate,
 
     deleteRoleBinding: db.transaction((uid: string) => {
@@ -127,7 +111,11 @@ export function createRoleBindingOps(
       if (f.group) extra.push({ sql: "t.group_uid = ?", params: [f.group] });
       if (f.role) extra.push({ sql: "t.role_uid = ?", params: [f.role] });
       const page = lists.list(query, extra);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return {
+        items: page.rows.map(roleBindingRecordOf),
+        total: page.total,
+        hasMore: page.hasMore,
+      };
     },
 
     createOrganization: db.transaction(
@@ -148,25 +136,5 @@ export function createRoleBindingOps(
         return created;
       },
     ).immediate,
-  };
-}
-
-function toRecord(row: BindingRow): RoleBindingRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    identityUid: row.identity_uid,
-    roleUid: row.role_uid,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-    identity: {
-      uid: row.identity_uid,
-      name: row.identity_name,
-      description: row.identity_description,
-      subject: row.identity_subject,
-      issuer: row.identity_issuer,
-    },
-    group: { uid: row.group_uid, name: row.group_name, description: row.group_description },
-    role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
   };
 }

@@ -1,0 +1,44 @@
+import type { AccountAssociationRecord, AccountLinks } from "../iam-store.js";
+
+/** An account_associations row as both backends store it (each link as JSON, or null). */
+export interface AccountAssociationRow {
+  uid: string;
+  name: string;
+  description: string;
+  amazon: string | null;
+  google: string | null;
+  azure: string | null;
+  github: string | null;
+  create_time: number;
+  update_time: number;
+}
+
+/** The account links a record may carry, each in a column of its own. */
+export const providers = ["amazon", "google", "azure", "github"] as const;
+
+/** The stored columns of an association's links. */
+export function linkColumns(links: AccountLinks) {
+  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  return {
+    amazon: json(links.amazon),
+    google: json(links.google),
+    azure: json(links.azure),
+    github: json(links.github),
+  };
+}
+
+/** The record of a stored account association. */
+export function accountAssociationRecordOf(row: AccountAssociationRow): AccountAssociationRecord {
+  const out: AccountAssociationRecord = {
+    uid: row.uid,
+    name: row.name,
+    description: row.description,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+  for (const p of providers) {
+    const v = row[p];
+    if (v !== null) Object.assign(out, { [p]: JSON.parse(v) as unknown });
+  }
+  return out;
+}

@@ -1,0 +1,40 @@
+import type { RoleBindingRecord } from "../iam-store.js";
+
+/** A role_bindings_view row as both backends read it: the binding and what it names. */
+export interface BindingRow {
+  uid: string;
+  group_uid: string;
+  identity_uid: string;
+  role_uid: string;
+  create_time: number;
+  update_time: number;
+  role_name: string;
+  role_description: string;
+  identity_name: string;
+  identity_description: string;
+  identity_issuer: string;
+  identity_subject: string;
+  group_name: string;
+  group_description: string;
+}
+
+/** The record of a stored role binding. */
+export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    identityUid: row.identity_uid,
+    roleUid: row.role_uid,
+    createTime: row.create_time,
+    updateTime: row.update_time,
+    identity: {
+      uid: row.identity_uid,
+      name: row.identity_name,
+      description: row.identity_description,
+      subject: row.identity_subject,
+      issuer: row.identity_issuer,
+    },
+    group: { uid: row.group_uid, name: row.group_name, description: row.group_description },
+    role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
+  };
+}
