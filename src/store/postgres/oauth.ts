@@ -1,4 +1,5 @@
 import type { GrantOutcome, PendingLogin } from "../oauth-store.js";
+import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
@@ -13,26 +14,6 @@ export type PgOAuthOps = PgOps<
   | "revokeSession"
   | "sessionActive"
 >;
-
-interface CodeRow {
-  session_id: string;
-  redirect_uri: string;
-  code_challenge: string;
-  expire_time: number;
-  redeem_time: number | null;
-  identity_uid: string;
-  client_id: string;
-  revoke_time: number | null;
-}
-
-interface RefreshRow {
-  session_id: string;
-  expire_time: number;
-  use_time: number | null;
-  identity_uid: string;
-  client_id: string;
-  revoke_time: number | null;
-}
 
 const getRefreshSql = `
   SELECT t.session_id, t.expire_time, t.use_time, s.identity_uid, s.client_id, s.revoke_time
@@ -175,11 +156,4 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
       return row !== undefined && row.revoke_time === null;
     },
   };
-}
-
-const invalid: GrantOutcome = { kind: "invalid" };
-const replayed: GrantOutcome = { kind: "replayed" };
-
-function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
-  return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
 }

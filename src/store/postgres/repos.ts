@@ -1,19 +1,9 @@
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import type { RepoRecord } from "../registry-store.js";
+import { type RepoRow, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface RepoRow {
-  uid: string;
-  group_uid: string;
-  name: string;
-  description: string;
-  aliases: string;
-  create_time: number;
-  update_time: number;
-}
 
 /** The repo operations of the PostgreSQL store. */
 export type PgRepoOps = PgOps<"createRepo" | "getRepo" | "updateRepo" | "deleteRepo" | "listRepos">;
@@ -67,18 +57,18 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
            VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
           [r.uid, r.groupUid, r.name, r.description, JSON.stringify(r.aliases), r.now],
         );
-        return toRecord(row!);
+        return repoRecordOf(row!);
       }),
 
     getRepo: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && repoRecordOf(row);
     },
 
     updateRepo: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await mustFind(sql, uid);
-        if (isEmptyPatch(patch)) return toRecord(row);
+        if (isEmptyPatch(patch)) return repoRecordOf(row);
         const name = patch.name ?? row.name;
         if (name !== row.name) await checkName(sql, row.group_uid, name, uid);
         const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;
@@ -87,7 +77,7 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
            WHERE uid = $5 RETURNING *`,
           [name, patch.description ?? row.description, aliases, now, uid],
         );
-        return toRecord(updated!);
+        return repoRecordOf(updated!);
       }),
 
     deleteRepo: (uid) =>
@@ -101,19 +91,7 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
 
     listRepos: async (query) => {
       const page = await lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(repoRecordOf), total: page.total, hasMore: page.hasMore };
     },
-  };
-}
-
-function toRecord(row: RepoRow): RepoRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    name: row.name,
-    description: row.description,
-    aliases: JSON.parse(row.aliases) as string[],
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

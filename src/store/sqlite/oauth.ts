@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
-import type { GrantOutcome, PendingLogin } from "../oauth-store.js";
+import type { PendingLogin } from "../oauth-store.js";
+import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -14,26 +15,6 @@ export type OAuthOps = SyncOps<
   | "revokeSession"
   | "sessionActive"
 >;
-
-interface CodeRow {
-  session_id: string;
-  redirect_uri: string;
-  code_challenge: string;
-  expire_time: number;
-  redeem_time: number | null;
-  identity_uid: string;
-  client_id: string;
-  revoke_time: number | null;
-}
-
-interface RefreshRow {
-  session_id: string;
-  expire_time: number;
-  use_time: number | null;
-  identity_uid: string;
-  client_id: string;
-  revoke_time: number | null;
-}
 
 /**
  * Create the sign-in operations on an open, migrated database. Each check-then-write runs in
@@ -175,11 +156,4 @@ export function createOAuthOps(db: Database): OAuthOps {
       return row !== undefined && row.revoke_time === null;
     },
   };
-}
-
-const invalid: GrantOutcome = { kind: "invalid" };
-const replayed: GrantOutcome = { kind: "replayed" };
-
-function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
-  return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
 }

@@ -1,20 +1,11 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import type { NewRepo, RepoPatch, RepoRecord } from "../registry-store.js";
+import type { NewRepo, RepoPatch } from "../registry-store.js";
+import { type RepoRow, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface RepoRow {
-  uid: string;
-  group_uid: string;
-  name: string;
-  description: string;
-  aliases: string;
-  create_time: number;
-  update_time: number;
-}
 
 /** The repo operations of the SQLite store. */
 export type RepoOps = SyncOps<"createRepo" | "getRepo" | "updateRepo" | "deleteRepo" | "listRepos">;
@@ -70,22 +61,22 @@ export function createRepoOps(db: Database): RepoOps {
       if (find(r.uid)) throw new StoreError("already_exists", `repo ${JSON.stringify(r.uid)}`);
       checkName(r.groupUid, r.name, r.uid);
       insert.run({ ...r, aliases: JSON.stringify(r.aliases) });
-      return toRecord(find(r.uid)!);
+      return repoRecordOf(find(r.uid)!);
     }).immediate,
 
     getRepo: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && repoRecordOf(row);
     },
 
     updateRepo: db.transaction((uid: string, patch: RepoPatch, now: number) => {
       const row = mustFind(uid);
-      if (isEmptyPatch(patch)) return toRecord(row);
+      if (isEmptyPatch(patch)) return repoRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkName(row.group_uid, name, uid);
       const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;
       update.run(name, patch.description ?? row.description, aliases, now, uid);
-      return toRecord(find(uid)!);
+      return repoRecordOf(find(uid)!);
     }).immediate,
 
     deleteRepo: db.transaction((uid: string) => {
@@ -98,19 +89,7 @@ export function createRepoOps(db: Database): RepoOps {
 
     listRepos: (query) => {
       const page = lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(repoRecordOf), total: page.total, hasMore: page.hasMore };
     },
-  };
-}
-
-function toRecord(row: RepoRow): RepoRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    name: row.name,
-    description: row.description,
-    aliases: JSON.parse(row.aliases) as string[],
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

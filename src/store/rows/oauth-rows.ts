@@ -1,0 +1,33 @@
+import type { GrantOutcome } from "../oauth-store.js";
+
+/** An authorization code joined with its session, as both backends read it to redeem it. */
+export interface CodeRow {
+  session_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  expire_time: number;
+  redeem_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+/** A refresh token joined with its session, as both backends read it to rotate it. */
+export interface RefreshRow {
+  session_id: string;
+  expire_time: number;
+  use_time: number | null;
+  identity_uid: string;
+  client_id: string;
+  revoke_time: number | null;
+}
+
+/** The outcome of a code or token that is unknown, expired, revoked or for another client. */
+export const invalid: GrantOutcome = { kind: "invalid" };
+/** The outcome of a code or token used twice: its session is revoked. */
+export const replayed: GrantOutcome = { kind: "replayed" };
+
+/** The outcome of a good code or token: the session's identity may have tokens. */
+export function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
+  return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
+}

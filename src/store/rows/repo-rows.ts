@@ -1,0 +1,25 @@
+import type { RepoRecord } from "../registry-store.js";
+
+/** A repos row as both backends store it (aliases as JSON). */
+export interface RepoRow {
+  uid: string;
+  group_uid: string;
+  name: string;
+  description: string;
+  aliases: string;
+  create_time: number;
+  update_time: number;
+}
+
+/** The record of a stored repo. */
+export function repoRecordOf(row: RepoRow): RepoRecord {
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid,
+    name: row.name,
+    description: row.description,
+    aliases: JSON.parse(row.aliases) as string[],
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
