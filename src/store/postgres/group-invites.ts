@@ -1,25 +1,12 @@
 import { parentOf } from "../../uid.js";
 import { sameEmail } from "../email.js";
 import type { RoleBindingRecord } from "../iam-store.js";
-import type { GroupInviteRecord, RedeemOutcome } from "../invite-store.js";
+import type { RedeemOutcome } from "../invite-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type InviteRow, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface InviteRow {
-  uid: string;
-  group_uid: string;
-  role_uid: string;
-  email: string;
-  single_use: boolean;
-  expiration_time: number;
-  creator_uid: string;
-  create_time: number;
-  update_time: number;
-  role_name: string;
-  role_description: string;
-}
 
 /** The group-invite operations of the PostgreSQL store. */
 export type PgGroupInviteOps = PgOps<
@@ -102,24 +89,24 @@ export function createPgGroupInviteOps(
             i.now,
           ],
         );
-        return toRecord((await find(sql, i.uid))!);
+        return inviteRecordOf((await find(sql, i.uid))!);
       }),
 
     getGroupInvite: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && inviteRecordOf(row);
     },
 
     findGroupInviteByCode: async (codeHash) => {
       const row = await findByHash(db.sql, codeHash);
-      return row && toRecord(row);
+      return row && inviteRecordOf(row);
     },
 
     updateGroupInvite: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await find(sql, uid);
         if (!row) throw new StoreError("not_found", `group invite ${JSON.stringify(uid)}`);
-        if (isEmptyPatch(patch)) return toRecord(row);
+        if (isEmptyPatch(patch)) return inviteRecordOf(row);
         await sql.run(
           `UPDATE group_invites SET email = $1, single_use = $2, expiration_time = $3,
              update_time = $4
@@ -132,7 +119,7 @@ export function createPgGroupInviteOps(
             uid,
           ],
         );
-        return toRecord((await find(sql, uid))!);
+        return inviteRecordOf((await find(sql, uid))!);
       }),
 
     deleteGroupInvite: (uid) =>
@@ -144,7 +131,7 @@ export function createPgGroupInviteOps(
 
     listGroupInvites: async (query) => {
       const page = await lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(inviteRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     // One SERIALIZABLE transaction: of two concurrent redemptions of a single-use code, both
@@ -183,20 +170,5 @@ export function createPgGroupInviteOps(
         );
         return { kind: "redeemed", binding: (await getRoleBindingIn(sql, uid))!, created: true };
       }),
-  };
-}
-
-function toRecord(row: InviteRow): GroupInviteRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    roleUid: row.role_uid,
-    role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
-    email: row.email,
-    singleUse: row.single_use,
-    expirationTime: row.expiration_time,
-    creatorUid: row.creator_uid,
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

@@ -1,19 +1,9 @@
 import { parentOf } from "../../uid.js";
-import type { NewTag, PutOutcome, TagFilters, TagRecord } from "../registry-store.js";
+import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
+import { type TagRow, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface TagRow {
-  uid: string;
-  repo_uid: string;
-  group_uid: string;
-  name: string;
-  digest: string;
-  deprecated: boolean;
-  create_time: number;
-  update_time: number;
-}
 
 /** A tag as an import leaves it; `write` says whether it must be inserted or updated. */
 interface TagState {
@@ -103,7 +93,7 @@ export function createPgTagOps(db: PgDb): PgTagOps {
             "UPDATE tags SET digest = $1, deprecated = $2, update_time = $3 WHERE uid = $4 RETURNING *",
             [tag.digest, tag.deprecated, now, existing.uid],
           );
-          return { tag: toRecord(row!), outcome: "updated" as const };
+          return { tag: tagRecordOf(row!), outcome: "updated" as const };
         }
         const uid = newTagUid(repoUid, newUid);
         const row = await sql.one<TagRow>(
@@ -112,7 +102,7 @@ export function createPgTagOps(db: PgDb): PgTagOps {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
           [uid, repoUid, groupUid, tag.name, tag.digest, tag.deprecated, now],
         );
-        return { tag: toRecord(row!), outcome: "created" as const };
+        return { tag: tagRecordOf(row!), outcome: "created" as const };
       }),
 
     // The tags are put one after the other in memory (a name may come twice), then written
@@ -120,7 +110,7 @@ export function createPgTagOps(db: PgDb): PgTagOps {
     importTags: (repoUid, tags, newUid, now) =>
       db.write(async (sql) => {
         const groupUid = await groupOf(sql, repoUid);
-        const stored = await sql.rows<TagRow>(
+        const stored = await sql.rows<TagRow<boolean>>(
           "SELECT * FROM tags WHERE repo_uid = $1 AND name = ANY($2::text[])",
           [repoUid, [...new Set(tags.map((t) => t.name))]],
         );
@@ -158,7 +148,7 @@ export function createPgTagOps(db: PgDb): PgTagOps {
 
     getTag: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && tagRecordOf(row);
     },
 
     deleteTag: (uid) =>
@@ -170,7 +160,7 @@ export function createPgTagOps(db: PgDb): PgTagOps {
 
     listTags: async (query) => {
       const page = await lists.list(query, tagConditions(query.filters));
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(tagRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 }
@@ -194,16 +184,4 @@ function tagConditions(f: TagFilters): PgCondition[] {
   // LIKE is case-sensitive, as referrer tags are (`sha256-` + hex digest).
   if (f.excludeReferrers) out.push({ sql: "t.name NOT LIKE 'sha256-%'", params: [] });
   return out;
-}
-
-function toRecord(row: TagRow): TagRecord {
-  return {
-    uid: row.uid,
-    repoUid: row.repo_uid,
-    name: row.name,
-    digest: row.digest,
-    deprecated: row.deprecated,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

@@ -4,29 +4,15 @@ import { sameEmail } from "../email.js";
 import type { RoleBindingRecord } from "../iam-store.js";
 import type {
   GroupInvitePatch,
-  GroupInviteRecord,
   InviteRedemption,
   NewGroupInvite,
   RedeemOutcome,
 } from "../invite-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type InviteRow, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface InviteRow {
-  uid: string;
-  group_uid: string;
-  role_uid: string;
-  email: string;
-  single_use: number;
-  expiration_time: number;
-  creator_uid: string;
-  create_time: number;
-  update_time: number;
-  role_name: string;
-  role_description: string;
-}
 
 /** The group-invite operations of the SQLite store. */
 export type GroupInviteOps = SyncOps<
@@ -103,23 +89,23 @@ export function createGroupInviteOps(
         throw new StoreError("already_exists", `group invite ${JSON.stringify(i.uid)}`);
       }
       insert.run({ ...i, singleUse: i.singleUse ? 1 : 0 });
-      return toRecord(find(i.uid)!);
+      return inviteRecordOf(find(i.uid)!);
     }).immediate,
 
     getGroupInvite: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && inviteRecordOf(row);
     },
 
     findGroupInviteByCode: (codeHash) => {
       const row = byHash.get(codeHash) as InviteRow | undefined;
-      return row && toRecord(row);
+      return row && inviteRecordOf(row);
     },
 
     updateGroupInvite: db.transaction((uid: string, patch: GroupInvitePatch, now: number) => {
       const row = find(uid);
       if (!row) throw new StoreError("not_found", `group invite ${JSON.stringify(uid)}`);
-      if (isEmptyPatch(patch)) return toRecord(row);
+      if (isEmptyPatch(patch)) return inviteRecordOf(row);
       const singleUse = patch.singleUse ?? row.single_use !== 0;
       update.run(
         patch.email ?? row.email,
@@ -128,7 +114,7 @@ export function createGroupInviteOps(
         now,
         uid,
       );
-      return toRecord(find(uid)!);
+      return inviteRecordOf(find(uid)!);
     }).immediate,
 
     deleteGroupInvite: (uid) => {
@@ -139,7 +125,7 @@ export function createGroupInviteOps(
 
     listGroupInvites: (query) => {
       const page = lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(inviteRecordOf), total: page.total, hasMore: page.hasMore };
     },
 
     // Immediate: the write lock is taken before the invite is read, so that of two concurrent
@@ -163,20 +149,5 @@ export function createGroupInviteOps(
       insertBinding.run(uid, row.group_uid, r.identityUid, row.role_uid, r.now, r.now);
       return { kind: "redeemed", binding: getRoleBinding(uid)!, created: true };
     }).immediate,
-  };
-}
-
-function toRecord(row: InviteRow): GroupInviteRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid,
-    roleUid: row.role_uid,
-    role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
-    email: row.email,
-    singleUse: row.single_use !== 0,
-    expirationTime: row.expiration_time,
-    creatorUid: row.creator_uid,
-    createTime: row.create_time,
-    updateTime: row.update_time,
   };
 }

@@ -1,20 +1,10 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type { NewTag, PutOutcome, TagFilters, TagRecord } from "../registry-store.js";
+import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
+import { type TagRow, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface TagRow {
-  uid: string;
-  repo_uid: string;
-  group_uid: string;
-  name: string;
-  digest: string;
-  deprecated: number;
-  create_time: number;
-  update_time: number;
-}
 
 /** The tag operations of the SQLite store. */
 export type TagOps = SyncOps<"putTag" | "importTags" | "getTag" | "deleteTag" | "listTags">;
@@ -75,7 +65,7 @@ export function createTagOps(db: Database): TagOps {
     putTag: db.transaction((repoUid: string, tag: NewTag, newUid: () => string, now: number) => {
       const { row, outcome } = put(repoUid, groupOf(repoUid), tag, newUid, now, true);
       const moved: "created" | "updated" = outcome === "created" ? "created" : "updated";
-      return { tag: toRecord(row), outcome: moved };
+      return { tag: tagRecordOf(row), outcome: moved };
     }).immediate,
 
     importTags: db.transaction(
@@ -87,7 +77,7 @@ export function createTagOps(db: Database): TagOps {
 
     getTag: (uid) => {
       const row = get.get(uid) as TagRow | undefined;
-      return row && toRecord(row);
+      return row && tagRecordOf(row);
     },
 
     deleteTag: (uid) => {
@@ -98,7 +88,7 @@ export function createTagOps(db: Database): TagOps {
 
     listTags: (query) => {
       const page = lists.list(query, tagConditions(query.filters));
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(tagRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 }
@@ -112,16 +102,4 @@ function tagConditions(f: TagFilters): SqlCondition[] {
   // GLOB is case-sensitive, as referrer tags are (`sha256-` + hex digest).
   if (f.excludeReferrers) out.push({ sql: "t.name NOT GLOB 'sha256-*'", params: [] });
   return out;
-}
-
-function toRecord(row: TagRow): TagRecord {
-  return {
-    uid: row.uid,
-    repoUid: row.repo_uid,
-    name: row.name,
-    digest: row.digest,
-    deprecated: row.deprecated !== 0,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

@@ -1,0 +1,27 @@
+import type { TagRecord } from "../registry-store.js";
+import type { StoredFlag } from "./stored-flag.js";
+
+/** A tags row as a backend reads it; `Flag` narrows `deprecated` to that backend's type. */
+export interface TagRow<Flag extends StoredFlag = StoredFlag> {
+  uid: string;
+  repo_uid: string;
+  group_uid: string;
+  name: string;
+  digest: string;
+  deprecated: Flag;
+  create_time: number;
+  update_time: number;
+}
+
+/** The record of a stored tag. */
+export function tagRecordOf(row: TagRow): TagRecord {
+  return {
+    uid: row.uid,
+    repoUid: row.repo_uid,
+    name: row.name,
+    digest: row.digest,
+    deprecated: Boolean(row.deprecated),
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
