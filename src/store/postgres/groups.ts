@@ -1,32 +1,9 @@
 import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
+import { childChecks, groupRecordOf, type GroupRow as StoredGroupRow } from "../rows/group-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface GroupRow {
-  uid: string;
-  id: number;
-  parent_uid: string | null;
-  name: string;
-  description: string;
-  verified: boolean;
-  resource_limits: string;
-  create_time: number;
-  update_time: number;
-}
-
-// Checked in this order; the first kind found is the one reported (as in SQLite).
-const childChecks: readonly { kind: string; sql: string }[] = [
-  { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = $1 LIMIT 1" },
-  { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = $1 LIMIT 1" },
-  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = $1 LIMIT 1" },
-  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = $1 LIMIT 1" },
-  {
-    kind: "identityProviders",
-    sql: "SELECT 1 FROM identity_providers WHERE group_uid = $1 LIMIT 1",
-  },
-];
 
 /** The group operations of the PostgreSQL store: the tree and its closure rows. */
 export type PgGroupOps = PgOps<
@@ -35,6 +12,12 @@ export type PgGroupOps = PgOps<
   /** createGroup's statements, for createOrganization's own transaction. */
   createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord>;
 };
+
+/** A groups row with the id the closure table refers to. */
+type GroupRow = StoredGroupRow & { id: number };
+
+// The child checks with pg's placeholder for their one parameter.
+const pgChildChecks = childChecks.map((c) => ({ kind: c.kind, sql: c.sql.replace("?", "$1") }));
 
 /** Create the group operations on a migrated database. */
 export function createPgGroupOps(db: PgDb): PgGroupOps {
@@ -102,7 +85,7 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
       [row.id, parentRow?.id ?? null],
     );
     await countAbove(sql, row.id, 1);
-    return toRecord(row);
+    return groupRecordOf(row);
   }
 
   return {
@@ -112,27 +95,27 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
 
     getGroup: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && groupRecordOf(row);
     },
 
     updateGroup: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await mustFind(sql, uid);
-        if (isEmptyPatch(patch)) return toRecord(row);
+        if (isEmptyPatch(patch)) return groupRecordOf(row);
         const name = patch.name ?? row.name;
         if (name !== row.name) await checkSiblingName(sql, row.parent_uid, name, uid);
         const updated = await sql.one<GroupRow>(
           "UPDATE groups SET name = $1, description = $2, update_time = $3 WHERE uid = $4 RETURNING *",
           [name, patch.description ?? row.description, now, uid],
         );
-        return toRecord(updated!);
+        return groupRecordOf(updated!);
       }),
 
     deleteGroup: (uid) =>
       db.write(
         async (sql) => {
           const row = await mustFind(sql, uid);
-          for (const { kind, sql: text } of childChecks) {
+          for (const { kind, sql: text } of pgChildChecks) {
             if (await sql.one(text, [uid])) {
               throw new StoreError(
                 "not_empty",
@@ -166,7 +149,7 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
 
     listGroups: async (query) => {
       const page = await lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(groupRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 }
@@ -176,17 +159,4 @@ function checkUidExtendsParent(uid: string, parentUid: string): void {
   if (parentOf(uid) !== parentUid) {
     throw new Error(`group uid ${uid} is not a direct child of ${JSON.stringify(parentUid)}`);
   }
-}
-
-function toRecord(row: GroupRow): GroupRecord {
-  return {
-    uid: row.uid,
-    parentUid: row.parent_uid ?? "",
-    name: row.name,
-    description: row.description,
-    verified: row.verified,
-    resourceLimits: JSON.parse(row.resource_limits) as Record<string, number>,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

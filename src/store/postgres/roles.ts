@@ -1,21 +1,9 @@
 import { parentOf } from "../../uid.js";
-import type { RoleRecord } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type RoleRow, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
-
-interface RoleRow {
-  uid: string;
-  group_uid: string | null;
-  name: string;
-  description: string;
-  builtin: boolean;
-  create_time: number;
-  update_time: number;
-  /** From roles_view: a json array, parsed by pg, sorted. */
-  capabilities: string[];
-}
 
 /** The role operations of the PostgreSQL store. */
 export type PgRoleOps = PgOps<
@@ -36,7 +24,7 @@ export function createPgRoleOps(
   now: number,
 ): PgRoleOps {
   const find = (sql: Sql, uid: string) =>
-    sql.one<RoleRow>("SELECT * FROM roles_view WHERE uid = $1", [uid]);
+    sql.one<RoleRow<string[]>>("SELECT * FROM roles_view WHERE uid = $1", [uid]);
   const mustFindCustom = async (sql: Sql, uid: string) => {
     const row = await find(sql, uid);
     if (!row) throw new StoreError("not_found", `role ${JSON.stringify(uid)}`);
@@ -111,21 +99,21 @@ export function createPgRoleOps(
           [r.uid, r.groupUid, r.name, r.description, r.now],
         );
         await setCapabilities(sql, r.uid, r.capabilities);
-        return toRecord((await find(sql, r.uid))!);
+        return roleRecordOf((await find(sql, r.uid))!);
       }),
 
     getRole: async (uid) => {
       const row = await find(db.sql, uid);
-      return row && toRecord(row);
+      return row && roleRecordOf(row);
     },
 
     updateRole: (uid, patch, now) =>
       db.write(async (sql) => {
         const row = await mustFindCustom(sql, uid);
-        if (isEmptyPatch(patch)) return toRecord(row);
+        if (isEmptyPatch(patch)) return roleRecordOf(row);
         await update(sql, uid, patch.name ?? row.name, patch.description ?? row.description, now);
         if (patch.capabilities) await setCapabilities(sql, uid, patch.capabilities);
-        return toRecord((await find(sql, uid))!);
+        return roleRecordOf((await find(sql, uid))!);
       }),
 
     deleteRole: (uid) =>
@@ -144,7 +132,7 @@ export function createPgRoleOps(
     listRoles: async (query) => {
       const { scope, ...rest } = query;
       const page = await lists.list(rest, scope === undefined ? [] : [roleScope(scope)]);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(roleRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 }
@@ -164,24 +152,4 @@ function roleScope(scope: NonNullable<ListQuery["scope"]>): PgCondition {
         WHERE c.descendant IN (SELECT id FROM groups WHERE uid = ANY(?::text[]))))`,
     params: [groups, groups, groups],
   };
-}
-
-function toRecord(row: RoleRow): RoleRecord {
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid ?? "",
-    name: row.name,
-    description: row.description,
-    // Sorted by the view (bytewise), so that a role reads the same however its rows were stored.
-    capabilities: row.capabilities,
-    builtin: row.builtin,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const sa = new Set(a);
-  const sb = new Set(b);
-  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
 }

@@ -1,39 +1,10 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { type GroupPatch, type GroupRecord, type NewGroup, StoreError } from "../store.js";
+import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js";
+import { type GroupPatch, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface GroupRow {
-  uid: string;
-  parent_uid: string | null;
-  name: string;
-  description: string;
-  verified: number;
-  resource_limits: string;
-  create_time: number;
-  update_time: number;
-}
-
-/** What blocks a group's delete: a kind of child and a query that finds one, by group uid. */
-interface ChildCheck {
-  kind: string;
-  sql: string;
-}
-
-// Checked in this order; the first kind found is the one reported. Tables that live in a group
-// (identities, roles, identityProviders, repos) add their entry here.
-const childChecks: readonly ChildCheck[] = [
-  { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
-  { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
-  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
-  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
-  {
-    kind: "identityProviders",
-    sql: "SELECT 1 FROM identity_providers WHERE group_uid = ? LIMIT 1",
-  },
-];
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
 export type GroupOps = SyncOps<
@@ -130,21 +101,21 @@ export function createGroupOps(db: Database): GroupOps {
       const parentId = parent === null ? null : (idOf.get(parent) as number);
       insertClosure.run({ id, parentId });
       countAbove.run({ id, delta: 1 });
-      return toRecord(find(g.uid)!);
+      return groupRecordOf(find(g.uid)!);
     }).immediate,
 
     getGroup: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && groupRecordOf(row);
     },
 
     updateGroup: db.transaction((uid: string, patch: GroupPatch, now: number) => {
       const row = mustFind(uid);
-      if (isEmptyPatch(patch)) return toRecord(row);
+      if (isEmptyPatch(patch)) return groupRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkSiblingName(row.parent_uid, name, uid);
       update.run(name, patch.description ?? row.description, now, uid);
-      return toRecord(find(uid)!);
+      return groupRecordOf(find(uid)!);
     }).immediate,
 
     deleteGroup: db.transaction((uid: string) => {
@@ -173,7 +144,7 @@ export function createGroupOps(db: Database): GroupOps {
 
     listGroups: (query) => {
       const page = lists.list(query);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(groupRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 
@@ -189,17 +160,4 @@ function checkUidExtendsParent(uid: string, parentUid: string): void {
   if (parentOf(uid) !== parentUid) {
     throw new Error(`group uid ${uid} is not a direct child of ${JSON.stringify(parentUid)}`);
   }
-}
-
-function toRecord(row: GroupRow): GroupRecord {
-  return {
-    uid: row.uid,
-    parentUid: row.parent_uid ?? "",
-    name: row.name,
-    description: row.description,
-    verified: row.verified !== 0,
-    resourceLimits: JSON.parse(row.resource_limits) as Record<string, number>,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
 }

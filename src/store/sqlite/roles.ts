@@ -1,22 +1,11 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import type { NewRole, RolePatch, RoleRecord } from "../iam-store.js";
+import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
+import { type RoleRow, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface RoleRow {
-  uid: string;
-  group_uid: string | null;
-  name: string;
-  description: string;
-  builtin: number;
-  create_time: number;
-  update_time: number;
-  /** A JSON array, from roles_view. */
-  capabilities: string;
-}
 
 /** A built-in role as the store seeds it. */
 export interface BuiltinRoleSeed {
@@ -63,7 +52,7 @@ export function createRoleOps(
     sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
   });
 
-  const find = (uid: string) => get.get(uid) as RoleRow | undefined;
+  const find = (uid: string) => get.get(uid) as RoleRow<string> | undefined;
   const setCapabilities = (uid: string, caps: readonly string[]) => {
     clearCapabilities.run(uid);
     for (const c of caps) addCapability.run(uid, c);
@@ -113,20 +102,20 @@ export function createRoleOps(
         now: r.now,
       });
       setCapabilities(r.uid, r.capabilities);
-      return toRecord(find(r.uid)!);
+      return roleRecordOf(find(r.uid)!);
     }).immediate,
 
     getRole: (uid) => {
       const row = find(uid);
-      return row && toRecord(row);
+      return row && roleRecordOf(row);
     },
 
     updateRole: db.transaction((uid: string, patch: RolePatch, now: number) => {
       const row = mustFindCustom(uid);
-      if (isEmptyPatch(patch)) return toRecord(row);
+      if (isEmptyPatch(patch)) return roleRecordOf(row);
       update.run(patch.name ?? row.name, patch.description ?? row.description, now, uid);
       if (patch.capabilities) setCapabilities(uid, patch.capabilities);
-      return toRecord(find(uid)!);
+      return roleRecordOf(find(uid)!);
     }).immediate,
 
     deleteRole: db.transaction((uid: string) => {
@@ -140,7 +129,7 @@ export function createRoleOps(
     listRoles: (query) => {
       const { scope, ...rest } = query;
       const page = lists.list(rest, scope === undefined ? [] : [roleScope(scope)]);
-      return { items: page.rows.map(toRecord), total: page.total, hasMore: page.hasMore };
+      return { items: page.rows.map(roleRecordOf), total: page.total, hasMore: page.hasMore };
     },
   };
 }
@@ -160,29 +149,4 @@ function roleScope(scope: NonNullable<ListQuery["scope"]>) {
         WHERE c.descendant IN (SELECT id FROM groups WHERE uid IN (SELECT value FROM json_each(?)))))`,
     params: [groups, groups, groups],
   };
-}
-
-function toRecord(row: RoleRow): RoleRecord {
-  // Sorted, so that a role reads the same however its rows were stored.
-  const caps = (JSON.parse(row.capabilities) as string[]).sort(cmp);
-  return {
-    uid: row.uid,
-    groupUid: row.group_uid ?? "",
-    name: row.name,
-    description: row.description,
-    capabilities: caps,
-    builtin: row.builtin !== 0,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-  };
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  const sa = new Set(a);
-  const sb = new Set(b);
-  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

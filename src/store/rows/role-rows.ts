@@ -1,0 +1,51 @@
+import type { RoleRecord } from "../iam-store.js";
+import type { StoredFlag } from "./stored-flag.js";
+
+/**
+ * A roles_view row as a backend reads it: the role and its capabilities. `Capabilities`
+ * narrows that column to the backend's form.
+ */
+export interface RoleRow<Capabilities extends string | string[] = string | string[]> {
+  uid: string;
+  group_uid: string | null;
+  name: string;
+  description: string;
+  builtin: StoredFlag;
+  create_time: number;
+  update_time: number;
+  /**
+   * SQLite: a JSON array as text, in no order. PostgreSQL: the array, parsed by pg and sorted
+   * by the view (bytewise).
+   */
+  capabilities: Capabilities;
+}
+
+/** The record of a stored role. */
+export function roleRecordOf(row: RoleRow): RoleRecord {
+  // Sorted, so that a role reads the same however its rows were stored.
+  const capabilities =
+    typeof row.capabilities === "string"
+      ? (JSON.parse(row.capabilities) as string[]).sort(cmp)
+      : row.capabilities;
+  return {
+    uid: row.uid,
+    groupUid: row.group_uid ?? "",
+    name: row.name,
+    description: row.description,
+    capabilities,
+    builtin: Boolean(row.builtin),
+    createTime: row.create_time,
+    updateTime: row.update_time,
+  };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Whether two capability lists hold the same capabilities, in whatever order and count. */
+export function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const sa = new Set(a);
+  const sb = new Set(b);
+  return sa.size === sb.size && [...sa].every((x) => sb.has(x));
+}
