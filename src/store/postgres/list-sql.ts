@@ -1,4 +1,11 @@
 import { isAtOrBelow } from "../../uid.js";
+import {
+  checkIdentifiers,
+  cursorCondition,
+  type ListColumns,
+  orderBy,
+  whereOf,
+} from "../list-clauses.js";
 import type { ListQuery } from "../store.js";
 import type { PgDb, PgParam, Sql } from "./pg-db.js";
 
@@ -13,18 +20,8 @@ export interface PgCondition {
   params: PgParam[];
 }
 
-/**
- * Where a listable resource keeps what the shared list SQL needs; see the SQLite list SQL
- * (src/store/sqlite/list-sql.ts) for the meaning of each field. Names are code constants,
- * checked to be plain identifiers.
- */
-export interface PgListTable {
-  table: string;
-  uid: string;
-  parent: string;
-  group: string;
-  name: string;
-  sort: Record<"name" | "create_time" | "update_time" | "uid", string>;
+/** Where a listable resource keeps what the list SQL needs; for groups, a count too. */
+export interface PgListTable extends ListColumns {
   /** For the groups table: how many groups lie strictly below a uid (0 if absent). */
   below?: (sql: Sql, uid: string) => Promise<number>;
 }
@@ -42,8 +39,6 @@ export interface PgListSql<Row> {
   list(query: ListQuery<unknown>, extra?: readonly PgCondition[]): Promise<PgRowPage<Row>>;
 }
 
-const identifier = /^[a-z_][a-z0-9_]*$/;
-
 /**
  * The list SQL of a table, on PostgreSQL: the same semantics as SQLite's (see its comment):
  * descendantsOf as the uid range `uid > 'G/' AND uid < 'G0'` (bytewise: the columns are
@@ -53,9 +48,7 @@ const identifier = /^[a-z_][a-z0-9_]*$/;
  * an order index and sorting the subtree on its own statistics.
  */
 export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
-  const names = [t.table, t.uid, t.parent, t.group, t.name, ...Object.values(t.sort)];
-  const bad = names.find((n) => !identifier.test(n));
-  if (bad !== undefined) throw new Error(`list SQL: ${JSON.stringify(bad)} is not an identifier`);
+  checkIdentifiers(t);
 
   return {
     list: (query, extra = []) =>
@@ -110,26 +103,6 @@ function conditionsOf(
     });
   }
   return [...out, ...extra];
-}
-
-function cursorCondition(t: PgListTable, q: ListQuery<unknown>): PgCondition {
-  const after = q.after!;
-  const op = q.order.desc ? "<" : ">";
-  const col = t.sort[q.order.field];
-  if (col === t.uid) return { sql: `t.${t.uid} ${op} ?`, params: [after.uid] };
-  return { sql: `(t.${col}, t.${t.uid}) ${op} (?, ?)`, params: [after.value, after.uid] };
-}
-
-function orderBy(t: PgListTable, q: ListQuery<unknown>): string {
-  const dir = q.order.desc ? "DESC" : "ASC";
-  const col = t.sort[q.order.field];
-  return col === t.uid ? `t.${t.uid} ${dir}` : `t.${col} ${dir}, t.${t.uid} ${dir}`;
-}
-
-function whereOf(conditions: readonly PgCondition[]): string {
-  return conditions.length === 0
-    ? ""
-    : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
 }
 
 /** Number the `?` placeholders of `text` in order, and gather the conditions' parameters. */

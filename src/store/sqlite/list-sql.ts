@@ -1,6 +1,13 @@
 import type { Database, Statement } from "better-sqlite3";
 import { isAtOrBelow } from "../../uid.js";
-import type { ListQuery, SortField } from "../store.js";
+import {
+  checkIdentifiers,
+  cursorCondition,
+  type ListColumns,
+  orderBy,
+  whereOf,
+} from "../list-clauses.js";
+import type { ListQuery } from "../store.js";
 
 /** A value bound to an SQL parameter. */
 export type SqlParam = string | number | bigint | Buffer | null;
@@ -12,28 +19,8 @@ export interface SqlCondition {
   params: SqlParam[];
 }
 
-/**
- * ListTable says where a listable resource keeps what the shared list SQL needs. Names are
- * code constants (checked to be plain identifiers), never user input.
- */
-export interface ListTable {
-  table: string;
-  /** The row's uid, a UIDP. */
-  uid: string;
-  /**
-   * The uid of the row's parent in the uid tree: for a group its parent group, for a resource
-   * the group (or repo, for a tag) it lives in. `childrenOf` compares it.
-   */
-  parent: string;
-  /**
-   * The uid of the group the row is in (for a group, its own uid; for a tag, its repo's group,
-   * kept on the row). `scope` checks it against the closure.
-   */
-  group: string;
-  /** The exact-match column of the `name` filter. */
-  name: string;
-  /** The column of each sort field. */
-  sort: Record<SortField, string>;
+/** Where a listable resource keeps what the list SQL needs; for groups, their counts too. */
+export interface ListTable extends ListColumns {
   /** For the groups table, which keeps the size of every subtree. */
   treeCounts?: TreeCounts;
 }
@@ -58,8 +45,6 @@ export interface ListSql<Row> {
   /** Run `query` (plus the resource's own conditions) as one consistent read. */
   list(query: ListQuery<unknown>, extra?: readonly SqlCondition[]): RowPage<Row>;
 }
-
-const identifier = /^[a-z_][a-z0-9_]*$/;
 
 /**
  * Create the list SQL of a table. Statements are prepared once per distinct SQL shape (which
@@ -178,32 +163,6 @@ function descendantsCondition(t: ListTable, uid: string, plus: "" | "+"): SqlCon
   return { sql: `${col} > ? AND ${col} < ?`, params: [`${uid}/`, `${uid}0`] };
 }
 
-function cursorCondition(t: ListTable, q: ListQuery<unknown>): SqlCondition {
-  const after = q.after!;
-  const op = q.order.desc ? "<" : ">";
-  const col = t.sort[q.order.field];
-  if (col === t.uid) return { sql: `t.${t.uid} ${op} ?`, params: [after.uid] };
-  return { sql: `(t.${col}, t.${t.uid}) ${op} (?, ?)`, params: [after.value, after.uid] };
-}
-
-function orderBy(t: ListTable, q: ListQuery<unknown>): string {
-  const dir = q.order.desc ? "DESC" : "ASC";
-  const col = t.sort[q.order.field];
-  return col === t.uid ? `t.${t.uid} ${dir}` : `t.${col} ${dir}, t.${t.uid} ${dir}`;
-}
-
-function whereOf(conditions: readonly SqlCondition[]): string {
-  return conditions.length === 0
-    ? ""
-    : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
-}
-
 function paramsOf(conditions: readonly SqlCondition[]): SqlParam[] {
   return conditions.flatMap((c) => c.params);
-}
-
-function checkIdentifiers(t: ListTable): void {
-  const names = [t.table, t.uid, t.parent, t.group, t.name, ...Object.values(t.sort)];
-  const bad = names.find((n) => !identifier.test(n));
-  if (bad !== undefined) throw new Error(`list SQL: ${JSON.stringify(bad)} is not an identifier`);
 }
