@@ -16,7 +16,7 @@ export interface GroupRow {
 /**
  * What keeps a group from being deleted: a query per kind of child, true (a row) if the group
  * has one. `?` is the group's uid. Checked in this order: the first kind found is the one
- * reported, on both backends.
+ * reported, on both backends. Tables that live in a group add their entry here.
  */
 export const childChecks: readonly { kind: string; sql: string }[] = [
   { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
