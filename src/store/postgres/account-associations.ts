@@ -2,6 +2,7 @@ import type { AccountLinks } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import {
   type AccountAssociationRow,
+  accountAssociationListColumns,
   accountAssociationRecordOf,
   linkColumns,
   providers,
@@ -28,16 +29,7 @@ export function createPgAccountAssociationOps(db: PgDb): PgAccountAssociationOps
     if (!row) throw new StoreError("not_found", `account association ${JSON.stringify(uid)}`);
     return row;
   };
-  // The association's uid is its group's: it is both the row's parent and its group for the
-  // shared list SQL, so `childrenOf G` and scope find G's own association.
-  const lists = createPgListSql<AccountAssociationRow>(db, {
-    table: "account_associations",
-    uid: "uid",
-    parent: "uid",
-    group: "uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<AccountAssociationRow>(db, accountAssociationListColumns);
 
   return {
     createAccountAssociation: (a) =>

@@ -7,6 +7,7 @@ import {
   type AdvisoryRow,
   advisoryColumnsOf,
   advisoryContentOf,
+  advisoryListColumns,
   advisoryRecordOf,
   definedOf,
   sameAdvisoryContent,
@@ -73,19 +74,7 @@ export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
       );
     }
   };
-  const lists = createPgListSql<AdvisoryRow>(db, {
-    table: "advisories",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "advisory_id",
-    sort: {
-      name: "advisory_id",
-      create_time: "create_time",
-      update_time: "update_time",
-      uid: "uid",
-    },
-  });
+  const lists = createPgListSql<AdvisoryRow>(db, advisoryListColumns);
 
   // Many advisories in one statement each way: their columns as parallel arrays, unnested.
   const insertAll = async (sql: Sql, groupUid: string, writes: readonly Write[], now: number) => {

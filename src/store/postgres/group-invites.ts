@@ -3,7 +3,7 @@ import { sameEmail } from "../email.js";
 import type { RoleBindingRecord } from "../iam-store.js";
 import type { RedeemOutcome } from "../invite-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type InviteRow, inviteRecordOf } from "../rows/group-invite-rows.js";
+import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -46,15 +46,7 @@ export function createPgGroupInviteOps(
       throw new StoreError("not_found", `${kind} ${JSON.stringify(uid)}`);
     }
   };
-  // The view's name is the role's: invites have no name of their own.
-  const lists = createPgListSql<InviteRow>(db, {
-    table: "group_invites_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "role_name",
-    sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<InviteRow>(db, inviteListColumns);
 
   return {
     createGroupInvite: (i) =>

@@ -1,6 +1,11 @@
 import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { childChecks, groupRecordOf, type GroupRow as StoredGroupRow } from "../rows/group-rows.js";
+import {
+  childChecks,
+  groupListColumns,
+  groupRecordOf,
+  type GroupRow as StoredGroupRow,
+} from "../rows/group-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -48,12 +53,7 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
     );
 
   const lists = createPgListSql<GroupRow>(db, {
-    table: "groups",
-    uid: "uid",
-    parent: "parent_uid",
-    group: "uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+    ...groupListColumns,
     below: async (sql, uid) =>
       (
         await sql.one<{ n: number }>("SELECT descendant_count AS n FROM groups WHERE uid = $1", [

@@ -1,6 +1,11 @@
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { type IdentityRow, identityRecordOf, methodColumns } from "../rows/identity-rows.js";
+import {
+  type IdentityRow,
+  identityListColumns,
+  identityRecordOf,
+  methodColumns,
+} from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
 import { createPgListSql } from "./list-sql.js";
@@ -26,14 +31,7 @@ export function createPgIdentityOps(db: PgDb, lastOwner: PgLastOwnerGuard): PgId
     if (!row) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
     return row;
   };
-  const lists = createPgListSql<IdentityRow>(db, {
-    table: "identities",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<IdentityRow>(db, identityListColumns);
 
   return {
     createIdentity: (i) =>

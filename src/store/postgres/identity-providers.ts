@@ -2,6 +2,7 @@ import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import {
   type IdentityProviderRow,
+  identityProviderListColumns,
   identityProviderRecordOf,
   oidcColumns,
 } from "../rows/identity-provider-rows.js";
@@ -27,14 +28,7 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
     if (!row) throw new StoreError("not_found", `identity provider ${JSON.stringify(uid)}`);
     return row;
   };
-  const lists = createPgListSql<IdentityProviderRow>(db, {
-    table: "identity_providers",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<IdentityProviderRow>(db, identityProviderListColumns);
 
   return {
     createIdentityProvider: (p) =>

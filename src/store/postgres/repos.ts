@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { type RepoRow, repoRecordOf } from "../rows/repo-rows.js";
+import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -30,14 +30,7 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
       );
     }
   };
-  const lists = createPgListSql<RepoRow>(db, {
-    table: "repos",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<RepoRow>(db, repoListColumns);
 
   return {
     createRepo: (r) =>

@@ -1,6 +1,10 @@
 import { parentOf } from "../../uid.js";
 import type { NewRoleBinding, RoleBindingRecord } from "../iam-store.js";
-import { type BindingRow, roleBindingRecordOf } from "../rows/role-binding-rows.js";
+import {
+  type BindingRow,
+  roleBindingListColumns,
+  roleBindingRecordOf,
+} from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
@@ -83,15 +87,7 @@ export function createPgRoleBindingOps(
     const row = await find(sql, uid);
     return row && roleBindingRecordOf(row);
   };
-  // The view's name is the bound role's: bindings have no name of their own.
-  const lists = createPgListSql<BindingRow>(db, {
-    table: "role_bindings_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "role_name",
-    sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<BindingRow>(db, roleBindingListColumns);
 
   return {
     getRoleBindingIn,

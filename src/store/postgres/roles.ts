@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { type RoleRow, roleRecordOf, sameSet } from "../rows/role-rows.js";
+import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -48,14 +48,7 @@ export function createPgRoleOps(
       time,
       uid,
     ]);
-  const lists = createPgListSql<RoleRow>(db, {
-    table: "roles_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<RoleRow>(db, roleListColumns);
 
   return {
     seedBuiltins: () =>

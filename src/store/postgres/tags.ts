@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
-import { type TagRow, tagRecordOf } from "../rows/tag-rows.js";
+import { type TagRow, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -24,14 +24,7 @@ const batchSize = 1_000;
 export function createPgTagOps(db: PgDb): PgTagOps {
   const find = (sql: Sql, uid: string) =>
     sql.one<TagRow>("SELECT * FROM tags WHERE uid = $1", [uid]);
-  const lists = createPgListSql<TagRow>(db, {
-    table: "tags",
-    uid: "uid",
-    parent: "repo_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createPgListSql<TagRow>(db, tagListColumns);
 
   const groupOf = async (sql: Sql, repoUid: string): Promise<string> => {
     const row = await sql.one<{ group_uid: string }>("SELECT group_uid FROM repos WHERE uid = $1", [

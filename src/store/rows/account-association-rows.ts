@@ -1,4 +1,5 @@
 import type { AccountAssociationRecord, AccountLinks } from "../iam-store.js";
+import type { ListColumns } from "../list-clauses.js";
 
 /** An account_associations row as both backends store it (each link as JSON, or null). */
 export interface AccountAssociationRow {
@@ -42,3 +43,17 @@ export function accountAssociationRecordOf(row: AccountAssociationRow): AccountA
   }
   return out;
 }
+
+/**
+ * Where the list SQL of either backend finds the columns of account associations.
+ * The association's uid is its group's: it is both the row's parent and its group for the
+ * shared list SQL, so `childrenOf G` and scope find G's own association.
+ */
+export const accountAssociationListColumns: ListColumns = {
+  table: "account_associations",
+  uid: "uid",
+  parent: "uid",
+  group: "uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

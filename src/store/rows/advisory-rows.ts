@@ -4,6 +4,7 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../advisory-store.js";
+import type { ListColumns } from "../list-clauses.js";
 
 /** An advisories row as both backends store it (JSON columns as text). */
 export interface AdvisoryRow {
@@ -125,3 +126,18 @@ export function advisoryRecordOf(row: AdvisoryRow): AdvisoryRecord {
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of advisories. */
+export const advisoryListColumns: ListColumns = {
+  table: "advisories",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "advisory_id",
+  sort: {
+    name: "advisory_id",
+    create_time: "create_time",
+    update_time: "update_time",
+    uid: "uid",
+  },
+};

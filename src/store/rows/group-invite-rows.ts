@@ -1,4 +1,5 @@
 import type { GroupInviteRecord } from "../invite-store.js";
+import type { ListColumns } from "../list-clauses.js";
 import type { StoredFlag } from "./stored-flag.js";
 
 /** A group_invites_view row as both backends read it: the invite and its role's name. */
@@ -31,3 +32,16 @@ export function inviteRecordOf(row: InviteRow): GroupInviteRecord {
     updateTime: row.update_time,
   };
 }
+
+/**
+ * Where the list SQL of either backend finds the columns of invites.
+ * The view's name is the role's: invites have no name of their own.
+ */
+export const inviteListColumns: ListColumns = {
+  table: "group_invites_view",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "role_name",
+  sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

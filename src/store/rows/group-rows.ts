@@ -1,3 +1,4 @@
+import type { ListColumns } from "../list-clauses.js";
 import type { GroupRecord } from "../store.js";
 import type { StoredFlag } from "./stored-flag.js";
 
@@ -42,3 +43,13 @@ export function groupRecordOf(row: GroupRow): GroupRecord {
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of groups. */
+export const groupListColumns: ListColumns = {
+  table: "groups",
+  uid: "uid",
+  parent: "parent_uid",
+  group: "uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

@@ -1,4 +1,5 @@
 import type { IdentityProviderRecord, OidcRecord } from "../iam-store.js";
+import type { ListColumns } from "../list-clauses.js";
 
 /** An identity_providers row as both backends store it. */
 export interface IdentityProviderRow {
@@ -40,3 +41,13 @@ export function identityProviderRecordOf(row: IdentityProviderRow): IdentityProv
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of identity providers. */
+export const identityProviderListColumns: ListColumns = {
+  table: "identity_providers",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

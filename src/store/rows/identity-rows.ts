@@ -1,4 +1,5 @@
 import type { ClaimMatchRecord, IdentityRecord, StaticKeysRecord } from "../iam-store.js";
+import type { ListColumns } from "../list-clauses.js";
 
 /** An identities row as both backends store it (a person's root identity has no group). */
 export interface IdentityRow {
@@ -56,3 +57,13 @@ export function identityRecordOf(row: IdentityRow): IdentityRecord {
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of identities. */
+export const identityListColumns: ListColumns = {
+  table: "identities",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

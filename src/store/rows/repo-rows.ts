@@ -1,3 +1,4 @@
+import type { ListColumns } from "../list-clauses.js";
 import type { RepoRecord } from "../registry-store.js";
 
 /** A repos row as both backends store it (aliases as JSON). */
@@ -23,3 +24,13 @@ export function repoRecordOf(row: RepoRow): RepoRecord {
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of repos. */
+export const repoListColumns: ListColumns = {
+  table: "repos",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

@@ -1,4 +1,5 @@
 import type { RoleBindingRecord } from "../iam-store.js";
+import type { ListColumns } from "../list-clauses.js";
 
 /** A role_bindings_view row as both backends read it: the binding and what it names. */
 export interface BindingRow {
@@ -38,3 +39,16 @@ export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
     role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
   };
 }
+
+/**
+ * Where the list SQL of either backend finds the columns of role bindings.
+ * The view's name is the bound role's: bindings have no name of their own.
+ */
+export const roleBindingListColumns: ListColumns = {
+  table: "role_bindings_view",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "role_name",
+  sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

@@ -1,4 +1,5 @@
 import type { RoleRecord } from "../iam-store.js";
+import type { ListColumns } from "../list-clauses.js";
 import type { StoredFlag } from "./stored-flag.js";
 
 /**
@@ -49,3 +50,13 @@ export function sameSet(a: readonly string[], b: readonly string[]): boolean {
   const sb = new Set(b);
   return sa.size === sb.size && [...sa].every((x) => sb.has(x));
 }
+
+/** Where the list SQL of either backend finds the columns of roles. */
+export const roleListColumns: ListColumns = {
+  table: "roles_view",
+  uid: "uid",
+  parent: "group_uid",
+  group: "group_uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

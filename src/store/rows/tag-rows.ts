@@ -1,3 +1,4 @@
+import type { ListColumns } from "../list-clauses.js";
 import type { TagRecord } from "../registry-store.js";
 import type { StoredFlag } from "./stored-flag.js";
 
@@ -25,3 +26,13 @@ export function tagRecordOf(row: TagRow): TagRecord {
     updateTime: row.update_time,
   };
 }
+
+/** Where the list SQL of either backend finds the columns of tags. */
+export const tagListColumns: ListColumns = {
+  table: "tags",
+  uid: "uid",
+  parent: "repo_uid",
+  group: "group_uid",
+  name: "name",
+  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+};

@@ -3,6 +3,7 @@ import type { AccountAssociationPatch, AccountLinks, NewAccountAssociation } fro
 import { isEmptyPatch } from "../patch.js";
 import {
   type AccountAssociationRow,
+  accountAssociationListColumns,
   accountAssociationRecordOf,
   linkColumns,
   providers,
@@ -35,16 +36,7 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
      WHERE uid = @uid`,
   );
   const remove = db.prepare("DELETE FROM account_associations WHERE uid = ?");
-  // The association's uid is its group's: it is both the row's parent and its group for the
-  // shared list SQL, so `childrenOf G` and scope find G's own association.
-  const lists = createListSql<AccountAssociationRow>(db, {
-    table: "account_associations",
-    uid: "uid",
-    parent: "uid",
-    group: "uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<AccountAssociationRow>(db, accountAssociationListColumns);
 
   const find = (uid: string) => get.get(uid) as AccountAssociationRow | undefined;
   const mustFind = (uid: string) => {

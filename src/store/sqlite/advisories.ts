@@ -8,6 +8,7 @@ import {
   type AdvisoryRow,
   advisoryColumnsOf,
   advisoryContentOf,
+  advisoryListColumns,
   advisoryRecordOf,
   definedOf,
   sameAdvisoryContent,
@@ -55,19 +56,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
   );
   const deleteAliases = db.prepare("DELETE FROM advisory_aliases WHERE advisory_seq = ?");
   const remove = db.prepare("DELETE FROM advisories WHERE seq = ?");
-  const lists = createListSql<AdvisoryRow>(db, {
-    table: "advisories",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "advisory_id",
-    sort: {
-      name: "advisory_id",
-      create_time: "create_time",
-      update_time: "update_time",
-      uid: "uid",
-    },
-  });
+  const lists = createListSql<AdvisoryRow>(db, advisoryListColumns);
 
   const find = (uid: string) => get.get(uid) as AdvisoryRow | undefined;
   const mustFind = (uid: string) => {

@@ -9,7 +9,7 @@ import type {
   RedeemOutcome,
 } from "../invite-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type InviteRow, inviteRecordOf } from "../rows/group-invite-rows.js";
+import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -62,15 +62,7 @@ export function createGroupInviteOps(
     `INSERT INTO role_bindings (uid, group_uid, identity_uid, role_uid, create_time, update_time)
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
-  // The view's name is the role's: invites have no name of their own.
-  const lists = createListSql<InviteRow>(db, {
-    table: "group_invites_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "role_name",
-    sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<InviteRow>(db, inviteListColumns);
 
   const find = (uid: string) => get.get(uid) as InviteRow | undefined;
   const mustExist = (kind: "group" | "role" | "identity", uid: string) => {

@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js";
+import { childChecks, type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
 import { type GroupPatch, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -68,12 +68,7 @@ export function createGroupOps(db: Database): GroupOps {
     )
     .pluck();
   const lists = createListSql<GroupRow>(db, {
-    table: "groups",
-    uid: "uid",
-    parent: "parent_uid",
-    group: "uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
+    ...groupListColumns,
     treeCounts: {
       below: (uid) => (below.get(uid) as number | undefined) ?? 0,
       all: () => all.get() as number,

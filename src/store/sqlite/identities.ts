@@ -2,7 +2,12 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { IdentityPatch, NewIdentity, PersonLogin } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type IdentityRow, identityRecordOf, methodColumns } from "../rows/identity-rows.js";
+import {
+  type IdentityRow,
+  identityListColumns,
+  identityRecordOf,
+  methodColumns,
+} from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql } from "./list-sql.js";
@@ -61,14 +66,7 @@ export function createIdentityOps(
        last_seen_time = excluded.last_seen_time, update_time = excluded.update_time
      WHERE group_uid IS NULL`,
   );
-  const lists = createListSql<IdentityRow>(db, {
-    table: "identities",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<IdentityRow>(db, identityListColumns);
 
   const find = (uid: string) => get.get(uid) as IdentityRow | undefined;
   const mustFind = (uid: string) => {

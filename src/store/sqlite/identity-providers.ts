@@ -4,6 +4,7 @@ import type { IdentityProviderPatch, NewIdentityProvider } from "../iam-store.js
 import { isEmptyPatch } from "../patch.js";
 import {
   type IdentityProviderRow,
+  identityProviderListColumns,
   identityProviderRecordOf,
   oidcColumns,
 } from "../rows/identity-provider-rows.js";
@@ -36,14 +37,7 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
      WHERE uid = @uid`,
   );
   const remove = db.prepare("DELETE FROM identity_providers WHERE uid = ?");
-  const lists = createListSql<IdentityProviderRow>(db, {
-    table: "identity_providers",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<IdentityProviderRow>(db, identityProviderListColumns);
 
   const find = (uid: string) => get.get(uid) as IdentityProviderRow | undefined;
   const mustFind = (uid: string) => {

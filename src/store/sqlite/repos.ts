@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch } from "../registry-store.js";
-import { type RepoRow, repoRecordOf } from "../rows/repo-rows.js";
+import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -26,14 +26,7 @@ export function createRepoOps(db: Database): RepoOps {
   );
   const hasTags = db.prepare("SELECT 1 FROM tags WHERE repo_uid = ? LIMIT 1");
   const remove = db.prepare("DELETE FROM repos WHERE uid = ?");
-  const lists = createListSql<RepoRow>(db, {
-    table: "repos",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<RepoRow>(db, repoListColumns);
 
   const find = (uid: string) => get.get(uid) as RepoRow | undefined;
   const mustFind = (uid: string) => {

@@ -1,7 +1,11 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewRoleBinding } from "../iam-store.js";
-import { type BindingRow, roleBindingRecordOf } from "../rows/role-binding-rows.js";
+import {
+  type BindingRow,
+  roleBindingListColumns,
+  roleBindingRecordOf,
+} from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
@@ -43,15 +47,7 @@ export function createRoleBindingOps(
   );
   const update = db.prepare("UPDATE role_bindings SET role_uid = ?, update_time = ? WHERE uid = ?");
   const remove = db.prepare("DELETE FROM role_bindings WHERE uid = ?");
-  // The view's name is the bound role's: bindings have no name of their own.
-  const lists = createListSql<BindingRow>(db, {
-    table: "role_bindings_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "role_name",
-    sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<BindingRow>(db, roleBindingListColumns);
 
   const find = (uid: string) => get.get(uid) as BindingRow | undefined;
   const mustExist = (kind: keyof typeof exists, uid: string) => {

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type RoleRow, roleRecordOf, sameSet } from "../rows/role-rows.js";
+import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -43,14 +43,7 @@ export function createRoleOps(
   );
   const bound = db.prepare("SELECT 1 FROM role_bindings WHERE role_uid = ? LIMIT 1");
   const remove = db.prepare("DELETE FROM roles WHERE uid = ?");
-  const lists = createListSql<RoleRow>(db, {
-    table: "roles_view",
-    uid: "uid",
-    parent: "group_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<RoleRow>(db, roleListColumns);
 
   const find = (uid: string) => get.get(uid) as RoleRow<string> | undefined;
   const setCapabilities = (uid: string, caps: readonly string[]) => {

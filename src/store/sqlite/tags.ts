@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
-import { type TagRow, tagRecordOf } from "../rows/tag-rows.js";
+import { type TagRow, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -22,14 +22,7 @@ export function createTagOps(db: Database): TagOps {
     "UPDATE tags SET digest = @digest, deprecated = @deprecated, update_time = @now WHERE uid = @uid",
   );
   const remove = db.prepare("DELETE FROM tags WHERE uid = ?");
-  const lists = createListSql<TagRow>(db, {
-    table: "tags",
-    uid: "uid",
-    parent: "repo_uid",
-    group: "group_uid",
-    name: "name",
-    sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-  });
+  const lists = createListSql<TagRow>(db, tagListColumns);
 
   const groupOf = (repoUid: string): string => {
     const group = repoGroup.get(repoUid) as string | undefined;
