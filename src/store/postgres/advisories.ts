@@ -5,6 +5,7 @@ import type { PutOutcome } from "../registry-store.js";
 import {
   type AdvisoryColumns,
   type AdvisoryRow,
+  advisoryColumnConditions,
   advisoryColumnsOf,
   advisoryContentOf,
   advisoryListColumns,
@@ -306,22 +307,7 @@ function arraysOf(writes: readonly Write[]): string[][] {
 }
 
 function advisoryConditions(f: AdvisoryFilters): PgCondition[] {
-  const out: PgCondition[] = [];
-  if (f.alias !== undefined) {
-    out.push({
-      sql: "t.seq IN (SELECT a.advisory_seq FROM advisory_aliases AS a WHERE a.alias = ?)",
-      params: [f.alias],
-    });
-  }
-  if (f.artifactName !== undefined) {
-    out.push({ sql: "t.artifact_name = ?", params: [f.artifactName] });
-  }
-  if (f.componentName !== undefined) {
-    out.push({ sql: "t.component_name = ?", params: [f.componentName] });
-  }
-  if (f.latestEventType !== undefined) {
-    out.push({ sql: "t.latest_event_type = ?", params: [f.latestEventType] });
-  }
+  const out: PgCondition[] = advisoryColumnConditions(f);
   if (f.query !== undefined && f.query !== "") {
     // A substring of the lowercased search text: its lines never join, so neither do fields.
     const pattern = f.query.toLowerCase().replace(/[\\%_]/g, "\\$&");

@@ -2,12 +2,13 @@ import { parentOf } from "../../uid.js";
 import type { NewRoleBinding, RoleBindingRecord } from "../iam-store.js";
 import {
   type BindingRow,
+  roleBindingConditions,
   roleBindingListColumns,
   roleBindingRecordOf,
 } from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { PgLastOwnerGuard } from "./last-owner.js";
-import { createPgListSql, type PgCondition } from "./list-sql.js";
+import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** The role-binding operations of the PostgreSQL store, and organization creation. */
@@ -124,12 +125,7 @@ export function createPgRoleBindingOps(
       }),
 
     listRoleBindings: async (query) => {
-      const f = query.filters;
-      const extra: PgCondition[] = [];
-      if (f.identity) extra.push({ sql: "t.identity_uid = ?", params: [f.identity] });
-      if (f.group) extra.push({ sql: "t.group_uid = ?", params: [f.group] });
-      if (f.role) extra.push({ sql: "t.role_uid = ?", params: [f.role] });
-      const page = await lists.list(query, extra);
+      const page = await lists.list(query, roleBindingConditions(query.filters));
       return {
         items: page.rows.map(roleBindingRecordOf),
         total: page.total,

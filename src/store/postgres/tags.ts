@@ -1,6 +1,6 @@
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
-import { type TagRow, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
+import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
@@ -169,11 +169,7 @@ function columnsOf(tags: readonly TagState[]): string[][] {
 }
 
 function tagConditions(f: TagFilters): PgCondition[] {
-  const out: PgCondition[] = [];
-  if (f.digest !== undefined) out.push({ sql: "t.digest = ?", params: [f.digest] });
-  if (f.updatedSince !== undefined) {
-    out.push({ sql: "t.update_time >= ?", params: [f.updatedSince] });
-  }
+  const out: PgCondition[] = tagColumnConditions(f);
   // LIKE is case-sensitive, as referrer tags are (`sha256-` + hex digest).
   if (f.excludeReferrers) out.push({ sql: "t.name NOT LIKE 'sha256-%'", params: [] });
   return out;

@@ -1,5 +1,6 @@
 import type { AccountAssociationRecord, AccountLinks } from "../iam-store.js";
-import type { ListColumns } from "../list-clauses.js";
+import type { ListClause, ListColumns } from "../list-clauses.js";
+import type { ListQuery } from "../store.js";
 
 /** An account_associations row as both backends store it (each link as JSON, or null). */
 export interface AccountAssociationRow {
@@ -57,3 +58,24 @@ export const accountAssociationListColumns: ListColumns = {
   name: "name",
   sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
 };
+
+/**
+ * A list query of associations as the list SQL runs it. `descendantsOf G` means every resource
+ * whose group is G or below it; an association shares its group's uid, so G's own is not in
+ * the strict uid range: the query's `descendantsOf` becomes a condition that adds it.
+ */
+export function associationListQuery<Q extends ListQuery<unknown>>(
+  query: Q,
+): { query: Omit<Q, "descendantsOf">; extra: ListClause[] } {
+  const { descendantsOf, ...rest } = query;
+  const extra =
+    descendantsOf === undefined
+      ? []
+      : [
+          {
+            sql: "t.uid = ? OR (t.uid > ? AND t.uid < ?)",
+            params: [descendantsOf, `${descendantsOf}/`, `${descendantsOf}0`],
+          },
+        ];
+  return { query: rest, extra };
+}

@@ -1,10 +1,11 @@
 import type {
   AdvisoryContent,
+  AdvisoryFilters,
   AdvisoryPatch,
   AdvisoryRecord,
   EventTypeNumber,
 } from "../advisory-store.js";
-import type { ListColumns } from "../list-clauses.js";
+import type { ListClause, ListColumns } from "../list-clauses.js";
 
 /** An advisories row as both backends store it (JSON columns as text). */
 export interface AdvisoryRow {
@@ -141,3 +142,27 @@ export const advisoryListColumns: ListColumns = {
     uid: "uid",
   },
 };
+
+/**
+ * The list conditions of an advisory query's filters that read the same on both backends; each
+ * adds its own for `query`, a substring search in its own way, after these.
+ */
+export function advisoryColumnConditions(f: AdvisoryFilters): ListClause[] {
+  const out: ListClause[] = [];
+  if (f.alias !== undefined) {
+    out.push({
+      sql: "t.seq IN (SELECT a.advisory_seq FROM advisory_aliases AS a WHERE a.alias = ?)",
+      params: [f.alias],
+    });
+  }
+  if (f.artifactName !== undefined) {
+    out.push({ sql: "t.artifact_name = ?", params: [f.artifactName] });
+  }
+  if (f.componentName !== undefined) {
+    out.push({ sql: "t.component_name = ?", params: [f.componentName] });
+  }
+  if (f.latestEventType !== undefined) {
+    out.push({ sql: "t.latest_event_type = ?", params: [f.latestEventType] });
+  }
+  return out;
+}

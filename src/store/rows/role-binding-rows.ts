@@ -1,5 +1,5 @@
-import type { RoleBindingRecord } from "../iam-store.js";
-import type { ListColumns } from "../list-clauses.js";
+import type { RoleBindingFilters, RoleBindingRecord } from "../iam-store.js";
+import type { ListClause, ListColumns } from "../list-clauses.js";
 
 /** A role_bindings_view row as both backends read it: the binding and what it names. */
 export interface BindingRow {
@@ -52,3 +52,12 @@ export const roleBindingListColumns: ListColumns = {
   name: "role_name",
   sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
 };
+
+/** The list conditions of a role-binding query's filters, the same SQL on both backends. */
+export function roleBindingConditions(f: RoleBindingFilters): ListClause[] {
+  const out: ListClause[] = [];
+  if (f.identity) out.push({ sql: "t.identity_uid = ?", params: [f.identity] });
+  if (f.group) out.push({ sql: "t.group_uid = ?", params: [f.group] });
+  if (f.role) out.push({ sql: "t.role_uid = ?", params: [f.role] });
+  return out;
+}

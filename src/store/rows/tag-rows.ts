@@ -1,5 +1,5 @@
-import type { ListColumns } from "../list-clauses.js";
-import type { TagRecord } from "../registry-store.js";
+import type { ListClause, ListColumns } from "../list-clauses.js";
+import type { TagFilters, TagRecord } from "../registry-store.js";
 import type { StoredFlag } from "./stored-flag.js";
 
 /** A tags row as a backend reads it; `Flag` narrows `deprecated` to that backend's type. */
@@ -36,3 +36,16 @@ export const tagListColumns: ListColumns = {
   name: "name",
   sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
 };
+
+/**
+ * The list conditions of a tag query's filters that read the same on both backends; each adds
+ * its own for `excludeReferrers`, a pattern in its own dialect, after these.
+ */
+export function tagColumnConditions(f: TagFilters): ListClause[] {
+  const out: ListClause[] = [];
+  if (f.digest !== undefined) out.push({ sql: "t.digest = ?", params: [f.digest] });
+  if (f.updatedSince !== undefined) {
+    out.push({ sql: "t.update_time >= ?", params: [f.updatedSince] });
+  }
+  return out;
+}

@@ -5,6 +5,7 @@ import {
   type AccountAssociationRow,
   accountAssociationListColumns,
   accountAssociationRecordOf,
+  associationListQuery,
   linkColumns,
   providers,
 } from "../rows/account-association-rows.js";
@@ -94,18 +95,7 @@ export function createAccountAssociationOps(db: Database): AccountAssociationOps
     }).immediate,
 
     listAccountAssociations: (query) => {
-      // `descendantsOf G` means every resource whose group is G or below it; an association
-      // shares its group's uid, so G's own is not in the strict uid range and is added here.
-      const { descendantsOf, ...rest } = query;
-      const extra =
-        descendantsOf === undefined
-          ? []
-          : [
-              {
-                sql: "t.uid = ? OR (t.uid > ? AND t.uid < ?)",
-                params: [descendantsOf, `${descendantsOf}/`, `${descendantsOf}0`],
-              },
-            ];
+      const { query: rest, extra } = associationListQuery(query);
       const page = lists.list(rest, extra);
       return {
         items: page.rows.map(accountAssociationRecordOf),

@@ -6,6 +6,7 @@ import type { PutOutcome } from "../registry-store.js";
 import {
   type AdvisoryColumns,
   type AdvisoryRow,
+  advisoryColumnConditions,
   advisoryColumnsOf,
   advisoryContentOf,
   advisoryListColumns,
@@ -166,22 +167,7 @@ export function createAdvisoryOps(db: Database): AdvisoryOps {
 }
 
 function advisoryConditions(f: AdvisoryFilters): SqlCondition[] {
-  const out: SqlCondition[] = [];
-  if (f.alias !== undefined) {
-    out.push({
-      sql: "t.seq IN (SELECT a.advisory_seq FROM advisory_aliases AS a WHERE a.alias = ?)",
-      params: [f.alias],
-    });
-  }
-  if (f.artifactName !== undefined) {
-    out.push({ sql: "t.artifact_name = ?", params: [f.artifactName] });
-  }
-  if (f.componentName !== undefined) {
-    out.push({ sql: "t.component_name = ?", params: [f.componentName] });
-  }
-  if (f.latestEventType !== undefined) {
-    out.push({ sql: "t.latest_event_type = ?", params: [f.latestEventType] });
-  }
+  const out: SqlCondition[] = advisoryColumnConditions(f);
   if (f.query !== undefined && f.query !== "") {
     const q = f.query.toLowerCase();
     if ([...q].length >= minTrigramQuery) {

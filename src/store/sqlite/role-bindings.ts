@@ -3,12 +3,13 @@ import { parentOf } from "../../uid.js";
 import type { NewRoleBinding } from "../iam-store.js";
 import {
   type BindingRow,
+  roleBindingConditions,
   roleBindingListColumns,
   roleBindingRecordOf,
 } from "../rows/role-binding-rows.js";
 import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
-import { createListSql, type SqlCondition } from "./list-sql.js";
+import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The role-binding operations of the SQLite store, and organization creation. */
@@ -101,12 +102,7 @@ export function createRoleBindingOps(
     }).immediate,
 
     listRoleBindings: (query) => {
-      const f = query.filters;
-      const extra: SqlCondition[] = [];
-      if (f.identity) extra.push({ sql: "t.identity_uid = ?", params: [f.identity] });
-      if (f.group) extra.push({ sql: "t.group_uid = ?", params: [f.group] });
-      if (f.role) extra.push({ sql: "t.role_uid = ?", params: [f.role] });
-      const page = lists.list(query, extra);
+      const page = lists.list(query, roleBindingConditions(query.filters));
       return {
         items: page.rows.map(roleBindingRecordOf),
         total: page.total,

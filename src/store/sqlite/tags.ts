@@ -1,7 +1,7 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
-import { type TagRow, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
+import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
 import { createListSql, type SqlCondition } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
@@ -87,11 +87,7 @@ export function createTagOps(db: Database): TagOps {
 }
 
 function tagConditions(f: TagFilters): SqlCondition[] {
-  const out: SqlCondition[] = [];
-  if (f.digest !== undefined) out.push({ sql: "t.digest = ?", params: [f.digest] });
-  if (f.updatedSince !== undefined) {
-    out.push({ sql: "t.update_time >= ?", params: [f.updatedSince] });
-  }
+  const out: SqlCondition[] = tagColumnConditions(f);
   // GLOB is case-sensitive, as referrer tags are (`sha256-` + hex digest).
   if (f.excludeReferrers) out.push({ sql: "t.name NOT GLOB 'sha256-*'", params: [] });
   return out;
