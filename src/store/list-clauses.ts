@@ -1,3 +1,4 @@
+import { isAtOrBelow } from "../uid.js";
 import type { ListQuery, SortField } from "./store.js";
 
 /**
@@ -60,4 +61,46 @@ export function whereOf(conditions: readonly { sql: string }[]): string {
   return conditions.length === 0
     ? ""
     : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
+}
+
+/** How a backend binds a list of uids: a condition on `uid` matching them, and its parameter. */
+export interface UidSet<P> {
+  match: string;
+  bind(uids: readonly string[]): P;
+}
+
+/**
+ * The WHERE conditions of a query's filters, then the resource's `extra`: `descendantsOf`'s,
+ * when present, comes first (SQLite's list SQL may write it another way).
+ */
+export function filterConditions<C extends { sql: string; params: unknown[] }, P>(
+  t: ListColumns,
+  q: ListQuery<unknown>,
+  extra: readonly C[],
+  uids: UidSet<P>,
+): (C | ListClause | { sql: string; params: P[] })[] {
+  const out: (ListClause | { sql: string; params: P[] })[] = [];
+  if (q.descendantsOf !== undefined) out.push(descendantsCondition(t, q.descendantsOf));
+  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
+  if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
+  // A tree filter at or below a scope uid already keeps every row in scope; the closure
+  // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).
+  const tree = q.descendantsOf ?? q.childrenOf;
+  const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
+  if (q.scope !== undefined && !scoped) {
+    out.push({
+      sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
+        WHERE c.ancestor IN (SELECT id FROM groups WHERE ${uids.match}))`,
+      params: [uids.bind(q.scope)],
+    });
+  }
+  return [...out, ...extra];
+}
+
+/**
+ * The uids strictly below `uid`: everything starting with `uid/`, the range between `uid/`
+ * and `uid0` ('0' follows '/').
+ */
+function descendantsCondition(t: ListColumns, uid: string): ListClause {
+  return { sql: `t.${t.uid} > ? AND t.${t.uid} < ?`, params: [`${uid}/`, `${uid}0`] };
 }

@@ -1,9 +1,10 @@
-import { isAtOrBelow } from "../../uid.js";
 import {
   checkIdentifiers,
   cursorCondition,
+  filterConditions,
   type ListColumns,
   orderBy,
+  type UidSet,
   whereOf,
 } from "../list-clauses.js";
 import type { ListQuery } from "../store.js";
@@ -53,7 +54,7 @@ export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
   return {
     list: (query, extra = []) =>
       db.read(async (sql) => {
-        const filter = conditionsOf(t, query, extra);
+        const filter: PgCondition[] = filterConditions(t, query, extra, arrayUids);
         const subtreeOnly = query.descendantsOf !== undefined && filter.length === 1;
         let total: number;
         if (subtreeOnly && t.below) {
@@ -78,32 +79,11 @@ export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
   };
 }
 
-function conditionsOf(
-  t: PgListTable,
-  q: ListQuery<unknown>,
-  extra: readonly PgCondition[],
-): PgCondition[] {
-  const out: PgCondition[] = [];
-  if (q.descendantsOf !== undefined) {
-    out.push({
-      sql: `t.${t.uid} > ? AND t.${t.uid} < ?`,
-      params: [`${q.descendantsOf}/`, `${q.descendantsOf}0`],
-    });
-  }
-  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
-  if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
-  // A tree filter at or below a scope uid already keeps every row in scope.
-  const tree = q.descendantsOf ?? q.childrenOf;
-  const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
-  if (q.scope !== undefined && !scoped) {
-    out.push({
-      sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
-        WHERE c.ancestor IN (SELECT id FROM groups WHERE uid = ANY(?::text[])))`,
-      params: [q.scope as string[]],
-    });
-  }
-  return [...out, ...extra];
-}
+// Scope uids arrive as one text[] parameter: one SQL shape for any number.
+const arrayUids: UidSet<string[]> = {
+  match: "uid = ANY(?::text[])",
+  bind: (uids) => [...uids],
+};
 
 /** Number the `?` placeholders of `text` in order, and gather the conditions' parameters. */
 export function numbered(text: string, conditions: readonly PgCondition[]): [string, PgParam[]] {

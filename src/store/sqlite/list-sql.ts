@@ -1,10 +1,11 @@
 import type { Database, Statement } from "better-sqlite3";
-import { isAtOrBelow } from "../../uid.js";
 import {
   checkIdentifiers,
   cursorCondition,
+  filterConditions,
   type ListColumns,
   orderBy,
+  type UidSet,
   whereOf,
 } from "../list-clauses.js";
 import type { ListQuery } from "../store.js";
@@ -90,7 +91,7 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
 
   // A deferred transaction: the page and the count read the same snapshot.
   const run = db.transaction((query: ListQuery<unknown>, extra: readonly SqlCondition[]) => {
-    const { conditions: filter, subtreeOnly } = filterConditions(t, query, extra);
+    const { conditions: filter, subtreeOnly } = conditionsOf(t, query, extra);
     const byUid = t.sort[query.order.field] === t.uid;
     // The subtree's size, read only where one of the two uses below has it to decide.
     const subtree =
@@ -111,7 +112,7 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
       subtree * subtree > t.treeCounts!.all() * (query.skip + query.limit + 1);
     // descendantsOf's condition comes first; walking, it is written with the `+`.
     const pageFilter = walk
-      ? [descendantsCondition(t, query.descendantsOf!, "+"), ...filter.slice(1)]
+      ? [unindexedDescendants(t, query.descendantsOf!), ...filter.slice(1)]
       : filter;
     const page = query.after ? [...pageFilter, cursorCondition(t, query)] : pageFilter;
     const select = prepared(
@@ -126,40 +127,31 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
   return { list: (query, extra = []) => run(query, extra) };
 }
 
+// Scope uids arrive as one JSON parameter read through json_each: one SQL shape for any number.
+const jsonUids: UidSet<string> = {
+  match: "uid IN (SELECT value FROM json_each(?))",
+  bind: (uids) => JSON.stringify(uids),
+};
+
 /**
  * The WHERE conditions of a query; `descendantsOf`'s, when present, comes first. `subtreeOnly`
  * tells that it is the only one.
  */
-function filterConditions(
+function conditionsOf(
   t: ListTable,
   q: ListQuery<unknown>,
   extra: readonly SqlCondition[],
 ): { conditions: SqlCondition[]; subtreeOnly: boolean } {
-  const out: SqlCondition[] = [];
-  if (q.descendantsOf !== undefined) out.push(descendantsCondition(t, q.descendantsOf, ""));
-  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
-  if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
-  // A tree filter at or below a scope uid already keeps every row in scope; the closure
-  // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).
-  const tree = q.descendantsOf ?? q.childrenOf;
-  const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
-  if (q.scope !== undefined && !scoped) {
-    out.push({
-      sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
-        WHERE c.ancestor IN (SELECT id FROM groups WHERE uid IN (SELECT value FROM json_each(?))))`,
-      params: [JSON.stringify(q.scope)],
-    });
-  }
-  const conditions = [...out, ...extra];
+  const conditions: SqlCondition[] = filterConditions(t, q, extra, jsonUids);
   return { conditions, subtreeOnly: q.descendantsOf !== undefined && conditions.length === 1 };
 }
 
 /**
- * The uids strictly below `uid`: everything starting with `uid/`, the range between `uid/`
- * and `uid0`. `+` written before the column keeps SQLite from using it to pick an index.
+ * The uids strictly below `uid`, with `+` before the column: it keeps SQLite from using the
+ * column to pick an index.
  */
-function descendantsCondition(t: ListTable, uid: string, plus: "" | "+"): SqlCondition {
-  const col = `${plus}t.${t.uid}`;
+function unindexedDescendants(t: ListTable, uid: string): SqlCondition {
+  const col = `+t.${t.uid}`;
   return { sql: `${col} > ? AND ${col} < ?`, params: [`${uid}/`, `${uid}0`] };
 }
 
