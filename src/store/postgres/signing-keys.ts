@@ -1,13 +1,7 @@
-import { type SigningKeyRecord, StoreError } from "../store.js";
+import { type KeyRow, signingKeyRecordOf } from "../rows/signing-key-rows.js";
+import { StoreError } from "../store.js";
 import type { PgDb, PgOps } from "./pg-db.js";
 import { sqlState } from "./pg-db.js";
-
-interface KeyRow {
-  kid: string;
-  private_jwk: string;
-  public_jwk: string;
-  create_time: number;
-}
 
 /** The signing-key operations of the PostgreSQL store. */
 export type PgSigningKeyOps = PgOps<"listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
@@ -18,7 +12,7 @@ export function createPgSigningKeyOps(db: PgDb): PgSigningKeyOps {
     // Ordered by time then kid, the order in which every replica picks the same newest key.
     listSigningKeys: async () =>
       (await db.sql.rows<KeyRow>("SELECT * FROM signing_keys ORDER BY create_time, kid")).map(
-        toRecord,
+        signingKeyRecordOf,
       ),
     addSigningKey: async (key) => {
       try {
@@ -43,14 +37,5 @@ export function createPgSigningKeyOps(db: PgDb): PgSigningKeyOps {
         [before],
       );
     },
-  };
-}
-
-function toRecord(row: KeyRow): SigningKeyRecord {
-  return {
-    kid: row.kid,
-    privateJwk: row.private_jwk,
-    publicJwk: row.public_jwk,
-    createTime: row.create_time,
   };
 }

@@ -1,13 +1,7 @@
 import type { Database } from "better-sqlite3";
+import { type KeyRow, signingKeyRecordOf } from "../rows/signing-key-rows.js";
 import { type SigningKeyRecord, StoreError } from "../store.js";
 import type { SyncOps } from "./sync-ops.js";
-
-interface KeyRow {
-  kid: string;
-  private_jwk: string;
-  public_jwk: string;
-  create_time: number;
-}
 
 /** The signing-key operations of the SQLite store. */
 export type SigningKeyOps = SyncOps<"listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
@@ -28,7 +22,7 @@ export function createSigningKeyOps(db: Database): SigningKeyOps {
   );
 
   return {
-    listSigningKeys: () => (list.all() as KeyRow[]).map(toRecord),
+    listSigningKeys: () => (list.all() as KeyRow[]).map(signingKeyRecordOf),
     addSigningKey: db.transaction((key: SigningKeyRecord) => {
       if (exists.get(key.kid)) {
         throw new StoreError("already_exists", `signing key ${JSON.stringify(key.kid)}`);
@@ -38,14 +32,5 @@ export function createSigningKeyOps(db: Database): SigningKeyOps {
     pruneSigningKeys: (before) => {
       prune.run(before);
     },
-  };
-}
-
-function toRecord(row: KeyRow): SigningKeyRecord {
-  return {
-    kid: row.kid,
-    privateJwk: row.private_jwk,
-    publicJwk: row.public_jwk,
-    createTime: row.create_time,
   };
 }
