@@ -9,7 +9,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
@@ -23,6 +23,7 @@ import { groupsServiceClient } from "./groups-proto.js";
 import { type OpenLoopResult, openLoop } from "./open-loop.js";
 import { postgresBench } from "./postgres.js";
 import { ensureSeeded } from "./seed.js";
+import { schedstat } from "./stall-probe.js";
 
 // The open-loop senders' connections: kept alive, enough of them that none waits for a socket.
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 256 });
@@ -540,15 +541,30 @@ interface OpenLoopLoad {
   send: () => Promise<void>;
 }
 
-/** One open-loop run of the measurement time, after a one-second warm-up at the same rate. */
-async function openLoopRun(rate: number, send: () => Promise<void>): Promise<OpenLoopResult> {
+/**
+ * One open-loop run of the measurement time, after a one-second warm-up at the same rate,
+ * with the share of it that the server's and this generator's main threads spent runnable
+ * but without a core (schedstat): on a shared machine that, not the server, makes the tails
+ * (bench/tails.ts; RESULTS.md, "Open-loop tails, explained").
+ */
+async function openLoopRun(
+  rate: number,
+  send: () => Promise<void>,
+): Promise<OpenLoopResult & { waited: string }> {
   await openLoop({ rate, seconds: 1, send });
-  return openLoop({ rate, seconds, send });
+  const load = loadavg()[0]!;
+  const before = [schedstat(server.pid!), schedstat(process.pid)];
+  const t = performance.now();
+  const r = await openLoop({ rate, seconds, send });
+  const share = (i: number, now: [number, number]) =>
+    pct((now[1] - before[i]![1]) / (performance.now() - t));
+  const waited = `waited for a core: server ${share(0, schedstat(server.pid!))}, generator ${share(1, schedstat(process.pid))}; load ${load.toFixed(1)}`;
+  return { ...r, waited };
 }
 
-function openLoopFigure(r: OpenLoopResult): string {
+function openLoopFigure(r: OpenLoopResult & { waited: string }): string {
   const failed = r.errors > 0 ? `, ${r.errors} failed (${String(r.firstError)})` : "";
-  return `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, p99.9 ${ms(r.p999)}${failed}`;
+  return `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, p99.9 ${ms(r.p999)}${failed} (${r.waited})`;
 }
 
 /** A sender of one HTTP/1.1 request over kept-alive connections; any status but 200 fails. */
