@@ -104,7 +104,14 @@ describe("sqlite store", () => {
     };
     const waitFor = async (ok: () => boolean) => {
       for (const until = Date.now() + 5_000; Date.now() < until; ) {
-        if (ok()) return true;
+        // A copy taken while the checkpoint thread writes the file can be torn ("malformed"):
+        // that is the copy's fault, not the file's; look again.
+        const torn = (err: unknown) => (err as { code?: string }).code === "SQLITE_CORRUPT";
+        try {
+          if (ok()) return true;
+        } catch (err) {
+          if (!torn(err)) throw err;
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
       return false;
