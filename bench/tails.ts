@@ -71,7 +71,8 @@ const port = await freePort();
 let server: ChildProcess;
 let send: () => Promise<void>;
 let close = () => {};
-const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 256 });
+// --sockets=<n>: at most n connections (default 256, as run.ts has it).
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: Number(arg("sockets") ?? 256) });
 
 if (target === "fastify") {
   server = await startChild(["dist/bench/baseline-servers.js", "fastify", String(port)], port);
