@@ -62,29 +62,41 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
       )?.n ?? 0,
   });
 
+  // Two statements, not six: every statement is a round trip to the database. The checks
+  // first, in the order SQLite makes them; then the row, its closure rows and the counts of
+  // the groups above it, in one statement (the parent's closure rows are the new group's
+  // ancestors, one level further).
   async function createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord> {
     checkUidExtendsParent(g.uid, g.parentUid);
     const parent = g.parentUid === "" ? null : g.parentUid;
-    if (await find(sql, g.uid)) {
-      throw new StoreError("already_exists", `group ${JSON.stringify(g.uid)}`);
-    }
-    const parentRow = parent === null ? undefined : await find(sql, parent);
-    if (parent !== null && !parentRow) {
+    const found = (await sql.one<{ taken: boolean; parent_id: number | null; sibling: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM groups WHERE uid = $1) AS taken,
+         (SELECT id FROM groups WHERE uid = $2) AS parent_id,
+         EXISTS (SELECT 1 FROM groups WHERE parent_uid = $2 AND name = $3 AND uid <> $1) AS sibling`,
+      [g.uid, parent, g.name],
+    ))!;
+    if (found.taken) throw new StoreError("already_exists", `group ${JSON.stringify(g.uid)}`);
+    if (parent !== null && found.parent_id === null) {
       throw new StoreError("not_found", `group ${JSON.stringify(parent)}`);
     }
-    await checkSiblingName(sql, parent, g.name, g.uid);
+    if (found.sibling) {
+      throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(g.name)}`);
+    }
     const row = (await sql.one<GroupRow>(
-      `INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time)
-       VALUES ($1, $2, $3, $4, $5, $5) RETURNING *`,
-      [g.uid, parent, g.name, g.description, g.now],
+      `WITH g AS (
+         INSERT INTO groups (uid, parent_uid, name, description, create_time, update_time)
+         VALUES ($1, $2, $3, $4, $5, $5) RETURNING *
+       ), closure AS (
+         INSERT INTO group_closure (ancestor, descendant, depth)
+         SELECT c.ancestor, g.id, c.depth + 1 FROM group_closure AS c, g WHERE c.descendant = $6
+         UNION ALL SELECT g.id, g.id, 0 FROM g
+       ), counts AS (
+         UPDATE groups SET descendant_count = descendant_count + 1
+         WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = $6)
+       )
+       SELECT * FROM g`,
+      [g.uid, parent, g.name, g.description, g.now, found.parent_id],
     ))!;
-    await sql.run(
-      `INSERT INTO group_closure (ancestor, descendant, depth)
-       SELECT ancestor, $1, depth + 1 FROM group_closure WHERE descendant = $2
-       UNION ALL SELECT $1::bigint, $1::bigint, 0`,
-      [row.id, parentRow?.id ?? null],
-    );
-    await countAbove(sql, row.id, 1);
     return groupRecordOf(row);
   }
 
