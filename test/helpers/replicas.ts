@@ -57,13 +57,18 @@ export function replicaEnv(databaseUrl: string, baseUrl: string): Record<string,
 export async function startReplicas(
   databaseUrl: string,
   names: readonly string[],
-  opts: { baseUrl?: string; timeoutMs?: number } = {},
+  opts: {
+    baseUrl?: string;
+    timeoutMs?: number;
+    /** A database URL of its own for a replica, by name (through a proxy, say). */
+    databaseUrls?: Record<string, string>;
+  } = {},
 ): Promise<{ replicas: Replica[]; baseUrl: string; env: Record<string, string> }> {
   const ports = await Promise.all(names.map(() => freePort()));
   const baseUrl = opts.baseUrl ?? `http://127.0.0.1:${ports[0]}`;
   const env = replicaEnv(databaseUrl, baseUrl);
   const replicas = names.map((name, i) => {
-    const url = new URL(databaseUrl);
+    const url = new URL(opts.databaseUrls?.[name] ?? databaseUrl);
     url.searchParams.set("application_name", name);
     return spawnReplica(name, ports[i]!, { ...env, GATEHOUSE_DATABASE_URL: url.toString() });
   });
