@@ -187,17 +187,21 @@ async function pollUntil(
   return undefined;
 }
 
-/** Lines of `r`'s log whose message contains `text`. */
-const logged = (r: Replica, text: string) =>
+/**
+ * Lines of `r`'s log whose message contains `text`, logged at or after `since` (ms since the
+ * epoch, pino's "time"). By time, not by count: the kept log is only its last 200 kB, so
+ * under many request lines an earlier match can fall out of it while a new one comes in.
+ */
+const logged = (r: Replica, text: string, since: number) =>
   r
     .log()
     .split("\n")
-    .filter((l) => l.includes(text)).length;
+    .filter((l) => l.includes(text) && Number(/"time":(\d+)/.exec(l)?.[1] ?? 0) >= since).length;
 
 /** `logged` after a pause (the log arrives through the event loop), as pollUntil asks. */
-async function logLines(r: Replica, text: string): Promise<Answer> {
+async function logLines(r: Replica, text: string, since: number): Promise<Answer> {
   await sleep(50);
-  return { status: logged(r, text), body: undefined, ms: 0 };
+  return { status: logged(r, text, since), body: undefined, ms: 0 };
 }
 
 describe("PostgreSQL faults under running replicas", () => {
@@ -270,8 +274,7 @@ describe("PostgreSQL faults under running replicas", () => {
     const [a, b] = replicas as [Replica, Replica];
     const binding = await grant(b, a);
     const pid = await feedBackend(a.name);
-    const lostBefore = logged(a, "the change feed was lost");
-    const listensBefore = logged(a, "the change feed listens");
+    const cutAt = Date.now();
     const killed = await adminQuery<{ ok: boolean }>("SELECT pg_terminate_backend($1) AS ok", [
       pid,
     ]);
@@ -281,14 +284,15 @@ describe("PostgreSQL faults under running replicas", () => {
     expect(refusedMs, "the revoked identity still reads").toBeDefined();
     expect(refusedMs!).toBeLessThan(lostFeedBoundMs);
 
-    // The replica noticed, listens again on a new connection, and serves.
+    // The replica noticed, listens again on a new connection, and serves. (Generous: on a
+    // loaded machine a new connection and its LISTEN can take seconds.)
     const back = await pollUntil(
       performance.now(),
-      5_000,
-      () => logLines(a, "the change feed listens"),
-      (x) => x.status > listensBefore,
+      15_000,
+      () => logLines(a, "the change feed listens", cutAt),
+      (x) => x.status > 0,
     );
-    expect(logged(a, "the change feed was lost")).toBeGreaterThan(lostBefore);
+    expect(logged(a, "the change feed was lost", cutAt)).toBeGreaterThan(0);
     expect(back, `the feed did not come back:\n${a.log().slice(-3000)}`).toBeDefined();
     expect(await feedBackend(a.name)).not.toBe(pid);
     expect((await getOrg(a, org.token)).status).toBe(200);
@@ -305,7 +309,7 @@ describe("PostgreSQL faults under running replicas", () => {
   }, async () => {
     const [a, b] = replicas as [Replica, Replica];
     const binding = await grant(b, a);
-    const listensBefore = logged(a, "the change feed listens");
+    const silencedAt = Date.now();
     // The feed's connection goes silent, its socket open: no notification, no heartbeat
     // answer, no error, as when the network between them drops packets. (Pausing its backend
     // with SIGSTOP instead can leave PostgreSQL's own notification machinery waiting on it.)
@@ -316,13 +320,13 @@ describe("PostgreSQL faults under running replicas", () => {
       expect(refusedMs, "the revoked identity still reads").toBeDefined();
       expect(refusedMs!).toBeLessThan(lostFeedBoundMs);
 
-      // The silent connection is given up and a new one listens, while the old backend is
-      // still paused.
+      // The silent connection is given up and a new one listens, while the old one is still
+      // open. (Generous: on a loaded machine a new connection and its LISTEN take seconds.)
       const back = await pollUntil(
         performance.now(),
-        5_000,
-        () => logLines(a, "the change feed listens"),
-        (x) => x.status > listensBefore,
+        15_000,
+        () => logLines(a, "the change feed listens", silencedAt),
+        (x) => x.status > 0,
       );
       expect(back, `the feed did not come back:\n${a.log().slice(-3000)}`).toBeDefined();
       expect((await getOrg(a, org.token)).status).toBe(200);

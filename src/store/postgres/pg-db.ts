@@ -326,7 +326,9 @@ function startFeed(
 
   const connectFeed = async () => {
     if (stopped || client) return;
-    const c = new pg.Client({ ...config, statement_timeout: heartbeatMs });
+    // The pool's statement timeout, not the heartbeat's: on a loaded machine a LISTEN that
+    // takes a second must not be given up, or the feed never comes back.
+    const c = new pg.Client(config);
     client = c;
     c.on("error", (err) => {
       if (client === c) down(err);
