@@ -15,7 +15,6 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import net from "node:net";
 import autocannon from "autocannon";
 import pg from "pg";
 import { builtinRoles, storeRoles } from "../src/auth/capabilities.js";
@@ -26,6 +25,7 @@ import type { ListQuery } from "../src/store/store.js";
 import { newChildUid } from "../src/uid.js";
 import { ensurePgSeeded } from "./pg-seed.js";
 import type { BenchPostgres } from "./postgres-server.js";
+import { accepts, freePort, stop } from "./processes.js";
 
 /** What run.ts lends this section: its measurement helpers and the SQLite figures. */
 export interface PgBenchKit {
@@ -207,7 +207,7 @@ async function measure(
       "reported",
       "-",
     );
-    while (replicas.length > 1) await stopProc(replicas.pop()!.proc);
+    while (replicas.length > 1) await stop(replicas.pop()!.proc);
 
     // --- ListGroups over the 111,110-group subtree ------------------------------------------
     const list = (order: "name" | "uid", after?: { value: string; uid: string }) => {
@@ -267,7 +267,7 @@ async function measure(
       `${(c.concurrentRate / c.sequentialRate).toFixed(1)}x one at a time`,
     );
   } finally {
-    for (const r of replicas) await stopProc(r.proc);
+    for (const r of replicas) await stop(r.proc);
     await store.close();
   }
 }
@@ -493,32 +493,6 @@ async function startGatehouse(
     await new Promise((r) => setTimeout(r, 50));
   }
   return proc;
-}
-
-async function stopProc(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode !== null) return;
-  const exited = new Promise((resolve) => proc.once("exit", resolve));
-  proc.kill("SIGTERM");
-  await exited;
-}
-
-function accepts(p: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(p, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 /** The `p` quantile of `xs` (1: the maximum). */

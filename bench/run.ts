@@ -8,7 +8,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { cpus, loadavg } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
@@ -22,6 +21,7 @@ import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { type OpenLoopResult, openLoop } from "./open-loop.js";
 import { postgresBench } from "./postgres.js";
+import { accepts, freePort, stop } from "./processes.js";
 import { ensureSeeded } from "./seed.js";
 import { schedstat } from "./stall-probe.js";
 
@@ -690,31 +690,6 @@ async function startChild(
     await new Promise((r) => setTimeout(r, 50));
   }
   return proc;
-}
-
-async function stop(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => proc.once("exit", resolve));
-  proc.kill("SIGTERM");
-  await exited;
-}
-
-function accepts(p: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(p, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port: p } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return p;
 }
 
 /** VmRSS and VmHWM of a process, in KiB. */

@@ -26,7 +26,6 @@ import {
   rmSync,
 } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { loadavg, setPriority } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { storeRoles } from "../src/auth/capabilities.js";
@@ -35,6 +34,7 @@ import { createTokenIssuer } from "../src/auth/tokens.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { type OpenLoopTrace, openLoop } from "./open-loop.js";
+import { accepts, freePort, stop } from "./processes.js";
 import { ensureSeeded } from "./seed.js";
 import { type ProbeRecord, schedstat, startProbe } from "./stall-probe.js";
 
@@ -403,29 +403,4 @@ async function startChild(
   }
   // taskset execs node: the child's pid is the server's.
   return proc;
-}
-
-async function stop(proc: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => proc.once("exit", resolve));
-  proc.kill("SIGTERM");
-  await exited;
-}
-
-function accepts(p: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(p, "127.0.0.1");
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port: p } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return p;
 }
