@@ -306,3 +306,14 @@ describe("usage", () => {
     expect(JSON.parse(piped.stdout).uid).toBe(org.uid);
   });
 });
+
+describe("invite codes on the command line", () => {
+  it("never start with '-', which the command line would read as an option", async () => {
+    const { newInviteCode } = await import("../../src/services/iam/group-invites.js");
+    // 64 in 64 * 20 draws would start with "-" if nothing prevented it (each 1 in 64).
+    const codes = Array.from({ length: 64 * 20 }, () => newInviteCode());
+    expect(codes.filter((c) => c.startsWith("-"))).toEqual([]);
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(codes.every((c) => /^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/.test(c))).toBe(true);
+  });
+});

@@ -132,7 +132,7 @@ export function createGroupInvitesService(
       const ttlMs = checkTtl(v, body.ttl);
       v.throwIfAny();
       const creator = callerOf(ctx);
-      const code = randomBytes(32).toString("base64url");
+      const code = newInviteCode();
       const uid = newChildUid(req.parent);
       const t = now();
       const invite = await atomically(store, async (tx, authorizer) => {
@@ -235,6 +235,18 @@ export function createGroupInvitesService(
       }
     },
   };
+}
+
+/**
+ * A new invite code: 32 random bytes, base64url. One code in 64 would start with "-", which a
+ * command line reads as an option (`gatehouse iam invites redeem -x...` is a usage error): such
+ * a draw is made again, so every code can be pasted after the command as it is.
+ */
+export function newInviteCode(): string {
+  for (;;) {
+    const code = randomBytes(32).toString("base64url");
+    if (!code.startsWith("-")) return code;
+  }
 }
 
 /** The SHA-256 of a code, hex: all the store ever holds of it. */
