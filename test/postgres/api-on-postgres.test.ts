@@ -4,7 +4,9 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-
 
 // What a caller sees of the PostgreSQL backend's own limits: text with a NUL character,
 // which PostgreSQL cannot hold or compare, is a clear INVALID_ARGUMENT, never an internal
-// error, through the list engine's name filter and through a resource's own filters.
+// error. Through the API the name filter and each resource filter refuse it before the store
+// (so these answers are the same on SQLite); the store's own mapping of what PostgreSQL
+// refuses is pinned in test/store/postgres-store.test.ts.
 
 let ts: TestServer;
 let org: TestOrg;
@@ -30,7 +32,7 @@ describe("the API on PostgreSQL", () => {
     expect(r.json.message).toContain("NUL");
   });
 
-  it("refuses a NUL character in a resource filter as INVALID_ARGUMENT, not INTERNAL", async () => {
+  it("refuses a NUL character in each resource filter as INVALID_ARGUMENT, not INTERNAL", async () => {
     for (const path of [
       `/vulnerabilities/v2beta1/advisories?uidp.descendantsOf=${org.uid}&query=x%00y`,
       `/iam/v2beta1/roleBindings?uidp.descendantsOf=${org.uid}&identity=x%00y`,

@@ -1,3 +1,4 @@
+import { describe, expect, it } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/pg-store.js";
 import { newPgDatabase } from "../helpers/postgres.js";
@@ -38,3 +39,28 @@ runSharedDatabaseSuite(
   },
   { accessLagMs: 1_500 },
 );
+
+describe("postgres store's own refusals", () => {
+  it("refuses text with a NUL character as invalid_text, reads and writes alike", async () => {
+    const store = await createPostgresStore(await newPgDatabase(), { roles: storeRoles });
+    try {
+      const read = store.listRoleBindings({
+        filters: { identity: "a\u0000b" },
+        order: { field: "uid", desc: false },
+        skip: 0,
+        limit: 10,
+      });
+      await expect(read).rejects.toMatchObject({ kind: "invalid_text" });
+      const write = store.createGroup({
+        uid: "7".repeat(40),
+        parentUid: "",
+        name: "a\u0000b",
+        description: "",
+        now: 1,
+      });
+      await expect(write).rejects.toMatchObject({ kind: "invalid_text" });
+    } finally {
+      await store.close();
+    }
+  });
+});
