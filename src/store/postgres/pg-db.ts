@@ -86,8 +86,11 @@ export interface PgDbOptions {
 /** The channel every write that may change an access answer notifies at commit. */
 export const changeChannel = "gatehouse_changes";
 
-/** The session-level advisory lock that retried writers take turns on ("ghwrite"). */
-const writersLock = "114767307370853";
+/**
+ * The key retried writers take turns on. Every advisory lock of the store is keyed by text
+ * (hashed as PostgreSQL does, hashtextextended); an organization's uid never starts with ':'.
+ */
+const writersLock = ":writers";
 
 /** The heartbeat of the listening connection: a feed silent this long is presumed lost. */
 const heartbeatMs = 1_000;
@@ -163,11 +166,11 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
       try {
         if (turnKey !== undefined) {
           await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [turnKey]);
-          held.push("SELECT pg_advisory_unlock(hashtextextended($1, 0))");
+          held.push(turnKey);
         }
         if (attempt > 1) {
-          await client.query("SELECT pg_advisory_lock($1)", [writersLock]);
-          held.push("SELECT pg_advisory_unlock($1)");
+          await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [writersLock]);
+          held.push(writersLock);
         }
         await client.query(begin);
         const result = await fn(sqlOf(client));
@@ -187,12 +190,13 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
         }
         throw fromPgError(err);
       } finally {
-        for (const unlock of held.reverse()) {
+        for (const key of held.reverse()) {
           if (broken) break;
-          const param = unlock.includes("hashtext") ? turnKey! : writersLock;
-          await client.query(unlock, [param]).catch((e: Error) => {
-            broken = e;
-          });
+          await client
+            .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key])
+            .catch((e: Error) => {
+              broken = e;
+            });
         }
         // A connection that cannot roll back or unlock is closed: its session lock goes too.
         client.release(broken);
