@@ -1,3 +1,4 @@
+import { capabilitiesKey, createInterner, groupsWithKey } from "../access-answers.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 
 /** The access queries of the PostgreSQL store, which every authenticated call uses. */
@@ -18,14 +19,7 @@ export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWit
 export function createPgAccessOps(db: PgDb, maxEntries = 10_000): PgAccessOps {
   const cache = createEpochCache(db.changes, maxEntries);
 
-  // Capabilities are a small, fixed vocabulary: cached sets share one string per name.
-  const names = new Map<string, string>();
-  const intern = (name: string) => {
-    const known = names.get(name);
-    if (known !== undefined) return known;
-    if (names.size < 10_000) names.set(name, name);
-    return name;
-  };
+  const intern = createInterner();
 
   return {
     identityExists: cache.memo(
@@ -47,7 +41,7 @@ export function createPgAccessOps(db: PgDb, maxEntries = 10_000): PgAccessOps {
         );
         return new Set(rows.map((r) => intern(r.capability)));
       },
-      (identityUid, groupUids) => `${identityUid}\u0000${groupUids.join("\u0000")}`,
+      capabilitiesKey,
     ),
     groupsWithCapability: cache.memo(
       "groupsWithCapability",
@@ -61,7 +55,7 @@ export function createPgAccessOps(db: PgDb, maxEntries = 10_000): PgAccessOps {
         );
         return Object.freeze(rows.map((r) => r.group_uid));
       },
-      (identityUid, capability) => `${identityUid}\u0000${capability}`,
+      groupsWithKey,
     ),
   };
 }

@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { capabilitiesKey, createInterner, groupsWithKey } from "../access-answers.js";
 import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -30,16 +31,7 @@ export function createAccessOps(db: Database, cache: ReadCache): AccessOps {
     )
     .pluck();
 
-  // Capabilities are a small, fixed vocabulary (the API accepts catalog names only): cached
-  // sets share one string per name, so an owner's 60-odd entries cost pointers, not copies.
-  // Measured, 10,000 cached answers for an owner at depth 5: 33 MB of heap before, 19 MB after.
-  const names = new Map<string, string>();
-  const intern = (name: string) => {
-    const known = names.get(name);
-    if (known !== undefined) return known;
-    if (names.size < 10_000) names.set(name, name);
-    return name;
-  };
+  const intern = createInterner();
 
   return {
     identityExists: cache.memo(
@@ -51,13 +43,13 @@ export function createAccessOps(db: Database, cache: ReadCache): AccessOps {
       "capabilitiesAt",
       (identityUid: string, groupUids: readonly string[]): ReadonlySet<string> =>
         new Set((at.all(identityUid, JSON.stringify(groupUids)) as string[]).map(intern)),
-      (identityUid, groupUids) => `${identityUid}\u0000${groupUids.join("\u0000")}`,
+      capabilitiesKey,
     ),
     groupsWithCapability: cache.memo(
       "groupsWithCapability",
       (identityUid: string, capability: string): readonly string[] =>
         Object.freeze(groupsWith.all(identityUid, capability) as string[]),
-      (identityUid, capability) => `${identityUid}\u0000${capability}`,
+      groupsWithKey,
     ),
   };
 }
