@@ -19,6 +19,7 @@ import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid } from "../src/uid.js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { httpSender } from "./http-sender.js";
 import { type OpenLoopResult, openLoop } from "./open-loop.js";
 import { postgresBench } from "./postgres.js";
 import { accepts, freePort, stop } from "./processes.js";
@@ -220,7 +221,7 @@ if (want("connect")) {
 
 // Open loop: requests on a fixed schedule, latency from the scheduled send time (no
 // coordinated omission), at shares of each protocol's own capacity.
-const restSend = httpSender(getUrl, { headers: auth });
+const restSend = httpSender(keepAlive, getUrl, { headers: auth });
 let restAtHalf: OpenLoopResult | undefined;
 if (want("latency")) {
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
@@ -233,7 +234,7 @@ if (want("latency")) {
     rest: restSend,
     grpc: grpcCall.send,
     "grpc-native": nativeCall.send,
-    connect: httpSender(connectGetUrl, connectLoad),
+    connect: httpSender(keepAlive, connectGetUrl, connectLoad),
   };
   for (const protocol of ["rest", "grpc", "grpc-native", "connect"] as const) {
     for (const share of [0.25, 0.5, 0.75]) {
@@ -403,14 +404,14 @@ if (want("mixed")) {
   const readRate = Math.round(capacity.rest / 2);
   restAtHalf ??= await openLoopRun(readRate, restSend);
   const oidcToken = await issuer.issue();
-  const stsSend = httpSender(`${baseUrl}/sts/exchange`, {
+  const stsSend = httpSender(keepAlive, `${baseUrl}/sts/exchange`, {
     method: "POST",
     headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
     body: JSON.stringify({ aud: baseUrl, identity: workload.uid }),
   });
   let made = 0;
   const createSend = () =>
-    httpSender(`${baseUrl}/iam/v2beta1/groups/${m.deepParent}`, {
+    httpSender(keepAlive, `${baseUrl}/iam/v2beta1/groups/${m.deepParent}`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
       body: () => JSON.stringify({ name: `mixed-${Date.now()}-${made++}` }),
@@ -565,35 +566,6 @@ async function openLoopRun(
 function openLoopFigure(r: OpenLoopResult & { waited: string }): string {
   const failed = r.errors > 0 ? `, ${r.errors} failed (${String(r.firstError)})` : "";
   return `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, p99.9 ${ms(r.p999)}${failed} (${r.waited})`;
-}
-
-/** A sender of one HTTP/1.1 request over kept-alive connections; any status but 200 fails. */
-function httpSender(
-  url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | (() => string) },
-): () => Promise<void> {
-  const u = new URL(url);
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        {
-          agent: keepAlive,
-          host: u.hostname,
-          port: u.port,
-          path: u.pathname + u.search,
-          method: opts.method ?? "GET",
-          headers: opts.headers ?? {},
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () =>
-            res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(typeof opts.body === "function" ? opts.body() : opts.body);
-    });
 }
 
 /** A sender of one grpc-js GetGroup call over one channel. */

@@ -33,6 +33,7 @@ import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { httpSender } from "./http-sender.js";
 import { type OpenLoopTrace, openLoop } from "./open-loop.js";
 import { accepts, freePort, stop } from "./processes.js";
 import { ensureSeeded } from "./seed.js";
@@ -76,7 +77,7 @@ const keepAlive = new http.Agent({ keepAlive: true, maxSockets: Number(arg("sock
 
 if (target === "fastify") {
   server = await startChild(["dist/bench/baseline-servers.js", "fastify", String(port)], port);
-  send = httpSender(`http://127.0.0.1:${port}/constant`, {});
+  send = httpSender(keepAlive, `http://127.0.0.1:${port}/constant`, {});
 } else if (target === "bare-grpc" || target === "bare-connect") {
   const kind = target.slice(5);
   server = await startChild(["dist/bench/baseline-servers.js", kind, String(port)], port);
@@ -107,9 +108,9 @@ if (target === "fastify") {
   });
   const auth = { authorization: `Bearer ${token}` };
   if (target === "rest") {
-    send = httpSender(`${baseUrl}/iam/v2beta1/groups/${m.leaf}`, { headers: auth });
+    send = httpSender(keepAlive, `${baseUrl}/iam/v2beta1/groups/${m.leaf}`, { headers: auth });
   } else if (target === "connect") {
-    send = httpSender(`${baseUrl}/gatehouse.iam.v2beta1.GroupsService/GetGroup`, {
+    send = httpSender(keepAlive, `${baseUrl}/gatehouse.iam.v2beta1.GroupsService/GetGroup`, {
       method: "POST",
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify({ uid: m.leaf }),
@@ -334,34 +335,6 @@ function cpuPressure(): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function httpSender(
-  url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string },
-): () => Promise<void> {
-  const u = new URL(url);
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      const req = http.request(
-        {
-          agent: keepAlive,
-          host: u.hostname,
-          port: u.port,
-          path: u.pathname + u.search,
-          method: opts.method ?? "GET",
-          headers: opts.headers ?? {},
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () =>
-            res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(opts.body);
-    });
 }
 
 function grpcCaller(targetPort: number, headers: Record<string, string>, uid: string) {
