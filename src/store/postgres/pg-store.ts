@@ -57,20 +57,17 @@ export async function createPostgresStore(
       // whose statements all go to that transaction's connection.
       atomically: (fn) => {
         if (closed) return Promise.reject(new StoreError("unavailable", "the store is closed"));
-        return db
-          .write(async (sql) => {
-            const txDb = boundTo(sql);
-            const tx: Store = {
-              ...guard(dataOps(txDb, opts.roles, now), () => closed),
-              ping: () => Promise.resolve(),
-              close: () => Promise.reject(new Error("close() inside atomically")),
-              atomically: (inner) => inner(tx),
-            };
-            return fn(tx);
-          })
-          .catch((err: unknown) => {
-            throw fromPgError(err);
-          });
+        // db.write maps what escapes to StoreErrors, as every write does.
+        return db.write(async (sql) => {
+          const txDb = boundTo(sql);
+          const tx: Store = {
+            ...guard(dataOps(txDb, opts.roles, now), () => closed),
+            ping: () => Promise.resolve(),
+            close: () => Promise.reject(new Error("close() inside atomically")),
+            atomically: (inner) => inner(tx),
+          };
+          return fn(tx);
+        });
       },
       async ping() {
         if (closed) throw new StoreError("unavailable", "the store is closed");
