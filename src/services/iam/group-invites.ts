@@ -174,8 +174,8 @@ export function createGroupInvitesService(
       if (ttlMs !== undefined) patch.expirationTime = t + ttlMs;
       // Widening or reviving an invite grants its role anew.
       const updated = await atomically(store, async (tx, authorizer) => {
-        const deps = { authorizer, store: tx };
-        await requireGrantable(deps, callerOf(ctx), current.roleUid, current.groupUid);
+        const inTx = { authorizer, store: tx };
+        await requireGrantable(inTx, callerOf(ctx), current.roleUid, current.groupUid);
         return tx.updateGroupInvite(body.uid, patch, t);
       });
       return present(updated);

@@ -134,8 +134,8 @@ export function createRoleBindingsService(
         if (!fields.has("role_uid") || body.roleUid === current.roleUid) return current;
         checkUid(v, "roleUid", body.roleUid);
         v.throwIfAny();
-        const deps = { authorizer, store: tx };
-        await requireGrantable(deps, callerOf(ctx), body.roleUid, current.groupUid);
+        const inTx = { authorizer, store: tx };
+        await requireGrantable(inTx, callerOf(ctx), body.roleUid, current.groupUid);
         return tx.updateRoleBinding(body.uid, body.roleUid, now());
       });
       return toRoleBinding(changed);
