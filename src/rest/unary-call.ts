@@ -74,10 +74,16 @@ export function createUnaryCall(
       unchanged
         ? ctx
         : {
-            ...ctx,
             service: req.service,
-            requestHeader: req.header,
+            method: ctx.method,
+            protocolName: ctx.protocolName,
+            requestMethod: ctx.requestMethod,
+            url: ctx.url,
             signal: req.signal,
+            timeoutMs: ctx.timeoutMs,
+            requestHeader: req.header,
+            responseHeader: ctx.responseHeader,
+            responseTrailer: ctx.responseTrailer,
             values: req.contextValues,
           },
     );
@@ -96,22 +102,10 @@ export function createUnaryCall(
   );
 
   return async (message, init) => {
-    const ctx = createRestContext(service, method, init);
+    const ctx = new RestContext(service, method, init);
     init.contextValues.set(kHandlerContext, ctx);
     init.onCancel((reason) => ctx.abort(reason));
-    const req: UnaryRequest = {
-      stream: false,
-      service,
-      method,
-      message,
-      requestMethod: init.requestMethod,
-      url: init.url,
-      get signal() {
-        return ctx.signal;
-      },
-      header: ctx.requestHeader,
-      contextValues: init.contextValues,
-    };
+    const req = new RestRequest(service, method, message, init, ctx);
     let res: Awaited<ReturnType<AnyFn>>;
     try {
       res = await chain(req);
@@ -126,41 +120,84 @@ export function createUnaryCall(
   };
 }
 
+const noTimeout = () => undefined;
+
+/*
+ * Why classes, and not object literals with a `get signal()`: a literal with a getter gets a
+ * hidden class of its own per object (the getter is a new closure each time), and V8 keeps
+ * hidden classes in the old generation. The getter, its closure and through it everything the
+ * call touched (headers, the bearer token, the contexts) then survived every scavenge and was
+ * promoted: about 3 kB per REST call, which made scavenges 5-10x longer and filled the old
+ * generation with garbage (bench/RESULTS.md, "Open-loop tails"). A getter on a prototype is
+ * one closure for all calls.
+ */
+
 /**
  * The HandlerContext of one REST call: what connect's createHandlerContext makes, but with
  * the AbortSignal made only when someone reads it. Most calls never do, and two linked
  * signals (a deadline that REST lacks, and the call's own) per call were 13% of a GetGroup in
  * a profile. REST calls have no deadline, so `timeoutMs()` is undefined.
  */
-function createRestContext(
-  service: DescService,
-  method: DescMethodUnary,
-  init: UnaryCallInit,
-): HandlerContext & { abort(reason: unknown): void } {
-  let controller: AbortController | undefined;
-  let abortedWith: { reason: unknown } | undefined;
-  return {
-    service,
-    method,
-    protocolName: restProtocolName,
-    requestMethod: init.requestMethod,
-    url: init.url,
-    get signal() {
-      if (!controller) {
-        controller = new AbortController();
-        if (abortedWith) controller.abort(abortedWith.reason);
-      }
-      return controller.signal;
-    },
-    timeoutMs: () => undefined,
-    requestHeader: new Headers(init.header as [string, string][]),
-    responseHeader: new Headers(),
-    responseTrailer: new Headers(),
-    values: init.contextValues,
-    abort(reason) {
-      if (abortedWith) return;
-      abortedWith = { reason };
-      controller?.abort(reason);
-    },
-  };
+class RestContext implements HandlerContext {
+  readonly protocolName: string = restProtocolName;
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly timeoutMs = noTimeout;
+  readonly requestHeader: Headers;
+  readonly responseHeader = new Headers();
+  readonly responseTrailer = new Headers();
+  readonly values: ContextValues;
+  private controller: AbortController | undefined;
+  private abortedWith: { reason: unknown } | undefined;
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethodUnary,
+    init: UnaryCallInit,
+  ) {
+    this.requestMethod = init.requestMethod;
+    this.url = init.url;
+    this.requestHeader = new Headers(init.header as [string, string][]);
+    this.values = init.contextValues;
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
+  }
+}
+
+/** The UnaryRequest the interceptors see; its signal is the context's, made when read. */
+class RestRequest implements UnaryRequest {
+  readonly stream = false as const;
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly header: Headers;
+  readonly contextValues: ContextValues;
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethodUnary,
+    readonly message: Message,
+    init: UnaryCallInit,
+    private readonly ctx: RestContext,
+  ) {
+    this.requestMethod = init.requestMethod;
+    this.url = init.url;
+    this.header = ctx.requestHeader;
+    this.contextValues = init.contextValues;
+  }
+
+  get signal(): AbortSignal {
+    return this.ctx.signal;
+  }
 }
