@@ -1,7 +1,5 @@
 import { create, type DescMethodUnary, type DescService, type Message } from "@bufbuild/protobuf";
 import {
-  Code,
-  ConnectError,
   type ContextValues,
   createContextKey,
   createServiceImplSpec,
@@ -11,6 +9,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { CallContext, callComplete } from "../call-context.js";
 
 /** The protocol name handlers see in `HandlerContext.protocolName` for REST calls. */
 export const restProtocolName = "rest";
@@ -37,8 +36,6 @@ export type UnaryCall = (message: Message, init: UnaryCallInit) => Promise<Unary
 
 type AnyFn = Parameters<Interceptor>[0];
 
-const callComplete = new ConnectError("the call is complete", Code.Canceled);
-
 // The HandlerContext of the call in flight, for the innermost function of the chain.
 const kHandlerContext = createContextKey<HandlerContext | undefined>(undefined, {
   description: "the REST call's handler context",
@@ -47,7 +44,7 @@ const kHandlerContext = createContextKey<HandlerContext | undefined>(undefined, 
 /**
  * Create the caller of one unary method: the interceptor chain is composed here, once, around
  * the same implementation the Connect router serves (a missing method answers UNIMPLEMENTED,
- * as on the router). Per call it creates the HandlerContext (createRestContext), builds
+ * as on the router). Per call it creates the HandlerContext (a CallContext), builds
  * the UnaryRequest the interceptors see, and returns the UnaryResponse, whose header and
  * trailer carry what the handler set on its context.
  */
@@ -102,7 +99,15 @@ export function createUnaryCall(
   );
 
   return async (message, init) => {
-    const ctx = new RestContext(service, method, init);
+    const ctx = new CallContext({
+      service,
+      method,
+      protocolName: restProtocolName,
+      requestMethod: init.requestMethod,
+      url: init.url,
+      header: init.header,
+      values: init.contextValues,
+    });
     init.contextValues.set(kHandlerContext, ctx);
     init.onCancel((reason) => ctx.abort(reason));
     const req = new RestRequest(service, method, message, init, ctx);
@@ -120,63 +125,11 @@ export function createUnaryCall(
   };
 }
 
-const noTimeout = () => undefined;
-
-/*
- * Why classes, and not object literals with a `get signal()`: a literal with a getter gets a
- * hidden class of its own per object (the getter is a new closure each time), and V8 keeps
- * hidden classes in the old generation. The getter, its closure and through it everything the
- * call touched (headers, the bearer token, the contexts) then survived every scavenge and was
- * promoted: about 3 kB per REST call, which made scavenges 5-10x longer and filled the old
- * generation with garbage (bench/RESULTS.md, "Open-loop tails"). A getter on a prototype is
- * one closure for all calls.
- */
-
 /**
- * The HandlerContext of one REST call: what connect's createHandlerContext makes, but with
- * the AbortSignal made only when someone reads it. Most calls never do, and two linked
- * signals (a deadline that REST lacks, and the call's own) per call were 13% of a GetGroup in
- * a profile. REST calls have no deadline, so `timeoutMs()` is undefined.
+ * The UnaryRequest the interceptors see; its signal is the context's, made when read. A
+ * class for the reason CallContext is one: a getter in a per-call literal costs a hidden class
+ * per call, kept in the old generation with everything the call touched.
  */
-class RestContext implements HandlerContext {
-  readonly protocolName: string = restProtocolName;
-  readonly requestMethod: string;
-  readonly url: string;
-  readonly timeoutMs = noTimeout;
-  readonly requestHeader: Headers;
-  readonly responseHeader = new Headers();
-  readonly responseTrailer = new Headers();
-  readonly values: ContextValues;
-  private controller: AbortController | undefined;
-  private abortedWith: { reason: unknown } | undefined;
-
-  constructor(
-    readonly service: DescService,
-    readonly method: DescMethodUnary,
-    init: UnaryCallInit,
-  ) {
-    this.requestMethod = init.requestMethod;
-    this.url = init.url;
-    this.requestHeader = new Headers(init.header as [string, string][]);
-    this.values = init.contextValues;
-  }
-
-  get signal(): AbortSignal {
-    if (!this.controller) {
-      this.controller = new AbortController();
-      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: unknown): void {
-    if (this.abortedWith) return;
-    this.abortedWith = { reason };
-    this.controller?.abort(reason);
-  }
-}
-
-/** The UnaryRequest the interceptors see; its signal is the context's, made when read. */
 class RestRequest implements UnaryRequest {
   readonly stream = false as const;
   readonly requestMethod: string;
@@ -189,7 +142,7 @@ class RestRequest implements UnaryRequest {
     readonly method: DescMethodUnary,
     readonly message: Message,
     init: UnaryCallInit,
-    private readonly ctx: RestContext,
+    private readonly ctx: CallContext,
   ) {
     this.requestMethod = init.requestMethod;
     this.url = init.url;

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
@@ -10,13 +11,28 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-
 let ts: TestServer;
 let org: TestOrg;
 let lists = 0;
+// What the handler's signal said: the reason it fired with, or that it had not fired.
+const signals: { code: Code | "not aborted" }[] = [];
+let kept: AbortSignal | undefined;
 beforeAll(async () => {
   ts = await startTestServer(
-    {},
+    { GATEHOUSE_GRPC_PORT: "0" },
     {
       interceptors: [
         (next) => async (req) => {
           if (req.header.get("x-test-slow")) await sleep(300);
+          if (req.header.get("x-test-wait-signal")) {
+            // Wait for the call's signal, at most 2 s, and say why it fired.
+            const signal = req.signal;
+            await Promise.race([
+              sleep(2000),
+              new Promise((r) => signal.addEventListener("abort", r, { once: true })),
+            ]);
+            signals.push({
+              code: signal.aborted ? ConnectError.from(signal.reason).code : "not aborted",
+            });
+          }
+          if (req.header.get("x-test-keep-signal")) kept = req.signal;
           return next(req);
         },
       ],
@@ -52,8 +68,15 @@ function groupsProtoClient(port: number) {
   return client as unknown as grpc.Client & { listGroups: Unary };
 }
 
-it("stops a List whose deadline passed before it began, on gRPC", async () => {
-  const client = groupsProtoClient(ts.port);
+const ports = () =>
+  [
+    ["the one port", ts.port],
+    ["the grpc-js port", ts.server.grpcPort as number],
+  ] as const;
+
+it.each([0, 1])("stops a List whose deadline passed before it began, on gRPC (%i)", async (i) => {
+  const before = lists;
+  const client = groupsProtoClient(ports()[i]![1]);
   const md = new grpc.Metadata();
   md.set("authorization", org.owner.headers.authorization!);
   md.set("x-test-slow", "1");
@@ -64,7 +87,7 @@ it("stops a List whose deadline passed before it began, on gRPC", async () => {
   );
   expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
   await sleep(400);
-  expect(lists).toBe(0);
+  expect(lists).toBe(before);
   // Without the wait, the same call runs.
   const fast = new grpc.Metadata();
   fast.set("authorization", org.owner.headers.authorization!);
@@ -73,6 +96,40 @@ it("stops a List whose deadline passed before it began, on gRPC", async () => {
       e ? reject(e) : resolve(),
     ),
   );
-  expect(lists).toBe(1);
+  expect(lists).toBe(before + 1);
   client.close();
+});
+
+function callWith(port: number, headers: Record<string, string>, deadlineMs: number) {
+  const client = groupsProtoClient(port);
+  const md = new grpc.Metadata();
+  md.set("authorization", org.owner.headers.authorization!);
+  for (const [k, v] of Object.entries(headers)) md.set(k, v);
+  return new Promise<grpc.ServiceError | null>((resolve) =>
+    client.listGroups(
+      {},
+      md,
+      { deadline: Date.now() + deadlineMs },
+      (e: grpc.ServiceError | null) => {
+        client.close();
+        resolve(e);
+      },
+    ),
+  );
+}
+
+it.each([0, 1])("fires the handler's signal at the deadline, on gRPC (%i)", async (i) => {
+  signals.length = 0;
+  const err = await callWith(ports()[i]![1], { "x-test-wait-signal": "1" }, 150);
+  expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+  await expect.poll(() => signals.length, { timeout: 3000 }).toBe(1);
+  // The deadline, not the 2 s fallback and not the client's cancellation.
+  expect(signals[0]!.code).toBe(Code.DeadlineExceeded);
+});
+
+it.each([0, 1])("fires the signal of an answered call as complete (%i)", async (i) => {
+  kept = undefined;
+  expect(await callWith(ports()[i]![1], { "x-test-keep-signal": "1" }, 60_000)).toBeNull();
+  await expect.poll(() => kept?.aborted, { timeout: 3000 }).toBe(true);
+  expect(ConnectError.from(kept!.reason).code).toBe(Code.Canceled);
 });

@@ -1,0 +1,97 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+
+/** The reason a call's signal fires with once the call has been answered, as on connect's router. */
+export const callComplete = new ConnectError("the call is complete", Code.Canceled);
+
+const deadlineExceeded = () => new ConnectError("the operation timed out", Code.DeadlineExceeded);
+const noTimeout = () => undefined;
+
+/** What a CallContext is made from. */
+export interface CallContextInit {
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly protocolName: string;
+  readonly requestMethod: string;
+  readonly url: string;
+  /** The request headers as name/value pairs. */
+  readonly header: readonly [string, string][];
+  readonly values: ContextValues;
+  /** Milliseconds the caller gave the call (its deadline), if any. */
+  readonly timeoutMs?: number | undefined;
+}
+
+/**
+ * The HandlerContext of one call served outside connect's router (REST, and gRPC on
+ * grpc-js's own server): what connect's createHandlerContext makes, except that the
+ * AbortSignal, and the deadline timer behind it, are made only when someone reads `signal`.
+ * Most calls never do. Connect's context makes two linked AbortControllers per call (13% of a
+ * REST GetGroup in a profile), and its deadline timer stays armed after the call until the
+ * deadline passes unless the context is aborted.
+ *
+ * `abort(reason)` ends the signal, if it was made; `abort(callComplete)` when the call has
+ * been answered, as the router does, also stops the deadline timer.
+ *
+ * A class, not an object literal with `get signal()`: a literal with a getter gets a hidden
+ * class of its own per object (the getter is a new closure each time), and V8 keeps hidden
+ * classes in the old generation, so the getter's closure and everything the call touched
+ * (headers, the bearer token, the message) survived every scavenge: about 3 kB per REST call,
+ * which made scavenges 5-10x longer (bench/RESULTS.md, "Open-loop tails").
+ */
+export class CallContext implements HandlerContext {
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly protocolName: string;
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly timeoutMs: () => number | undefined;
+  readonly requestHeader: Headers;
+  readonly responseHeader = new Headers();
+  readonly responseTrailer = new Headers();
+  readonly values: ContextValues;
+  /** performance.now() at which the deadline passes; Infinity without one. */
+  private readonly deadlineAt: number;
+  private controller: AbortController | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private abortedWith: { reason: unknown } | undefined;
+
+  constructor(init: CallContextInit) {
+    this.service = init.service;
+    this.method = init.method;
+    this.protocolName = init.protocolName;
+    this.requestMethod = init.requestMethod;
+    this.url = init.url;
+    this.requestHeader = new Headers(init.header as [string, string][]);
+    this.values = init.values;
+    if (init.timeoutMs === undefined) {
+      this.deadlineAt = Number.POSITIVE_INFINITY;
+      this.timeoutMs = noTimeout;
+    } else {
+      const at = performance.now() + init.timeoutMs;
+      this.deadlineAt = at;
+      this.timeoutMs = () => at - performance.now();
+    }
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = new AbortController();
+      this.controller = controller;
+      if (this.abortedWith) {
+        controller.abort(this.abortedWith.reason);
+      } else if (this.deadlineAt !== Number.POSITIVE_INFINITY) {
+        const left = this.deadlineAt - performance.now();
+        if (left <= 0) controller.abort(deadlineExceeded());
+        else this.timer = setTimeout(() => this.abort(deadlineExceeded()), left);
+      }
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: unknown): void {
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.controller?.abort(reason);
+  }
+}
