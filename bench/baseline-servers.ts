@@ -1,7 +1,10 @@
 /**
  * The reference servers of the benchmark, each run as its own child process on the pinned
- * core: `fastify <port>`, a bare fastify route returning a constant JSON; `grpc <port>`, a
- * bare grpc-js server whose GroupsService.GetGroup answers a constant group; and
+ * core: `fastify <port>`, a bare fastify route returning a constant JSON; `grpc <port>
+ * [group]`, a bare grpc-js server whose GroupsService.GetGroup answers a constant group (the
+ * one given, in base64 of its binary encoding, so that the wire carries the very bytes
+ * Gatehouse answers, which the grpc-js client then decodes alike; it is decoded once here and
+ * encoded again per call, as any grpc-js server does); and
  * `connect <port>`, the same constant GetGroup on a bare connect-node HTTP/2 (h2c) server:
  * the floor that the library Gatehouse serves gRPC and Connect with sets, for comparison.
  */
@@ -23,8 +26,15 @@ if (kind === "fastify") {
   await app.listen({ host: "127.0.0.1", port });
 } else if (kind === "grpc") {
   const server = new grpc.Server();
-  const group = { uid: "0".repeat(40), name: "constant", description: "", verified: false };
-  server.addService(groupsServiceDefinition(), {
+  const definition = groupsServiceDefinition();
+  const given = process.argv[4];
+  const group = given
+    ? (definition.GetGroup!.responseDeserialize(Buffer.from(given, "base64")) as Record<
+        string,
+        unknown
+      >)
+    : { uid: "0".repeat(40), name: "constant", description: "", verified: false };
+  server.addService(definition, {
     GetGroup: (
       _call: unknown,
       cb: (err: grpc.ServiceError | null, res: Record<string, unknown>) => void,

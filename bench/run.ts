@@ -9,12 +9,15 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { cpus, loadavg } from "node:os";
+import { toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
+import { GroupSchema } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
+import { toGroup } from "../src/services/iam/groups.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid } from "../src/uid.js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
@@ -82,6 +85,10 @@ const keyRing = createKeyRing({ store });
 await keyRing.ensureKey();
 const adminToken = (await createTokenIssuer({ keyRing, issuer: baseUrl }).issue(m.admin, baseUrl))
   .token;
+// The leaf group as GetGroup answers it: the bare grpc-js reference answers the same bytes.
+const leafRecord = await store.getGroup(m.leaf);
+if (!leafRecord) throw new Error(`the seeded leaf ${m.leaf} is missing`);
+const leafBytes = Buffer.from(toBinary(GroupSchema, toGroup(leafRecord))).toString("base64");
 await store.close();
 const auth = { authorization: `Bearer ${adminToken}` };
 
@@ -120,8 +127,13 @@ if (roundTrip) {
   row("reference: bare fastify round trip, one call at a time", p99(roundTrip), "reported", "-");
 }
 
-child = await startChild(["dist/bench/baseline-servers.js", "grpc", String(refPort)], refPort);
-const grpcBaseline = await grpcThroughput(refPort, {}, "0".repeat(40));
+// The same call as Gatehouse's below: the same token in the metadata, the same uid, and the
+// same answer (leafBytes), so that the client's work is the same on both sides.
+child = await startChild(
+  ["dist/bench/baseline-servers.js", "grpc", String(refPort), leafBytes],
+  refPort,
+);
+const grpcBaseline = await grpcThroughput(refPort, auth, m.leaf, child.pid);
 await stop(child);
 row("baseline: bare grpc-js GetGroup", rps(grpcBaseline), "reference", "-");
 
@@ -157,8 +169,13 @@ const server = await startChild(
   ["serve"],
 );
 let peakRss = 0;
+// The peak per section, printed at the end: which work makes the server grow.
+let phase = "start-up";
+const peakByPhase = new Map<string, number>();
 const memory = setInterval(() => {
-  peakRss = Math.max(peakRss, memoryOf(server.pid!).rss);
+  const rss = memoryOf(server.pid!).rss;
+  peakRss = Math.max(peakRss, rss);
+  peakByPhase.set(phase, Math.max(peakByPhase.get(phase) ?? 0, rss));
 }, 200);
 
 const getUrl = `${baseUrl}/iam/v2beta1/groups/${m.leaf}`;
@@ -177,6 +194,7 @@ const capacity: Record<"rest" | "grpc" | "grpc-native" | "connect", number | und
   connect: undefined,
 };
 if (want("rest")) {
+  phase = "rest";
   const rest = await throughput({ url: getUrl, headers: auth });
   capacity.rest = rest;
   row(
@@ -187,7 +205,8 @@ if (want("rest")) {
   );
 }
 if (want("grpc")) {
-  const grpcRps = await grpcThroughput(port, auth, m.leaf);
+  phase = "grpc";
+  const grpcRps = await grpcThroughput(port, auth, m.leaf, server.pid);
   capacity.grpc = grpcRps;
   row(
     "authorized gRPC GetGroup (grpc-js), one port (connect-node)",
@@ -198,7 +217,8 @@ if (want("grpc")) {
 }
 // `--only=native` measures this alone (with --profile: a profile of the grpc-js path only).
 if (want("grpc") || want("native")) {
-  const nativeRps = await grpcThroughput(nativePort, auth, m.leaf);
+  phase = "grpc/native";
+  const nativeRps = await grpcThroughput(nativePort, auth, m.leaf, server.pid);
   capacity["grpc-native"] = nativeRps;
   row(
     "authorized gRPC GetGroup (grpc-js), GATEHOUSE_GRPC_PORT (grpc-js server)",
@@ -209,6 +229,7 @@ if (want("grpc") || want("native")) {
 }
 
 if (want("connect")) {
+  phase = "connect";
   const connect = await throughput(connectLoad);
   capacity.connect = connect;
   row(
@@ -224,6 +245,7 @@ if (want("connect")) {
 const restSend = httpSender(keepAlive, getUrl, { headers: auth });
 let restAtHalf: OpenLoopResult | undefined;
 if (want("latency")) {
+  phase = "latency";
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
   capacity.grpc ??= await grpcThroughput(port, auth, m.leaf);
   capacity["grpc-native"] ??= await grpcThroughput(nativePort, auth, m.leaf);
@@ -262,6 +284,7 @@ const list = async (q: Record<string, string>) => {
   return (await res.json()) as { groups: unknown[]; nextPageToken?: string; totalCount: string };
 };
 if (want("list")) {
+  phase = "list";
   const first = await list({ pageSize: "50" });
   if (first.groups.length !== 50 || Number(first.totalCount) < 100_000) {
     throw new Error(`ListGroups: ${first.groups.length} groups of ${first.totalCount}`);
@@ -301,6 +324,7 @@ if (want("list")) {
 }
 
 if (want("sts")) {
+  phase = "sts";
   const oidcToken = await issuer.issue();
   const sts = await throughput({
     url: `${baseUrl}/sts/exchange`,
@@ -355,6 +379,7 @@ if (want("sts")) {
 }
 
 if (want("create")) {
+  phase = "create";
   // The disk's own floor: one small row committed with synchronous=FULL, WAL, same disk.
   const floor = await sqliteCommitFloor("data/bench/floor.db");
   row("disk floor: bare SQLite FULL commit of one small row, p99", p99(floor), "reference", "-");
@@ -399,6 +424,7 @@ if (want("create")) {
 }
 
 if (want("mixed")) {
+  phase = "mixed";
   // Reads at half the REST capacity while writes run beside them, on their own schedules.
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
   const readRate = Math.round(capacity.rest / 2);
@@ -437,11 +463,15 @@ if (want("mixed")) {
 
 // The PostgreSQL section's ratios: the SQLite server's capacities, measured while it is up.
 if (want("postgres")) {
+  phase = "postgres";
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
   capacity["grpc-native"] ??= await grpcThroughput(nativePort, auth, m.leaf);
 }
 
 clearInterval(memory);
+console.log(
+  `server peak RSS by section: ${[...peakByPhase].map(([k, v]) => `${k} ${mb(v)}`).join(", ")}`,
+);
 const mem = memoryOf(server.pid!);
 peakRss = Math.max(peakRss, mem.rss);
 row(
@@ -455,6 +485,7 @@ await issuer.stop();
 
 // With the SQLite server stopped: Gatehouse on PostgreSQL, one to three replicas (bench/postgres.ts).
 if (want("postgres")) {
+  phase = "postgres";
   await postgresBench({
     seconds,
     // `--pg-depth=3`: a 1,111-group tree, seeded in seconds, to try the section out.
@@ -511,10 +542,16 @@ function pick(load: Load) {
 }
 
 /** GetGroup calls per second through one grpc-js channel with 50 calls in flight. */
+/**
+ * Calls a second with 50 in flight on one grpc-js channel. With `serverPid`, it also prints
+ * how busy the server and this generator were: a server far from 100% means the figure is
+ * bound by the client or the channel, not by the server.
+ */
 async function grpcThroughput(
   target: number,
   headers: Record<string, string>,
   uid: string,
+  serverPid?: number,
 ): Promise<number> {
   const caller = grpcCaller(target, headers, uid);
   const call = caller.send;
@@ -532,9 +569,28 @@ async function grpcThroughput(
     return done / ((performance.now() - t) / 1000);
   };
   await runFor(1000);
+  const t0 = performance.now();
+  const own0 = process.cpuUsage();
+  const srv0 = serverPid ? processCpuMs(serverPid) : 0;
   const rate = await runFor(seconds * 1000);
+  if (serverPid) {
+    const wall = performance.now() - t0;
+    const own = process.cpuUsage(own0);
+    const srv = processCpuMs(serverPid) - srv0;
+    console.log(
+      `    CPU while measured: server ${pct(srv / wall)}, this generator ${pct((own.user + own.system) / 1000 / wall)} (of one core each)`,
+    );
+  }
   caller.close();
   return rate;
+}
+
+/** CPU time (user + system) a process has used, in ms, from /proc/<pid>/stat. */
+function processCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of the line, in clock ticks (100 a second).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 interface OpenLoopLoad {
