@@ -14,7 +14,9 @@
  *   (connect-node on the main port) or connect; --seconds (default 6, after a 1 s warm-up);
  * --server-flags="--single-threaded-gc ..." node flags for the server child;
  * --nice=<n>: renice both processes' threads (root, for A/B runs on a shared machine);
- * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line.
+ * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line;
+ * --writes=create:<n> or sts:<n> (rest only): writes at n a second beside the reads, as the
+ *   mixed figures of `npm run bench` run them (only the reads are measured).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
@@ -72,6 +74,7 @@ const port = await freePort();
 let server: ChildProcess;
 let send: () => Promise<void>;
 let close = () => {};
+let writeLoad: { rate: number; send: () => Promise<void> } | undefined;
 // --sockets=<n>: at most n connections (default 256, as run.ts has it).
 const keepAlive = new http.Agent({ keepAlive: true, maxSockets: Number(arg("sockets") ?? 256) });
 
@@ -107,6 +110,20 @@ if (target === "fastify") {
     GATEHOUSE_LOG_LEVEL: "warn",
   });
   const auth = { authorization: `Bearer ${token}` };
+  const [writeKind, writeRate] = (arg("writes") ?? "").split(":");
+  if (writeKind === "create") {
+    let made = 0;
+    const create = httpSender(keepAlive, `${baseUrl}/iam/v2beta1/groups/${m.deepParent}`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: () => JSON.stringify({ name: `tails-${Date.now()}-${made++}` }),
+    });
+    writeLoad = { rate: Number(writeRate), send: create };
+  } else if (writeKind === "sts") {
+    throw new Error("--writes=sts: not yet");
+  } else if (writeKind) {
+    throw new Error(`unknown --writes ${writeKind}`);
+  }
   if (target === "rest") {
     send = httpSender(keepAlive, `${baseUrl}/iam/v2beta1/groups/${m.leaf}`, { headers: auth });
   } else if (target === "connect") {
@@ -131,7 +148,7 @@ if (nice !== 0 || rt) {
 const load0 = loadavg()[0]!;
 const pressure0 = cpuPressure();
 // Warm-up at the same rate, then the measured run with every request's times kept.
-await openLoop({ rate, seconds: 1, send, pace });
+await openLoop({ rate, seconds: Number(arg("warmup") ?? 1), send, pace });
 const srvPid = server.pid!;
 const samples: number[][] = []; // [abs time, server main cpu, wait, generator main cpu, wait]
 let lastSample = 0;
@@ -145,13 +162,15 @@ const sample = (now: number) => {
   }
 };
 const genProbe = startProbe();
-const result = await openLoop({
-  rate,
-  seconds,
-  send,
-  pace,
-  trace: { onTick: sample },
-});
+const [result, writesResult] = await Promise.all([
+  openLoop({ rate, seconds, send, pace, trace: { onTick: sample } }),
+  ...(writeLoad ? [openLoop({ rate: writeLoad.rate, seconds, send: writeLoad.send, pace })] : []),
+]);
+if (writesResult) {
+  console.error(
+    `writes: ${writesResult.completed} answered, ${writesResult.errors} failed, p99 ${writesResult.p99.toFixed(2)} ms`,
+  );
+}
 const gen = genProbe.stop();
 const pressure1 = cpuPressure();
 close();

@@ -47,6 +47,9 @@ import { registration } from "./service-registration.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
+// Where a REST request keeps its CallInfo (the request log reads it back).
+const kRequestCallInfo = Symbol("gatehouse call info");
+
 /** What a server is built from; tests pass their own store and clock. */
 export interface ServerDeps {
   config: Config;
@@ -153,12 +156,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   });
   const onRefused = (fields: Record<string, unknown>) =>
     app.log.info(fields, "token exchange refused");
-  const callInfos = new WeakMap<FastifyRequest, CallInfo>();
+  // The request's CallInfo rides on the request itself: a WeakMap entry per request was one
+  // more young object referenced from a long-lived table at every scavenge.
+  const callInfoOf = (req: FastifyRequest) =>
+    (req as { [kRequestCallInfo]?: CallInfo })[kRequestCallInfo];
   const contextValues = (req: FastifyRequest) => {
     const raw = req.raw as { stream?: { session?: object }; socket?: object };
     const connection = raw.stream?.session ?? raw.socket;
     const info: CallInfo = connection ? { connection, requestId: req.id } : { requestId: req.id };
-    callInfos.set(req, info);
+    (req as { [kRequestCallInfo]?: CallInfo })[kRequestCallInfo] = info;
     return createContextValues().set(kCallInfo, info);
   };
 
@@ -310,7 +316,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     reply.header("x-request-id", req.id);
   });
   app.addHook("onResponse", async (req, reply) => {
-    const info = callInfos.get(req);
+    const info = callInfoOf(req);
     app.log.info(
       {
         reqId: req.id,

@@ -188,7 +188,7 @@ describe("token issuer and verifier", () => {
     }
   });
 
-  it("evicts the least recently used entry when the cache is full", async () => {
+  it("evicts an entry not used since it was last passed over when the cache is full", async () => {
     const { v, lookups } = verifier({ cacheSize: 2 });
     const issuer = createTokenIssuer({ keyRing: ring, issuer: iss, now });
     const [t1, t2, t3] = await Promise.all(["a", "b", "c"].map((s) => issuer.issue(s, aud)));
