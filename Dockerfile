@@ -35,5 +35,7 @@ EXPOSE 8080
 # check only asks whether this very process answers).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
-ENTRYPOINT ["node", "bin/gatehouse.js"]
+# Node flags for the server: src/node-flags.ts says why (test/docs/node-flags.test.ts checks
+# that this line and package.json's start script carry the same ones).
+ENTRYPOINT ["node", "--max-semi-space-size=8", "bin/gatehouse.js"]
 CMD ["serve"]

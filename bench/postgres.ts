@@ -20,6 +20,7 @@ import pg from "pg";
 import { builtinRoles, storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
+import { serverNodeFlags } from "../src/node-flags.js";
 import { createPostgresStore } from "../src/store/postgres/pg-store.js";
 import type { ListQuery } from "../src/store/store.js";
 import { newChildUid } from "../src/uid.js";
@@ -479,7 +480,7 @@ async function startGatehouse(
   port: number,
   env: Record<string, string>,
 ): Promise<ChildProcess> {
-  const cmd = [process.execPath, "bin/gatehouse.js", "serve"];
+  const cmd = [process.execPath, ...serverNodeFlags, "bin/gatehouse.js", "serve"];
   const opts = { stdio: "inherit" as const, env: { ...process.env, ...env } };
   const proc =
     cores === undefined

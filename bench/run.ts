@@ -17,6 +17,7 @@ import { GroupSchema } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
+import { serverNodeFlags } from "../src/node-flags.js";
 import { toGroup } from "../src/services/iam/groups.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid } from "../src/uid.js";
@@ -38,6 +39,13 @@ const only = process.argv
   .split(",");
 const want = (section: string) => !only || only.includes(section);
 const profile = args.has("--profile");
+// The Gatehouse server runs with the flags it ships with (src/node-flags.ts), or with
+// --server-flags="--flag ..." instead (A/B runs; --server-flags= for none).
+const givenFlags = process.argv
+  .find((a) => a.startsWith("--server-flags="))
+  ?.slice("--server-flags=".length);
+const serverFlags =
+  givenFlags === undefined ? [...serverNodeFlags] : givenFlags.split(" ").filter(Boolean);
 const seconds = args.has("--quick") ? 2 : 6;
 const hasTaskset = commandExists("taskset");
 // The load generator stays off the server's core.
@@ -154,7 +162,11 @@ if (want("grpc")) {
 // gRPC also through grpc-js's own server, on a second port (GATEHOUSE_GRPC_PORT).
 const nativePort = await freePort();
 const server = await startChild(
-  [...(profile ? ["--cpu-prof", "--cpu-prof-dir=data/bench/profiles"] : []), "bin/gatehouse.js"],
+  [
+    ...serverFlags,
+    ...(profile ? ["--cpu-prof", "--cpu-prof-dir=data/bench/profiles"] : []),
+    "bin/gatehouse.js",
+  ],
   port,
   {
     GATEHOUSE_HOST: "127.0.0.1",

@@ -12,7 +12,8 @@
  * --target: fastify (the bare baseline route), bare-grpc and bare-connect (the constant
  *   GetGroup of bench/baseline-servers.ts), rest, native (grpc-js server port), grpc
  *   (connect-node on the main port) or connect; --seconds (default 6, after a 1 s warm-up);
- * --server-flags="--single-threaded-gc ..." node flags for the server child;
+ * --server-flags="--single-threaded-gc ..." node flags for the server child, instead of the
+ *   ones it ships with (src/node-flags.ts; --server-flags= for none);
  * --nice=<n>: renice both processes' threads (root, for A/B runs on a shared machine);
  * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line;
  * --writes=create:<n> or sts:<n> (rest only): writes at n a second beside the reads, as the
@@ -33,6 +34,7 @@ import * as grpc from "@grpc/grpc-js";
 import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
+import { serverNodeFlags } from "../src/node-flags.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { httpSender } from "./http-sender.js";
@@ -47,7 +49,8 @@ const target = arg("target") ?? "fastify";
 const rate = Number(arg("rate") ?? 4000);
 const seconds = Number(arg("seconds") ?? 6);
 const slowMs = Number(arg("slow") ?? 2);
-const serverFlags = (arg("server-flags") ?? "").split(" ").filter(Boolean);
+// The server's shipped node flags (src/node-flags.ts), unless --server-flags says otherwise.
+const serverFlags = (arg("server-flags") ?? serverNodeFlags.join(" ")).split(" ").filter(Boolean);
 const pin = !process.argv.includes("--no-pin");
 // --nice=-10: both processes (every thread) ahead of the machine's other work; needs root.
 const nice = Number(arg("nice") ?? 0);
