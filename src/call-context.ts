@@ -4,7 +4,9 @@ import { Code, ConnectError, type ContextValues, type HandlerContext } from "@co
 /** The reason a call's signal fires with once the call has been answered, as on connect's router. */
 export const callComplete = new ConnectError("the call is complete", Code.Canceled);
 
-const deadlineExceeded = () => new ConnectError("the operation timed out", Code.DeadlineExceeded);
+/** The reason a call's signal fires with when its deadline passes (connect's own words). */
+export const deadlineExceeded = () =>
+  new ConnectError("the operation timed out", Code.DeadlineExceeded);
 const noTimeout = () => undefined;
 
 /** What a CallContext is made from. */

@@ -15,7 +15,7 @@ import {
   transformInvokeImplementation,
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
-import { CallContext, callComplete } from "../call-context.js";
+import { CallContext, callComplete, deadlineExceeded } from "../call-context.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { statusTrailers } from "./status-trailers.js";
 
@@ -162,8 +162,16 @@ function handlerFor(
     // grpc-js says "cancelled" when a call's stream closes, answered or not: the listener goes
     // when the call is answered. It must: grpc-js's call objects outlive a scavenge (about
     // 4.5 kB a call with a bare grpc-js server), and whatever they point to is promoted with them.
-    const onCancelled = () =>
-      context.abort(new ConnectError("the call was cancelled", Code.Canceled));
+    // grpc-js also cancels a call whose deadline passed, on its own timer, which can fire a
+    // little before the context's: within 5 ms of the deadline it is the deadline.
+    const onCancelled = () => {
+      const left = context.timeoutMs();
+      context.abort(
+        left !== undefined && left < 5
+          ? deadlineExceeded()
+          : new ConnectError("the call was cancelled", Code.Canceled),
+      );
+    };
     call.on("cancelled", onCancelled);
     running.add(context);
     // 0 is OK, which Code does not name. Called before the answer is handed to grpc-js.
