@@ -167,7 +167,7 @@ const sample = (now: number) => {
 const genProbe = startProbe();
 const [result, writesResult] = await Promise.all([
   openLoop({ rate, seconds, send, pace, trace: { onTick: sample } }),
-  ...(writeLoad ? [openLoop({ rate: writeLoad.rate, seconds, send: writeLoad.send, pace })] : []),
+  ...(writeLoad ? [openLoop({ rate: writeLoad.rate, seconds, send: writeLoad.send, pace: "spin" })] : []),
 ]);
 if (writesResult) {
   console.error(
