@@ -15,6 +15,7 @@
  * --server-flags="--single-threaded-gc ..." node flags for the server child, instead of the
  *   ones it ships with (src/node-flags.ts; --server-flags= for none);
  * --nice=<n>: renice both processes' threads (root, for A/B runs on a shared machine);
+ * --client=h2 (grpc and native): call with bench/h2-grpc-sender.ts instead of grpc-js;
  * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line;
  * --writes=create:<n> or sts:<n> (rest only): writes at n a second beside the reads, as the
  *   mixed figures of `npm run bench` run them (only the reads are measured).
@@ -37,6 +38,7 @@ import { createTokenIssuer } from "../src/auth/tokens.js";
 import { serverNodeFlags } from "../src/node-flags.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { h2GrpcSender } from "./h2-grpc-sender.js";
 import { httpSender } from "./http-sender.js";
 import { type OpenLoopTrace, openLoop } from "./open-loop.js";
 import { accepts, freePort, stop } from "./processes.js";
@@ -136,7 +138,10 @@ if (target === "fastify") {
       body: JSON.stringify({ uid: m.leaf }),
     });
   } else if (target === "native" || target === "grpc") {
-    const c = grpcCaller(target === "native" ? nativePort : port, auth, m.leaf);
+    const at = target === "native" ? nativePort : port;
+    // --client=h2: the lean node:http2 sender (bench/h2-grpc-sender.ts), not grpc-js.
+    const c =
+      arg("client") === "h2" ? h2GrpcSender(at, auth, m.leaf) : grpcCaller(at, auth, m.leaf);
     send = c.send;
     close = c.close;
   } else {
@@ -167,7 +172,9 @@ const sample = (now: number) => {
 const genProbe = startProbe();
 const [result, writesResult] = await Promise.all([
   openLoop({ rate, seconds, send, pace, trace: { onTick: sample } }),
-  ...(writeLoad ? [openLoop({ rate: writeLoad.rate, seconds, send: writeLoad.send, pace: "spin" })] : []),
+  ...(writeLoad
+    ? [openLoop({ rate: writeLoad.rate, seconds, send: writeLoad.send, pace: "spin" })]
+    : []),
 ]);
 if (writesResult) {
   console.error(
