@@ -34,11 +34,11 @@ export interface CallContextInit {
  * `abort(reason)` ends the signal, if it was made; `abort(callComplete)` when the call has
  * been answered, as the router does, also stops the deadline timer.
  *
- * A class, not an object literal with `get signal()`: a literal with a getter gets a hidden
- * class of its own per object (the getter is a new closure each time), and V8 keeps hidden
- * classes in the old generation, so the getter's closure and everything the call touched
- * (headers, the bearer token, the message) survived every scavenge: about 3 kB per REST call,
- * which made scavenges 5-10x longer (bench/RESULTS.md, "Open-loop tails").
+ * A class, not an object literal with `get signal()`: V8 gives each literal with a getter a
+ * hidden class of its own (a map made per object, in the old generation), and with it
+ * everything the call touched (headers, the bearer token, the message) survived every
+ * scavenge: about 3 kB per REST call, which made scavenges 5-10x longer (bench/RESULTS.md,
+ * "This run", night).
  */
 export class CallContext implements HandlerContext {
   readonly service: DescService;

@@ -128,7 +128,7 @@ export function createUnaryCall(
 /**
  * The UnaryRequest the interceptors see; its signal is the context's, made when read. A
  * class for the reason CallContext is one: a getter in a per-call literal costs a hidden class
- * per call, kept in the old generation with everything the call touched.
+ * per call, and the call's objects outlived scavenges with it.
  */
 class RestRequest implements UnaryRequest {
   readonly stream = false as const;
