@@ -200,6 +200,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     upstream: createUpstream({
       redirectUri: `${config.authUrl.replace(/\/$/, "")}/oauth/callback`,
       allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
+      now,
     }),
     now,
     log: (fields, msg) => app.log.info(fields, msg),

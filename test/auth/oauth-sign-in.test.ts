@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { personUid } from "../../src/auth/login/person.js";
 import { restCall } from "../helpers/rest-client.js";
@@ -490,6 +492,48 @@ describe("a login provider that requires a verified email", () => {
     } finally {
       await server.close();
       await strict.close();
+    }
+  });
+});
+
+describe("a login provider that cannot be reached", () => {
+  it("is asked once per 30 s: logins meanwhile fail at once, back at the client", async () => {
+    // A provider whose discovery document fails, counting how often it is asked.
+    let asked = 0;
+    const broken = http.createServer((req, res) => {
+      if (req.url?.startsWith("/.well-known/openid-configuration")) asked++;
+      res.writeHead(503).end();
+    });
+    await new Promise<void>((r) => broken.listen(0, "127.0.0.1", r));
+    const issuer = `http://127.0.0.1:${(broken.address() as AddressInfo).port}`;
+    let skew = 0;
+    const server = await startTestServer(
+      {
+        GATEHOUSE_LOGIN_ISSUER: issuer,
+        GATEHOUSE_LOGIN_CLIENT_ID: "gatehouse",
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      },
+      { now: () => Date.now() + skew },
+    );
+    try {
+      const attempt = async () => {
+        const res = await fetch(authorizeUrl(pkce(), {}, server), { redirect: "manual" });
+        expect(res.status).toBe(302);
+        const back = new URL(res.headers.get("location")!);
+        expect(`${back.origin}${back.pathname}`).toBe(cliRedirect);
+        expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
+        expect(back.searchParams.get("state")).toBe("client-state-1");
+      };
+      await attempt();
+      expect(asked).toBe(1);
+      for (let i = 0; i < 5; i++) await attempt();
+      expect(asked).toBe(1);
+      skew += 31_000;
+      await attempt();
+      expect(asked).toBe(2);
+    } finally {
+      await server.close();
+      await new Promise((r) => broken.close(r));
     }
   });
 });

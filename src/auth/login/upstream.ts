@@ -47,16 +47,29 @@ export interface UpstreamOptions {
   redirectUri: string;
   /** Allow plain-http issuers on loopback addresses (tests and local development). */
   allowInsecureLoopback: boolean;
+  /** The clock, in ms (tests move it). Default Date.now. */
+  now?: () => number;
 }
+
+/**
+ * How long a failed discovery is remembered: until then, a login at that provider fails at
+ * once with the same reason instead of asking the provider again. Without it, anyone could
+ * make the server call out to a broken provider once per request to /oauth/authorize.
+ */
+export const discoveryRetryMs = 30_000;
 
 /**
  * Create Gatehouse's side of OpenID Connect as a client (openid-client): discovery, the
  * authorization URL with PKCE S256, state and nonce, and the code exchange, whose ID token is
  * checked for issuer, audience (the client ID), signature (the provider's JWKS), expiry and
- * nonce. Discovered configurations are kept per provider setting; a failed discovery is not.
+ * nonce. Discovered configurations are kept per provider setting; a failed discovery for
+ * discoveryRetryMs.
  */
 export function createUpstream(opts: UpstreamOptions) {
+  const now = opts.now ?? Date.now;
   const configurations = new Map<string, Promise<oidc.Configuration>>();
+  // When each failed discovery may be tried again.
+  const retryAt = new Map<string, number>();
 
   function configuration(p: LoginProvider): Promise<oidc.Configuration> {
     // Keyed by everything that changes the client; the secret only as a hash.
@@ -66,13 +79,23 @@ export function createUpstream(opts: UpstreamOptions) {
       createHash("sha256").update(p.clientSecret).digest("hex"),
     ].join("\n");
     let found = configurations.get(key);
+    const failedUntil = retryAt.get(key);
+    if (found && failedUntil !== undefined && now() >= failedUntil) {
+      configurations.delete(key);
+      retryAt.delete(key);
+      found = undefined;
+    }
     if (!found) {
       found = discover(p);
       configurations.set(key, found);
-      found.catch(() => configurations.delete(key));
+      // The failure is kept, and answered, until it may be tried again.
+      found.catch(() => retryAt.set(key, now() + discoveryRetryMs));
       // A bounded cache: providers are few, settings change rarely.
-      if (configurations.size > 1000)
-        configurations.delete(configurations.keys().next().value as string);
+      if (configurations.size > 1000) {
+        const oldest = configurations.keys().next().value as string;
+        configurations.delete(oldest);
+        retryAt.delete(oldest);
+      }
     }
     return found;
   }
