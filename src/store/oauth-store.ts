@@ -1,31 +1,15 @@
 /**
- * The storage of people's sign-in (Gatehouse as an OAuth 2.0 authorization server): logins
- * in flight at the upstream identity provider, one-time authorization codes, sessions and
- * their rotating refresh tokens. Codes, refresh tokens and upstream states are stored as
- * hashes only; the caller hashes, the store never sees a secret it could leak.
+ * The storage of people's sign-in (Gatehouse as an OAuth 2.0 authorization server): one-time
+ * authorization codes, sessions and their rotating refresh tokens. Codes and refresh tokens
+ * are stored as hashes only; the caller hashes, the store never sees a secret it could leak.
+ * (Logins in flight at the upstream identity provider are kept by the browser, in a sealed
+ * cookie: src/auth/oauth/login-cookie.ts.)
  *
  * A session is one sign-in of one identity through one client. It is revoked by logout, by
  * the reuse of a rotated refresh token or the replay of its code, and it is deleted with its
  * identity. Access tokens issued in a session name it (`sid`), so they stop working with it.
  */
 export interface OAuthStore {
-  /**
-   * Keep a login in flight until its `expireTime`, keyed by the hash of its upstream state.
-   * Logins expired at `now` are swept first; if `max` unexpired logins are already waiting,
-   * nothing is stored and the answer is false (anyone may start a login: this bounds what
-   * strangers can make the database hold).
-   */
-  putPendingLogin(
-    stateHash: string,
-    login: PendingLogin,
-    now: number,
-    max: number,
-  ): Promise<boolean>;
-  /**
-   * Take a login in flight: return it and delete it, so it completes at most once. Undefined
-   * if unknown, already taken or expired at `now`. Expired logins are swept on the way.
-   */
-  takePendingLogin(stateHash: string, now: number): Promise<PendingLogin | undefined>;
   /**
    * Start a session for `identityUid` and record its authorization code. Throws `not_found`
    * if the identity does not exist.
@@ -62,22 +46,6 @@ export interface OAuthStore {
   revokeSession(sessionId: string, now: number): Promise<boolean>;
   /** Whether the session exists and is not revoked. */
   sessionActive(sessionId: string): Promise<boolean>;
-}
-
-/** A login sent to the upstream identity provider, waiting for its answer. */
-export interface PendingLogin {
-  /** The downstream request being served: Gatehouse's own client. */
-  clientId: string;
-  redirectUri: string;
-  codeChallenge: string;
-  /** The client's `state`, echoed back to it. */
-  clientState: string;
-  /** Where the person signs in: "" for the server's login provider, else an IdP uid. */
-  provider: string;
-  /** Upstream: the nonce and PKCE verifier Gatehouse sent to the identity provider. */
-  nonce: string;
-  codeVerifier: string;
-  expireTime: number;
 }
 
 /** Input of createAuthorizationCode. */

@@ -297,14 +297,15 @@ describe("refusals before any redirect", () => {
   });
 
   it.each([
-    ["a state of more than 1024 characters", { state: "s".repeat(1025) }, /state is too long/],
+    ["a state of more than 512 characters", { state: "s".repeat(513) }, /state is too long/],
     [
-      "a redirect_uri of more than 2048 characters",
-      { redirect_uri: `${cliRedirect}/${"r".repeat(2048)}` },
+      "a redirect_uri of more than 1024 characters",
+      { redirect_uri: `${cliRedirect}/${"r".repeat(1024)}` },
       /redirect_uri is too long/,
     ],
   ])("%s: an error page, nothing kept for the login", async (_name, extra, why) => {
-    // A login in flight is stored until it completes or expires: its size is bounded.
+    // A login in flight is kept in a cookie until it completes or expires: a cookie holds
+    // at most 4 kB.
     const res = await fetch(authorizeUrl(pkce(), extra), { redirect: "manual" });
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
@@ -341,28 +342,59 @@ describe("refusals before any redirect", () => {
 type Claims = Record<string, unknown>;
 
 describe("refused answers of the identity provider", () => {
-  async function upstreamUrl(): Promise<URL> {
+  /** Start a login: where the browser goes next, and the cookie it was given. */
+  async function upstreamUrl(): Promise<{ up: URL; cookie: string }> {
     const res = await fetch(authorizeUrl(pkce()), { redirect: "manual" });
     expect(res.status).toBe(302);
-    return new URL(res.headers.get("location") as string);
+    const setCookie = res.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/; Path=\/oauth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    return {
+      up: new URL(res.headers.get("location") as string),
+      cookie: setCookie.split(";", 1)[0]!,
+    };
   }
 
   it("an error response from the provider goes back to the client as access_denied", async () => {
-    const up = await upstreamUrl();
+    const { up, cookie } = await upstreamUrl();
     const state = up.searchParams.get("state") as string;
-    const res = await fetch(
-      `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state, iss: idp.issuer })}`,
-      { redirect: "manual" },
-    );
+    const callback = `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state, iss: idp.issuer })}`;
+    const res = await fetch(callback, { redirect: "manual", headers: { cookie } });
     const back = new URL(res.headers.get("location") as string);
     expect(back.searchParams.get("error")).toBe("access_denied");
     expect(back.searchParams.get("code")).toBeNull();
-    // The state was used up: the same answer cannot be replayed.
-    const again = await fetch(
-      `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state })}`,
-      { redirect: "manual" },
-    );
+    // The login is over: its cookie is cleared, and the browser cannot answer it again.
+    expect(res.headers.get("set-cookie")).toMatch(/^gatehouse_login_\w+=; .*Max-Age=0/);
+    const again = await fetch(callback, { redirect: "manual" });
     expect(again.status).toBe(400);
+  });
+
+  it("a callback in another browser than the one that started the login is refused", async () => {
+    // A login forced on someone else (login CSRF): the provider's answer is genuine, but the
+    // browser it lands in never started the login, so it has no cookie for it.
+    const stopAt = `${gh.url}/oauth/callback`;
+    const answer = await signInAtIdp(authorizeUrl(pkce()), "alice", stopAt);
+    expect(answer.searchParams.get("code")).toBeTruthy();
+    const res = await fetch(answer, { redirect: "manual" });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("location")).toBeNull();
+    expect(await res.text()).toMatch(/unknown, expired or already complete/);
+  });
+
+  it("a login cookie that was altered, or belongs to another login, is refused", async () => {
+    const first = await upstreamUrl();
+    const second = await upstreamUrl();
+    const state = first.up.searchParams.get("state") as string;
+    const callback = `${gh.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state, iss: idp.issuer })}`;
+    const [name, value] = first.cookie.split("=") as [string, string];
+    const flipped = `${value.slice(0, 20)}${value[20] === "A" ? "B" : "A"}${value.slice(21)}`;
+    const otherValue = second.cookie.split("=")[1];
+    for (const cookie of [`${name}=${flipped}`, `${name}=${otherValue}`]) {
+      const res = await fetch(callback, { redirect: "manual", headers: { cookie } });
+      expect(res.status).toBe(400);
+    }
+    // The untouched cookie still answers.
+    const res = await fetch(callback, { redirect: "manual", headers: { cookie: first.cookie } });
+    expect(res.status).toBe(302);
   });
 
   it.each([

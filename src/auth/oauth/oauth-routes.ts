@@ -7,6 +7,7 @@ import { isUid, newChildUid } from "../../uid.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
 import { type LoginProvider, type Upstream, UpstreamError } from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
+import { cookieValue, createLoginCookies } from "./login-cookie.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
 
 /** Options of oauthRoutes. */
@@ -25,17 +26,15 @@ export interface OAuthRoutesOptions {
 const codeLifetimeMs = 60_000;
 /** A person has ten minutes to sign in at the identity provider. */
 const loginLifetimeMs = 10 * 60_000;
-/** Logins in flight at once, across all strangers: a bound on what they can make us store. */
-const maxPendingLogins = 10_000;
 /** The form of a token or revocation request is small; anything larger is not one. */
 const formLimit = 16 * 1024;
 /**
  * The longest client state and redirect URI kept for a login in flight: enough for any real
- * client (the CLI's are under 100 characters), and a bound on what one stranger's request
- * makes the database hold (times maxPendingLogins).
+ * client (the CLI's are under 100 characters), and small enough that the sealed login fits a
+ * cookie (browsers keep at most 4,096 bytes of one).
  */
-const maxStateLength = 1024;
-const maxRedirectUriLength = 2048;
+const maxStateLength = 512;
+const maxRedirectUriLength = 1024;
 
 /**
  * Serve Gatehouse's own OAuth 2.0 authorization server under the auth URL, for people:
@@ -50,6 +49,15 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   const path = new URL(authUrl).pathname.replace(/\/$/, "");
   const clients: OAuthClients = createOAuthClients({ baseUrl: config.baseUrl });
   const refreshTtlMs = config.refreshTokenTtlSeconds * 1000;
+  // Logins in flight live in the browser (login-cookie.ts), sealed under a key every replica
+  // shares.
+  const loginCookies = createLoginCookies(
+    await store.getOrCreateSecret("login-cookie-key", () => randomBytes(32)),
+  );
+  const callbackPath = `${path}/oauth/callback`;
+  const secureCookies = authUrl.startsWith("https:");
+  const loginCookie = (name: string, value: string, maxAgeSeconds: number) =>
+    `${name}=${value}; Path=${callbackPath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
 
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
@@ -139,29 +147,36 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       log({ provider: found.provider.id, reason: err.reason }, "login provider unavailable");
       return back("temporarily_unavailable", err.reason);
     }
-    const stored = await store.putPendingLogin(
-      digest(start.state),
-      {
-        clientId,
-        redirectUri,
-        codeChallenge: challenge,
-        clientState,
-        provider: found.provider.id,
-        nonce: start.nonce,
-        codeVerifier: start.codeVerifier,
-        expireTime: now() + loginLifetimeMs,
-      },
-      now(),
-      maxPendingLogins,
-    );
-    if (!stored) return back("temporarily_unavailable", "too many sign-ins in progress; try again");
-    return reply.header("cache-control", "no-store").redirect(start.url.href, 302);
+    const stateHash = digest(start.state);
+    const sealed = loginCookies.seal(stateHash, {
+      clientId,
+      redirectUri,
+      codeChallenge: challenge,
+      clientState,
+      provider: found.provider.id,
+      nonce: start.nonce,
+      codeVerifier: start.codeVerifier,
+      expireTime: now() + loginLifetimeMs,
+    });
+    return reply
+      .header("cache-control", "no-store")
+      .header(
+        "set-cookie",
+        loginCookie(loginCookies.name(stateHash), sealed, loginLifetimeMs / 1000),
+      )
+      .redirect(start.url.href, 302);
   });
 
-  app.get(`${path}/oauth/callback`, async (req, reply) => {
+  app.get(callbackPath, async (req, reply) => {
     const q = single(req.query as Record<string, unknown>);
     const state = q?.state ?? "";
-    const pending = state === "" ? undefined : await store.takePendingLogin(digest(state), now());
+    const stateHash = state === "" ? "" : digest(state);
+    const name = stateHash === "" ? "" : loginCookies.name(stateHash);
+    const sealed = name === "" ? undefined : cookieValue(req.headers.cookie, name);
+    const opened = sealed === undefined ? undefined : loginCookies.open(stateHash, sealed);
+    const pending = opened && opened.expireTime > now() ? opened : undefined;
+    // The login is over either way: its cookie goes.
+    if (sealed !== undefined) reply.header("set-cookie", loginCookie(name, "", 0));
     if (!q || !pending) {
       log({ reason: "unknown_state" }, "login callback refused");
       return errorPage(

@@ -278,6 +278,10 @@ export const pgMigrations: readonly PgMigration[] = [
       CREATE INDEX oauth_refresh_tokens_session ON oauth_refresh_tokens (session_id);
     `,
   },
+  {
+    description: "logins in flight live in the browser (a sealed cookie), not in the database",
+    sql: "DROP TABLE oauth_pending_logins;",
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

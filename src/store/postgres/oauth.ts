@@ -1,12 +1,10 @@
-import type { GrantOutcome, PendingLogin } from "../oauth-store.js";
+import type { GrantOutcome } from "../oauth-store.js";
 import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** The sign-in operations of the PostgreSQL store. */
 export type PgOAuthOps = PgOps<
-  | "putPendingLogin"
-  | "takePendingLogin"
   | "createAuthorizationCode"
   | "redeemAuthorizationCode"
   | "rotateRefreshToken"
@@ -22,8 +20,6 @@ const getRefreshSql = `
 
 const insertRefreshSql =
   "INSERT INTO oauth_refresh_tokens (token_hash, session_id, expire_time) VALUES ($1, $2, $3)";
-
-const sweepLoginsSql = "DELETE FROM oauth_pending_logins WHERE expire_time <= $1";
 
 /**
  * Create the sign-in operations on a migrated database. Each check-then-write runs in one
@@ -48,32 +44,6 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
     );
 
   return {
-    putPendingLogin: (stateHash, login, now, max) =>
-      db.write(async (sql) => {
-        await sql.run(sweepLoginsSql, [now]);
-        const count = await sql.one<{ n: number }>(
-          "SELECT count(*)::bigint AS n FROM oauth_pending_logins",
-        );
-        if (count!.n >= max) return false;
-        await sql.run(
-          "INSERT INTO oauth_pending_logins (state_hash, login, expire_time) VALUES ($1, $2, $3)",
-          [stateHash, JSON.stringify(login), login.expireTime],
-        );
-        return true;
-      }),
-
-    takePendingLogin: (stateHash, now) =>
-      db.write(async (sql) => {
-        const row = await sql.one<{ login: string; expire_time: number }>(
-          "SELECT login, expire_time FROM oauth_pending_logins WHERE state_hash = $1",
-          [stateHash],
-        );
-        await sql.run(sweepLoginsSql, [now]);
-        if (!row) return undefined;
-        await sql.run("DELETE FROM oauth_pending_logins WHERE state_hash = $1", [stateHash]);
-        return row.expire_time > now ? (JSON.parse(row.login) as PendingLogin) : undefined;
-      }),
-
     createAuthorizationCode: (c) =>
       db.write(async (sql) => {
         if (!(await sql.one("SELECT 1 FROM identities WHERE uid = $1", [c.identityUid]))) {

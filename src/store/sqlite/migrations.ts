@@ -389,6 +389,10 @@ export const migrations: readonly Migration[] = [
         JOIN groups AS d ON d.id = c.descendant;
     `,
   },
+  {
+    description: "logins in flight live in the browser (a sealed cookie), not in the database",
+    sql: "DROP TABLE oauth_pending_logins;",
+  },
 ];
 
 /**

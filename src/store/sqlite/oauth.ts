@@ -1,13 +1,10 @@
 import type { Database } from "better-sqlite3";
-import type { PendingLogin } from "../oauth-store.js";
 import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The sign-in operations of the SQLite store. */
 export type OAuthOps = SyncOps<
-  | "putPendingLogin"
-  | "takePendingLogin"
   | "createAuthorizationCode"
   | "redeemAuthorizationCode"
   | "rotateRefreshToken"
@@ -22,14 +19,6 @@ export type OAuthOps = SyncOps<
  * rotations of one refresh token, cannot both succeed, even from two processes.
  */
 export function createOAuthOps(db: Database): OAuthOps {
-  const putLogin = db.prepare(
-    "INSERT INTO oauth_pending_logins (state_hash, login, expire_time) VALUES (?, ?, ?)",
-  );
-  const getLogin = db.prepare(
-    "SELECT login, expire_time FROM oauth_pending_logins WHERE state_hash = ?",
-  );
-  const deleteLogin = db.prepare("DELETE FROM oauth_pending_logins WHERE state_hash = ?");
-  const sweepLogins = db.prepare("DELETE FROM oauth_pending_logins WHERE expire_time <= ?");
   const identityExists = db.prepare("SELECT 1 FROM identities WHERE uid = ?");
   const insertSession = db.prepare(
     "INSERT INTO oauth_sessions (id, identity_uid, client_id, create_time) VALUES (?, ?, ?, ?)",
@@ -67,24 +56,6 @@ export function createOAuthOps(db: Database): OAuthOps {
     revoke.run(now, sessionId);
     dropRefresh.run(sessionId);
   };
-
-  const countLogins = db.prepare("SELECT count(*) FROM oauth_pending_logins").pluck();
-  const put = db.transaction(
-    (stateHash: string, login: PendingLogin, now: number, max: number): boolean => {
-      sweepLogins.run(now);
-      if ((countLogins.get() as number) >= max) return false;
-      putLogin.run(stateHash, JSON.stringify(login), login.expireTime);
-      return true;
-    },
-  ).immediate;
-
-  const take = db.transaction((stateHash: string, now: number): PendingLogin | undefined => {
-    const row = getLogin.get(stateHash) as { login: string; expire_time: number } | undefined;
-    sweepLogins.run(now);
-    if (!row) return undefined;
-    deleteLogin.run(stateHash);
-    return row.expire_time > now ? (JSON.parse(row.login) as PendingLogin) : undefined;
-  }).immediate;
 
   const redeem = db.transaction(
     (...[codeHash, now, check, refresh]: Parameters<OAuthOps["redeemAuthorizationCode"]>) => {
@@ -144,8 +115,6 @@ export function createOAuthOps(db: Database): OAuthOps {
   }).immediate;
 
   return {
-    putPendingLogin: put,
-    takePendingLogin: take,
     createAuthorizationCode: createCode,
     redeemAuthorizationCode: redeem,
     rotateRefreshToken: rotate,
