@@ -19,3 +19,27 @@ export function groupsServiceClient(): grpc.ServiceClientConstructor {
   };
   return pkg.gatehouse.iam.v2beta1.GroupsService;
 }
+
+/**
+ * A grpc-js caller of GetGroup for `uid` on 127.0.0.1:`port`, one channel, `headers` as
+ * metadata: the client the throughput figures use. `send` rejects on any failed call.
+ */
+export function grpcCaller(port: number, headers: Record<string, string>, uid: string) {
+  const Client = groupsServiceClient();
+  const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  const md = new grpc.Metadata();
+  for (const [k, v] of Object.entries(headers)) md.set(k, v);
+  type Unary = (
+    req: unknown,
+    md: grpc.Metadata,
+    cb: (err: grpc.ServiceError | null) => void,
+  ) => void;
+  const getGroup = (client as unknown as { getGroup: Unary }).getGroup.bind(client);
+  return {
+    send: () =>
+      new Promise<void>((resolve, reject) =>
+        getGroup({ uid }, md, (err) => (err ? reject(err) : resolve())),
+      ),
+    close: () => client.close(),
+  };
+}

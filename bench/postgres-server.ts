@@ -7,7 +7,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 import pg from "pg";
 
@@ -100,16 +99,4 @@ function childPids(parent: number): number[] {
     }
   }
   return out;
-}
-
-/** A TCP port free on 127.0.0.1 at the moment of asking. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }

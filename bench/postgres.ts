@@ -14,7 +14,6 @@
  * SQLite figures; where PostgreSQL and the replicas run is said with each figure.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 import pg from "pg";
 import { builtinRoles, storeRoles } from "../src/auth/capabilities.js";
@@ -26,7 +25,7 @@ import type { ListQuery } from "../src/store/store.js";
 import { newChildUid } from "../src/uid.js";
 import { ensurePgSeeded } from "./pg-seed.js";
 import type { BenchPostgres } from "./postgres-server.js";
-import { accepts, freePort, stop } from "./processes.js";
+import { accepts, freePort, processCpuMs, stop } from "./processes.js";
 
 /** What run.ts lends this section: its measurement helpers and the SQLite figures. */
 export interface PgBenchKit {
@@ -450,26 +449,15 @@ async function get(url: string, headers: Record<string, string>): Promise<void> 
  * load generator) from now until `read`, as percentages of one core.
  */
 function cpuMeter(server: BenchPostgres, replicas: Replica[]) {
-  const ticks = (pid: number) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // utime and stime: fields 14 and 15 of stat, 12 and 13 after the command.
-      return Number(f[11]) + Number(f[12]);
-    } catch {
-      return 0;
-    }
-  };
-  const pgTicks = () => server.pids().reduce((s, p) => s + ticks(p), 0);
-  const replicaTicks = () => replicas.reduce((s, r) => s + ticks(r.proc.pid!), 0);
-  const start = { pg: pgTicks(), replicas: replicaTicks(), self: process.cpuUsage(), t: now() };
+  const pgMs = () => server.pids().reduce((s, p) => s + processCpuMs(p), 0);
+  const replicaMs = () => replicas.reduce((s, r) => s + processCpuMs(r.proc.pid!), 0);
+  const start = { pg: pgMs(), replicas: replicaMs(), self: process.cpuUsage(), t: now() };
   return {
     read() {
-      const wall = (now() - start.t) / 1000;
+      const wall = now() - start.t;
       const self = process.cpuUsage(start.self);
-      // Clock ticks are 1/100 s on Linux.
-      const share = (t: number) => `${Math.round(t / wall)}%`;
-      return `replicas ${share(replicaTicks() - start.replicas)}, PostgreSQL ${share(pgTicks() - start.pg)}, load generator ${Math.round((self.user + self.system) / 1e4 / wall)}% (of 200%)`;
+      const share = (cpuMs: number) => `${Math.round((100 * cpuMs) / wall)}%`;
+      return `replicas ${share(replicaMs() - start.replicas)}, PostgreSQL ${share(pgMs() - start.pg)}, load generator ${share((self.user + self.system) / 1000)} (of 200%)`;
     },
   };
 }

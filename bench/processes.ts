@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import net from "node:net";
 
 /** Stop a child process with SIGTERM and wait for it to exit (at once if it has). */
@@ -28,4 +29,17 @@ export async function freePort(): Promise<number> {
   const { port } = srv.address() as net.AddressInfo;
   await new Promise<void>((resolve) => srv.close(() => resolve()));
   return port;
+}
+
+/** CPU time (user + system) process `pid` has used, in ms (/proc/<pid>/stat); 0 once gone. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command may hold spaces and parentheses: fields after the last ')'. utime and
+    // stime, fields 14 and 15 of the line, are 12 and 13 after it; clock ticks, 100 a second.
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return 0;
+  }
 }

@@ -10,7 +10,6 @@ import { chmodSync, copyFileSync, readFileSync, rmSync, writeFileSync } from "no
 import http from "node:http";
 import { cpus, loadavg } from "node:os";
 import { toBinary } from "@bufbuild/protobuf";
-import * as grpc from "@grpc/grpc-js";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { GroupSchema } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
@@ -22,12 +21,12 @@ import { toGroup } from "../src/services/iam/groups.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid } from "../src/uid.js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
-import { groupsServiceClient } from "./groups-proto.js";
+import { grpcCaller } from "./groups-proto.js";
 import { h2GrpcSender } from "./h2-grpc-sender.js";
 import { httpSender } from "./http-sender.js";
 import { type OpenLoopResult, openLoop } from "./open-loop.js";
 import { postgresBench } from "./postgres.js";
-import { accepts, freePort, stop } from "./processes.js";
+import { accepts, freePort, processCpuMs, stop } from "./processes.js";
 import { ensureSeeded } from "./seed.js";
 import { schedstat } from "./stall-probe.js";
 
@@ -600,14 +599,6 @@ async function grpcThroughput(
   return rate;
 }
 
-/** CPU time (user + system) a process has used, in ms, from /proc/<pid>/stat. */
-function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // utime and stime are fields 14 and 15 of the line, in clock ticks (100 a second).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface OpenLoopLoad {
   rate: number;
   send: () => Promise<void>;
@@ -637,27 +628,6 @@ async function openLoopRun(
 function openLoopFigure(r: OpenLoopResult & { waited: string }): string {
   const failed = r.errors > 0 ? `, ${r.errors} failed (${String(r.firstError)})` : "";
   return `p50 ${ms(r.p50)}, p99 ${ms(r.p99)}, p99.9 ${ms(r.p999)}${failed} (${r.waited})`;
-}
-
-/** A sender of one grpc-js GetGroup call over one channel. */
-function grpcCaller(target: number, headers: Record<string, string>, uid: string) {
-  const Client = groupsServiceClient();
-  const client = new Client(`127.0.0.1:${target}`, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(headers)) md.set(k, v);
-  type Unary = (
-    req: unknown,
-    md: grpc.Metadata,
-    cb: (err: grpc.ServiceError | null) => void,
-  ) => void;
-  const getGroup = (client as unknown as { getGroup: Unary }).getGroup.bind(client);
-  return {
-    send: () =>
-      new Promise<void>((resolve, reject) =>
-        getGroup({ uid }, md, (err: grpc.ServiceError | null) => (err ? reject(err) : resolve())),
-      ),
-    close: () => client.close(),
-  };
 }
 
 /** p50/p99 of committing one small row with synchronous=FULL in WAL mode, one at a time. */

@@ -17,8 +17,8 @@
  * --nice=<n>: renice both processes' threads (root, for A/B runs on a shared machine);
  * --client=h2 (grpc and native): call with bench/h2-grpc-sender.ts instead of grpc-js;
  * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line;
- * --writes=create:<n> or sts:<n> (rest only): writes at n a second beside the reads, as the
- *   mixed figures of `npm run bench` run them (only the reads are measured).
+ * --writes=create:<n> (rest only): CreateGroup at n a second beside the reads, as the mixed
+ *   figures of `npm run bench` run them (only the reads are measured).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
@@ -31,13 +31,12 @@ import {
 } from "node:fs";
 import http from "node:http";
 import { loadavg, setPriority } from "node:os";
-import * as grpc from "@grpc/grpc-js";
 import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
 import { serverNodeFlags } from "../src/node-flags.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
-import { groupsServiceClient } from "./groups-proto.js";
+import { grpcCaller } from "./groups-proto.js";
 import { h2GrpcSender } from "./h2-grpc-sender.js";
 import { httpSender } from "./http-sender.js";
 import { type OpenLoopTrace, openLoop } from "./open-loop.js";
@@ -124,8 +123,6 @@ if (target === "fastify") {
       body: () => JSON.stringify({ name: `tails-${Date.now()}-${made++}` }),
     });
     writeLoad = { rate: Number(writeRate), send: create };
-  } else if (writeKind === "sts") {
-    throw new Error("--writes=sts: not yet");
   } else if (writeKind) {
     throw new Error(`unknown --writes ${writeKind}`);
   }
@@ -364,22 +361,6 @@ function cpuPressure(): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-function grpcCaller(targetPort: number, headers: Record<string, string>, uid: string) {
-  const Client = groupsServiceClient();
-  const client = new Client(`127.0.0.1:${targetPort}`, grpc.credentials.createInsecure());
-  const md = new grpc.Metadata();
-  for (const [k, v] of Object.entries(headers)) md.set(k, v);
-  type Unary = (req: unknown, md: grpc.Metadata, cb: (err: Error | null) => void) => void;
-  const getGroup = (client as unknown as { getGroup: Unary }).getGroup.bind(client);
-  return {
-    send: () =>
-      new Promise<void>((resolve, reject) =>
-        getGroup({ uid }, md, (err) => (err ? reject(err) : resolve())),
-      ),
-    close: () => client.close(),
-  };
 }
 
 async function startChild(
