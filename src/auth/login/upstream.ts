@@ -67,9 +67,11 @@ export const discoveryRetryMs = 30_000;
  */
 export function createUpstream(opts: UpstreamOptions) {
   const now = opts.now ?? Date.now;
-  const configurations = new Map<string, Promise<oidc.Configuration>>();
-  // When each failed discovery may be tried again.
-  const retryAt = new Map<string, number>();
+  // Each provider setting's discovery; a failed one says until when its failure stands.
+  const configurations = new Map<
+    string,
+    { config: Promise<oidc.Configuration>; failedUntil?: number }
+  >();
 
   function configuration(p: LoginProvider): Promise<oidc.Configuration> {
     // Keyed by everything that changes the client; the secret only as a hash.
@@ -78,26 +80,24 @@ export function createUpstream(opts: UpstreamOptions) {
       p.clientId,
       createHash("sha256").update(p.clientSecret).digest("hex"),
     ].join("\n");
-    let found = configurations.get(key);
-    const failedUntil = retryAt.get(key);
-    if (found && failedUntil !== undefined && now() >= failedUntil) {
-      configurations.delete(key);
-      retryAt.delete(key);
-      found = undefined;
+    const known = configurations.get(key);
+    if (known && (known.failedUntil === undefined || now() < known.failedUntil)) {
+      return known.config;
     }
-    if (!found) {
-      found = discover(p);
-      configurations.set(key, found);
-      // The failure is kept, and answered, until it may be tried again.
-      found.catch(() => retryAt.set(key, now() + discoveryRetryMs));
-      // A bounded cache: providers are few, settings change rarely.
-      if (configurations.size > 1000) {
-        const oldest = configurations.keys().next().value as string;
-        configurations.delete(oldest);
-        retryAt.delete(oldest);
-      }
+    const entry: { config: Promise<oidc.Configuration>; failedUntil?: number } = {
+      config: discover(p),
+    };
+    // The failure is kept, and answered, until it may be tried again.
+    entry.config.catch(() => {
+      entry.failedUntil = now() + discoveryRetryMs;
+    });
+    configurations.delete(key);
+    configurations.set(key, entry);
+    // A bounded cache: providers are few, settings change rarely.
+    if (configurations.size > 1000) {
+      configurations.delete(configurations.keys().next().value as string);
     }
-    return found;
+    return entry.config;
   }
 
   async function discover(p: LoginProvider): Promise<oidc.Configuration> {
