@@ -56,7 +56,8 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   );
   const callbackPath = `${path}/oauth/callback`;
   const secureCookies = authUrl.startsWith("https:");
-  const loginCookie = (name: string, value: string, maxAgeSeconds: number) =>
+  // The Set-Cookie header of a login cookie; a max age of 0 clears it.
+  const loginSetCookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=${callbackPath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
 
   app.addContentTypeParser(
@@ -162,7 +163,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       .header("cache-control", "no-store")
       .header(
         "set-cookie",
-        loginCookie(loginCookies.name(stateHash), sealed, loginLifetimeMs / 1000),
+        loginSetCookie(loginCookies.name(stateHash), sealed, loginLifetimeMs / 1000),
       )
       .redirect(start.url.href, 302);
   });
@@ -176,7 +177,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const opened = sealed === undefined ? undefined : loginCookies.open(stateHash, sealed);
     const pending = opened && opened.expireTime > now() ? opened : undefined;
     // The login is over either way: its cookie goes.
-    if (sealed !== undefined) reply.header("set-cookie", loginCookie(name, "", 0));
+    if (sealed !== undefined) reply.header("set-cookie", loginSetCookie(name, "", 0));
     if (!q || !pending) {
       log({ reason: "unknown_state" }, "login callback refused");
       return errorPage(
