@@ -24,6 +24,11 @@ export interface SqlCondition {
 export interface ListTable extends ListColumns {
   /** For the groups table, which keeps the size of every subtree. */
   treeCounts?: TreeCounts;
+  /**
+   * The `childrenOf` condition, where `parent` holds something else than the parent's uid
+   * (groups keep their parent's integer id); by default `parent = uid`.
+   */
+  childrenOf?: (uid: string) => SqlCondition;
 }
 
 /** Row counts a tree table keeps, each read in one small query. */
@@ -75,7 +80,9 @@ export interface ListSql<Row> {
  *   index and skipping rows outside the subtree, instead of collecting the whole subtree and
  *   sorting it (111k rows: 53 ms against 0.2 ms). Walking reads about
  *   (skip + page) × table/subtree rows, sorting reads the subtree: the cheaper one is chosen.
- *   The unary `+` keeps SQLite from driving the query with the uid range.
+ *   The unary `+` keeps SQLite from driving the query with the uid range. (Groups' time
+ *   indexes hold the time and the rowid, not the uid: walking them reads each row it skips
+ *   from the table, and SQLite sorts each run of equal times by uid as it goes.)
  */
 export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
   checkIdentifiers(t);
@@ -143,6 +150,10 @@ function conditionsOf(
   extra: readonly SqlCondition[],
 ): { conditions: SqlCondition[]; subtreeOnly: boolean } {
   const conditions: SqlCondition[] = filterConditions(t, q, extra, jsonUids);
+  // filterConditions puts childrenOf's condition right after descendantsOf's.
+  if (t.childrenOf && q.childrenOf !== undefined) {
+    conditions[q.descendantsOf !== undefined ? 1 : 0] = t.childrenOf(q.childrenOf);
+  }
   return { conditions, subtreeOnly: q.descendantsOf !== undefined && conditions.length === 1 };
 }
 

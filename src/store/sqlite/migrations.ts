@@ -393,30 +393,107 @@ export const migrations: readonly Migration[] = [
     description: "logins in flight live in the browser (a sealed cookie), not in the database",
     sql: "DROP TABLE oauth_pending_logins;",
   },
+  {
+    description: "groups keyed by their integer id, with integer parents",
+    // At 1M groups every copy of a uid (about 140 characters at depth 6) cost 160 B a group,
+    // and groups held seven: the row's uid and parent_uid, and the uid, (parent_uid, name),
+    // (name, uid), (create_time, uid) and (update_time, uid) indexes. The table is rebuilt
+    // with id as its INTEGER PRIMARY KEY (the rowid: no groups_id index, and VACUUM keeps it)
+    // and parent_id in place of parent_uid, which parentOf(uid) gives back. The time indexes
+    // hold the time alone (and the rowid): rows of one time, a few at most, are sorted by
+    // uid when read. (name, uid) keeps its uid, so that a name shared by many groups is
+    // still read in order. A parent that is gone gets -1, which the foreign key check after
+    // the steps refuses. The views that name groups are made again over the new table.
+    sql: `
+      CREATE TABLE groups_new (
+        id INTEGER PRIMARY KEY,
+        uid TEXT NOT NULL UNIQUE,
+        parent_id INTEGER REFERENCES groups_new (id),
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        verified INTEGER NOT NULL DEFAULT 0,
+        resource_limits TEXT NOT NULL DEFAULT '{}',
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL,
+        descendant_count INTEGER NOT NULL DEFAULT 0
+      ) STRICT;
+      INSERT INTO groups_new (id, uid, parent_id, name, description, verified, resource_limits,
+          create_time, update_time, descendant_count)
+        SELECT g.id, g.uid, CASE WHEN g.parent_uid IS NULL THEN NULL ELSE coalesce(p.id, -1) END,
+          g.name, g.description, g.verified, g.resource_limits, g.create_time, g.update_time,
+          g.descendant_count
+        FROM groups AS g LEFT JOIN groups AS p ON p.uid = g.parent_uid
+        ORDER BY g.id;
+      DROP VIEW group_closure_by_uid;
+      DROP VIEW role_bindings_view;
+      DROP TABLE groups;
+      ALTER TABLE groups_new RENAME TO groups;
+      CREATE UNIQUE INDEX groups_parent_name ON groups (parent_id, name);
+      CREATE INDEX groups_name ON groups (name, uid);
+      CREATE INDEX groups_create_time ON groups (create_time);
+      CREATE INDEX groups_update_time ON groups (update_time);
+      CREATE VIEW group_closure_by_uid AS
+        SELECT a.uid AS ancestor, d.uid AS descendant, c.depth AS depth
+        FROM group_closure AS c JOIN groups AS a ON a.id = c.ancestor
+        JOIN groups AS d ON d.id = c.descendant;
+      CREATE VIEW group_parents AS
+        SELECT g.uid, p.uid AS parent_uid FROM groups AS g LEFT JOIN groups AS p ON p.id = g.parent_id;
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.role_uid, b.create_time, b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          JOIN identities AS i ON i.uid = b.identity_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+  },
 ];
 
 /**
  * Bring the schema up to date: apply the steps beyond `PRAGMA user_version` in one immediate
  * transaction, so concurrent processes migrate once and a failed step leaves nothing behind.
  * Throws if the database is newer than this code.
+ *
+ * Foreign keys are off while the steps run (SQLite's procedure for rebuilding a table that
+ * others reference: dropping the old one must not delete or refuse their rows), and every
+ * key is checked before the commit: a step that breaks one fails the whole migration.
+ * `PRAGMA foreign_keys` cannot change inside a transaction, so migrate is never called in one.
  */
 export function migrate(db: Database, steps: readonly Migration[] = migrations): void {
-  db.transaction(() => {
-    const version = db.pragma("user_version", { simple: true }) as number;
-    if (version > steps.length) {
-      throw new Error(
-        `database schema version ${version} is newer than this Gatehouse (${steps.length})`,
-      );
-    }
-    for (const [i, step] of steps.entries()) {
-      if (i < version) continue;
-      try {
-        db.exec(step.sql);
-      } catch (err) {
-        throw new Error(`migration ${i + 1} (${step.description}) failed`, { cause: err });
+  if (db.inTransaction) throw new Error("migrate cannot run inside a transaction");
+  const enforced = db.pragma("foreign_keys", { simple: true }) === 1;
+  if (enforced) db.pragma("foreign_keys = OFF");
+  try {
+    db.transaction(() => {
+      const version = db.pragma("user_version", { simple: true }) as number;
+      if (version > steps.length) {
+        throw new Error(
+          `database schema version ${version} is newer than this Gatehouse (${steps.length})`,
+        );
       }
-      // user_version lives in the database header, which this transaction also covers.
-      db.pragma(`user_version = ${i + 1}`);
-    }
-  }).immediate();
+      if (version === steps.length) return;
+      for (const [i, step] of steps.entries()) {
+        if (i < version) continue;
+        try {
+          db.exec(step.sql);
+        } catch (err) {
+          throw new Error(`migration ${i + 1} (${step.description}) failed`, { cause: err });
+        }
+        // user_version lives in the database header, which this transaction also covers.
+        db.pragma(`user_version = ${i + 1}`);
+      }
+      const broken = db.pragma("foreign_key_check") as { table: string; parent: string }[];
+      if (broken.length > 0) {
+        const first = broken[0]!;
+        throw new Error(
+          `migration to version ${steps.length} left ${broken.length} rows with a broken foreign key (first: ${first.table} -> ${first.parent})`,
+        );
+      }
+    }).immediate();
+  } finally {
+    if (enforced) db.pragma("foreign_keys = ON");
+  }
 }

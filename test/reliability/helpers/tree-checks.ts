@@ -14,6 +14,11 @@ export interface ClosureRow {
  */
 export interface TreeDb {
   all<T>(sql: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * A relation of every group's uid and parent_uid (NULL for a root): SQLite's groups keep
+   * their parent's id, and its group_parents view reads it back as a uid.
+   */
+  groupParents: string;
   /** Rows that break a foreign key, by table (SQLite checks its keys only when asked). */
   foreignKeyViolations(): Promise<Record<string, number>>;
   close(): Promise<void>;
@@ -23,6 +28,7 @@ export interface TreeDb {
 export function sqliteTreeDb(db: Database): TreeDb {
   return {
     all: async <T>(sql: string, params: unknown[] = []) => db.prepare(sql).all(...params) as T[],
+    groupParents: "group_parents",
     foreignKeyViolations: async () => {
       const found: Record<string, number> = {};
       for (const row of db.pragma("foreign_key_check") as { table: string }[]) {
@@ -44,6 +50,7 @@ export async function pgTreeDb(url: string): Promise<TreeDb> {
       const text = sql.replace(/\?/g, () => `$${++n}`);
       return (await client.query(text, params)).rows as T[];
     },
+    groupParents: "groups",
     foreignKeyViolations: async () => ({}),
     close: () => client.end(),
   };
@@ -51,12 +58,12 @@ export async function pgTreeDb(url: string): Promise<TreeDb> {
 
 // The closure the parent links imply: every group at depth 0 below itself, and one level
 // deeper below each ancestor of its parent.
-const impliedClosure = `
+const impliedClosure = (db: TreeDb) => `
   WITH RECURSIVE implied(ancestor, descendant, depth) AS (
     SELECT uid, uid, 0 FROM groups
     UNION ALL
     SELECT g.parent_uid, i.descendant, i.depth + 1
-    FROM implied AS i JOIN groups AS g ON g.uid = i.ancestor
+    FROM implied AS i JOIN ${db.groupParents} AS g ON g.uid = i.ancestor
     WHERE g.parent_uid IS NOT NULL
   )`;
 
@@ -69,10 +76,10 @@ export async function closureDiff(
 ): Promise<{ missing: ClosureRow[]; extra: ClosureRow[] }> {
   const cols = "ancestor, descendant, depth";
   const missing = await db.all<ClosureRow>(
-    `${impliedClosure} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure_by_uid LIMIT 20`,
+    `${impliedClosure(db)} SELECT ${cols} FROM implied EXCEPT SELECT ${cols} FROM group_closure_by_uid LIMIT 20`,
   );
   const extra = await db.all<ClosureRow>(
-    `${impliedClosure} SELECT ${cols} FROM group_closure_by_uid EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
+    `${impliedClosure(db)} SELECT ${cols} FROM group_closure_by_uid EXCEPT SELECT ${cols} FROM implied LIMIT 20`,
   );
   return { missing, extra };
 }
@@ -91,7 +98,7 @@ export function integrityCheck(db: Database): string[] {
 export async function orphans(db: TreeDb): Promise<Record<string, number>> {
   const found = await db.foreignKeyViolations();
   const [lost] = await db.all<{ n: number | string }>(
-    `SELECT count(*) AS n FROM groups AS g
+    `SELECT count(*) AS n FROM ${db.groupParents} AS g
      WHERE g.parent_uid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM groups AS p WHERE p.uid = g.parent_uid)`,
   );
   if (Number(lost?.n) > 0) found["groups (parent gone)"] = Number(lost?.n);
