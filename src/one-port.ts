@@ -3,6 +3,12 @@ import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 
+/** Takes an HTTP/2 stream (returns true) or leaves it for the request handler. */
+export type StreamTaker = (
+  stream: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+) => boolean;
+
 type RequestHandler = (
   req: http.IncomingMessage | http2.Http2ServerRequest,
   res: http.ServerResponse | http2.Http2ServerResponse,
@@ -36,6 +42,11 @@ export interface OnePort {
   timeouts: Timeouts;
   /** For fastify's `serverFactory`: attaches fastify's handler to both HTTP servers. */
   serverFactory: (handler: RequestHandler) => http.Server;
+  /**
+   * Give HTTP/2 streams to `taker` first: a stream it takes (returns true for) never becomes a
+   * request of the fastify handler. Call before listening.
+   */
+  takeStreams(taker: StreamTaker): void;
   /** Start accepting connections. */
   listen(host: string, port: number): Promise<AddressInfo>;
   /**
@@ -61,6 +72,7 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
   let listener: net.Server | undefined;
   const sockets = new Set<Duplex>();
   const sessions = new Set<http2.ServerHttp2Session>();
+  let taker: StreamTaker | undefined;
 
   const track = (socket: Duplex) => {
     sockets.add(socket);
@@ -95,6 +107,19 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
             handler,
           )
         : http2.createServer(h2opts, handler);
+      // Node's compatibility layer (the request handler's req and res) is the server's one
+      // "stream" listener, added with the handler. It is put behind the stream taker, which
+      // answers the streams it takes itself (the lean unary gRPC path, src/grpc/unary-grpc.ts).
+      const compat = h2.listeners("stream");
+      if (compat.length !== 1) {
+        throw new Error("node:http2 changed: expected its compatibility layer's stream listener");
+      }
+      const toHandler = compat[0] as (...args: unknown[]) => void;
+      h2.removeAllListeners("stream");
+      h2.on("stream", (stream: http2.ServerHttp2Stream, headers, ...rest: unknown[]) => {
+        if (taker?.(stream, headers)) return;
+        toHandler.call(h2, stream, headers, ...rest);
+      });
       h2.setTimeout(timeouts.idleTimeoutMs);
       // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
       // arrived in time is reset (CANCEL). A session trickling bytes never idles, so without
@@ -123,6 +148,10 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
         });
       });
       return h1;
+    },
+
+    takeStreams(t) {
+      taker = t;
     },
 
     async listen(host, port) {

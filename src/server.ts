@@ -37,6 +37,7 @@ import { healthRoutes } from "./grpc/health-routes.js";
 import { createNativeGrpcServer, type NativeGrpcServer } from "./grpc/native-grpc-server.js";
 import { reflectionServices } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
+import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
@@ -61,6 +62,11 @@ export interface ServerDeps {
   interceptors?: Interceptor[];
   /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
   timeouts?: Partial<Timeouts>;
+  /**
+   * The lean unary gRPC path on the one port (default on). Tests turn it off to hold its
+   * answers against the Connect router's.
+   */
+  unaryGrpc?: boolean;
   /** The built web console (default: dist/console of the package). */
   consoleDir?: string;
 }
@@ -276,6 +282,29 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // have an authorization rule, or the server does not start.
   const served = router.handlers.map((h) => h.method);
   access.guard(served);
+  // Unary binary gRPC on HTTP/2 skips fastify and connect-node's pipeline: the same
+  // implementations and interceptors, answered straight from the stream (src/grpc/unary-grpc.ts).
+  if (deps.unaryGrpc !== false) {
+    onePort.takeStreams(
+      createUnaryGrpc({
+        registrations,
+        interceptors,
+        readMaxBytes: bodyLimit,
+        domain: errorDomain,
+        shutdownSignal: shutdown.signal,
+        requestId: (given) =>
+          given !== undefined && requestIdPattern.test(given) ? given : randomUUID(),
+        // A stream being served always has its session.
+        contextValues: (stream, requestId) =>
+          createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
+        log: ({ reqId, method, code, durationMs }) =>
+          app.log.info(
+            { reqId, method, protocol: "grpc", status: 200, code, durationMs },
+            "request",
+          ),
+      }),
+    );
+  }
   // gRPC through grpc-js's own server, on a port of its own: the same implementations and
   // interceptors (so the same guard), without connect-node's per-call protocol work.
   const peers = new Map<string, object>();

@@ -1,0 +1,341 @@
+import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
+import { type DescMethod, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createMethodImplSpec,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import {
+  compressionNegotiate,
+  encodeEnvelope,
+  envelopeCompress,
+  envelopeDecompress,
+  invokeUnaryImplementation,
+} from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { CallContext, callComplete, deadlineExceeded } from "../call-context.js";
+import type { StreamTaker } from "../one-port.js";
+import type { ServiceRegistration } from "../service-registration.js";
+import { maxDeadlineMs } from "./deadline-clamp.js";
+import { encodeGrpcMessage } from "./grpc-message-encoding.js";
+import { requestParseError } from "./request-parse-errors.js";
+import { protocolError, statusTrailers } from "./status-trailers.js";
+
+/** Options of createUnaryGrpc. */
+export interface UnaryGrpcOptions {
+  /** The implementations the Connect router serves. */
+  registrations: readonly ServiceRegistration[];
+  /** The same interceptors: errors, access control, then the deployment's own. */
+  interceptors: readonly Interceptor[];
+  /** Messages at most this large, after decompression (API.md "Limits"). */
+  readMaxBytes: number;
+  /** ErrorInfo.domain of the errors this layer raises itself. */
+  domain: string;
+  /** Aborted at shutdown: calls still running end. */
+  shutdownSignal: AbortSignal;
+  /** The request id of a call: its X-Request-Id if well formed, else a new one. */
+  requestId: (given: string | undefined) => string;
+  /** Per-call values (the call info: connection and request id). */
+  contextValues: (stream: ServerHttp2Stream, requestId: string) => ContextValues;
+  /** One line per call, as the one-port server writes for every request. */
+  log: (fields: { reqId: string; method: string; code: string; durationMs: number }) => void;
+}
+
+interface UnaryMethod {
+  readonly rpc: string;
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly spec: MethodImplSpec;
+}
+
+const grpcUnitMs: Record<string, number> = {
+  H: 3_600_000,
+  M: 60_000,
+  S: 1_000,
+  m: 1,
+  u: 0.001,
+  n: 0.000_001,
+};
+const timeoutPattern = /^(\d{1,8})([HMSmun])$/;
+/** What connect-node's router accepts: its default compressions. */
+const compressions = [compressionGzip, compressionBrotli];
+/** connect's default: smaller messages go out uncompressed. */
+const compressMinBytes = 1024;
+
+/**
+ * A lean path for unary gRPC calls on the one port (the issue's design (b)): an HTTP/2 stream
+ * whose request is plain binary gRPC to a unary method (content type `application/grpc` or
+ * `application/grpc+proto`, no compression or gzip, a well-formed `grpc-timeout` or none) is
+ * answered here, straight from the stream, without fastify's request and reply objects or
+ * connect-node's async-iterable pipeline: that pipeline keeps about 25 kB of every call past
+ * a scavenge (bench/RESULTS.md), and made gRPC the slowest protocol on the one port.
+ *
+ * Everything else (streams, gRPC-Web, JSON messages, brotli, gRPC over HTTP/1.1, unknown
+ * methods, malformed timeouts) goes to the Connect router as before. The answers are the
+ * router's answers, as its hooks on the app shape them (test/grpc/unary-grpc.test.ts holds the
+ * two side by side): the same interceptors and implementations, the same status trailers
+ * with their details, the same errors for frames, sizes and messages that do not decode.
+ */
+export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
+  // The taker returns false, having touched nothing, for every stream it does not serve.
+  const methods = new Map<string, UnaryMethod>();
+  for (const { service, impl } of opts.registrations) {
+    for (const method of service.methods) {
+      const fn = (impl as Record<string, unknown>)[method.localName];
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      const rpc = `${service.typeName}/${method.name}`;
+      const spec = createMethodImplSpec(method, fn.bind(impl) as never);
+      methods.set(`/${rpc}`, { rpc, service, method, spec });
+    }
+  }
+  const interceptors = [...opts.interceptors];
+  // Calls in flight, aborted at shutdown: one listener on the shutdown signal.
+  const running = new Set<CallContext>();
+  opts.shutdownSignal.addEventListener("abort", () => {
+    for (const context of running) context.abort(opts.shutdownSignal.reason);
+  });
+
+  return (stream, headers) => {
+    if (headers[":method"] !== "POST") return false;
+    const m = methods.get(headers[":path"] as string);
+    if (!m) return false;
+    const type = headers["content-type"];
+    if (type !== "application/grpc" && type !== "application/grpc+proto") return false;
+    const timeout = headers["grpc-timeout"];
+    let timeoutMs: number | undefined;
+    if (timeout !== undefined) {
+      const t = timeoutPattern.exec(timeout as string);
+      if (!t) return false;
+      timeoutMs = Math.min(maxDeadlineMs, Number(t[1]) * grpcUnitMs[t[2]!]!);
+    }
+    serve(stream, headers, m, timeoutMs);
+    return true;
+  };
+
+  function serve(
+    stream: ServerHttp2Stream,
+    headers: IncomingHttpHeaders,
+    m: UnaryMethod,
+    timeoutMs: number | undefined,
+  ): void {
+    const started = performance.now();
+    const given = headers["x-request-id"];
+    const requestId = opts.requestId(typeof given === "string" ? given : undefined);
+    const context = new CallContext({
+      service: m.service,
+      method: m.method,
+      protocolName: "grpc",
+      requestMethod: "POST",
+      url: `/${m.rpc}`,
+      header: headerPairs(headers),
+      values: opts.contextValues(stream, requestId),
+      timeoutMs,
+    });
+    running.add(context);
+    let done = false;
+    // The client went away (RST_STREAM, a closed connection) before its answer.
+    const onClose = () => {
+      if (done) return;
+      const left = context.timeoutMs();
+      context.abort(
+        left !== undefined && left < 5
+          ? deadlineExceeded()
+          : new ConnectError("the call was cancelled", Code.Canceled),
+      );
+      finish(Code.Canceled);
+    };
+    stream.once("close", onClose);
+    const finish = (code: Code | 0) => {
+      done = true;
+      stream.off("close", onClose);
+      running.delete(context);
+      context.abort(callComplete);
+      opts.log({
+        reqId: requestId,
+        method: m.rpc,
+        code: code === 0 ? "OK" : (Code[code] ?? String(code)),
+        durationMs: Math.round((performance.now() - started) * 100) / 100,
+      });
+    };
+    const compression = compressionNegotiate(
+      compressions,
+      (headers["grpc-encoding"] as string | undefined) ?? null,
+      (headers["grpc-accept-encoding"] as string | undefined) ?? null,
+      "grpc-accept-encoding",
+    );
+    const answer = (message: Uint8Array | undefined, err: ConnectError | undefined) => {
+      if (done) return;
+      finish(err ? err.code : 0);
+      if (stream.destroyed) return;
+      const head: http2.OutgoingHttpHeaders = {
+        ":status": 200,
+        "x-request-id": requestId,
+        "content-type": "application/grpc+proto",
+      };
+      if (compression.response) head["grpc-encoding"] = compression.response.name;
+      context.responseHeader.forEach((v, k) => {
+        head[k] = v;
+      });
+      if (err) {
+        // Trailers-only, as the gRPC spec allows for an error: the status rides on the one
+        // HEADERS frame, which ends the stream.
+        context.responseTrailer.forEach((v, k) => {
+          head[k] = v;
+        });
+        Object.assign(head, statusTrailers(err));
+        head["grpc-message"] = encodeGrpcMessage(err.rawMessage);
+        stream.respond(head, { endStream: true });
+        // An answer before the whole request arrived (a refused size, a second message): the
+        // rest is not read. RST_STREAM(NO_ERROR) tells the client to stop sending it.
+        if (!stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        return;
+      }
+      const trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
+      context.responseTrailer.forEach((v, k) => {
+        trailers[k] = v;
+      });
+      stream.respond(head, { waitForTrailers: true });
+      stream.once("wantTrailers", () => stream.sendTrailers(trailers));
+      const response = compression.response;
+      if (!response || message!.length < compressMinBytes) {
+        stream.end(encodeEnvelope(0, message!));
+        return;
+      }
+      envelopeCompress({ flags: 0, data: message! }, response, compressMinBytes).then(
+        (env) => stream.end(encodeEnvelope(env.flags, env.data)),
+        () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
+      );
+    };
+    const fail = (err: ConnectError) => answer(undefined, err);
+
+    // An encoding the server does not know: refused before the message is read, as connect does.
+    (compression.error ? Promise.reject(compression.error) : readMessage(stream, opts.readMaxBytes))
+      .then(async (envelope) => {
+        if (done) return;
+        const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
+        let input: unknown;
+        try {
+          input = fromBinary(m.method.input, data);
+        } catch (e) {
+          throw (
+            requestParseError(`parse binary: ${String((e as Error).message ?? e)}`, opts.domain) ??
+            e
+          );
+        }
+        if (done) return;
+        const output = await invokeUnaryImplementation(
+          m.spec as never,
+          context,
+          input as never,
+          interceptors,
+        );
+        answer(toBinary(m.method.output, output as never), undefined);
+      })
+      .catch((err: unknown) => {
+        const e = ConnectError.from(err);
+        // Errors from below the interceptors (frames, sizes, compression) get the ErrorInfo
+        // every error carries, as the app's hooks give them on the router's path.
+        if (hasDetails(e)) {
+          fail(e);
+          return;
+        }
+        const withInfo = protocolError(e.code, e.rawMessage, opts.domain);
+        e.metadata.forEach((v, k) => {
+          withInfo.metadata.set(k, v);
+        });
+        fail(withInfo);
+      });
+  }
+}
+
+/** Whether an error already carries details (the error interceptor adds ErrorInfo to all). */
+function hasDetails(err: ConnectError): boolean {
+  return err.details.length > 0;
+}
+
+/** The request headers as pairs, without HTTP/2's pseudo-headers. */
+function headerPairs(headers: IncomingHttpHeaders): [string, string][] {
+  const out: [string, string][] = [];
+  for (const k in headers) {
+    if (k.charCodeAt(0) === 58 /* ":" */) continue;
+    const v = headers[k];
+    if (typeof v === "string") out.push([k, v]);
+    else if (Array.isArray(v)) for (const one of v) out.push([k, one]);
+  }
+  return out;
+}
+
+/**
+ * Read the one length-prefixed message of a unary call, refusing what connect's router
+ * refuses, with its codes and words: a message over `readMaxBytes` (before any of it is
+ * buffered), a second message, a frame cut short, no message at all.
+ */
+function readMessage(
+  stream: ServerHttp2Stream,
+  readMaxBytes: number,
+): Promise<{ flags: number; data: Uint8Array }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let have = 0;
+    let need = -1; // the whole first envelope's size, once its prefix has arrived
+    const stop = (err: ConnectError) => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("aborted", onAborted);
+      stream.resume();
+      reject(err);
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      have += chunk.length;
+      if (need < 0 && have >= 5) {
+        const head = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        const length = head.readUInt32BE(1);
+        if (length > readMaxBytes) {
+          stop(
+            new ConnectError(
+              `message size ${length} is larger than configured readMaxBytes ${readMaxBytes}`,
+              Code.ResourceExhausted,
+            ),
+          );
+          return;
+        }
+        need = 5 + length;
+      }
+      if (need >= 0 && have >= need + 5) {
+        stop(
+          new ConnectError(
+            "protocol error: received extra input message for unary method",
+            Code.Unimplemented,
+          ),
+        );
+      }
+    };
+    const onEnd = () => {
+      stream.off("data", onData);
+      stream.off("aborted", onAborted);
+      if (have === 0) {
+        reject(
+          new ConnectError(
+            "protocol error: missing input message for unary method",
+            Code.Unimplemented,
+          ),
+        );
+        return;
+      }
+      if (need < 0 || have !== need) {
+        reject(new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument));
+        return;
+      }
+      const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, have);
+      resolve({ flags: all[0]!, data: all.subarray(5) });
+    };
+    const onAborted = () => stop(new ConnectError("the call was cancelled", Code.Canceled));
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("aborted", onAborted);
+  });
+}

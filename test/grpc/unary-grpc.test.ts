@@ -1,0 +1,220 @@
+import http2 from "node:http2";
+import zlib from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import type { Interceptor } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CreateGroupRequestSchema,
+  GetGroupRequestSchema,
+  ListGroupsRequestSchema,
+} from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
+import { createServer, type Server } from "../../src/server.js";
+import { grpcEnvelope, type RawGrpcAnswer, rawGrpc } from "../helpers/raw-grpc.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+
+// The lean unary gRPC path (src/grpc/unary-grpc.ts) against the Connect router it stands in
+// front of: two servers on one store, the same requests by hand, the same answers. Only the
+// framing of an error may differ (the lean path answers trailers-only, the router sends
+// headers, then trailers); status, message, details, headers and message bytes may not.
+
+const groups = "/gatehouse.iam.v2beta1.GroupsService";
+let lean: TestServer;
+let router: Server;
+let routerUrl: string;
+let org: TestOrg;
+// Which path served each call: the lean path's context names the RPC by its path alone, the
+// router's by the whole URL. Keyed by request id.
+const servedBy = new Map<string, "lean" | "router">();
+const spy: Interceptor = (next) => (req) => {
+  const id = req.header.get("x-request-id");
+  if (id) servedBy.set(id, req.url.includes("://") ? "router" : "lean");
+  return next(req);
+};
+
+beforeAll(async () => {
+  lean = await startTestServer({}, { interceptors: [spy] });
+  router = await createServer({
+    config: { ...lean.config, port: 0 },
+    store: lean.store,
+    interceptors: [spy],
+    unaryGrpc: false,
+  });
+  routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
+  org = await lean.makeOrg();
+  // Enough groups that a page of them is over connect's 1 KiB compression threshold.
+  for (let i = 0; i < 20; i++) {
+    const req = create(CreateGroupRequestSchema, {
+      parent: org.uid,
+      group: { name: `team-${i}`, description: "a group to list" },
+    });
+    const a = await rawGrpc(
+      lean.url,
+      `${groups}/CreateGroup`,
+      org.owner.headers,
+      grpcEnvelope(toBinary(CreateGroupRequestSchema, req)),
+    );
+    expect(a.grpcStatus).toBe("0");
+  }
+});
+afterAll(async () => {
+  await router.close();
+  await lean.close();
+});
+
+const getGroup = (uid: string) =>
+  toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid }));
+const bigParent = () =>
+  toBinary(
+    CreateGroupRequestSchema,
+    create(CreateGroupRequestSchema, { parent: "a".repeat(2 << 20) }),
+  );
+
+/** What must match between the two paths. */
+function comparable(a: RawGrpcAnswer) {
+  const all = { ...a.headers, ...a.trailers };
+  return {
+    status: a.status,
+    grpcStatus: a.grpcStatus,
+    message: all["grpc-message"],
+    details: all["grpc-status-details-bin"],
+    contentType: a.headers["content-type"],
+    encoding: a.headers["grpc-encoding"],
+    body: a.body.toString("base64"),
+  };
+}
+
+type Case = [string, string, () => Record<string, string>, () => Buffer];
+const cases: Case[] = [
+  [
+    "GetGroup",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  ["no token", `${groups}/GetGroup`, () => ({}), () => grpcEnvelope(getGroup(org.uid))],
+  [
+    "a bad token",
+    `${groups}/GetGroup`,
+    () => ({ authorization: "Bearer x.y.z" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
+    "a group that is not there",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(getGroup(`${org.uid}/0123456789abcdef`)),
+  ],
+  [
+    "a malformed uid",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(getGroup("not a uid: ünïcode%")),
+  ],
+  [
+    "bytes that do not decode",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(Buffer.from([0x0a, 0xff, 0xff])),
+  ],
+  [
+    "application/grpc+proto",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "content-type": "application/grpc+proto" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
+    "a gzip message",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-encoding": "gzip" }),
+    () => grpcEnvelope(zlib.gzipSync(getGroup(org.uid)), true),
+  ],
+  [
+    "a compressed flag without an encoding",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(zlib.gzipSync(getGroup(org.uid)), true),
+  ],
+  [
+    "a gzip bomb",
+    `${groups}/CreateGroup`,
+    () => ({ ...org.owner.headers, "grpc-encoding": "gzip" }),
+    () => grpcEnvelope(zlib.gzipSync(Buffer.alloc(8 << 20)), true),
+  ],
+  [
+    "a message over 1 MiB",
+    `${groups}/CreateGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(bigParent()),
+  ],
+  ["no message", `${groups}/GetGroup`, () => org.owner.headers, () => Buffer.alloc(0)],
+  [
+    "two messages",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => Buffer.concat([grpcEnvelope(getGroup(org.uid)), grpcEnvelope(getGroup(org.uid))]),
+  ],
+  [
+    "a frame cut short",
+    `${groups}/GetGroup`,
+    () => org.owner.headers,
+    () => grpcEnvelope(getGroup(org.uid)).subarray(0, 12),
+  ],
+  [
+    "a deadline",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-timeout": "5S" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
+    "an invalid CreateGroup",
+    `${groups}/CreateGroup`,
+    () => org.owner.headers,
+    () =>
+      grpcEnvelope(
+        toBinary(CreateGroupRequestSchema, create(CreateGroupRequestSchema, { parent: org.uid })),
+      ),
+  ],
+  [
+    "an unknown encoding",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-encoding": "zstd" }),
+    () => grpcEnvelope(getGroup(org.uid), true),
+  ],
+  [
+    "a client that accepts gzip",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-accept-encoding": "identity,deflate,gzip" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
+    "a gzip answer over 1 KiB",
+    `${groups}/ListGroups`,
+    () => ({ ...org.owner.headers, "grpc-accept-encoding": "gzip" }),
+    () => grpcEnvelope(toBinary(ListGroupsRequestSchema, create(ListGroupsRequestSchema))),
+  ],
+  [
+    "health",
+    "/grpc.health.v1.Health/Check",
+    () => ({}),
+    () => grpcEnvelope(toBinary(HealthCheckRequestSchema, create(HealthCheckRequestSchema))),
+  ],
+];
+
+describe("the lean unary gRPC path answers as the Connect router does", () => {
+  it.each(cases)("%s", async (label, path, headers, body) => {
+    const id = `case-${label.replace(/\W+/g, "-")}`;
+    const [a, b] = await Promise.all([
+      rawGrpc(lean.url, path, { ...headers(), "x-request-id": `${id}-lean` }, body()),
+      rawGrpc(routerUrl, path, { ...headers(), "x-request-id": `${id}-router` }, body()),
+    ]);
+    expect(comparable(a)).toEqual(comparable(b));
+    if (label.includes("gzip answer")) expect(a.body[0]).toBe(1);
+    expect(a.headers["x-request-id"]).toBe(`${id}-lean`);
+    // Calls that reached the interceptors: each server served its own way.
+    if (servedBy.has(`${id}-router`)) {
+      expect(servedBy.get(`${id}-router`)).toBe("router");
+      expect(servedBy.get(`${id}-lean`)).toBe("lean");
+    }
+  });
+});
