@@ -97,3 +97,28 @@ export class CallContext implements HandlerContext {
     this.controller?.abort(reason);
   }
 }
+
+/**
+ * Why a call whose client went away ended: CANCELED, or DEADLINE_EXCEEDED within 5 ms of its
+ * deadline (clients cancel a call whose deadline passed on their own timers, which can fire a
+ * little before the context's).
+ */
+export function cancelReason(context: CallContext): ConnectError {
+  const left = context.timeoutMs();
+  return left !== undefined && left < 5
+    ? deadlineExceeded()
+    : new ConnectError("the call was cancelled", Code.Canceled);
+}
+
+/**
+ * The calls in flight of a server that answers outside connect's router, aborted at shutdown
+ * through one listener on the shutdown signal (a context linked to the signal would leave a
+ * listener per call on it). A call is added when it starts and deleted when it is answered.
+ */
+export function runningCalls(shutdownSignal: AbortSignal): Set<CallContext> {
+  const running = new Set<CallContext>();
+  shutdownSignal.addEventListener("abort", () => {
+    for (const context of running) context.abort(shutdownSignal.reason);
+  });
+  return running;
+}

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { type DescMethod, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
-  Code,
+  type Code,
   ConnectError,
   type ContextValues,
   createMethodImplSpec,
@@ -15,7 +15,8 @@ import {
   transformInvokeImplementation,
 } from "@connectrpc/connect/protocol";
 import * as grpc from "@grpc/grpc-js";
-import { CallContext, callComplete, deadlineExceeded } from "../call-context.js";
+import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
+import { codeName } from "../errors.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { statusTrailers } from "./status-trailers.js";
 
@@ -57,12 +58,7 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
     "grpc.max_send_message_length": -1,
   });
   const interceptors = [...opts.interceptors];
-  // Calls in flight, aborted at shutdown: one listener on the shutdown signal, not one per call
-  // (a context linked to it would stay listening after its call, until shutdown).
-  const running = new Set<CallContext>();
-  opts.shutdownSignal.addEventListener("abort", () => {
-    for (const context of running) context.abort(opts.shutdownSignal.reason);
-  });
+  const running = runningCalls(opts.shutdownSignal);
   for (const { service, impl } of opts.registrations) {
     const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
     const handlers: grpc.UntypedServiceImplementation = {};
@@ -162,16 +158,8 @@ function handlerFor(
     // grpc-js says "cancelled" when a call's stream closes, answered or not: the listener goes
     // when the call is answered. It must: grpc-js's call objects outlive a scavenge (about
     // 4.5 kB a call with a bare grpc-js server), and whatever they point to is promoted with them.
-    // grpc-js also cancels a call whose deadline passed, on its own timer, which can fire a
-    // little before the context's: within 5 ms of the deadline it is the deadline.
-    const onCancelled = () => {
-      const left = context.timeoutMs();
-      context.abort(
-        left !== undefined && left < 5
-          ? deadlineExceeded()
-          : new ConnectError("the call was cancelled", Code.Canceled),
-      );
-    };
+    // grpc-js also cancels a call whose deadline passed, on its own timer (cancelReason).
+    const onCancelled = () => context.abort(cancelReason(context));
     call.on("cancelled", onCancelled);
     running.add(context);
     // 0 is OK, which Code does not name. Called before the answer is handed to grpc-js.
@@ -183,7 +171,7 @@ function handlerFor(
       opts.log({
         reqId: requestId,
         method: rpc,
-        code: code === 0 ? "OK" : (Code[code] ?? String(code)),
+        code: codeName(code),
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       });
     };

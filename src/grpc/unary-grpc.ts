@@ -16,7 +16,8 @@ import {
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
-import { CallContext, callComplete, deadlineExceeded } from "../call-context.js";
+import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
+import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { maxDeadlineMs } from "./deadline-clamp.js";
@@ -67,17 +68,18 @@ const compressMinBytes = 1024;
 
 /**
  * A lean path for unary gRPC calls on the one port (the issue's design (b)): an HTTP/2 stream
- * whose request is plain binary gRPC to a unary method (content type `application/grpc` or
- * `application/grpc+proto`, no compression or gzip, a well-formed `grpc-timeout` or none) is
- * answered here, straight from the stream, without fastify's request and reply objects or
- * connect-node's async-iterable pipeline: that pipeline keeps about 25 kB of every call past
- * a scavenge (bench/RESULTS.md), and made gRPC the slowest protocol on the one port.
+ * whose request is binary gRPC to a unary method (content type `application/grpc` or
+ * `application/grpc+proto`, a well-formed `grpc-timeout` or none) is answered here, straight
+ * from the stream, without fastify's request and reply objects or connect-node's
+ * async-iterable pipeline: that pipeline keeps about 25 kB of every call past a scavenge
+ * (bench/RESULTS.md), and made gRPC the slowest protocol on the one port.
  *
- * Everything else (streams, gRPC-Web, JSON messages, brotli, gRPC over HTTP/1.1, unknown
- * methods, malformed timeouts) goes to the Connect router as before. The answers are the
- * router's answers, as its hooks on the app shape them (test/grpc/unary-grpc.test.ts holds the
- * two side by side): the same interceptors and implementations, the same status trailers
- * with their details, the same errors for frames, sizes and messages that do not decode.
+ * Everything else (streams, gRPC-Web, JSON messages, gRPC over HTTP/1.1, unknown methods,
+ * malformed timeouts) goes to the Connect router as before. The answers are the router's
+ * answers, as its hooks on the app shape them (test/grpc/unary-grpc.test.ts holds the two
+ * side by side): the same interceptors and implementations, the same status with its
+ * details, the same errors for frames, sizes, encodings and messages that do not decode.
+ * Errors go out trailers-only, which the gRPC spec allows and every client reads.
  */
 export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   // The taker returns false, having touched nothing, for every stream it does not serve.
@@ -92,11 +94,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     }
   }
   const interceptors = [...opts.interceptors];
-  // Calls in flight, aborted at shutdown: one listener on the shutdown signal.
-  const running = new Set<CallContext>();
-  opts.shutdownSignal.addEventListener("abort", () => {
-    for (const context of running) context.abort(opts.shutdownSignal.reason);
-  });
+  const running = runningCalls(opts.shutdownSignal);
 
   return (stream, headers) => {
     if (headers[":method"] !== "POST") return false;
@@ -139,15 +137,14 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     // The client went away (RST_STREAM, a closed connection) before its answer.
     const onClose = () => {
       if (done) return;
-      const left = context.timeoutMs();
-      context.abort(
-        left !== undefined && left < 5
-          ? deadlineExceeded()
-          : new ConnectError("the call was cancelled", Code.Canceled),
-      );
-      finish(Code.Canceled);
+      const reason = cancelReason(context);
+      context.abort(reason);
+      finish(reason.code);
     };
     stream.once("close", onClose);
+    // Stream errors (a reset, a write after it) end the call through "close"; unheard, an
+    // "error" event would take the process down. Node's compatibility layer ignores them too.
+    stream.on("error", ignore);
     const finish = (code: Code | 0) => {
       done = true;
       stream.off("close", onClose);
@@ -156,7 +153,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       opts.log({
         reqId: requestId,
         method: m.rpc,
-        code: code === 0 ? "OK" : (Code[code] ?? String(code)),
+        code: codeName(code),
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       });
     };
@@ -170,6 +167,14 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       if (done) return;
       finish(err ? err.code : 0);
       if (stream.destroyed) return;
+      try {
+        write(message, err);
+      } catch {
+        // The stream went away while it was being answered.
+        stream.destroy();
+      }
+    };
+    const write = (message: Uint8Array | undefined, err: ConnectError | undefined) => {
       const head: http2.OutgoingHttpHeaders = {
         ":status": 200,
         "x-request-id": requestId,
@@ -250,6 +255,8 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       });
   }
 }
+
+function ignore(): void {}
 
 /** Whether an error already carries details (the error interceptor adds ErrorInfo to all). */
 function hasDetails(err: ConnectError): boolean {

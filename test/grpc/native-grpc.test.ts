@@ -144,7 +144,7 @@ describe("the grpc-js port", () => {
       }),
     );
     expect(logged).toContainEqual(
-      expect.objectContaining({ protocol: "grpc-native", code: "PermissionDenied" }),
+      expect.objectContaining({ protocol: "grpc-native", code: "PERMISSION_DENIED" }),
     );
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     try {

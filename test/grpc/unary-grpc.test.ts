@@ -25,6 +25,7 @@ let routerUrl: string;
 let org: TestOrg;
 // Which path served each call: the lean path's context names the RPC by its path alone, the
 // router's by the whole URL. Keyed by request id.
+const logs = { lean: [] as Record<string, unknown>[], router: [] as Record<string, unknown>[] };
 const servedBy = new Map<string, "lean" | "router">();
 const spy: Interceptor = (next) => (req) => {
   const id = req.header.get("x-request-id");
@@ -33,11 +34,15 @@ const spy: Interceptor = (next) => (req) => {
 };
 
 beforeAll(async () => {
-  lean = await startTestServer({}, { interceptors: [spy] });
+  lean = await startTestServer(
+    { GATEHOUSE_LOG_LEVEL: "info" },
+    { interceptors: [spy], logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) } },
+  );
   router = await createServer({
     config: { ...lean.config, port: 0 },
     store: lean.store,
     interceptors: [spy],
+    logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
     unaryGrpc: false,
   });
   routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
@@ -217,4 +222,68 @@ describe("the lean unary gRPC path answers as the Connect router does", () => {
       expect(servedBy.get(`${id}-lean`)).toBe("lean");
     }
   });
+});
+
+describe("a client that walks away", () => {
+  it.each([
+    ["CANCEL", http2.constants.NGHTTP2_CANCEL],
+    ["INTERNAL_ERROR", http2.constants.NGHTTP2_INTERNAL_ERROR],
+    ["PROTOCOL_ERROR", http2.constants.NGHTTP2_PROTOCOL_ERROR],
+  ])("resetting its stream with %s leaves the server serving", async (_name, code) => {
+    const client = http2.connect(lean.url);
+    try {
+      for (const body of [Buffer.alloc(0), grpcEnvelope(getGroup(org.uid)).subarray(0, 8)]) {
+        const req = client.request({
+          ":method": "POST",
+          ":path": `${groups}/GetGroup`,
+          "content-type": "application/grpc",
+          te: "trailers",
+          ...org.owner.headers,
+        });
+        req.on("error", () => undefined);
+        if (body.length > 0) req.write(body);
+        await new Promise((r) => setTimeout(r, 20));
+        req.close(code);
+        await new Promise((r) => req.once("close", r));
+      }
+    } finally {
+      client.close();
+    }
+    const after = await rawGrpc(
+      lean.url,
+      `${groups}/GetGroup`,
+      org.owner.headers,
+      grpcEnvelope(getGroup(org.uid)),
+    );
+    expect(after.grpcStatus).toBe("0");
+  });
+});
+
+it("writes the request log line the router's path writes", async () => {
+  const lineOf = async (which: "lean" | "router", url: string, auth: Record<string, string>) => {
+    const reqId = `log-${which}-${Object.keys(auth).length}`;
+    await rawGrpc(
+      url,
+      `${groups}/GetGroup`,
+      { ...auth, "x-request-id": reqId },
+      grpcEnvelope(getGroup(org.uid)),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    const line = logs[which].find((l) => l.msg === "request" && l.reqId === reqId);
+    expect(line).toBeDefined();
+    const { time: _t, pid: _p, hostname: _h, durationMs, reqId: _r, ...rest } = line!;
+    expect(durationMs).toEqual(expect.any(Number));
+    return rest;
+  };
+  for (const auth of [org.owner.headers, {}]) {
+    const a = await lineOf("lean", lean.url, auth);
+    expect(a).toMatchObject({
+      method: "gatehouse.iam.v2beta1.GroupsService/GetGroup",
+      protocol: "grpc",
+      status: 200,
+    });
+    expect(a).toEqual(await lineOf("router", routerUrl, auth));
+  }
+  // The bearer token never reaches the log.
+  expect(JSON.stringify(logs.lean)).not.toContain(org.owner.token);
 });
