@@ -202,15 +202,13 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       context.responseTrailer.forEach((v, k) => {
         trailers[k] = v;
       });
-      stream.respond(head, { waitForTrailers: true });
-      stream.once("wantTrailers", () => stream.sendTrailers(trailers));
       const response = compression.response;
       if (!response || message!.length < compressMinBytes) {
-        stream.end(encodeEnvelope(0, message!));
+        endWithTrailers(stream, head, encodeEnvelope(0, message!), trailers);
         return;
       }
       envelopeCompress({ flags: 0, data: message! }, response, compressMinBytes).then(
-        (env) => stream.end(encodeEnvelope(env.flags, env.data)),
+        (env) => endWithTrailers(stream, head, encodeEnvelope(env.flags, env.data), trailers),
         () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
       );
     };
@@ -257,6 +255,22 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
 }
 
 function ignore(): void {}
+
+/**
+ * Answer a stream: headers, the message, then trailers. Out here, not inside the call's
+ * closures: the listener lives as long as the stream, and a closure made inside serve() would
+ * keep the whole call (context, headers, message) alive with it, past scavenges.
+ */
+function endWithTrailers(
+  stream: ServerHttp2Stream,
+  head: http2.OutgoingHttpHeaders,
+  body: Uint8Array,
+  trailers: http2.OutgoingHttpHeaders,
+): void {
+  stream.respond(head, { waitForTrailers: true });
+  stream.once("wantTrailers", () => stream.sendTrailers(trailers));
+  stream.end(body);
+}
 
 /** Whether an error already carries details (the error interceptor adds ErrorInfo to all). */
 function hasDetails(err: ConnectError): boolean {
