@@ -221,10 +221,10 @@ if (want("grpc")) {
   const grpcRps = await grpcThroughput(port, auth, m.leaf, server.pid);
   capacity.grpc = grpcRps;
   row(
-    "authorized gRPC GetGroup (grpc-js), one port (connect-node)",
+    "authorized gRPC GetGroup (grpc-js), one port (lean unary path)",
     rps(grpcRps),
-    "reported",
-    `${pct(grpcRps / grpcBaseline)} of bare grpc-js`,
+    ">= 70% of bare grpc-js",
+    `${pct(grpcRps / grpcBaseline)} ${yes(grpcRps / grpcBaseline >= 0.7)}`,
   );
 }
 // `--only=native` measures this alone (with --profile: a profile of the grpc-js path only).
@@ -762,8 +762,8 @@ ${table()}
 `;
   const path = "bench/RESULTS.md";
   const previous = readFileSyncOr(path);
-  // The hand-written sections from the PostgreSQL one (or the misses) on are kept.
-  const misses = /\n## (PostgreSQL and replicas|Misses and why)[\s\S]*$/.exec(previous)?.[0] ?? "";
+  // The hand-written sections (every "## " heading after the table) are kept.
+  const misses = /\n## [\s\S]*$/.exec(previous)?.[0] ?? "";
   writeFileSync(path, text + misses);
   console.log(`\n${table()}\n\nwrote ${path}`);
 }
