@@ -6,6 +6,7 @@ import type { FastifyInstance, RawServerBase } from "fastify";
  */
 export const maxDeadlineMs = 2 ** 31 - 1;
 
+const grpcTimeout = /^(\d{1,8})([HMSmun])$/;
 const grpcUnitMs: Record<string, number> = {
   H: 3_600_000,
   M: 60_000,
@@ -14,6 +15,12 @@ const grpcUnitMs: Record<string, number> = {
   u: 0.001,
   n: 0.000_001,
 };
+
+/** The milliseconds a well-formed `grpc-timeout` value asks for; undefined for a malformed one. */
+export function grpcTimeoutMs(value: string): number | undefined {
+  const m = grpcTimeout.exec(value);
+  return m ? Number(m[1]) * grpcUnitMs[m[2]!]! : undefined;
+}
 
 /**
  * Add a hook (to the app, so that it runs before the Connect routes) that clamps a requested
@@ -26,8 +33,8 @@ export function addDeadlineClamp<S extends RawServerBase>(app: FastifyInstance<S
     const headers = req.raw.headers;
     const grpc = headers["grpc-timeout"];
     if (typeof grpc === "string") {
-      const m = /^(\d{1,8})([HMSmun])$/.exec(grpc);
-      if (m && Number(m[1]) * grpcUnitMs[m[2]!]! > maxDeadlineMs) {
+      const ms = grpcTimeoutMs(grpc);
+      if (ms !== undefined && ms > maxDeadlineMs) {
         // In seconds, to stay within the header's eight digits.
         headers["grpc-timeout"] = `${Math.floor(maxDeadlineMs / 1000)}S`;
       }

@@ -20,7 +20,7 @@ import { CallContext, callComplete, cancelReason, runningCalls } from "../call-c
 import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
 import type { ServiceRegistration } from "../service-registration.js";
-import { maxDeadlineMs } from "./deadline-clamp.js";
+import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
 import { requestParseError } from "./request-parse-errors.js";
 import { protocolError, statusTrailers } from "./status-trailers.js";
@@ -52,15 +52,6 @@ interface UnaryMethod {
   readonly spec: MethodImplSpec;
 }
 
-const grpcUnitMs: Record<string, number> = {
-  H: 3_600_000,
-  M: 60_000,
-  S: 1_000,
-  m: 1,
-  u: 0.001,
-  n: 0.000_001,
-};
-const timeoutPattern = /^(\d{1,8})([HMSmun])$/;
 /** What connect-node's router accepts: its default compressions. */
 const compressions = [compressionGzip, compressionBrotli];
 /** connect's default: smaller messages go out uncompressed. */
@@ -105,9 +96,10 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     const timeout = headers["grpc-timeout"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
-      const t = timeoutPattern.exec(timeout as string);
-      if (!t) return false;
-      timeoutMs = Math.min(maxDeadlineMs, Number(t[1]) * grpcUnitMs[t[2]!]!);
+      const ms = grpcTimeoutMs(timeout as string);
+      // A malformed one is the router's to refuse, in its words.
+      if (ms === undefined) return false;
+      timeoutMs = Math.min(maxDeadlineMs, ms);
     }
     serve(stream, headers, m, timeoutMs);
     return true;

@@ -193,6 +193,18 @@ const cases: Case[] = [
     () => grpcEnvelope(getGroup(org.uid)),
   ],
   [
+    "a malformed deadline",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-timeout": "soon" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
+    "a deadline past what a timer holds",
+    `${groups}/GetGroup`,
+    () => ({ ...org.owner.headers, "grpc-timeout": "99999999H" }),
+    () => grpcEnvelope(getGroup(org.uid)),
+  ],
+  [
     "a gzip answer over 1 KiB",
     `${groups}/ListGroups`,
     () => ({ ...org.owner.headers, "grpc-accept-encoding": "gzip" }),
