@@ -3,8 +3,11 @@ import http2 from "node:http2";
 import https from "node:https";
 import { resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
+import { GetGroupRequestSchema, GroupSchema } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { grpcEnvelope } from "../helpers/raw-grpc.js";
 import { startTestServer } from "../helpers/test-server.js";
 
 // A self-signed certificate for 127.0.0.1, made for these tests only (not a secret).
@@ -31,6 +34,38 @@ function h2Get(url: string, path: string, headers: Record<string, string>) {
       done({ status, body, alpn });
     });
     req.end();
+  });
+}
+
+/** A unary gRPC GetGroup over HTTP/2 (TLS when `url` is https): grpc-status and the group. */
+function grpcGetGroup(url: string, uid: string, headers: Record<string, string>) {
+  return new Promise<{ grpcStatus: string | undefined; name: string | undefined }>((done, fail) => {
+    const session = http2.connect(url, { ca });
+    session.on("error", fail);
+    const req = session.request({
+      ":method": "POST",
+      ":path": "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
+    const chunks: Buffer[] = [];
+    let status: string | undefined;
+    req.on("response", (h) => {
+      status ??= h["grpc-status"] as string | undefined;
+    });
+    req.on("trailers", (t) => {
+      status ??= t["grpc-status"] as string | undefined;
+    });
+    req.on("data", (d: Buffer) => chunks.push(d));
+    req.on("end", () => {
+      session.close();
+      const body = Buffer.concat(chunks);
+      const name = body.length > 5 ? fromBinary(GroupSchema, body.subarray(5)).name : undefined;
+      done({ grpcStatus: status, name });
+    });
+    req.on("error", fail);
+    req.end(grpcEnvelope(toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid }))));
   });
 }
 
@@ -67,6 +102,8 @@ describe("TLS on the one port", () => {
       expect(h1.status).toBe(200);
       expect(h1.alpn === false || h1.alpn === "http/1.1").toBe(true);
       expect(JSON.parse(h1.body)).toMatchObject({ uid });
+      // gRPC over TLS: the lean unary path serves the secure server's streams too.
+      expect(await grpcGetGroup(url, uid, owner.headers)).toEqual({ grpcStatus: "0", name: "tls" });
     } finally {
       await ts.close();
     }
@@ -90,5 +127,19 @@ describe("graceful shutdown", () => {
     expect(await res.json()).toMatchObject({ uid });
     await closed;
     await expect(fetch(`${ts.url}/healthz`)).rejects.toThrow();
+  });
+
+  it("lets an in-flight gRPC call finish", async () => {
+    const slow: Interceptor = (next) => async (req) => {
+      await sleep(300);
+      return next(req);
+    };
+    const ts = await startTestServer({}, { interceptors: [slow] });
+    const { uid, owner } = await ts.makeOrg("slow-grpc");
+    const inFlight = grpcGetGroup(ts.url, uid, owner.headers);
+    await sleep(100);
+    const closed = ts.close();
+    expect(await inFlight).toEqual({ grpcStatus: "0", name: "slow-grpc" });
+    await closed;
   });
 });
