@@ -299,3 +299,47 @@ it("writes the request log line the router's path writes", async () => {
   // The bearer token never reaches the log.
   expect(JSON.stringify(logs.lean)).not.toContain(org.owner.token);
 });
+
+it("reads a message that arrives a byte at a time", async () => {
+  const client = http2.connect(lean.url);
+  try {
+    const answer = await new Promise<{ status: string | undefined; body: Buffer }>((done, fail) => {
+      const req = client.request({
+        ":method": "POST",
+        ":path": `${groups}/GetGroup`,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...org.owner.headers,
+      });
+      let status: string | undefined;
+      const chunks: Buffer[] = [];
+      req.on("trailers", (t) => {
+        status = t["grpc-status"] as string | undefined;
+      });
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => done({ status, body: Buffer.concat(chunks) }));
+      req.on("error", fail);
+      const bytes = grpcEnvelope(getGroup(org.uid));
+      let i = 0;
+      const next = () => {
+        if (i === bytes.length) {
+          req.end();
+          return;
+        }
+        req.write(bytes.subarray(i, i + 1), () => setImmediate(next));
+        i++;
+      };
+      next();
+    });
+    expect(answer.status).toBe("0");
+    const direct = await rawGrpc(
+      lean.url,
+      `${groups}/GetGroup`,
+      org.owner.headers,
+      grpcEnvelope(getGroup(org.uid)),
+    );
+    expect(answer.body.equals(direct.body)).toBe(true);
+  } finally {
+    client.close();
+  }
+});
