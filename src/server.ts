@@ -37,6 +37,8 @@ import { healthRoutes } from "./grpc/health-routes.js";
 import { createNativeGrpcServer, type NativeGrpcServer } from "./grpc/native-grpc-server.js";
 import { reflectionServices } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
+import { rpcPath } from "./grpc/rpc-path.js";
+import { addUnaryConnect } from "./grpc/unary-connect.js";
 import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
@@ -67,6 +69,11 @@ export interface ServerDeps {
    * answers against the Connect router's.
    */
   unaryGrpc?: boolean;
+  /**
+   * The lean unary Connect path (default on). Tests turn it off to hold its answers against
+   * the Connect router's.
+   */
+  unaryConnect?: boolean;
   /** The built web console (default: dist/console of the package). */
   consoleDir?: string;
 }
@@ -211,15 +218,6 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     now,
     log: (fields, msg) => app.log.info(fields, msg),
   });
-  addGrpcMessageEncoding(app, errorDomain);
-  addDeadlineClamp(app);
-  addGrpcWebText(app);
-  addConnectJsonTimes(app, apiServices);
-  // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
-  addGrpcWebErrorInfo(app, errorDomain);
-  addUnknownRpcAnswer(app, errorDomain);
-  addConnectParseErrorStatus(app, errorDomain);
-
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
   const services = createServiceImpls({
@@ -260,6 +258,27 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       files: [file_google_rpc_error_details],
     }),
   ];
+  // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
+  // only shape what the Connect router writes (src/grpc/unary-connect.ts).
+  if (deps.unaryConnect !== false) {
+    addUnaryConnect(app, {
+      registrations,
+      interceptors,
+      contextValues,
+      readMaxBytes: bodyLimit,
+      domain: errorDomain,
+      shutdownSignal: shutdown.signal,
+    });
+  }
+  addGrpcMessageEncoding(app, errorDomain);
+  addDeadlineClamp(app);
+  addGrpcWebText(app);
+  addConnectJsonTimes(app, apiServices);
+  // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
+  addGrpcWebErrorInfo(app, errorDomain);
+  addUnknownRpcAnswer(app, errorDomain);
+  addConnectParseErrorStatus(app, errorDomain);
+
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
     interceptors,
@@ -401,5 +420,7 @@ function protocolOf(req: FastifyRequest): string {
   if (req.headers["connect-protocol-version"] || ct.startsWith("application/connect")) {
     return "connect";
   }
-  return "rest";
+  // No REST route has an RPC's path: a call there without Connect's header is still Connect.
+  const q = req.url.indexOf("?");
+  return rpcPath.test(q < 0 ? req.url : req.url.slice(0, q)) ? "connect" : "rest";
 }

@@ -65,7 +65,10 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts" | "unaryGrpc"> & {
+  opts: Pick<
+    ServerDeps,
+    "now" | "logStream" | "interceptors" | "timeouts" | "unaryGrpc" | "unaryConnect"
+  > & {
     /** Listen here (a port from freePort()) when something must know it beforehand. */
     port?: number;
     /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */

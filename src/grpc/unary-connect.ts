@@ -1,0 +1,236 @@
+import type { DescMessage, DescMethod, DescService, JsonValue } from "@bufbuild/protobuf";
+import { toJson } from "@bufbuild/protobuf";
+import {
+  ConnectError,
+  type ContextValues,
+  createMethodImplSpec,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import {
+  compressionNegotiate,
+  createMethodSerializationLookup,
+  invokeUnaryImplementation,
+  type MethodSerializationLookup,
+  readAllBytes,
+} from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
+import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
+import { type CallInfo, kCallInfo } from "../call-info.js";
+import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
+import type { ServiceRegistration } from "../service-registration.js";
+import { maxDeadlineMs } from "./deadline-clamp.js";
+import { requestParseError } from "./request-parse-errors.js";
+import { protocolError } from "./status-trailers.js";
+
+/** Options of addUnaryConnect. */
+export interface UnaryConnectOptions {
+  /** The implementations the Connect router serves. */
+  registrations: readonly ServiceRegistration[];
+  /** The same interceptors: errors, access control, then the deployment's own. */
+  interceptors: readonly Interceptor[];
+  /** The router's per-request context values (they carry the request's CallInfo). */
+  contextValues: (req: FastifyRequest) => ContextValues;
+  /** Request messages at most this large, after decompression (API.md "Limits"). */
+  readMaxBytes: number;
+  /** ErrorInfo.domain of the errors this layer raises itself. */
+  domain: string;
+  /** Aborted at shutdown: calls still running end. */
+  shutdownSignal: AbortSignal;
+}
+
+interface UnaryMethod {
+  readonly rpc: string;
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly spec: MethodImplSpec;
+  readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
+  /** Gives the answer's Timestamps their millisecond fraction; undefined if it has none. */
+  readonly times: ((json: JsonValue) => JsonValue) | undefined;
+}
+
+/** What connect-node's router accepts: its default compressions, in its order. */
+const compressions = [compressionGzip, compressionBrotli];
+/** connect's default: smaller answers go out uncompressed. */
+const compressMinBytes = 1024;
+/** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
+const jsonOptions = { ignoreUnknownFields: false };
+const timeoutPattern = /^\d{1,10}$/;
+
+/**
+ * A lean path for unary Connect calls (the protocol connect-web speaks), the counterpart of
+ * the lean gRPC path: a POST to a unary method with `application/json` or `application/proto`
+ * is answered by this hook, before fastify routes it to the Connect router, without the
+ * router's universal request and response, its async-iterable body, or the app's hooks that
+ * rewrite the router's answers on their way out (the JSON one re-parsed every answer to give
+ * its Timestamps their millisecond fraction: here they get it once, before it is written).
+ *
+ * The answers are the router's answers as those hooks shape them (test/grpc/unary-connect.test.ts
+ * holds the two side by side): the same interceptors, implementations and serializers, the
+ * same compression both ways, status codes and error JSON with its details. A request message
+ * that does not decode is INVALID_ARGUMENT (HTTP 400); an error raised below the
+ * interceptors gets the ErrorInfo every error carries. The GET form, streams, other content
+ * types and malformed timeouts stay with the router.
+ *
+ * Register after CORS (whose headers the answer keeps) and before the hooks that rewrite the
+ * router's answers: the calls this hook answers never reach them.
+ */
+export function addUnaryConnect<S extends RawServerBase>(
+  app: FastifyInstance<S>,
+  opts: UnaryConnectOptions,
+): void {
+  const methods = new Map<string, UnaryMethod>();
+  for (const { service, impl } of opts.registrations) {
+    for (const method of service.methods) {
+      const fn = (impl as Record<string, unknown>)[method.localName];
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      const rpc = `${service.typeName}/${method.name}`;
+      methods.set(`/${rpc}`, {
+        rpc,
+        service,
+        method,
+        spec: createMethodImplSpec(method, fn.bind(impl) as never),
+        serialization: createMethodSerializationLookup(method, undefined, jsonOptions, {
+          readMaxBytes: opts.readMaxBytes,
+          writeMaxBytes: 0xffffffff,
+        }),
+        times: millisecondTimestampsIfAny(method.output),
+      });
+    }
+  }
+  const interceptors = [...opts.interceptors];
+  const running = runningCalls(opts.shutdownSignal);
+
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.method !== "POST") return;
+    const m = methods.get(req.url);
+    if (!m) return;
+    const type = req.headers["content-type"];
+    if (type !== "application/json" && type !== "application/proto") return;
+    const timeout = req.headers["connect-timeout-ms"];
+    let timeoutMs: number | undefined;
+    if (timeout !== undefined) {
+      if (typeof timeout !== "string" || !timeoutPattern.test(timeout)) return;
+      timeoutMs = Math.min(maxDeadlineMs, Number(timeout));
+    }
+    return serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
+      binary: type === "application/proto",
+      timeoutMs,
+    });
+  });
+
+  async function serve(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    m: UnaryMethod,
+    call: { binary: boolean; timeoutMs: number | undefined },
+  ): Promise<FastifyReply> {
+    reply.header("x-request-id", req.id);
+    const values = opts.contextValues(req);
+    const info: CallInfo | undefined = values.get(kCallInfo);
+    if (info) info.rpc = m.rpc;
+    const context = new CallContext({
+      service: m.service,
+      method: m.method,
+      protocolName: "connect",
+      requestMethod: "POST",
+      url: `${req.protocol}://${req.host}${req.url}`,
+      header: headerPairs(req.headers),
+      values,
+      timeoutMs: call.timeoutMs,
+    });
+    running.add(context);
+    // The client went away before its answer.
+    const res = reply.raw;
+    const onClose = () => {
+      if (!res.writableEnded) context.abort(cancelReason(context));
+    };
+    res.once("close", onClose);
+    const compression = compressionNegotiate(
+      compressions,
+      (req.headers["content-encoding"] as string | undefined) ?? null,
+      (req.headers["accept-encoding"] as string | undefined) ?? null,
+      "Accept-Encoding",
+    );
+    let status = 200;
+    let body: Uint8Array;
+    try {
+      if (compression.error) throw compression.error;
+      let bytes = await readAllBytes(
+        req.raw as AsyncIterable<Uint8Array>,
+        opts.readMaxBytes,
+        (req.headers["content-length"] as string | undefined) ?? null,
+      );
+      if (compression.request)
+        bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
+      let input: unknown;
+      try {
+        input = m.serialization.getI(call.binary).parse(bytes);
+      } catch (e) {
+        const ce = ConnectError.from(e);
+        throw requestParseError(ce.rawMessage, opts.domain) ?? ce;
+      }
+      const output = await invokeUnaryImplementation(
+        m.spec as never,
+        context,
+        input as never,
+        interceptors,
+      );
+      if (call.binary || !m.times) {
+        body = m.serialization.getO(call.binary).serialize(output as never);
+      } else {
+        const json = m.times(toJson(m.method.output, output as never));
+        body = Buffer.from(JSON.stringify(json));
+      }
+      reply.header("content-type", call.binary ? "application/proto" : "application/json");
+      if (info) info.code = 0;
+    } catch (e) {
+      let err = ConnectError.from(e);
+      // Errors from below the interceptors (sizes, compression, messages that do not decode)
+      // get the ErrorInfo every error carries, as the app's hooks give them on the router's path.
+      if (err.details.length === 0) {
+        const withInfo = protocolError(err.code, err.rawMessage, opts.domain);
+        err.metadata.forEach((v, k) => {
+          withInfo.metadata.set(k, v);
+        });
+        err = withInfo;
+      }
+      if (info) info.code = err.code;
+      status = codeToHttpStatus(err.code);
+      reply.header("content-type", "application/json");
+      err.metadata.forEach((v, k) => {
+        reply.header(k, v);
+      });
+      body = errorToJsonBytes(err, {});
+    } finally {
+      res.off("close", onClose);
+      running.delete(context);
+      context.abort(callComplete);
+    }
+    context.responseHeader.forEach((v, k) => {
+      reply.header(k, v);
+    });
+    context.responseTrailer.forEach((v, k) => {
+      reply.header(`trailer-${k}`, v);
+    });
+    if (compression.response && body.byteLength >= compressMinBytes) {
+      body = await compression.response.compress(body);
+      reply.header("content-encoding", compression.response.name);
+    }
+    return reply.code(status).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  }
+}
+
+/** The request headers as pairs, without HTTP/2's pseudo-headers. */
+function headerPairs(headers: FastifyRequest["headers"]): [string, string][] {
+  const out: [string, string][] = [];
+  for (const k in headers) {
+    if (k.charCodeAt(0) === 58 /* ":" */) continue;
+    const v = headers[k];
+    if (typeof v === "string") out.push([k, v]);
+    else if (Array.isArray(v)) for (const one of v) out.push([k, one]);
+  }
+  return out;
+}
