@@ -1,12 +1,6 @@
-import type { DescMessage, DescMethod, DescService, JsonValue } from "@bufbuild/protobuf";
+import type { DescMessage, JsonValue } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
-import {
-  ConnectError,
-  type ContextValues,
-  createMethodImplSpec,
-  type Interceptor,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import { ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
   createMethodSerializationLookup,
@@ -15,15 +9,21 @@ import {
   readAllBytes,
 } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
 import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { maxDeadlineMs } from "./deadline-clamp.js";
+import {
+  compressMinBytes,
+  headerPairs,
+  type LeanMethod,
+  leanMethods,
+  routerCompressions,
+  withErrorInfo,
+} from "./lean-calls.js";
 import { requestParseError } from "./request-parse-errors.js";
-import { protocolError } from "./status-trailers.js";
 
 /** Options of addUnaryConnect. */
 export interface UnaryConnectOptions {
@@ -41,20 +41,12 @@ export interface UnaryConnectOptions {
   shutdownSignal: AbortSignal;
 }
 
-interface UnaryMethod {
-  readonly rpc: string;
-  readonly service: DescService;
-  readonly method: DescMethod;
-  readonly spec: MethodImplSpec;
+interface ConnectMethod extends LeanMethod {
   readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
   /** Gives the answer's Timestamps their millisecond fraction; undefined if it has none. */
   readonly times: ((json: JsonValue) => JsonValue) | undefined;
 }
 
-/** What connect-node's router accepts: its default compressions, in its order. */
-const compressions = [compressionGzip, compressionBrotli];
-/** connect's default: smaller answers go out uncompressed. */
-const compressMinBytes = 1024;
 /** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
 const jsonOptions = { ignoreUnknownFields: false };
 const timeoutPattern = /^\d{1,10}$/;
@@ -81,24 +73,16 @@ export function addUnaryConnect<S extends RawServerBase>(
   app: FastifyInstance<S>,
   opts: UnaryConnectOptions,
 ): void {
-  const methods = new Map<string, UnaryMethod>();
-  for (const { service, impl } of opts.registrations) {
-    for (const method of service.methods) {
-      const fn = (impl as Record<string, unknown>)[method.localName];
-      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
-      const rpc = `${service.typeName}/${method.name}`;
-      methods.set(`/${rpc}`, {
-        rpc,
-        service,
-        method,
-        spec: createMethodImplSpec(method, fn.bind(impl) as never),
-        serialization: createMethodSerializationLookup(method, undefined, jsonOptions, {
-          readMaxBytes: opts.readMaxBytes,
-          writeMaxBytes: 0xffffffff,
-        }),
-        times: millisecondTimestampsIfAny(method.output),
-      });
-    }
+  const methods = new Map<string, ConnectMethod>();
+  for (const [path, m] of leanMethods(opts.registrations)) {
+    methods.set(path, {
+      ...m,
+      serialization: createMethodSerializationLookup(m.method, undefined, jsonOptions, {
+        readMaxBytes: opts.readMaxBytes,
+        writeMaxBytes: 0xffffffff,
+      }),
+      times: millisecondTimestampsIfAny(m.method.output),
+    });
   }
   const interceptors = [...opts.interceptors];
   const running = runningCalls(opts.shutdownSignal);
@@ -124,7 +108,7 @@ export function addUnaryConnect<S extends RawServerBase>(
   async function serve(
     req: FastifyRequest,
     reply: FastifyReply,
-    m: UnaryMethod,
+    m: ConnectMethod,
     call: { binary: boolean; timeoutMs: number | undefined },
   ): Promise<FastifyReply> {
     reply.header("x-request-id", req.id);
@@ -149,7 +133,7 @@ export function addUnaryConnect<S extends RawServerBase>(
     };
     res.once("close", onClose);
     const compression = compressionNegotiate(
-      compressions,
+      routerCompressions,
       (req.headers["content-encoding"] as string | undefined) ?? null,
       (req.headers["accept-encoding"] as string | undefined) ?? null,
       "Accept-Encoding",
@@ -187,16 +171,7 @@ export function addUnaryConnect<S extends RawServerBase>(
       reply.header("content-type", call.binary ? "application/proto" : "application/json");
       if (info) info.code = 0;
     } catch (e) {
-      let err = ConnectError.from(e);
-      // Errors from below the interceptors (sizes, compression, messages that do not decode)
-      // get the ErrorInfo every error carries, as the app's hooks give them on the router's path.
-      if (err.details.length === 0) {
-        const withInfo = protocolError(err.code, err.rawMessage, opts.domain);
-        err.metadata.forEach((v, k) => {
-          withInfo.metadata.set(k, v);
-        });
-        err = withInfo;
-      }
+      const err = withErrorInfo(ConnectError.from(e), opts.domain);
       if (info) info.code = err.code;
       status = codeToHttpStatus(err.code);
       reply.header("content-type", "application/json");
@@ -221,16 +196,4 @@ export function addUnaryConnect<S extends RawServerBase>(
     }
     return reply.code(status).send(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   }
-}
-
-/** The request headers as pairs, without HTTP/2's pseudo-headers. */
-function headerPairs(headers: FastifyRequest["headers"]): [string, string][] {
-  const out: [string, string][] = [];
-  for (const k in headers) {
-    if (k.charCodeAt(0) === 58 /* ":" */) continue;
-    const v = headers[k];
-    if (typeof v === "string") out.push([k, v]);
-    else if (Array.isArray(v)) for (const one of v) out.push([k, one]);
-  }
-  return out;
 }

@@ -1,13 +1,6 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import { type DescMethod, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  createMethodImplSpec,
-  type Interceptor,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
   encodeEnvelope,
@@ -15,15 +8,22 @@ import {
   envelopeDecompress,
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
 import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
+import {
+  compressMinBytes,
+  headerPairs,
+  type LeanMethod,
+  leanMethods,
+  routerCompressions,
+  withErrorInfo,
+} from "./lean-calls.js";
 import { requestParseError } from "./request-parse-errors.js";
-import { protocolError, statusTrailers } from "./status-trailers.js";
+import { statusTrailers } from "./status-trailers.js";
 
 /** Options of createUnaryGrpc. */
 export interface UnaryGrpcOptions {
@@ -45,18 +45,6 @@ export interface UnaryGrpcOptions {
   log: (fields: { reqId: string; method: string; code: string; durationMs: number }) => void;
 }
 
-interface UnaryMethod {
-  readonly rpc: string;
-  readonly service: DescService;
-  readonly method: DescMethod;
-  readonly spec: MethodImplSpec;
-}
-
-/** What connect-node's router accepts: its default compressions. */
-const compressions = [compressionGzip, compressionBrotli];
-/** connect's default: smaller messages go out uncompressed. */
-const compressMinBytes = 1024;
-
 /**
  * A lean path for unary gRPC calls on the one port (the issue's design (b)): an HTTP/2 stream
  * whose request is binary gRPC to a unary method (content type `application/grpc` or
@@ -74,16 +62,7 @@ const compressMinBytes = 1024;
  */
 export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   // The taker returns false, having touched nothing, for every stream it does not serve.
-  const methods = new Map<string, UnaryMethod>();
-  for (const { service, impl } of opts.registrations) {
-    for (const method of service.methods) {
-      const fn = (impl as Record<string, unknown>)[method.localName];
-      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
-      const rpc = `${service.typeName}/${method.name}`;
-      const spec = createMethodImplSpec(method, fn.bind(impl) as never);
-      methods.set(`/${rpc}`, { rpc, service, method, spec });
-    }
-  }
+  const methods = leanMethods(opts.registrations);
   const interceptors = [...opts.interceptors];
   const running = runningCalls(opts.shutdownSignal);
 
@@ -108,7 +87,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   function serve(
     stream: ServerHttp2Stream,
     headers: IncomingHttpHeaders,
-    m: UnaryMethod,
+    m: LeanMethod,
     timeoutMs: number | undefined,
   ): void {
     const started = performance.now();
@@ -150,7 +129,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       });
     };
     const compression = compressionNegotiate(
-      compressions,
+      routerCompressions,
       (headers["grpc-encoding"] as string | undefined) ?? null,
       (headers["grpc-accept-encoding"] as string | undefined) ?? null,
       "grpc-accept-encoding",
@@ -230,18 +209,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         answer(toBinary(m.method.output, output as never), undefined);
       })
       .catch((err: unknown) => {
-        const e = ConnectError.from(err);
-        // Errors from below the interceptors (frames, sizes, compression) get the ErrorInfo
-        // every error carries, as the app's hooks give them on the router's path.
-        if (hasDetails(e)) {
-          fail(e);
-          return;
-        }
-        const withInfo = protocolError(e.code, e.rawMessage, opts.domain);
-        e.metadata.forEach((v, k) => {
-          withInfo.metadata.set(k, v);
-        });
-        fail(withInfo);
+        fail(withErrorInfo(ConnectError.from(err), opts.domain));
       });
   }
 }
@@ -262,23 +230,6 @@ function endWithTrailers(
   stream.respond(head, { waitForTrailers: true });
   stream.once("wantTrailers", () => stream.sendTrailers(trailers));
   stream.end(body);
-}
-
-/** Whether an error already carries details (the error interceptor adds ErrorInfo to all). */
-function hasDetails(err: ConnectError): boolean {
-  return err.details.length > 0;
-}
-
-/** The request headers as pairs, without HTTP/2's pseudo-headers. */
-function headerPairs(headers: IncomingHttpHeaders): [string, string][] {
-  const out: [string, string][] = [];
-  for (const k in headers) {
-    if (k.charCodeAt(0) === 58 /* ":" */) continue;
-    const v = headers[k];
-    if (typeof v === "string") out.push([k, v]);
-    else if (Array.isArray(v)) for (const one of v) out.push([k, one]);
-  }
-  return out;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
+import { headerPairs } from "../grpc/lean-calls.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
   copyHeaders,
@@ -225,18 +226,6 @@ function decodeUtf8(raw: Buffer, ep: Endpoint): string {
   } catch {
     throw invalidField(ep.body.kind === "field" ? ep.body.field.name : "body", "not UTF-8");
   }
-}
-
-function headerPairs(headers: FastifyRequest["headers"]): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (const name in headers) {
-    // HTTP/2 pseudo-headers (`:path`) are not headers.
-    if (name.charCodeAt(0) === 58) continue;
-    const value = headers[name];
-    if (typeof value === "string") pairs.push([name, value]);
-    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
-  }
-  return pairs;
 }
 
 // Abort the call when the connection closes before the response was written.

@@ -1,25 +1,19 @@
-import http from "node:http";
 import zlib from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  CreateGroupRequestSchema,
-  GetGroupRequestSchema,
-} from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { createServer, type Server } from "../../src/server.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { GetGroupRequestSchema } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { type LeanPair, logLineOf, startLeanPair } from "../helpers/lean-pair.js";
+import { type RawAnswer, rawPost } from "../helpers/raw-http.js";
+import type { TestOrg } from "../helpers/test-server.js";
 
 // The lean unary Connect path (src/grpc/unary-connect.ts) against the Connect router and the
 // hooks that shape its answers: two servers on one store, the same requests by hand, the same
 // answers (status, headers, body bytes), and the same request log line.
 
 const groups = "/gatehouse.iam.v2beta1.GroupsService";
-let lean: TestServer;
-let router: Server;
-let routerUrl: string;
+let pair: LeanPair;
 let org: TestOrg;
-const logs = { lean: [] as Record<string, unknown>[], router: [] as Record<string, unknown>[] };
 // Which path ran each call, by request id: the lean path's frames are on the interceptor's stack.
 const servedBy = new Map<string, "lean" | "router">();
 const spy: Interceptor = (next) => (req) => {
@@ -30,24 +24,14 @@ const spy: Interceptor = (next) => (req) => {
 };
 
 beforeAll(async () => {
-  const env = { GATEHOUSE_LOG_LEVEL: "info", GATEHOUSE_CORS_ORIGINS: "https://console.test" };
-  lean = await startTestServer(env, {
-    interceptors: [spy],
-    logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) },
+  pair = await startLeanPair("unaryConnect", spy, {
+    GATEHOUSE_CORS_ORIGINS: "https://console.test",
   });
-  router = await createServer({
-    config: { ...lean.config, port: 0 },
-    store: lean.store,
-    interceptors: [spy],
-    logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
-    unaryConnect: false,
-  });
-  routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
-  org = await lean.makeOrg();
+  org = await pair.lean.makeOrg();
   // Enough groups that a page of them is over connect's 1 KiB compression threshold.
   for (let i = 0; i < 20; i++) {
     const res = await post(
-      lean.url,
+      pair.lean.url,
       `${groups}/CreateGroup`,
       org.owner.headers,
       json({
@@ -58,52 +42,23 @@ beforeAll(async () => {
     expect(res.status).toBe(200);
   }
 });
-afterAll(async () => {
-  await router.close();
-  await lean.close();
-});
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+afterAll(() => pair.close());
 
 /** POST by hand over HTTP/1.1: nothing added, nothing decompressed. */
-function post(
+const post = (
   base: string,
   path: string,
   headers: Record<string, string>,
   body: Buffer,
   type = "application/json",
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${base}${path}`,
-      {
-        method: "POST",
-        headers: { "content-type": type, "content-length": String(body.length), ...headers },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    // The server may answer before reading a large body: the answer is what counts.
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+) => rawPost(`${base}${path}`, { "content-type": type, ...headers }, body);
 
 const json = (v: unknown) => Buffer.from(JSON.stringify(v));
 const getGroup = (uid: string) =>
   Buffer.from(toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid })));
 
 /** What must match between the two paths. */
-function comparable(a: Answer) {
+function comparable(a: RawAnswer) {
   const { date: _d, "x-request-id": _r, "keep-alive": _k, connection: _c, ...headers } = a.headers;
   return { status: a.status, headers, body: a.body.toString("base64") };
 }
@@ -218,8 +173,8 @@ describe("the lean unary Connect path answers as the Connect router does", () =>
   it.each(cases)("%s", async (label, path, headers, body, type) => {
     const id = `case-${label.replace(/\W+/g, "-")}`;
     const [a, b] = await Promise.all([
-      post(lean.url, path, { ...headers(), "x-request-id": `${id}-lean` }, body(), type),
-      post(routerUrl, path, { ...headers(), "x-request-id": `${id}-router` }, body(), type),
+      post(pair.lean.url, path, { ...headers(), "x-request-id": `${id}-lean` }, body(), type),
+      post(pair.routerUrl, path, { ...headers(), "x-request-id": `${id}-router` }, body(), type),
     ]);
     expect(comparable(a)).toEqual(comparable(b));
     expect(a.headers["x-request-id"]).toBe(`${id}-lean`);
@@ -237,28 +192,19 @@ describe("the lean unary Connect path answers as the Connect router does", () =>
 });
 
 it("writes the request log line the router's path writes", async () => {
-  const lineOf = async (which: "lean" | "router", url: string, auth: Record<string, string>) => {
-    const reqId = `log-${which}-${Object.keys(auth).length}`;
-    await post(
-      url,
-      `${groups}/GetGroup`,
-      { ...auth, "x-request-id": reqId },
-      json({ uid: org.uid }),
-    );
-    await new Promise((r) => setTimeout(r, 20));
-    const line = logs[which].find((l) => l.msg === "request" && l.reqId === reqId);
-    expect(line).toBeDefined();
-    const { time: _t, pid: _p, hostname: _h, durationMs, reqId: _r, ...rest } = line!;
-    expect(durationMs).toEqual(expect.any(Number));
-    return rest;
-  };
   for (const auth of [org.owner.headers, {}]) {
-    const a = await lineOf("lean", lean.url, auth);
+    const lineOf = (which: "lean" | "router") => {
+      const reqId = `log-${which}-${Object.keys(auth).length}`;
+      return logLineOf(pair, which, reqId, (url) =>
+        post(url, `${groups}/GetGroup`, { ...auth, "x-request-id": reqId }, json({ uid: org.uid })),
+      );
+    };
+    const a = await lineOf("lean");
     expect(a).toMatchObject({
       method: "gatehouse.iam.v2beta1.GroupsService/GetGroup",
       protocol: "connect",
     });
-    expect(a).toEqual(await lineOf("router", routerUrl, auth));
+    expect(a).toEqual(await lineOf("router"));
   }
-  expect(JSON.stringify(logs.lean)).not.toContain(org.owner.token);
+  expect(JSON.stringify(pair.logs.lean)).not.toContain(org.owner.token);
 });

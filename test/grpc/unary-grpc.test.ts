@@ -9,9 +9,9 @@ import {
   ListGroupsRequestSchema,
 } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { HealthCheckRequestSchema } from "../../gen/grpc/health/v1/health_pb.js";
-import { createServer, type Server } from "../../src/server.js";
+import { type LeanPair, logLineOf, startLeanPair } from "../helpers/lean-pair.js";
 import { grpcEnvelope, type RawGrpcAnswer, rawGrpc } from "../helpers/raw-grpc.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import type { TestOrg, TestServer } from "../helpers/test-server.js";
 
 // The lean unary gRPC path (src/grpc/unary-grpc.ts) against the Connect router it stands in
 // front of: two servers on one store, the same requests by hand, the same answers. Only the
@@ -19,13 +19,12 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-
 // headers, then trailers); status, message, details, headers and message bytes may not.
 
 const groups = "/gatehouse.iam.v2beta1.GroupsService";
+let pair: LeanPair;
 let lean: TestServer;
-let router: Server;
 let routerUrl: string;
 let org: TestOrg;
 // Which path served each call: the lean path's context names the RPC by its path alone, the
 // router's by the whole URL. Keyed by request id.
-const logs = { lean: [] as Record<string, unknown>[], router: [] as Record<string, unknown>[] };
 const servedBy = new Map<string, "lean" | "router">();
 const spy: Interceptor = (next) => (req) => {
   const id = req.header.get("x-request-id");
@@ -34,18 +33,8 @@ const spy: Interceptor = (next) => (req) => {
 };
 
 beforeAll(async () => {
-  lean = await startTestServer(
-    { GATEHOUSE_LOG_LEVEL: "info" },
-    { interceptors: [spy], logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) } },
-  );
-  router = await createServer({
-    config: { ...lean.config, port: 0 },
-    store: lean.store,
-    interceptors: [spy],
-    logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
-    unaryGrpc: false,
-  });
-  routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
+  pair = await startLeanPair("unaryGrpc", spy);
+  ({ lean, routerUrl } = pair);
   org = await lean.makeOrg();
   // Enough groups that a page of them is over connect's 1 KiB compression threshold.
   for (let i = 0; i < 20; i++) {
@@ -62,10 +51,7 @@ beforeAll(async () => {
     expect(a.grpcStatus).toBe("0");
   }
 });
-afterAll(async () => {
-  await router.close();
-  await lean.close();
-});
+afterAll(() => pair.close());
 
 const getGroup = (uid: string) =>
   toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid }));
@@ -272,32 +258,28 @@ describe("a client that walks away", () => {
 });
 
 it("writes the request log line the router's path writes", async () => {
-  const lineOf = async (which: "lean" | "router", url: string, auth: Record<string, string>) => {
-    const reqId = `log-${which}-${Object.keys(auth).length}`;
-    await rawGrpc(
-      url,
-      `${groups}/GetGroup`,
-      { ...auth, "x-request-id": reqId },
-      grpcEnvelope(getGroup(org.uid)),
-    );
-    await new Promise((r) => setTimeout(r, 20));
-    const line = logs[which].find((l) => l.msg === "request" && l.reqId === reqId);
-    expect(line).toBeDefined();
-    const { time: _t, pid: _p, hostname: _h, durationMs, reqId: _r, ...rest } = line!;
-    expect(durationMs).toEqual(expect.any(Number));
-    return rest;
-  };
   for (const auth of [org.owner.headers, {}]) {
-    const a = await lineOf("lean", lean.url, auth);
+    const lineOf = (which: "lean" | "router") => {
+      const reqId = `log-${which}-${Object.keys(auth).length}`;
+      return logLineOf(pair, which, reqId, (url) =>
+        rawGrpc(
+          url,
+          `${groups}/GetGroup`,
+          { ...auth, "x-request-id": reqId },
+          grpcEnvelope(getGroup(org.uid)),
+        ),
+      );
+    };
+    const a = await lineOf("lean");
     expect(a).toMatchObject({
       method: "gatehouse.iam.v2beta1.GroupsService/GetGroup",
       protocol: "grpc",
       status: 200,
     });
-    expect(a).toEqual(await lineOf("router", routerUrl, auth));
+    expect(a).toEqual(await lineOf("router"));
   }
   // The bearer token never reaches the log.
-  expect(JSON.stringify(logs.lean)).not.toContain(org.owner.token);
+  expect(JSON.stringify(pair.logs.lean)).not.toContain(org.owner.token);
 });
 
 it("reads a message that arrives a byte at a time", async () => {

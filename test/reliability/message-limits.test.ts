@@ -1,7 +1,7 @@
-import http from "node:http";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
+import { rawPost } from "../helpers/raw-http.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 // API.md "Limits": a message is at most 1 MiB on every protocol, measured after
@@ -46,28 +46,8 @@ function bigMessage(): Buffer {
 const grpcCall = (body: Buffer, headers: Record<string, string>) =>
   rawGrpc(srv.url, createGroup, headers, body);
 
-async function h1Post(
-  path: string,
-  body: Buffer,
-  headers: Record<string, string>,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      `${srv.url}${path}`,
-      { method: "POST", headers: { ...headers, "content-length": String(body.length) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
-        );
-      },
-    );
-    // The server may answer and close before reading a large body: the answer is what counts.
-    req.on("error", reject);
-    req.end(body);
-  });
-}
+const h1Post = (path: string, body: Buffer, headers: Record<string, string>) =>
+  rawPost(`${srv.url}${path}`, headers, body);
 
 describe.each([
   ["without a token", () => ({})],

@@ -1,0 +1,72 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { type ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import type { ServiceRegistration } from "../service-registration.js";
+import { protocolError } from "./status-trailers.js";
+
+// What the lean gRPC and Connect paths (unary-grpc.ts, unary-connect.ts) share: the table of
+// methods they serve, and the router's own settings they must answer by.
+
+/** A unary method a lean path serves, ready to invoke. */
+export interface LeanMethod {
+  /** `package.Service/Method`. */
+  readonly rpc: string;
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly spec: MethodImplSpec;
+}
+
+/**
+ * The unary methods the registrations implement, by request path (`/package.Service/Method`).
+ * A method missing from its implementation is left out: the router answers it UNIMPLEMENTED.
+ */
+export function leanMethods(
+  registrations: readonly ServiceRegistration[],
+): Map<string, LeanMethod> {
+  const methods = new Map<string, LeanMethod>();
+  for (const { service, impl } of registrations) {
+    for (const method of service.methods) {
+      const fn = (impl as Record<string, unknown>)[method.localName];
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      const rpc = `${service.typeName}/${method.name}`;
+      const spec = createMethodImplSpec(method, fn.bind(impl) as never);
+      methods.set(`/${rpc}`, { rpc, service, method, spec });
+    }
+  }
+  return methods;
+}
+
+/** What connect-node's router accepts: its default compressions, in its order. */
+export const routerCompressions = [compressionGzip, compressionBrotli];
+
+/** connect's default: smaller answers go out uncompressed. */
+export const compressMinBytes = 1024;
+
+/**
+ * An error as the caller gets it: errors from below the interceptors (frames, sizes,
+ * encodings, messages that do not decode) get the ErrorInfo every error carries, as the app's
+ * hooks give them on the router's path, and keep their metadata. Errors from the interceptors
+ * already have it.
+ */
+export function withErrorInfo(err: ConnectError, domain: string): ConnectError {
+  if (err.details.length > 0) return err;
+  const shaped = protocolError(err.code, err.rawMessage, domain);
+  err.metadata.forEach((v, k) => {
+    shaped.metadata.set(k, v);
+  });
+  return shaped;
+}
+
+/** Request headers as name/value pairs, without HTTP/2's pseudo-headers (`:path`). */
+export function headerPairs(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ":" */) continue;
+    const value = headers[name];
+    if (typeof value === "string") pairs.push([name, value]);
+    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
+  }
+  return pairs;
+}
