@@ -31,6 +31,11 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Start even if the database file (which holds the signing keys) is readable by others. */
   allowReadableDb: boolean;
+  /**
+   * Answer unary gRPC (binary, HTTP/2) and unary Connect POSTs on their lean paths; false sends
+   * every call to the Connect router (the same answers, slower; a switch for diagnosis).
+   */
+  leanPaths: boolean;
   /** The server-wide login provider people sign in through: its issuer, or "" for none. */
   loginIssuer: string;
   loginClientId: string;
@@ -173,6 +178,13 @@ export const settings: readonly Setting[] = [
     flag: "allow-readable-db",
     default: "false",
     help: "start even if other users can read the database (it holds the signing keys)",
+  },
+  {
+    key: "leanPaths",
+    env: "GATEHOUSE_LEAN_PATHS",
+    flag: "lean-paths",
+    default: "true",
+    help: "answer unary gRPC and Connect calls on their lean paths (false: all through the Connect router)",
   },
   {
     key: "loginIssuer",
@@ -325,6 +337,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       600_000,
     ),
     allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
+    leanPaths: parseBool(get("leanPaths") ?? "true", describe("leanPaths")),
     ...login,
     refreshTokenTtlSeconds: parseDuration(
       get("refreshTokenTtlSeconds") ?? "7d",

@@ -64,16 +64,6 @@ export interface ServerDeps {
   interceptors?: Interceptor[];
   /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
   timeouts?: Partial<Timeouts>;
-  /**
-   * The lean unary gRPC path on the one port (default on). Tests turn it off to hold its
-   * answers against the Connect router's.
-   */
-  unaryGrpc?: boolean;
-  /**
-   * The lean unary Connect path (default on). Tests turn it off to hold its answers against
-   * the Connect router's.
-   */
-  unaryConnect?: boolean;
   /** The built web console (default: dist/console of the package). */
   consoleDir?: string;
 }
@@ -260,7 +250,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   ];
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
-  if (deps.unaryConnect !== false) {
+  if (config.leanPaths) {
     addUnaryConnect(app, {
       registrations,
       interceptors,
@@ -303,7 +293,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   access.guard(served);
   // Unary binary gRPC on HTTP/2 skips fastify and connect-node's pipeline: the same
   // implementations and interceptors, answered straight from the stream (src/grpc/unary-grpc.ts).
-  if (deps.unaryGrpc !== false) {
+  if (config.leanPaths) {
     onePort.takeStreams(
       createUnaryGrpc({
         registrations,

@@ -80,6 +80,11 @@ it.each<[string, () => string[], RegExp]>([
     () => ["--refresh-token-ttl", "a week"],
     /GATEHOUSE_REFRESH_TOKEN_TTL \(--refresh-token-ttl\): "a week" is not a duration/,
   ],
+  [
+    "a lean-paths switch that is not a boolean",
+    () => ["--lean-paths", "sometimes"],
+    /GATEHOUSE_LEAN_PATHS \(--lean-paths\): not a boolean: "sometimes"/,
+  ],
 ])("refuses %s with one line and exit 2", async (_what, flags, message) => {
   const run = await serve(...flags());
   expect(run.code).toBe(2);

@@ -24,7 +24,7 @@ const spy: Interceptor = (next) => (req) => {
 };
 
 beforeAll(async () => {
-  pair = await startLeanPair("unaryConnect", spy, {
+  pair = await startLeanPair(spy, {
     GATEHOUSE_CORS_ORIGINS: "https://console.test",
   });
   org = await pair.lean.makeOrg();

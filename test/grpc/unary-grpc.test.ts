@@ -33,7 +33,7 @@ const spy: Interceptor = (next) => (req) => {
 };
 
 beforeAll(async () => {
-  pair = await startLeanPair("unaryGrpc", spy);
+  pair = await startLeanPair(spy);
   ({ lean, routerUrl } = pair);
   org = await lean.makeOrg();
   // Enough groups that a page of them is over connect's 1 KiB compression threshold.

@@ -6,9 +6,9 @@ import { startTestServer, type TestServer } from "./test-server.js";
 type Line = Record<string, unknown>;
 
 /**
- * Two servers on one store, for holding a lean path against the Connect router: `lean` as it
- * ships, `router` with the path named by `off` turned off. Both log at info into `logs` and
- * run `spy` after their own interceptors.
+ * Two servers on one store, for holding the lean paths against the Connect router: `lean` as
+ * it ships, `router` with GATEHOUSE_LEAN_PATHS=false. Both log at info into `logs` and run
+ * `spy` after their own interceptors.
  */
 export interface LeanPair {
   lean: TestServer;
@@ -19,7 +19,6 @@ export interface LeanPair {
 }
 
 export async function startLeanPair(
-  off: "unaryGrpc" | "unaryConnect",
   spy: Interceptor,
   env: Record<string, string> = {},
 ): Promise<LeanPair> {
@@ -29,11 +28,10 @@ export async function startLeanPair(
     { interceptors: [spy], logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) } },
   );
   const router = await createServer({
-    config: { ...lean.config, port: 0 },
+    config: { ...lean.config, port: 0, leanPaths: false },
     store: lean.store,
     interceptors: [spy],
     logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
-    [off]: false,
   });
   const routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
   return {

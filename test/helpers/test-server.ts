@@ -65,10 +65,7 @@ export async function freePort(): Promise<number> {
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<
-    ServerDeps,
-    "now" | "logStream" | "interceptors" | "timeouts" | "unaryGrpc" | "unaryConnect"
-  > & {
+  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> & {
     /** Listen here (a port from freePort()) when something must know it beforehand. */
     port?: number;
     /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */
