@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import zlib from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
@@ -207,4 +208,38 @@ it("writes the request log line the router's path writes", async () => {
     expect(a).toEqual(await lineOf("router"));
   }
   expect(JSON.stringify(pair.logs.lean)).not.toContain(org.owner.token);
+});
+
+it("answers over HTTP/2 as the router does", async () => {
+  const h2Post = (base: string, reqId: string) =>
+    new Promise<RawAnswer>((resolve, reject) => {
+      const client = http2.connect(base);
+      client.on("error", reject);
+      const req = client.request({
+        ":method": "POST",
+        ":path": `${groups}/GetGroup`,
+        "content-type": "application/json",
+        "x-request-id": reqId,
+        ...org.owner.headers,
+      });
+      let head: http2.IncomingHttpHeaders = {};
+      const chunks: Buffer[] = [];
+      req.on("response", (h) => {
+        head = h;
+      });
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        client.close();
+        const { ":status": status, ...headers } = head;
+        resolve({ status: Number(status), headers, body: Buffer.concat(chunks) });
+      });
+      req.on("error", reject);
+      req.end(json({ uid: org.uid }));
+    });
+  const a = await h2Post(pair.lean.url, "h2-lean");
+  const b = await h2Post(pair.routerUrl, "h2-router");
+  expect(a.status).toBe(200);
+  expect(comparable(a)).toEqual(comparable(b));
+  expect(servedBy.get("h2-lean")).toBe("lean");
+  expect(servedBy.get("h2-router")).toBe("router");
 });
