@@ -254,6 +254,48 @@ describe("sqlite store", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  it("keeps its access answers across group creates and renames, but not across a new binding", async () => {
+    const s = createSqliteStore(newPath(), { roles: storeRoles });
+    const person = "6".repeat(40);
+    await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
+    await s.createOrganization(group, {
+      bindingUid: `${R1}/b`,
+      identityUid: person,
+      roleUid: ownerRole.uid,
+    });
+    const first = await s.capabilitiesAt(person, [R1]);
+    const where = await s.groupsWithCapability(person, "groups.list");
+    await s.createGroup({
+      uid: `${R1}/0000000000000001`,
+      parentUid: R1,
+      name: "a",
+      description: "",
+      now: 2,
+    });
+    await s.updateGroup(`${R1}/0000000000000001`, { name: "b" }, 3);
+    // The very same answers: neither write can change one.
+    expect(await s.capabilitiesAt(person, [R1])).toBe(first);
+    expect(await s.groupsWithCapability(person, "groups.list")).toBe(where);
+    // A new organization is a group and a binding in one transaction: the binding counts.
+    const R2 = "5".repeat(40);
+    await s.createOrganization(
+      { uid: R2, name: "two", description: "", now: 4 },
+      { bindingUid: `${R2}/b`, identityUid: person, roleUid: ownerRole.uid },
+    );
+    expect(await s.groupsWithCapability(person, "groups.list")).toEqual([R1, R2].sort());
+    // A binding removed behind the store's back, then a create: the removal still counts.
+    s.db.prepare("DELETE FROM role_bindings WHERE uid = ?").run(`${R1}/b`);
+    await s.createGroup({
+      uid: `${R2}/0000000000000002`,
+      parentUid: R2,
+      name: "c",
+      description: "",
+      now: 5,
+    });
+    expect(await s.capabilitiesAt(person, [R1])).toEqual(new Set());
+    await s.close();
+  });
+
   it("keeps its access answers across lastSeenTime writes, but not across any other write", async () => {
     const s = createSqliteStore(newPath(), { roles: storeRoles });
     const person = "7".repeat(40);

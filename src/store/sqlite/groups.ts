@@ -4,6 +4,7 @@ import { isEmptyPatch } from "../patch.js";
 import { childChecks, type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
 import { type GroupPatch, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
+import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
@@ -45,8 +46,13 @@ const sqliteChildChecks = childChecks.map((c) =>
     : c,
 );
 
-/** Create the group operations on an open, migrated database. */
-export function createGroupOps(db: Database): GroupOps {
+/**
+ * Create the group operations on an open, migrated database. Creating and renaming a group
+ * change no access answer (those depend on identities, roles and bindings alone), so their
+ * writes leave `cache` warm: under a steady stream of creates, every read would otherwise
+ * recompute its access from scratch.
+ */
+export function createGroupOps(db: Database, cache: ReadCache): GroupOps {
   const get = db.prepare("SELECT * FROM groups WHERE uid = ?");
   const sibling = db.prepare(
     "SELECT 1 FROM groups WHERE parent_id = ? AND name = ? AND id <> ? LIMIT 1",
@@ -129,16 +135,18 @@ export function createGroupOps(db: Database): GroupOps {
         }
       }
       checkSiblingName(parentId, g.name, 0);
-      const { lastInsertRowid } = insert.run({
-        uid: g.uid,
-        parentId,
-        name: g.name,
-        description: g.description,
-        now: g.now,
+      cache.unseen(() => {
+        const { lastInsertRowid } = insert.run({
+          uid: g.uid,
+          parentId,
+          name: g.name,
+          description: g.description,
+          now: g.now,
+        });
+        const id = Number(lastInsertRowid);
+        insertClosure.run({ id, parentId });
+        countAbove.run({ id, delta: 1 });
       });
-      const id = Number(lastInsertRowid);
-      insertClosure.run({ id, parentId });
-      countAbove.run({ id, delta: 1 });
       return recordOf(find(g.uid)!);
     }).immediate,
 
@@ -152,7 +160,7 @@ export function createGroupOps(db: Database): GroupOps {
       if (isEmptyPatch(patch)) return recordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkSiblingName(row.parent_id, name, row.id);
-      update.run(name, patch.description ?? row.description, now, row.id);
+      cache.unseen(() => update.run(name, patch.description ?? row.description, now, row.id));
       return recordOf(find(uid)!);
     }).immediate,
 

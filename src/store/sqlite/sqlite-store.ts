@@ -61,10 +61,10 @@ const fullForMs = 30_000;
 export function createSqliteStore(path: string, opts: SqliteStoreOptions): SqliteStore {
   const db = open(path, opts);
   migrate(db);
-  const groups = createGroupOps(db);
+  const readCache = createReadCache(db);
+  const groups = createGroupOps(db, readCache);
   const lastOwner = createLastOwnerGuard(db, opts.roles.ownerRoleUid);
   const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
-  const readCache = createReadCache(db);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
