@@ -254,7 +254,7 @@ describe("sqlite store", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("keeps its access answers across group creates and renames, but not across a new binding", async () => {
+  it("keeps its access answers across group, repo and tag writes, but not across a new binding", async () => {
     const s = createSqliteStore(newPath(), { roles: storeRoles });
     const person = "6".repeat(40);
     await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
@@ -273,7 +273,22 @@ describe("sqlite store", () => {
       now: 2,
     });
     await s.updateGroup(`${R1}/0000000000000001`, { name: "b" }, 3);
-    // The very same answers: neither write can change one.
+    const repo = `${R1}/00000000000000a1`;
+    await s.createRepo({
+      uid: repo,
+      groupUid: R1,
+      name: "app",
+      description: "",
+      aliases: [],
+      now: 3,
+    });
+    await s.putTag(
+      repo,
+      { name: "v1", digest: `sha256:${"1".repeat(64)}`, deprecated: false },
+      () => `${repo}/00000000000000b1`,
+      3,
+    );
+    // The very same answers: none of these writes can change one.
     expect(await s.capabilitiesAt(person, [R1])).toBe(first);
     expect(await s.groupsWithCapability(person, "groups.list")).toBe(where);
     // A new organization is a group and a binding in one transaction: the binding counts.

@@ -4,7 +4,6 @@ import { isEmptyPatch } from "../patch.js";
 import { childChecks, type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
 import { type GroupPatch, type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
-import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
@@ -46,13 +45,8 @@ const sqliteChildChecks = childChecks.map((c) =>
     : c,
 );
 
-/**
- * Create the group operations on an open, migrated database. Creating and renaming a group
- * change no access answer (those depend on identities, roles and bindings alone), so their
- * writes leave `cache` warm: under a steady stream of creates, every read would otherwise
- * recompute its access from scratch.
- */
-export function createGroupOps(db: Database, cache: ReadCache): GroupOps {
+/** Create the group operations on an open, migrated database. */
+export function createGroupOps(db: Database): GroupOps {
   const get = db.prepare("SELECT * FROM groups WHERE uid = ?");
   const sibling = db.prepare(
     "SELECT 1 FROM groups WHERE parent_id = ? AND name = ? AND id <> ? LIMIT 1",
@@ -135,18 +129,16 @@ export function createGroupOps(db: Database, cache: ReadCache): GroupOps {
         }
       }
       checkSiblingName(parentId, g.name, 0);
-      cache.unseen(() => {
-        const { lastInsertRowid } = insert.run({
-          uid: g.uid,
-          parentId,
-          name: g.name,
-          description: g.description,
-          now: g.now,
-        });
-        const id = Number(lastInsertRowid);
-        insertClosure.run({ id, parentId });
-        countAbove.run({ id, delta: 1 });
+      const { lastInsertRowid } = insert.run({
+        uid: g.uid,
+        parentId,
+        name: g.name,
+        description: g.description,
+        now: g.now,
       });
+      const id = Number(lastInsertRowid);
+      insertClosure.run({ id, parentId });
+      countAbove.run({ id, delta: 1 });
       return recordOf(find(g.uid)!);
     }).immediate,
 
@@ -160,7 +152,7 @@ export function createGroupOps(db: Database, cache: ReadCache): GroupOps {
       if (isEmptyPatch(patch)) return recordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) checkSiblingName(row.parent_id, name, row.id);
-      cache.unseen(() => update.run(name, patch.description ?? row.description, now, row.id));
+      update.run(name, patch.description ?? row.description, now, row.id);
       return recordOf(find(uid)!);
     }).immediate,
 

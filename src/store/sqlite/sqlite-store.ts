@@ -51,6 +51,17 @@ type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically">>;
 /** How long readiness reports a full disk after a write was refused for lack of space. */
 const fullForMs = 30_000;
 
+const accessNeutralWrites = [
+  "createGroup",
+  "updateGroup",
+  "createRepo",
+  "updateRepo",
+  "deleteRepo",
+  "putTag",
+  "importTags",
+  "deleteTag",
+] as const satisfies readonly (keyof DataOps)[];
+
 /**
  * Create a Store backed by an SQLite file (":memory:" for a private in-memory database),
  * creating the file's directory if missing and bringing the schema up to date.
@@ -62,7 +73,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   const db = open(path, opts);
   migrate(db);
   const readCache = createReadCache(db);
-  const groups = createGroupOps(db, readCache);
+  const groups = createGroupOps(db);
   const lastOwner = createLastOwnerGuard(db, opts.roles.ownerRoleUid);
   const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
   // Each concept adds its operations here; the compiler checks that together they are a Store.
@@ -83,6 +94,15 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createTagOps(db),
     ...createAdvisoryOps(db),
   };
+  // Writes no access answer depends on (the answers come from identities, roles and bindings
+  // alone) leave the read cache warm: under a steady stream of group creates or tag pushes,
+  // every caller's next call would otherwise recompute its access. A binding written beside
+  // them (a new organization is a group and a binding) or by anyone else still empties it.
+  for (const name of accessNeutralWrites) {
+    const op = ops[name] as (...args: unknown[]) => unknown;
+    (ops as Record<string, unknown>)[name] = (...args: unknown[]) =>
+      readCache.unseen(() => op(...args));
+  }
   const ping = db.prepare("SELECT 1");
   let checkpointer: Checkpointer | undefined;
   if (opts.backgroundCheckpoints && isFilePath(path)) {
