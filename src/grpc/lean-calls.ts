@@ -1,7 +1,12 @@
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { type ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import { ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
+import {
+  createMethodSerializationLookup,
+  type MethodSerializationLookup,
+} from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { ServiceRegistration } from "../service-registration.js";
+import { requestParseError } from "./request-parse-errors.js";
 import { protocolError } from "./status-trailers.js";
 
 // What the lean gRPC and Connect paths (unary-grpc.ts, unary-connect.ts) share: the table of
@@ -14,7 +19,12 @@ export interface LeanMethod {
   readonly service: DescService;
   readonly method: DescMethod;
   readonly spec: MethodImplSpec;
+  /** The router's own serializers of the method (binary and JSON), with its limits. */
+  readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
 }
+
+/** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
+const jsonOptions = { ignoreUnknownFields: false };
 
 /**
  * The unary methods the registrations implement, by request path (`/package.Service/Method`).
@@ -22,6 +32,7 @@ export interface LeanMethod {
  */
 export function leanMethods(
   registrations: readonly ServiceRegistration[],
+  readMaxBytes: number,
 ): Map<string, LeanMethod> {
   const methods = new Map<string, LeanMethod>();
   for (const { service, impl } of registrations) {
@@ -30,10 +41,27 @@ export function leanMethods(
       if (method.methodKind !== "unary" || typeof fn !== "function") continue;
       const rpc = `${service.typeName}/${method.name}`;
       const spec = createMethodImplSpec(method, fn.bind(impl) as never);
-      methods.set(`/${rpc}`, { rpc, service, method, spec });
+      const serialization = createMethodSerializationLookup(method, undefined, jsonOptions, {
+        readMaxBytes,
+        writeMaxBytes: 0xffffffff,
+      });
+      methods.set(`/${rpc}`, { rpc, service, method, spec, serialization });
     }
   }
   return methods;
+}
+
+/**
+ * Decode a request message with the router's serializer. One that does not decode is
+ * INVALID_ARGUMENT, as the app's hooks make the router's answer (request-parse-errors.ts).
+ */
+export function parseRequest(m: LeanMethod, binary: boolean, bytes: Uint8Array, domain: string) {
+  try {
+    return m.serialization.getI(binary).parse(bytes);
+  } catch (e) {
+    const err = ConnectError.from(e);
+    throw requestParseError(err.rawMessage, domain) ?? err;
+  }
 }
 
 /** What connect-node's router accepts: its default compressions, in its order. */

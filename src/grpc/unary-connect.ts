@@ -1,11 +1,9 @@
-import type { DescMessage, JsonValue } from "@bufbuild/protobuf";
+import type { JsonValue } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import { ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
-  createMethodSerializationLookup,
   invokeUnaryImplementation,
-  type MethodSerializationLookup,
   readAllBytes,
 } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
@@ -20,10 +18,10 @@ import {
   headerPairs,
   type LeanMethod,
   leanMethods,
+  parseRequest,
   routerCompressions,
   withErrorInfo,
 } from "./lean-calls.js";
-import { requestParseError } from "./request-parse-errors.js";
 
 /** Options of addUnaryConnect. */
 export interface UnaryConnectOptions {
@@ -42,13 +40,10 @@ export interface UnaryConnectOptions {
 }
 
 interface ConnectMethod extends LeanMethod {
-  readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
   /** Gives the answer's Timestamps their millisecond fraction; undefined if it has none. */
   readonly times: ((json: JsonValue) => JsonValue) | undefined;
 }
 
-/** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
-const jsonOptions = { ignoreUnknownFields: false };
 const timeoutPattern = /^\d{1,10}$/;
 
 /**
@@ -74,15 +69,8 @@ export function addUnaryConnect<S extends RawServerBase>(
   opts: UnaryConnectOptions,
 ): void {
   const methods = new Map<string, ConnectMethod>();
-  for (const [path, m] of leanMethods(opts.registrations)) {
-    methods.set(path, {
-      ...m,
-      serialization: createMethodSerializationLookup(m.method, undefined, jsonOptions, {
-        readMaxBytes: opts.readMaxBytes,
-        writeMaxBytes: 0xffffffff,
-      }),
-      times: millisecondTimestampsIfAny(m.method.output),
-    });
+  for (const [path, m] of leanMethods(opts.registrations, opts.readMaxBytes)) {
+    methods.set(path, { ...m, times: millisecondTimestampsIfAny(m.method.output) });
   }
   const interceptors = [...opts.interceptors];
   const running = runningCalls(opts.shutdownSignal);
@@ -149,13 +137,7 @@ export function addUnaryConnect<S extends RawServerBase>(
       );
       if (compression.request)
         bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
-      let input: unknown;
-      try {
-        input = m.serialization.getI(call.binary).parse(bytes);
-      } catch (e) {
-        const ce = ConnectError.from(e);
-        throw requestParseError(ce.rawMessage, opts.domain) ?? ce;
-      }
+      const input = parseRequest(m, call.binary, bytes, opts.domain);
       const output = await invokeUnaryImplementation(
         m.spec as never,
         context,
@@ -169,7 +151,6 @@ export function addUnaryConnect<S extends RawServerBase>(
         body = Buffer.from(JSON.stringify(json));
       }
       reply.header("content-type", call.binary ? "application/proto" : "application/json");
-      if (info) info.code = 0;
     } catch (e) {
       const err = withErrorInfo(ConnectError.from(e), opts.domain);
       if (info) info.code = err.code;

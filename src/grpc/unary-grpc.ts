@@ -1,5 +1,4 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
   compressionNegotiate,
@@ -19,10 +18,10 @@ import {
   headerPairs,
   type LeanMethod,
   leanMethods,
+  parseRequest,
   routerCompressions,
   withErrorInfo,
 } from "./lean-calls.js";
-import { requestParseError } from "./request-parse-errors.js";
 import { statusTrailers } from "./status-trailers.js";
 
 /** Options of createUnaryGrpc. */
@@ -62,7 +61,7 @@ export interface UnaryGrpcOptions {
  */
 export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   // The taker returns false, having touched nothing, for every stream it does not serve.
-  const methods = leanMethods(opts.registrations);
+  const methods = leanMethods(opts.registrations, opts.readMaxBytes);
   const interceptors = [...opts.interceptors];
   const running = runningCalls(opts.shutdownSignal);
 
@@ -183,22 +182,13 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         () => stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR),
       );
     };
-    const fail = (err: ConnectError) => answer(undefined, err);
 
     // An encoding the server does not know: refused before the message is read, as connect does.
     (compression.error ? Promise.reject(compression.error) : readMessage(stream, opts.readMaxBytes))
       .then(async (envelope) => {
         if (done) return;
         const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
-        let input: unknown;
-        try {
-          input = fromBinary(m.method.input, data);
-        } catch (e) {
-          throw (
-            requestParseError(`parse binary: ${String((e as Error).message ?? e)}`, opts.domain) ??
-            e
-          );
-        }
+        const input = parseRequest(m, true, data, opts.domain);
         if (done) return;
         const output = await invokeUnaryImplementation(
           m.spec as never,
@@ -206,11 +196,11 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
           input as never,
           interceptors,
         );
-        answer(toBinary(m.method.output, output as never), undefined);
+        answer(m.serialization.getO(true).serialize(output as never), undefined);
       })
-      .catch((err: unknown) => {
-        fail(withErrorInfo(ConnectError.from(err), opts.domain));
-      });
+      .catch((err: unknown) =>
+        answer(undefined, withErrorInfo(ConnectError.from(err), opts.domain)),
+      );
   }
 }
 
