@@ -50,7 +50,7 @@ import { registration } from "./service-registration.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
-// Where a REST request keeps its CallInfo (the request log reads it back).
+// Where a request served through fastify keeps its CallInfo (the request log reads it back).
 const kRequestCallInfo = Symbol("gatehouse call info");
 
 /** What a server is built from; tests pass their own store and clock. */
@@ -88,6 +88,9 @@ export interface Server {
 }
 
 const requestIdPattern = /^[\w.:-]{1,128}$/;
+/** A request's id, on every protocol and port: its X-Request-Id if well formed, else a new one. */
+const requestIdFor = (given: unknown): string =>
+  typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
 /** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
 const bodyLimit = 1024 * 1024;
 
@@ -122,10 +125,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // The STS endpoint lives under the auth URL too (where discovery says it is), when the
     // auth URL has a path: one route, two addresses.
     ...(stsAlias ? { rewriteUrl: stsAlias as never } : {}),
-    genReqId: (req) => {
-      const given = req.headers["x-request-id"];
-      return typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestIdFor(req.headers["x-request-id"]),
   });
   const log = (msg: string, fields: Record<string, unknown>) => app.log.error(fields, msg);
 
@@ -301,8 +301,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         readMaxBytes: bodyLimit,
         domain: errorDomain,
         shutdownSignal: shutdown.signal,
-        requestId: (given) =>
-          given !== undefined && requestIdPattern.test(given) ? given : randomUUID(),
+        requestId: requestIdFor,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
@@ -326,6 +325,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
           readMaxBytes: bodyLimit,
           tls,
           shutdownSignal: shutdown.signal,
+          requestId: requestIdFor,
           contextValues: ({ peer, requestId }) => {
             // One object per client connection (its peer address), for per-connection limits.
             let connection = peers.get(peer);

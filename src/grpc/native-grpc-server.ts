@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { type DescMethod, type DescService, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
@@ -26,6 +25,8 @@ export interface NativeGrpcOptions {
   registrations: readonly ServiceRegistration[];
   /** The same interceptors: errors, access control, then the deployment's own. */
   interceptors: readonly Interceptor[];
+  /** The request id of a call: its X-Request-Id if well formed, else a new one. */
+  requestId: (given: string | undefined) => string;
   /** Per-call values (the call info: connection and request id). */
   contextValues: (call: { peer: string; requestId: string }) => ContextValues;
   /** Messages at most this large, after decompression (API.md "Limits"). */
@@ -142,7 +143,7 @@ function handlerFor(
       header.push([k, value]);
       if (k === "x-request-id") given = value;
     }
-    const requestId = given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+    const requestId = opts.requestId(given);
     const deadline = call.getDeadline();
     const at = deadline instanceof Date ? deadline.getTime() : deadline;
     const context = new CallContext({
