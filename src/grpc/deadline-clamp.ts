@@ -22,6 +22,11 @@ export function grpcTimeoutMs(value: string): number | undefined {
   return m ? Number(m[1]) * grpcUnitMs[m[2]!]! : undefined;
 }
 
+/** The milliseconds a well-formed `connect-timeout-ms` value asks for; undefined otherwise. */
+export function connectTimeoutMs(value: string): number | undefined {
+  return /^\d{1,10}$/.test(value) ? Number(value) : undefined;
+}
+
 /**
  * Add a hook (to the app, so that it runs before the Connect routes) that clamps a requested
  * deadline (`grpc-timeout` of gRPC and gRPC-Web, `connect-timeout-ms` of Connect) to
@@ -40,11 +45,7 @@ export function addDeadlineClamp<S extends RawServerBase>(app: FastifyInstance<S
       }
     }
     const connect = headers["connect-timeout-ms"];
-    if (
-      typeof connect === "string" &&
-      /^\d{1,10}$/.test(connect) &&
-      Number(connect) > maxDeadlineMs
-    ) {
+    if (typeof connect === "string" && (connectTimeoutMs(connect) ?? 0) > maxDeadlineMs) {
       headers["connect-timeout-ms"] = String(maxDeadlineMs);
     }
   });

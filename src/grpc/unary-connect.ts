@@ -12,7 +12,7 @@ import { CallContext, callComplete, cancelReason, runningCalls } from "../call-c
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
 import type { ServiceRegistration } from "../service-registration.js";
-import { maxDeadlineMs } from "./deadline-clamp.js";
+import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import {
   compressMinBytes,
   headerPairs,
@@ -43,8 +43,6 @@ interface ConnectMethod extends LeanMethod {
   /** Gives the answer's Timestamps their millisecond fraction; undefined if it has none. */
   readonly times: ((json: JsonValue) => JsonValue) | undefined;
 }
-
-const timeoutPattern = /^\d{1,10}$/;
 
 /**
  * A lean path for unary Connect calls (the protocol connect-web speaks), the counterpart of
@@ -84,8 +82,10 @@ export function addUnaryConnect<S extends RawServerBase>(
     const timeout = req.headers["connect-timeout-ms"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
-      if (typeof timeout !== "string" || !timeoutPattern.test(timeout)) return;
-      timeoutMs = Math.min(maxDeadlineMs, Number(timeout));
+      const ms = typeof timeout === "string" ? connectTimeoutMs(timeout) : undefined;
+      // A malformed one is the router's to refuse, in its words.
+      if (ms === undefined) return;
+      timeoutMs = Math.min(maxDeadlineMs, ms);
     }
     return serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
       binary: type === "application/proto",

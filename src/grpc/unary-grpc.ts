@@ -57,7 +57,7 @@ export interface UnaryGrpcOptions {
  * answers, as its hooks on the app shape them (test/grpc/unary-grpc.test.ts holds the two
  * side by side): the same interceptors and implementations, the same status with its
  * details, the same errors for frames, sizes, encodings and messages that do not decode.
- * Errors go out trailers-only, which the gRPC spec allows and every client reads.
+ * Errors go out trailers-only, which the gRPC spec allows (grpc-js and buf curl are tested on it).
  */
 export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   // The taker returns false, having touched nothing, for every stream it does not serve.
@@ -112,8 +112,8 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       finish(reason.code);
     };
     stream.once("close", onClose);
-    // Stream errors (a reset, a write after it) end the call through "close"; unheard, an
-    // "error" event would take the process down. Node's compatibility layer ignores them too.
+    // Node documents state and protocol errors of a stream as "error" events on it; the call
+    // ends through "close" either way, and an unheard "error" would take the process down.
     stream.on("error", ignore);
     const finish = (code: Code | 0) => {
       done = true;
