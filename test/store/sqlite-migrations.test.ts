@@ -48,11 +48,12 @@ const provider = B + seg("d");
 const invite = A + seg("e");
 
 // Ids unlike the rowids the rows get (the closure is keyed by id, and must stay so), two
-// groups created at the same time (A and B), and a name used twice in the tree (A and C).
+// groups created at the same time (A and B, their ids in the other order than their uids, so
+// that only the uid tie-break puts A first), and a name used twice in the tree (A and C).
 const groups = [
   { uid: R, parent: null, id: 7, name: "acme", time: 10 },
-  { uid: A, parent: R, id: 3, name: "eng", time: 20 },
-  { uid: B, parent: R, id: 12, name: "ops", time: 20 },
+  { uid: A, parent: R, id: 12, name: "eng", time: 20 },
+  { uid: B, parent: R, id: 3, name: "ops", time: 20 },
   { uid: C, parent: A, id: 9, name: "eng", time: 30 },
   { uid: D, parent: C, id: 20, name: "deep", time: 40 },
 ] as const;
