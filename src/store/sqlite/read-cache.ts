@@ -51,13 +51,12 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
     },
     unseen(write) {
       fresh();
-      try {
-        return write();
-      } finally {
-        // Only this connection's own count moved: other connections' writes still show in
-        // data_version at the next lookup.
-        changes = (version.get() as [number, number])[0];
-      }
+      const result = write();
+      // Only this connection's own count moved: other connections' writes still show in
+      // data_version at the next lookup. A write that failed is not forgiven: its transaction
+      // may have been rolled back with others' writes, so the next lookup starts afresh.
+      changes = (version.get() as [number, number])[0];
+      return result;
     },
     memo(name, query, key) {
       const space = `${name}\u0000`;
