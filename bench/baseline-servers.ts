@@ -2,9 +2,9 @@
  * The reference servers of the benchmark, each run as its own child process on the pinned
  * core: `fastify <port>`, a bare fastify route returning a constant JSON; `grpc <port>
  * [group]`, a bare grpc-js server whose GroupsService.GetGroup answers a constant group (the
- * one given, in base64 of its binary encoding, so that the wire carries the very bytes
- * Gatehouse answers, which the grpc-js client then decodes alike; it is decoded once here and
- * encoded again per call, as any grpc-js server does); and
+ * one given, in base64 of its binary encoding: the group Gatehouse answers, decoded once
+ * here and encoded again per call, as any grpc-js server does; the loader writes its default
+ * fields, so the wire carries a few bytes more than Gatehouse's 59); and
  * `connect <port>`, the same constant GetGroup on a bare connect-node HTTP/2 (h2c) server:
  * the floor that the library Gatehouse serves gRPC and Connect with sets, for comparison.
  */

@@ -555,7 +555,6 @@ function pick(load: Load) {
   };
 }
 
-/** GetGroup calls per second through one grpc-js channel with 50 calls in flight. */
 /**
  * Calls a second with 50 in flight on one grpc-js channel. With `serverPid`, it also prints
  * how busy the server and this generator were: a server far from 100% means the figure is
