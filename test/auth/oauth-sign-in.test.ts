@@ -303,13 +303,30 @@ describe("refusals before any redirect", () => {
       { redirect_uri: `${cliRedirect}/${"r".repeat(1024)}` },
       /redirect_uri is too long/,
     ],
+    [
+      // Within both limits, but JSON writes each control character as six bytes: sealed, the
+      // login would be over the 4,096 bytes a browser keeps of a cookie.
+      "a state and redirect_uri that fit their limits but not a cookie",
+      { state: "\u0001".repeat(512), redirect_uri: `${cliRedirect}/${"r".repeat(900)}` },
+      /too long to keep for the sign-in/,
+    ],
   ])("%s: an error page, nothing kept for the login", async (_name, extra, why) => {
     // A login in flight is kept in a cookie until it completes or expires: a cookie holds
     // at most 4 kB.
     const res = await fetch(authorizeUrl(pkce(), extra), { redirect: "manual" });
     expect(res.status).toBe(400);
     expect(res.headers.get("location")).toBeNull();
+    expect(res.headers.get("set-cookie")).toBeNull();
     expect(await res.text()).toMatch(why);
+  });
+
+  it("keeps a login at both limits in a cookie a browser keeps", async () => {
+    const extra = { state: "s".repeat(512), redirect_uri: `${cliRedirect}/${"r".repeat(990)}` };
+    const res = await fetch(authorizeUrl(pkce(), extra), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0]!;
+    expect(cookie).toMatch(/=./);
+    expect(Buffer.byteLength(cookie)).toBeLessThanOrEqual(4096);
   });
 
   it("without client_id: an error page saying it is required", async () => {
@@ -362,7 +379,9 @@ describe("refused answers of the identity provider", () => {
     const back = new URL(res.headers.get("location") as string);
     expect(back.searchParams.get("error")).toBe("access_denied");
     expect(back.searchParams.get("code")).toBeNull();
-    // The login is over: its cookie is cleared, and the browser cannot answer it again.
+    // The login is over: its cookie is cleared, which is the whole of the protection (the
+    // server keeps nothing): a browser that obeys it, sending no cookie, is refused. A replay
+    // of the cookie itself would still open; only the provider's one-time code stops that.
     expect(res.headers.get("set-cookie")).toMatch(/^gatehouse_login_[\w-]+=; .*Max-Age=0/);
     const again = await fetch(callback, { redirect: "manual" });
     expect(again.status).toBe(400);

@@ -30,11 +30,14 @@ const loginLifetimeMs = 10 * 60_000;
 const formLimit = 16 * 1024;
 /**
  * The longest client state and redirect URI kept for a login in flight: enough for any real
- * client (the CLI's are under 100 characters), and small enough that the sealed login fits a
- * cookie (browsers keep at most 4,096 bytes of one).
+ * client (the CLI's are under 100 characters). These bound what is read; what decides is the
+ * sealed login's size (maxCookieBytes): characters that JSON escapes or UTF-8 widens can make
+ * a state within these limits too large for a cookie.
  */
 const maxStateLength = 512;
 const maxRedirectUriLength = 1024;
+/** Browsers keep at most 4,096 bytes of a cookie's name and value, and drop larger ones unsaid. */
+const maxCookieBytes = 4096;
 
 /**
  * Serve Gatehouse's own OAuth 2.0 authorization server under the auth URL, for people:
@@ -159,12 +162,15 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       codeVerifier: start.codeVerifier,
       expireTime: now() + loginLifetimeMs,
     });
+    const cookieName = loginCookies.name(stateHash);
+    // A cookie the browser would drop would end the sign-in at the callback, after the person
+    // signed in at the provider: refuse it here instead. Name and value are ASCII.
+    if (cookieName.length + 1 + sealed.length > maxCookieBytes) {
+      return errorPage(reply, 400, "state and redirect_uri are too long to keep for the sign-in.");
+    }
     return reply
       .header("cache-control", "no-store")
-      .header(
-        "set-cookie",
-        loginSetCookie(loginCookies.name(stateHash), sealed, loginLifetimeMs / 1000),
-      )
+      .header("set-cookie", loginSetCookie(cookieName, sealed, loginLifetimeMs / 1000))
       .redirect(start.url.href, 302);
   });
 
