@@ -435,7 +435,7 @@ describe("refused answers of the identity provider", () => {
 });
 
 describe("code and refresh token lifetimes", () => {
-  it("a code expires after 60 s; GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
+  it("a login expires after 10 min, a code after 60 s; GATEHOUSE_REFRESH_TOKEN_TTL bounds each refresh token, counted from its issue", async () => {
     const port = await freePort();
     const shortIdp = await startTestIdp({
       redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
@@ -453,6 +453,17 @@ describe("code and refresh token lifetimes", () => {
       { port, now: () => Date.now() + skew },
     );
     try {
+      // A login in flight lasts ten minutes on the server's clock too: its sealed cookie,
+      // replayed after that, opens but is refused (the browser's Max-Age is not the only bound).
+      const started = await fetch(authorizeUrl(pkce(), {}, server), { redirect: "manual" });
+      const state = new URL(started.headers.get("location") as string).searchParams.get("state");
+      const cookie = (started.headers.get("set-cookie") ?? "").split(";", 1)[0]!;
+      const lateAnswer = `${server.url}/oauth/callback?${new URLSearchParams({ error: "access_denied", state: state as string })}`;
+      skew = 600_001;
+      const refused = await fetch(lateAnswer, { redirect: "manual", headers: { cookie } });
+      expect(refused.status).toBe(400);
+      expect(await refused.text()).toMatch(/unknown, expired or already complete/);
+      skew = 0;
       const p = pkce();
       const back = await signInAtIdp(authorizeUrl(p, {}, server), "alice", cliRedirect);
       const res = await fetch(`${server.url}/oauth/token`, {
