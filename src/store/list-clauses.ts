@@ -10,10 +10,16 @@ export interface ListColumns {
   /** The row's uid, a UIDP. */
   uid: string;
   /**
-   * The uid of the row's parent in the uid tree: for a group its parent group, for a resource
-   * the group (or repo, for a tag) it lives in. `childrenOf` compares it.
+   * The row's parent in the uid tree: for a group its parent group, for a resource the group
+   * (or repo, for a tag) it lives in. The `childrenOf` filter compares it with the parent's
+   * uid, unless `childrenOf` below says otherwise.
    */
   parent: string;
+  /**
+   * The `childrenOf` condition, where `parent` holds something else than the parent's uid
+   * (SQLite's groups keep their parent's integer id); by default `parent = uid`.
+   */
+  childrenOf?: (uid: string) => ListClause;
   /**
    * The uid of the group the row is in (for a group, its own uid; for a tag, its repo's group,
    * kept on the row). `scope` checks it against the closure.
@@ -81,7 +87,9 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
 ): (C | ListClause | { sql: string; params: P[] })[] {
   const out: (ListClause | { sql: string; params: P[] })[] = [];
   if (q.descendantsOf !== undefined) out.push(descendantsCondition(t, q.descendantsOf));
-  if (q.childrenOf !== undefined) out.push({ sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
+  if (q.childrenOf !== undefined) {
+    out.push(t.childrenOf?.(q.childrenOf) ?? { sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
+  }
   if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
   // A tree filter at or below a scope uid already keeps every row in scope; the closure
   // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).

@@ -24,11 +24,6 @@ export interface SqlCondition {
 export interface ListTable extends ListColumns {
   /** For the groups table, which keeps the size of every subtree. */
   treeCounts?: TreeCounts;
-  /**
-   * The `childrenOf` condition, where `parent` holds something else than the parent's uid
-   * (groups keep their parent's integer id); by default `parent = uid`.
-   */
-  childrenOf?: (uid: string) => SqlCondition;
 }
 
 /** Row counts a tree table keeps, each read in one small query. */
@@ -150,10 +145,6 @@ function conditionsOf(
   extra: readonly SqlCondition[],
 ): { conditions: SqlCondition[]; subtreeOnly: boolean } {
   const conditions: SqlCondition[] = filterConditions(t, q, extra, jsonUids);
-  // filterConditions puts childrenOf's condition right after descendantsOf's.
-  if (t.childrenOf && q.childrenOf !== undefined) {
-    conditions[q.descendantsOf !== undefined ? 1 : 0] = t.childrenOf(q.childrenOf);
-  }
   return { conditions, subtreeOnly: q.descendantsOf !== undefined && conditions.length === 1 };
 }
 
