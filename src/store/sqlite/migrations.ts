@@ -489,7 +489,7 @@ export function migrate(db: Database, steps: readonly Migration[] = migrations):
       if (broken.length > 0) {
         const first = broken[0]!;
         throw new Error(
-          `migration to version ${steps.length} left ${broken.length} rows with a broken foreign key (first: ${first.table} -> ${first.parent})`,
+          `after migrating to version ${steps.length}, ${broken.length} rows break a foreign key (first: ${first.table} -> ${first.parent}); the migration was undone`,
         );
       }
     }).immediate();
