@@ -81,9 +81,13 @@ describe("the request log", () => {
     expect(res.headers.get("x-request-id")).toBe("trace-me-1");
     const denied = await fetch(`${ts.url}/iam/v2beta1/groups/${orgUid}`);
     expect(denied.status).toBe(401);
-    await new Promise((r) => setTimeout(r, 50));
-    const requests = lines.slice(before).filter((l) => l.msg === "request");
-    expect(requests).toEqual([
+    // Each line is written when its response has gone out, which may be after the client has
+    // it: wait for both (a busy machine can take a while), but not forever.
+    const requests = () => lines.slice(before).filter((l) => l.msg === "request");
+    for (let waited = 0; requests().length < 2 && waited < 5_000; waited += 10) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(requests()).toEqual([
       expect.objectContaining({
         reqId: "trace-me-1",
         method: "gatehouse.iam.v2beta1.GroupsService/GetGroup",

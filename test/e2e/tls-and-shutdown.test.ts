@@ -110,17 +110,35 @@ describe("TLS on the one port", () => {
   });
 });
 
+/**
+ * An interceptor that holds one call for a moment. `holdNext()` arms it and resolves once that
+ * call is inside the server, so shutdown begins with it in flight however slowly it connected.
+ */
+function holdOneCall() {
+  let entered: (() => void) | undefined;
+  const interceptor: Interceptor = (next) => async (req) => {
+    if (entered) {
+      entered();
+      entered = undefined;
+      await sleep(300);
+    }
+    return next(req);
+  };
+  const holdNext = () =>
+    new Promise<void>((done) => {
+      entered = done;
+    });
+  return { interceptor, holdNext };
+}
+
 describe("graceful shutdown", () => {
   it("lets an in-flight call finish, then refuses new connections", async () => {
-    // Holds every call for a moment, so one is in flight when shutdown begins.
-    const slow: Interceptor = (next) => async (req) => {
-      await sleep(300);
-      return next(req);
-    };
-    const ts = await startTestServer({}, { interceptors: [slow] });
+    const slow = holdOneCall();
+    const ts = await startTestServer({}, { interceptors: [slow.interceptor] });
     const { uid, owner } = await ts.makeOrg("slow");
+    const held = slow.holdNext();
     const inFlight = fetch(`${ts.url}/iam/v2beta1/groups/${uid}`, { headers: owner.headers });
-    await sleep(100);
+    await held;
     const closed = ts.close();
     const res = await inFlight;
     expect(res.status).toBe(200);
@@ -130,14 +148,12 @@ describe("graceful shutdown", () => {
   });
 
   it("lets an in-flight gRPC call finish", async () => {
-    const slow: Interceptor = (next) => async (req) => {
-      await sleep(300);
-      return next(req);
-    };
-    const ts = await startTestServer({}, { interceptors: [slow] });
+    const slow = holdOneCall();
+    const ts = await startTestServer({}, { interceptors: [slow.interceptor] });
     const { uid, owner } = await ts.makeOrg("slow-grpc");
+    const held = slow.holdNext();
     const inFlight = grpcGetGroup(ts.url, uid, owner.headers);
-    await sleep(100);
+    await held;
     const closed = ts.close();
     expect(await inFlight).toEqual({ grpcStatus: "0", name: "slow-grpc" });
     await closed;

@@ -57,8 +57,13 @@ export async function logLineOf(
   send: (url: string) => Promise<unknown>,
 ): Promise<Line> {
   await send(which === "lean" ? pair.lean.url : pair.routerUrl);
-  await new Promise((r) => setTimeout(r, 20));
-  const line = pair.logs[which].find((l) => l.msg === "request" && l.reqId === reqId);
+  // The line is written when the server sees the stream close, which may come after the client
+  // has its answer: wait for it (a busy machine can take a while), but not forever.
+  const find = () => pair.logs[which].find((l) => l.msg === "request" && l.reqId === reqId);
+  for (let waited = 0; !find() && waited < 5_000; waited += 10) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const line = find();
   expect(line).toBeDefined();
   const { time: _t, pid: _p, hostname: _h, durationMs, reqId: _r, ...rest } = line!;
   expect(durationMs).toEqual(expect.any(Number));
