@@ -265,32 +265,57 @@ describe("sqlite store", () => {
     });
     const first = await s.capabilitiesAt(person, [R1]);
     const where = await s.groupsWithCapability(person, "groups.list");
-    await s.createGroup({
-      uid: `${R1}/0000000000000001`,
-      parentUid: R1,
-      name: "a",
-      description: "",
-      now: 2,
-    });
-    await s.updateGroup(`${R1}/0000000000000001`, { name: "b" }, 3);
     const repo = `${R1}/00000000000000a1`;
-    await s.createRepo({
-      uid: repo,
-      groupUid: R1,
-      name: "app",
-      description: "",
-      aliases: [],
-      now: 3,
-    });
-    await s.putTag(
-      repo,
-      { name: "v1", digest: `sha256:${"1".repeat(64)}`, deprecated: false },
-      () => `${repo}/00000000000000b1`,
-      3,
-    );
-    // The very same answers: none of these writes can change one.
-    expect(await s.capabilitiesAt(person, [R1])).toBe(first);
-    expect(await s.groupsWithCapability(person, "groups.list")).toBe(where);
+    const tag = `${repo}/00000000000000b1`;
+    const digest = `sha256:${"1".repeat(64)}`;
+    // Every write that sqlite-store.ts names access-neutral, one at a time.
+    const writes: [string, () => Promise<unknown>][] = [
+      [
+        "createGroup",
+        () =>
+          s.createGroup({
+            uid: `${R1}/0000000000000001`,
+            parentUid: R1,
+            name: "a",
+            description: "",
+            now: 2,
+          }),
+      ],
+      ["updateGroup", () => s.updateGroup(`${R1}/0000000000000001`, { name: "b" }, 3)],
+      [
+        "createRepo",
+        () =>
+          s.createRepo({
+            uid: repo,
+            groupUid: R1,
+            name: "app",
+            description: "",
+            aliases: [],
+            now: 3,
+          }),
+      ],
+      ["updateRepo", () => s.updateRepo(repo, { description: "the app" }, 3)],
+      ["putTag", () => s.putTag(repo, { name: "v1", digest, deprecated: false }, () => tag, 3)],
+      [
+        "importTags",
+        () =>
+          s.importTags(
+            repo,
+            [{ name: "v2", digest, deprecated: true }],
+            () => `${repo}/00000000000000b2`,
+            3,
+          ),
+      ],
+      ["deleteTag", () => s.deleteTag(tag)],
+      ["deleteTag", () => s.deleteTag(`${repo}/00000000000000b2`)],
+      ["deleteRepo", () => s.deleteRepo(repo)],
+    ];
+    for (const [name, write] of writes) {
+      await write();
+      // The very same answers: the write cannot change one.
+      expect(await s.capabilitiesAt(person, [R1]), name).toBe(first);
+      expect(await s.groupsWithCapability(person, "groups.list"), name).toBe(where);
+    }
     // A new organization is a group and a binding in one transaction: the binding counts.
     const R2 = "5".repeat(40);
     await s.createOrganization(
