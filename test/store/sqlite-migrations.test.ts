@@ -126,8 +126,9 @@ const list = (q: Partial<ListQuery>, field: SortField = "create_time", desc = fa
 });
 
 describe("sqlite migration: groups keyed by their integer id", () => {
-  it("is the last step", () => {
-    expect(rebuild).toBe(migrations.length - 1);
+  it("finds the step under test by its description", () => {
+    // Not found, it would be -1, and openOld would build everything but the last step.
+    expect(migrations[rebuild]?.description).toMatch(/^groups keyed by their integer id/);
   });
 
   it("keeps every group, its tree and what refers to it, with foreign keys enforced", async () => {
