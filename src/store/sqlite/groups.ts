@@ -35,14 +35,14 @@ const listColumns = {
   }),
 };
 
-/** What keeps a group from being deleted, with the child groups found by parent id. */
+/**
+ * What keeps a group from being deleted, with the child groups found by parent id: that
+ * check's `?` is the group's integer id, the others' its uid.
+ */
 const sqliteChildChecks = childChecks.map((c) =>
   c.kind === "groups"
-    ? {
-        kind: c.kind,
-        sql: "SELECT 1 FROM groups WHERE parent_id = (SELECT id FROM groups WHERE uid = ?) LIMIT 1",
-      }
-    : c,
+    ? { kind: c.kind, sql: "SELECT 1 FROM groups WHERE parent_id = ? LIMIT 1", byId: true }
+    : { ...c, byId: false },
 );
 
 /** Create the group operations on an open, migrated database. */
@@ -81,6 +81,7 @@ export function createGroupOps(db: Database): GroupOps {
   );
   const childStatements = sqliteChildChecks.map((c) => ({
     kind: c.kind,
+    byId: c.byId,
     stmt: db.prepare(c.sql),
   }));
   // A group can only be deleted as a leaf, so its only row as an ancestor is its depth-0 row.
@@ -158,8 +159,8 @@ export function createGroupOps(db: Database): GroupOps {
 
     deleteGroup: db.transaction((uid: string) => {
       const { id } = mustFind(uid);
-      for (const { kind, stmt } of childStatements) {
-        if (stmt.get(uid)) {
+      for (const { kind, byId, stmt } of childStatements) {
+        if (stmt.get(byId ? id : uid)) {
           throw new StoreError(
             "not_empty",
             `group ${JSON.stringify(uid)} has child ${kind}`,
