@@ -1,6 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
+import { freePort } from "../test/helpers/free-port.js";
 
 /** Stop a child process with SIGTERM and wait for it to exit (at once if it has). */
 export async function stop(proc: ChildProcess): Promise<void> {
@@ -22,14 +23,7 @@ export function accepts(port: number): Promise<boolean> {
   });
 }
 
-/** A TCP port free on 127.0.0.1 at the moment of asking. */
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
+export { freePort };
 
 /** CPU time (user + system) process `pid` has used, in ms (/proc/<pid>/stat); 0 once gone. */
 export function processCpuMs(pid: number): number {

@@ -1,4 +1,3 @@
-import net from "node:net";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
@@ -6,6 +5,7 @@ import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
+import { freePort } from "./free-port.js";
 import { newPgDatabase } from "./postgres.js";
 
 /** The store backends a suite runs against when it runs against each. */
@@ -50,14 +50,7 @@ export interface TestOrg {
 
 let people = 0;
 
-/** Find a free loopback port (the base URL must name the port before the server starts). */
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((resolve) => srv.listen(0, "127.0.0.1", resolve));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
-}
+export { freePort };
 
 /**
  * Start a Gatehouse on a free loopback port; settings are env-style overrides, `now` the
