@@ -73,7 +73,8 @@ export async function startBenchPostgres(
       return [postmaster, ...childPids(postmaster)];
     },
     async stop() {
-      if (child.exitCode === null) {
+      // A child killed by a signal has no exit code, and will not exit again.
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = once(child, "exit");
         child.stdin!.end();
         await exited;
