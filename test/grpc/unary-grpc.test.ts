@@ -26,9 +26,16 @@ let org: TestOrg;
 // Which path served each call: the lean path's context names the RPC by its path alone, the
 // router's by the whole URL. Keyed by request id.
 const servedBy = new Map<string, "lean" | "router">();
-const spy: Interceptor = (next) => (req) => {
+// A call with `x-test-hold: K` tells holds[K] it is inside the server, then waits a moment.
+const holds = new Map<string, () => void>();
+const spy: Interceptor = (next) => async (req) => {
   const id = req.header.get("x-request-id");
   if (id) servedBy.set(id, req.url.includes("://") ? "router" : "lean");
+  const hold = holds.get(req.header.get("x-test-hold") ?? "");
+  if (hold) {
+    hold();
+    await new Promise((r) => setTimeout(r, 50));
+  }
   return next(req);
 };
 
@@ -244,6 +251,24 @@ describe("a client that walks away", () => {
         req.close(code);
         await new Promise((r) => req.once("close", r));
       }
+      // The whole request sent, and reset while its handler runs: nothing reads the stream
+      // then, so only the path's own "error" listener hears the reset.
+      const entered = new Promise<void>((r) => holds.set(`walk-${code}`, r));
+      const req = client.request({
+        ":method": "POST",
+        ":path": `${groups}/GetGroup`,
+        "content-type": "application/grpc",
+        te: "trailers",
+        "x-test-hold": `walk-${code}`,
+        ...org.owner.headers,
+      });
+      req.on("error", () => undefined);
+      req.end(grpcEnvelope(getGroup(org.uid)));
+      await entered;
+      req.close(code);
+      await new Promise((r) => req.once("close", r));
+      // The handler finishes after the reset, and its answer has nowhere to go.
+      await new Promise((r) => setTimeout(r, 100));
     } finally {
       client.close();
     }
