@@ -94,6 +94,8 @@ export function integrityCheck(db: Database): string[] {
 /**
  * Rows that point at something that is gone: every foreign key violation (closure rows and
  * bindings of deleted groups among them), and groups whose parent is gone, listed by table.
+ * On SQLite a gone parent is a foreign key violation of `groups` (parent_id): its view reads
+ * the parent back as NULL, so the query below finds nothing there.
  */
 export async function orphans(db: TreeDb): Promise<Record<string, number>> {
   const found = await db.foreignKeyViolations();
