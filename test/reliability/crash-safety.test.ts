@@ -35,9 +35,13 @@ afterAll(() => {
 
 /**
  * Create groups under random acknowledged groups with `writers` calls in flight until the
- * server stops answering; returns the uids the server acknowledged with 200.
+ * server stops answering. `acked` fills with the uids the server acknowledged with 200 as
+ * they come; `done` resolves with them once the server is gone.
  */
-async function writeUntilGone(known: string[], writers: number): Promise<string[]> {
+function writeUntilGone(
+  known: string[],
+  writers: number,
+): { acked: string[]; done: Promise<string[]> } {
   const acked: string[] = [];
   // Names unique across rounds: a write the kill cut off may have committed all the same.
   const prefix = Math.random().toString(36).slice(2, 8);
@@ -58,8 +62,11 @@ async function writeUntilGone(known: string[], writers: number): Promise<string[
       known.push(body.uid);
     }
   };
-  await Promise.all(Array.from({ length: writers }, writer));
-  return acked;
+  const done = Promise.all(Array.from({ length: writers }, writer)).then(() => acked);
+  // Handled here too, so that a refused write is reported where `done` is awaited, not as an
+  // unhandled rejection while the caller waits for writes to flow.
+  done.catch(() => undefined);
+  return { acked, done };
 }
 
 describe.each(backends)("crash safety on %s", (backend) => {
@@ -100,19 +107,27 @@ describe.each(backends)("crash safety on %s", (backend) => {
     };
   }
 
-  it("keeps every acknowledged write and a sound closure across SIGKILLs", async () => {
+  it("keeps every acknowledged write and a sound closure across SIGKILLs", {
+    timeout: 60_000,
+  }, async () => {
     const known = [orgUid];
     const acked: string[] = [];
     for (let round = 0; round < 2; round++) {
       child = await startChildServer(url, env);
       const server = child;
       const writing = writeUntilGone(known, 4);
-      // Kill at a random moment once writes are flowing, with calls in flight.
-      await new Promise((r) => setTimeout(r, 200 + Math.random() * 300));
+      // Kill at a random moment once writes are flowing (however slowly a fresh process
+      // answers its first ones), with calls in flight.
+      for (let waited = 0; writing.acked.length < 10 && waited < 15_000; waited += 10) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(writing.acked.length, "writes acknowledged before the kill").toBeGreaterThanOrEqual(
+        10,
+      );
+      await new Promise((r) => setTimeout(r, Math.random() * 300));
       server.process.kill("SIGKILL");
       expect(await server.exited).toBe("SIGKILL");
-      acked.push(...(await writing));
-      expect(acked.length).toBeGreaterThan(round * 10);
+      acked.push(...(await writing.done));
 
       const db = await openAsFound();
       try {
