@@ -122,3 +122,20 @@ export function runningCalls(shutdownSignal: AbortSignal): Set<CallContext> {
   });
   return running;
 }
+
+/**
+ * Request headers as name/value pairs for a CallContext, without HTTP/2's pseudo-headers
+ * (`:path`): the REST gateway and the lean paths build theirs with it.
+ */
+export function headerPairs(
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (const name in headers) {
+    if (name.charCodeAt(0) === 58 /* ":" */) continue;
+    const value = headers[name];
+    if (typeof value === "string") pairs.push([name, value]);
+    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
+  }
+  return pairs;
+}

@@ -84,17 +84,3 @@ export function withErrorInfo(err: ConnectError, domain: string): ConnectError {
   });
   return shaped;
 }
-
-/** Request headers as name/value pairs, without HTTP/2's pseudo-headers (`:path`). */
-export function headerPairs(
-  headers: Readonly<Record<string, string | string[] | undefined>>,
-): [string, string][] {
-  const pairs: [string, string][] = [];
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 58 /* ":" */) continue;
-    const value = headers[name];
-    if (typeof value === "string") pairs.push([name, value]);
-    else if (Array.isArray(value)) for (const v of value) pairs.push([name, v]);
-  }
-  return pairs;
-}

@@ -8,14 +8,19 @@ import {
 } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
-import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
+import {
+  CallContext,
+  callComplete,
+  cancelReason,
+  headerPairs,
+  runningCalls,
+} from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import {
   compressMinBytes,
-  headerPairs,
   type LeanMethod,
   leanMethods,
   parseRequest,

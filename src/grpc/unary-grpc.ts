@@ -7,7 +7,13 @@ import {
   envelopeDecompress,
   invokeUnaryImplementation,
 } from "@connectrpc/connect/protocol";
-import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
+import {
+  CallContext,
+  callComplete,
+  cancelReason,
+  headerPairs,
+  runningCalls,
+} from "../call-context.js";
 import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
 import type { ServiceRegistration } from "../service-registration.js";
@@ -15,7 +21,6 @@ import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
 import {
   compressMinBytes,
-  headerPairs,
   type LeanMethod,
   leanMethods,
   parseRequest,

@@ -7,9 +7,9 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { headerPairs } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
-import { headerPairs } from "../grpc/lean-calls.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
   copyHeaders,
