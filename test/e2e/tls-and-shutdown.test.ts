@@ -7,7 +7,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { GetGroupRequestSchema, GroupSchema } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { grpcEnvelope } from "../helpers/raw-grpc.js";
+import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { startTestServer } from "../helpers/test-server.js";
 
 // A self-signed certificate for 127.0.0.1, made for these tests only (not a secret).
@@ -38,35 +38,18 @@ function h2Get(url: string, path: string, headers: Record<string, string>) {
 }
 
 /** A unary gRPC GetGroup over HTTP/2 (TLS when `url` is https): grpc-status and the group. */
-function grpcGetGroup(url: string, uid: string, headers: Record<string, string>) {
-  return new Promise<{ grpcStatus: string | undefined; name: string | undefined }>((done, fail) => {
-    const session = http2.connect(url, { ca });
-    session.on("error", fail);
-    const req = session.request({
-      ":method": "POST",
-      ":path": "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
-      "content-type": "application/grpc",
-      te: "trailers",
-      ...headers,
-    });
-    const chunks: Buffer[] = [];
-    let status: string | undefined;
-    req.on("response", (h) => {
-      status ??= h["grpc-status"] as string | undefined;
-    });
-    req.on("trailers", (t) => {
-      status ??= t["grpc-status"] as string | undefined;
-    });
-    req.on("data", (d: Buffer) => chunks.push(d));
-    req.on("end", () => {
-      session.close();
-      const body = Buffer.concat(chunks);
-      const name = body.length > 5 ? fromBinary(GroupSchema, body.subarray(5)).name : undefined;
-      done({ grpcStatus: status, name });
-    });
-    req.on("error", fail);
-    req.end(grpcEnvelope(toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid }))));
-  });
+async function grpcGetGroup(url: string, uid: string, headers: Record<string, string>) {
+  const request = toBinary(GetGroupRequestSchema, create(GetGroupRequestSchema, { uid }));
+  const answer = await rawGrpc(
+    url,
+    "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
+    headers,
+    grpcEnvelope(request),
+    { ca },
+  );
+  const name =
+    answer.body.length > 5 ? fromBinary(GroupSchema, answer.body.subarray(5)).name : undefined;
+  return { grpcStatus: answer.grpcStatus, name };
 }
 
 function h1Get(url: string, path: string, headers: Record<string, string>) {

@@ -16,15 +16,17 @@ export interface RawGrpcAnswer {
 /**
  * Send one gRPC request by hand over HTTP/2 (for what a real client will not send: bombs,
  * bad headers, truncated frames, JSON messages) and read the whole answer. `headers` are
- * added to (and may replace) POST, `content-type: application/grpc` and `te: trailers`.
+ * added to (and may replace) POST, `content-type: application/grpc` and `te: trailers`;
+ * `connect` are the session's options (`ca` for an https URL).
  */
 export async function rawGrpc(
   url: string,
   path: string,
   headers: Record<string, string>,
   body: Buffer,
+  connect: http2.SecureClientSessionOptions = {},
 ): Promise<RawGrpcAnswer> {
-  const client = http2.connect(url);
+  const client = http2.connect(url, connect);
   try {
     return await new Promise<RawGrpcAnswer>((resolve, reject) => {
       const req = client.request({
