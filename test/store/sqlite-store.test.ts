@@ -254,15 +254,21 @@ describe("sqlite store", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
-  it("keeps its access answers across group, repo and tag writes, but not across a new binding", async () => {
+  /** A new store in which `person` owns organization R1 (binding `${R1}/b`). */
+  async function storeOwnedBy(person: string) {
     const s = createSqliteStore(newPath(), { roles: storeRoles });
-    const person = "6".repeat(40);
     await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
     await s.createOrganization(group, {
       bindingUid: `${R1}/b`,
       identityUid: person,
       roleUid: ownerRole.uid,
     });
+    return s;
+  }
+
+  it("keeps its access answers across group, repo and tag writes, but not across a new binding", async () => {
+    const person = "6".repeat(40);
+    const s = await storeOwnedBy(person);
     const first = await s.capabilitiesAt(person, [R1]);
     const where = await s.groupsWithCapability(person, "groups.list");
     const repo = `${R1}/00000000000000a1`;
@@ -337,14 +343,8 @@ describe("sqlite store", () => {
   });
 
   it("keeps its access answers across lastSeenTime writes, but not across any other write", async () => {
-    const s = createSqliteStore(newPath(), { roles: storeRoles });
     const person = "7".repeat(40);
-    await s.upsertPerson({ uid: person, issuer: "i", subject: "s", name: "P", email: "", now: 1 });
-    await s.createOrganization(group, {
-      bindingUid: `${R1}/b`,
-      identityUid: person,
-      roleUid: ownerRole.uid,
-    });
+    const s = await storeOwnedBy(person);
     const first = await s.capabilitiesAt(person, [R1]);
     await s.touchIdentity(person, 2);
     // The very same answer: the exchange's write did not empty the cache.
