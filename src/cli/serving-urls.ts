@@ -14,10 +14,11 @@ export async function recordServingUrls(
 }
 
 /**
- * The base and auth URLs a command should mint tokens for: the ones given (flag or
- * environment), else the ones the server last served under on this database, else the
- * defaults. A given URL that differs from the served one is kept, with a warning: such a
- * token is refused by that server.
+ * The base and auth URLs a command should mint tokens for. Settings given now (flag or
+ * environment) win: a base URL, or a port or TLS certificate that the default base URL derives
+ * from; one that differs from the URL the server last served under on this database is kept,
+ * with a warning that that server refuses such a token. Without them, the URLs the server last
+ * served under, with a note naming them and how to change them; else the defaults.
  */
 export async function servingUrls(
   store: Pick<Store, "getSetting">,
@@ -29,21 +30,31 @@ export async function servingUrls(
     baseUrl: await store.getSetting(servedUrlSettings.baseUrl),
     authUrl: await store.getSetting(servedUrlSettings.authUrl),
   };
-  const pick = (key: "baseUrl" | "authUrl", env: string, derived: boolean): string => {
+  const pick = (key: "baseUrl" | "authUrl", env: string, givenNow: boolean): string => {
     const stored = served[key];
-    if (given.has(key) || derived) {
+    if (givenNow) {
       if (stored !== undefined && stored !== config[key]) {
         warn(
-          `warning: the server on this database serves with ${env}=${stored}; ` +
-            `a token for ${config[key]} will be refused there`,
+          `warning: minting for ${env}=${config[key]}, as given; the server that last ran on ` +
+            `this database serves with ${env}=${stored} and will refuse this token`,
         );
       }
       return config[key];
     }
+    // An auth URL that is the base URL needs no note of its own.
+    const same = key === "authUrl" && stored === served.baseUrl;
+    if (stored !== undefined && stored !== config[key] && !same) {
+      warn(
+        `note: minting for ${env}=${stored}, which the server that last ran on this database ` +
+          `serves under; set ${env}${key === "baseUrl" ? " (or GATEHOUSE_PORT)" : ""} for another`,
+      );
+    }
     return stored ?? config[key];
   };
-  const baseUrl = pick("baseUrl", "GATEHOUSE_BASE_URL", false);
+  // The default base URL is http(s)://localhost:<port>: a port or certificate given now moves it.
+  const baseGiven = given.has("baseUrl") || given.has("port") || given.has("tlsCertPath");
+  const baseUrl = pick("baseUrl", "GATEHOUSE_BASE_URL", baseGiven);
   // An auth URL that defaults from a base URL given here follows that one.
-  const authUrl = pick("authUrl", "GATEHOUSE_AUTH_URL", given.has("baseUrl"));
+  const authUrl = pick("authUrl", "GATEHOUSE_AUTH_URL", given.has("authUrl") || baseGiven);
   return { baseUrl, authUrl };
 }
