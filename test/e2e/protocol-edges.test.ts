@@ -97,14 +97,13 @@ describe("an unknown method", () => {
     });
     expect(unary.code).toBe(grpc.status.UNIMPLEMENTED);
     expect(unary.metadata.get("grpc-status-details-bin")).toHaveLength(1);
-    const started = Date.now();
+    // A streaming call that hung instead would fail by the test's timeout.
     const streamed = await new Promise<grpc.ServiceError>((resolve) => {
       const call = client.makeServerStreamRequest(unknown, identity, identity, Buffer.alloc(0));
       call.on("data", () => {});
       call.on("error", resolve);
     });
     expect(streamed.code).toBe(grpc.status.UNIMPLEMENTED);
-    expect(Date.now() - started).toBeLessThan(5000);
     client.close();
   });
 

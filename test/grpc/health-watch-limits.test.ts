@@ -57,7 +57,8 @@ it("a Watch that has nothing to send ends after the idle timeout", async () => {
   await w.first;
   const started = Date.now();
   expect(await w.ended).toBe("0");
-  expect(Date.now() - started).toBeLessThan(idleTimeoutMs * 10);
+  // Ended by the idle timeout, not at once (a lower bound, which load cannot break).
+  expect(Date.now() - started).toBeGreaterThanOrEqual(idleTimeoutMs / 2);
   session.close();
 });
 

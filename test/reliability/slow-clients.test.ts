@@ -6,9 +6,11 @@ import { startTestServer, type TestServer } from "../helpers/test-server.js";
 // Slowloris: connections that dribble their headers, stop half-way or never speak are cut
 // off by the timeouts, while other clients are served at once. The timeouts are shortened
 // (production: headers 10 s, request 30 s, idle 65 s) to keep the suite to a few seconds.
+// No absolute time bound (a loaded machine is slow at everything): a slow client's lifetime is
+// judged against a silent connection's, cut by a timeout of the same order in the same run,
+// and the others' latencies against theirs before the attack.
 
 const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_000, idleTimeoutMs: 1_000 };
-const slack = 1_500;
 let ts: TestServer;
 
 beforeAll(async () => {
@@ -40,8 +42,26 @@ function slowClient(first: string, rest: string, everyMs: number): Promise<numbe
 
 const endless = "X-Padding: 1\r\n".repeat(1000);
 
+/** `/healthz` latencies of `n` requests one after another, in ms. */
+async function healthLatencies(n: number): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const res = await fetch(`${ts.url}/healthz`, { signal: AbortSignal.timeout(10_000) });
+    expect(res.status).toBe(200);
+    latencies.push(performance.now() - t);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return latencies;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 describe("slow clients", () => {
   it("are cut off by the timeouts while others are served", async () => {
+    const before = await healthLatencies(20);
+    // The control: connections that never speak, cut by the headers or idle timeout.
+    const silent = Array.from({ length: 5 }, () => slowClient("", "", 1000));
     const slow = [
       // Headers dribbled one byte at a time: the headers timeout is absolute.
       ...Array.from({ length: 20 }, () => slowClient("GET /healthz HTTP/1.1\r\n", endless, 50)),
@@ -60,19 +80,15 @@ describe("slow clients", () => {
       ...Array.from({ length: 5 }, () => slowClient("", "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 100)),
     ];
 
-    // Meanwhile, normal requests are answered quickly.
-    const latencies: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const t = performance.now();
-      const res = await fetch(`${ts.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
-      expect(res.status).toBe(200);
-      latencies.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(Math.max(...latencies)).toBeLessThan(250);
+    // Meanwhile, normal requests are answered as quickly as before the attack: the typical
+    // one within a few times the slowest one before (starved, they would wait for the cuts).
+    const during = await healthLatencies(20);
+    expect(median(during)).toBeLessThan(3 * Math.max(...before));
 
+    // Every slow client is cut about when a silent one is: no timeout here is more than
+    // twice another (600 ms headers, 1 s request and idle).
     const lifetimes = await Promise.all(slow);
-    const limit = Math.max(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs) + slack;
+    const limit = 2 * Math.max(...(await Promise.all(silent)));
     expect(lifetimes.filter((ms) => ms > limit)).toEqual([]);
   });
 
@@ -81,6 +97,8 @@ describe("slow clients", () => {
     session.on("error", () => {});
     try {
       const started = Date.now();
+      // The control: a silent connection, cut by the headers or idle timeout.
+      const silent = slowClient("", "", 1000);
       const stream = session.request({
         ":method": "POST",
         ":path": "/gatehouse.iam.v2beta1.GroupsService/GetGroup",
@@ -101,7 +119,8 @@ describe("slow clients", () => {
           resolve(Date.now() - started);
         }),
       );
-      expect(lifetime).toBeLessThan(timeouts.requestTimeoutMs + slack);
+      // Cut by the request timeout (1 s), not held while bytes keep coming.
+      expect(lifetime).toBeLessThan(2 * (await silent));
       // The same session still serves a well-formed call.
       const ok = session.request({ ":method": "GET", ":path": "/healthz" });
       const status = await new Promise<number>((resolve, reject) => {

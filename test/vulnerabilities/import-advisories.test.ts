@@ -138,16 +138,13 @@ describe("gatehouse import advisories", () => {
 
   it("loads the Go vulnerability database completely and idempotently", async () => {
     const org = await newOrg("govulndb");
-    const started = performance.now();
     const first = await runImport(db, ["advisories", "--group", org, goVulnDb]);
-    const elapsed = performance.now() - started;
     const n = expected.total;
     expect(first).toEqual({
       code: 0,
       stdout: `advisories: ${n} read, ${n} created, 0 updated, 0 unchanged, 0 rejected\n`,
       stderr: "",
     });
-    expect(elapsed).toBeLessThan(15_000);
     const again = await runImport(db, ["advisories", "--group", org, goVulnDb]);
     expect(again.stdout).toBe(
       `advisories: ${n} read, 0 created, 0 updated, ${n} unchanged, 0 rejected\n`,
