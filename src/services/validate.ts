@@ -32,11 +32,14 @@ export function violations(): Violations {
   };
 }
 
+/** What a group name may hold, in words: people read it, not the regular expression. */
+export const groupNameRule = "may hold only lowercase letters a-z, digits, spaces and . _ -";
+
 /** Check a group name: required, `^[a-z0-9 ._-]{1,}$`, at most 256 characters. */
 export function checkGroupName(v: Violations, field: string, name: string): void {
   if (name === "") v.add(field, "is required");
   else if (name.length > maxNameLength) v.add(field, `must be at most ${maxNameLength} characters`);
-  else if (!groupNamePattern.test(name)) v.add(field, "must match ^[a-z0-9 ._-]{1,}$");
+  else if (!groupNamePattern.test(name)) v.add(field, groupNameRule);
 }
 
 /** Check a display name: required, 1-256 printable characters. */

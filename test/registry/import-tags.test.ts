@@ -40,7 +40,7 @@ it("imports tags from gzipped JSON lines, reports bad records, and moves changed
   expect(first.code).toBe(1);
   expect(first.stdout).toBe("tags: 4 read, 2 created, 0 updated, 0 unchanged, 2 rejected\n");
   expect(first.stderr).toContain(
-    "rejected record 3 (-bad): name: must match ^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$; digest:",
+    "rejected record 3 (-bad): name: must be 1-128 letters, digits and . _ -, the first a letter, digit or _ (an OCI tag); digest:",
   );
   expect(first.stderr).toContain("rejected record 4: not a JSON object");
   const before = await c.tags.listTags({ uidp: { childrenOf: repo }, orderBy: "name" });

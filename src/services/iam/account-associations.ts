@@ -191,7 +191,10 @@ function checkLinks(
   }
   if (google && only.has("google")) {
     if (!gcpProjectId.test(google.projectId)) {
-      v.add("google.projectId", "must be 6-30 characters matching ^[a-z][a-z0-9-]{4,28}[a-z0-9]$");
+      v.add(
+        "google.projectId",
+        "must be 6-30 lowercase letters, digits and -, the first a letter, the last not -",
+      );
     }
     if (!gcpProjectNumber.test(google.projectNumber)) {
       v.add("google.projectNumber", "must be 1-20 digits");

@@ -37,7 +37,10 @@ export function checkRepoAliases(v: Violations, field: string, aliases: readonly
 export function checkTagName(v: Violations, field: string, name: string): void {
   if (name === "") v.add(field, "is required");
   else if (!tagNamePattern.test(name)) {
-    v.add(field, "must match ^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$");
+    v.add(
+      field,
+      "must be 1-128 letters, digits and . _ -, the first a letter, digit or _ (an OCI tag)",
+    );
   }
 }
 
