@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { durationForms, parseDurationSeconds } from "./duration.js";
 
 /** Config is every setting of a Gatehouse server, validated at start-up. */
 export interface Config {
@@ -426,15 +427,12 @@ export function redactedDatabaseUrl(url: string): string {
   }
 }
 
-const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
-
-/** A duration such as 3600s, 90m, 12h or 7d (a bare number is seconds), in seconds. */
+/** A duration setting (parseDurationSeconds' forms) between 60 s and 365 d, in seconds. */
 function parseDuration(v: string, name: string): number {
-  const m = /^(\d{1,9})([smhd]?)$/.exec(v.trim());
-  const seconds = m ? Number(m[1]) * (durationUnits[m[2] || "s"] ?? 1) : Number.NaN;
+  const seconds = parseDurationSeconds(v) ?? Number.NaN;
   if (!(seconds >= 60 && seconds <= 365 * 86400)) {
     throw new ConfigError(
-      `${name}: ${JSON.stringify(v)} is not a duration between 60s and 365d (e.g. 3600s, 12h, 7d)`,
+      `${name}: ${JSON.stringify(v)} is not a duration between 60s and 365d (${durationForms})`,
     );
   }
   return seconds;

@@ -247,6 +247,43 @@ describe("identities, roles and bindings", () => {
   });
 });
 
+describe("durations", () => {
+  // `--ttl 5d` was refused with "5d": only protobuf JSON's "432000s" was taken. Every duration
+  // flag and setting now reads the same forms.
+  it.each([
+    ["5d", 5 * 86400],
+    ["12h", 12 * 3600],
+    ["30m", 30 * 60],
+    ["3600s", 3600],
+    ["7200", 7200],
+  ])("--ttl %s", async (ttl, seconds) => {
+    const invite = await json([
+      "iam",
+      "invites",
+      "create",
+      "--parent",
+      org.uid,
+      "--role-uid",
+      "viewer",
+      "--ttl",
+      ttl,
+    ]);
+    const lived = Date.parse(invite.expirationTime) - Date.parse(invite.createTime);
+    expect(Math.round(lived / 1000)).toBe(seconds);
+  });
+
+  it("refuses another form, saying which forms it takes", async () => {
+    const r = await runCli(
+      ["iam", "invites", "create", "--parent", org.uid, "--role-uid", "viewer", "--ttl", "5 days"],
+      env,
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      '--ttl: not a duration: "5 days" (5d, 12h, 30m, 3600s or plain seconds)',
+    );
+  });
+});
+
 describe("registry and advisories", () => {
   it("repos and tags", async () => {
     const repo = await json(["registry", "repos", "create", "--parent", org.uid, "--name", "app"]);

@@ -8,6 +8,7 @@ import {
   ScalarType,
 } from "@bufbuild/protobuf";
 import { FieldBehavior, field_behavior } from "../../../gen/google/api/field_behavior_pb.js";
+import { durationForms, parseDurationSeconds } from "../../duration.js";
 import { CliError } from "../cli-io.js";
 
 /** One command-line flag standing for one field of a request message. */
@@ -97,7 +98,8 @@ function typeName(field: DescField): string {
 
 /**
  * Build a message from flag values (strings, or string lists for repeated flags) through
- * protobuf JSON, so that enums go by name, durations as `86400s`, times as RFC 3339. A value
+ * protobuf JSON, so that enums go by name, durations as `5d`, `12h`, `30m`, `3600s` or plain
+ * seconds (src/duration.ts), times as RFC 3339. A value
  * that does not fit is a usage error naming the flag.
  */
 export function messageFromFlags<D extends DescMessage>(
@@ -145,6 +147,14 @@ export function messageFromFlags<D extends DescMessage>(
 }
 
 function scalarJson(f: FieldFlag, v: string): JsonValue {
+  if (f.type === "duration") {
+    // The same forms as every other duration (5d, 12h, ...), sent as protobuf JSON seconds.
+    const seconds = parseDurationSeconds(v);
+    if (seconds === undefined) {
+      throw new CliError(`--${f.flag}: not a duration: ${JSON.stringify(v)} (${durationForms})`);
+    }
+    return `${seconds}s`;
+  }
   if (f.type === "true|false") {
     if (v === "true" || v === "false") return v === "true";
     throw new CliError(`--${f.flag}: expected true or false, got ${JSON.stringify(v)}`);

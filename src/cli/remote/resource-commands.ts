@@ -22,6 +22,7 @@ import { ReposService } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.j
 import { TagsService } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../auth/capabilities.js";
+import { durationForms } from "../../duration.js";
 import { isUid, rootOf } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
@@ -145,7 +146,7 @@ function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = fals
           : " (required)";
     const opt = new Option(
       `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
-      `${f.type}${shape}${required}`,
+      `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${shape}${required}`,
     );
     if (f.shape !== "single") {
       opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
