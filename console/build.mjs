@@ -4,7 +4,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gzipSync } from "node:zlib";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 import * as esbuild from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -35,9 +35,21 @@ export async function buildConsole(outDir = join(root, "dist", "console")) {
     .replace("%SCRIPT%", script)
     .replace("%STYLE%", style);
   await writeFile(join(outDir, "index.html"), html);
+  // Precompressed once here, so the server sends them without compressing per request
+  // (src/console-routes.ts picks one by Accept-Encoding).
   let gzipped = 0;
   for (const f of [script, style, "index.html"]) {
-    gzipped += gzipSync(await readFile(join(outDir, f))).length;
+    const body = await readFile(join(outDir, f));
+    const gz = gzipSync(body, { level: 9 });
+    const br = brotliCompressSync(body, {
+      params: {
+        [constants.BROTLI_PARAM_QUALITY]: 11,
+        [constants.BROTLI_PARAM_SIZE_HINT]: body.length,
+      },
+    });
+    await writeFile(join(outDir, `${f}.gz`), gz);
+    await writeFile(join(outDir, `${f}.br`), br);
+    gzipped += gz.length;
   }
   return { outDir, files: [...outputs, "index.html"], gzippedBytes: gzipped };
 }

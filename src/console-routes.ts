@@ -1,7 +1,9 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyPluginAsync } from "fastify";
+import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import negotiate from "@fastify/accept-negotiator";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 
 /** Options of consoleRoutes. */
 export interface ConsoleOptions {
@@ -31,18 +33,64 @@ const types: Record<string, string> = {
   ".txt": "text/plain; charset=utf-8",
 };
 
+/** The encodings the console is sent in besides identity, best first. */
+const encodings = ["br", "gzip"] as const;
+type Encoding = (typeof encodings)[number];
+
+/** A console file: its bytes, and the same compressed where that is smaller. */
+interface ConsoleFile {
+  body: Buffer;
+  type: string;
+  encoded: Partial<Record<Encoding, Buffer>>;
+}
+
+/**
+ * Read a built file and its compressed forms: those `console/build.mjs` wrote beside it
+ * (`<name>.br`, `<name>.gz`), else compressed here once; each kept only if smaller.
+ */
+function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
+  const body = readFileSync(join(dir, name));
+  const encoded: ConsoleFile["encoded"] = {};
+  const made: Record<Encoding, () => Buffer> = {
+    br: () => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
+    gzip: () => gzipSync(body, { level: 9 }),
+  };
+  for (const e of encodings) {
+    const file = join(dir, `${name}.${e === "br" ? "br" : "gz"}`);
+    const bytes = existsSync(file) ? readFileSync(file) : made[e]();
+    if (bytes.length < body.length) encoded[e] = bytes;
+  }
+  return { body, type, encoded };
+}
+
+/**
+ * Send a console file in the best encoding the client accepts (Accept-Encoding), saying so in
+ * Content-Encoding; Vary tells caches that the bytes depend on that header.
+ */
+function sendFile(req: FastifyRequest, reply: FastifyReply, file: ConsoleFile): FastifyReply {
+  reply.header("vary", "Accept-Encoding").type(file.type);
+  const header = req.headers["accept-encoding"];
+  const offered = encodings.filter((e) => file.encoded[e]);
+  const chosen = header && offered.length > 0 ? negotiate(header, offered) : null;
+  const encoded = chosen ? file.encoded[chosen] : undefined;
+  if (chosen && encoded) return reply.header("content-encoding", chosen).send(encoded);
+  return reply.send(file.body);
+}
+
 /**
  * Serve the web console at `/console/`: index.html (never cached: it names the current bundle)
- * for the page itself, and the content-hashed bundle files (cached for a year). The files are
- * read once at start-up; nothing outside the build directory can be named.
+ * for the page itself, and the content-hashed bundle files (cached for a year), compressed
+ * as the client accepts (brotli or gzip). The files are read once at start-up; nothing outside
+ * the build directory can be named. `GET /` from a browser (Accept: text/html) is redirected
+ * to the console; other clients get the API's 404.
  */
 export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opts) => {
-  const files = new Map<string, { body: Buffer; type: string }>();
+  const files = new Map<string, ConsoleFile>();
   try {
     for (const name of readdirSync(opts.dir)) {
       const ext = name.slice(name.lastIndexOf("."));
       const type = types[ext];
-      if (type) files.set(name, { body: readFileSync(join(opts.dir, name)), type });
+      if (type) files.set(name, readConsoleFile(opts.dir, name, type));
     }
   } catch {
     // not built
@@ -50,32 +98,36 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const index = files.get("index.html");
   if (!index) opts.onMissing?.(opts.dir);
 
+  app.get("/", async (req, reply) => {
+    reply.header("vary", "Accept");
+    const accept = req.headers.accept;
+    if (accept && negotiate(accept, ["text/html"])) return reply.redirect("/console/", 302);
+    return reply.callNotFound();
+  });
   app.get("/console", async (_req, reply) => reply.redirect("/console/", 301));
-  app.get("/console/", async (_req, reply) => {
+  app.get("/console/", async (req, reply) => {
     if (!index) {
       return reply
         .code(404)
         .type("text/plain; charset=utf-8")
         .send("The console is not built: run npm run build.\n");
     }
-    return reply
+    reply
       .header("content-security-policy", csp)
       .header("cache-control", "no-cache")
       .header("x-content-type-options", "nosniff")
-      .header("referrer-policy", "no-referrer")
-      .type(index.type)
-      .send(index.body);
+      .header("referrer-policy", "no-referrer");
+    return sendFile(req, reply, index);
   });
   app.get<{ Params: { file: string } }>("/console/:file", async (req, reply) => {
     const file = files.get(req.params.file);
     if (!file || req.params.file === "index.html") {
       return reply.code(404).type("text/plain; charset=utf-8").send("Not found\n");
     }
-    return reply
+    reply
       .header("cache-control", "public, max-age=31536000, immutable")
-      .header("x-content-type-options", "nosniff")
-      .type(file.type)
-      .send(file.body);
+      .header("x-content-type-options", "nosniff");
+    return sendFile(req, reply, file);
   });
 };
 
