@@ -32,8 +32,11 @@ export async function servingUrls(
   };
   const pick = (key: "baseUrl" | "authUrl", env: string, givenNow: boolean): string => {
     const stored = served[key];
+    // An auth URL that is the base URL, recorded and now, needs no line of its own.
+    const follows =
+      key === "authUrl" && stored === served.baseUrl && config.authUrl === config.baseUrl;
     if (givenNow) {
-      if (stored !== undefined && stored !== config[key]) {
+      if (stored !== undefined && stored !== config[key] && !follows) {
         warn(
           `warning: minting for ${env}=${config[key]}, as given; the server that last ran on ` +
             `this database serves with ${env}=${stored} and will refuse this token`,
@@ -41,9 +44,7 @@ export async function servingUrls(
       }
       return config[key];
     }
-    // An auth URL that is the base URL needs no note of its own.
-    const same = key === "authUrl" && stored === served.baseUrl;
-    if (stored !== undefined && stored !== config[key] && !same) {
+    if (stored !== undefined && stored !== config[key] && !follows) {
       warn(
         `note: minting for ${env}=${stored}, which the server that last ran on this database ` +
           `serves under; set ${env}${key === "baseUrl" ? " (or GATEHOUSE_PORT)" : ""} for another`,

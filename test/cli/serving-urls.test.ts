@@ -80,6 +80,8 @@ it("bootstrap with a new GATEHOUSE_PORT mints for that port, which its server ac
   });
   expect(run.code).toBe(0);
   expect(run.stderr).toContain(`minting for GATEHOUSE_BASE_URL=http://localhost:${port}, as given`);
+  // One line: the auth URL follows the base URL, as the recorded one did.
+  expect(run.stderr.trim().split("\n")).toHaveLength(1);
   // The new server on that port, started after bootstrap as the README does.
   const other = `http://127.0.0.1:${port}`;
   const second = await startChildServer(other, {
