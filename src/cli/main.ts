@@ -37,7 +37,9 @@ ${importUsage}
 
 Every command reads the server's settings (each also from its environment variable), so it
 works on the same database (GATEHOUSE_DB, --db; or GATEHOUSE_DATABASE_URL, --database-url for
-PostgreSQL) and signs for the same auth and base URLs.
+PostgreSQL) and signs for the same auth and base URLs: bootstrap and token mint for the base
+URL given now (GATEHOUSE_BASE_URL, or GATEHOUSE_PORT for http://localhost:<port>), else for the
+one the last server on the database served under, which they name on stderr.
 Exit codes: 0 success, 1 the request failed, 2 bad usage, configuration or database,
 3 not logged in.
 `;
