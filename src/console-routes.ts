@@ -81,8 +81,7 @@ function sendFile(req: FastifyRequest, reply: FastifyReply, file: ConsoleFile): 
  * Serve the web console at `/console/`: index.html (never cached: it names the current bundle)
  * for the page itself, and the content-hashed bundle files (cached for a year), compressed
  * as the client accepts (brotli or gzip). The files are read once at start-up; nothing outside
- * the build directory can be named. `GET /` from a browser (Accept: text/html) is redirected
- * to the console; other clients get the API's 404.
+ * the build directory can be named.
  */
 export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opts) => {
   const files = new Map<string, ConsoleFile>();
@@ -98,12 +97,6 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const index = files.get("index.html");
   if (!index) opts.onMissing?.(opts.dir);
 
-  app.get("/", async (req, reply) => {
-    reply.header("vary", "Accept");
-    const accept = req.headers.accept;
-    if (accept && negotiate(accept, ["text/html"])) return reply.redirect("/console/", 302);
-    return reply.callNotFound();
-  });
   app.get("/console", async (_req, reply) => reply.redirect("/console/", 301));
   app.get("/console/", async (req, reply) => {
     if (!index) {
@@ -130,6 +123,20 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     return sendFile(req, reply, file);
   });
 };
+
+/**
+ * For the REST gateway's onNoRoute: send a browser asking for `/` (GET or HEAD, Accept naming
+ * text/html) to the console, and say whether it did; API clients keep the API's NOT_FOUND.
+ */
+export function browserToConsole(req: FastifyRequest, reply: FastifyReply): boolean {
+  if (req.url !== "/" || (req.method !== "GET" && req.method !== "HEAD")) return false;
+  // The answer at / depends on Accept: caches must keep the two apart.
+  reply.header("vary", "Accept");
+  const accept = req.headers.accept;
+  if (!accept || !negotiate(accept, ["text/html"])) return false;
+  reply.redirect("/console/", 302);
+  return true;
+}
 
 /** dist/console of this package, found from src/ (tests) or dist/src/ (a build) alike. */
 export function consoleDir(): string {

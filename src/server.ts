@@ -25,7 +25,7 @@ import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
-import { consoleDir, consoleRoutes } from "./console-routes.js";
+import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
 import { codeName } from "./errors.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
@@ -349,6 +349,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     bodyLimit,
     // The token endpoint also takes a posted form, as OAuth-style clients send one.
     formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
+    // A person typing the server's address gets the console, not a JSON 404.
+    onNoRoute: browserToConsole,
   });
 
   app.addHook("onRequest", async (req, reply) => {

@@ -47,6 +47,11 @@ export interface RestGatewayOptions {
    * (`application/x-www-form-urlencoded`), as token endpoints are called. Default: none.
    */
   readonly formBodies?: readonly string[];
+  /**
+   * Asked first about a request no rule's path matches; an answer it sends (it returns true)
+   * replaces NOT_FOUND. The console sends browsers at `/` to itself this way.
+   */
+  readonly onNoRoute?: (request: FastifyRequest, reply: FastifyReply) => boolean;
 }
 
 /** A rule with its request builder and its call, all made at start-up. */
@@ -119,6 +124,10 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
   const noRoute = (request: FastifyRequest, reply: FastifyReply, path: string, info?: CallInfo) => {
     const allowed = table.allowedMethods(path);
     if (allowed.length === 0) {
+      if (opts.onNoRoute?.(request, reply)) {
+        if (info) info.code = 0;
+        return reply;
+      }
       return sendError(reply, noRouteError(request.method, path), shaping, { info, status: 404 });
     }
     const allow = allowHeader(allowed);

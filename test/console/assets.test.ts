@@ -4,7 +4,8 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 // The console's 185 kB script was sent uncompressed whatever the browser accepted, and `GET /`
-// answered a JSON 404 to a person typing the server's address in a browser. Its files now go brotli or
+// answered a JSON 404 to a person typing the server's address in a browser.
+// (HEAD / from a browser is redirected the same way.) Its files now go brotli or
 // gzip by Accept-Encoding (compressed once, at build), and a browser at / goes to /console/.
 
 let ts: TestServer;
@@ -77,7 +78,7 @@ it("compresses the page too, which stays uncached and keeps its CSP", async () =
   expect(brotliDecompressSync(page.body).toString()).toContain("<!doctype html>");
 });
 
-it("sends a browser at / to the console, and answers other clients as any unknown path", async () => {
+it("sends a browser at / to the console, and answers other clients the API's NOT_FOUND", async () => {
   const browser = await get("/", {
     accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
   });
@@ -89,6 +90,7 @@ it("sends a browser at / to the console, and answers other clients as any unknow
     const api = await get("/", accept ? { accept } : {});
     expect(api.status).toBe(404);
     expect(api.headers["content-type"]).toMatch(/^application\/json/);
-    expect(JSON.parse(api.body.toString())).toMatchObject({ statusCode: 404 });
+    expect(JSON.parse(api.body.toString())).toMatchObject({ code: 5 });
+    expect(api.headers.vary).toBe("Accept");
   }
 });
