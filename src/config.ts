@@ -28,6 +28,13 @@ export interface Config {
   trustedUserIssuers: string[];
   /** Allow plain-http OIDC issuers on loopback addresses (tests and local development). */
   allowInsecureLoopbackIssuers: boolean;
+  /**
+   * Let organizations' identity providers be on private or loopback addresses (the server
+   * then calls into its own network on their behalf). Off by default.
+   */
+  allowPrivateIssuerAddresses: boolean;
+  /** The most identity providers one organization (its groups together) may have. */
+  maxIdentityProvidersPerOrganization: number;
   /** How long shutdown waits for in-flight calls before cutting them off. */
   shutdownTimeoutMs: number;
   /** Start even if the database file (which holds the signing keys) is readable by others. */
@@ -165,6 +172,20 @@ export const settings: readonly Setting[] = [
     flag: "allow-insecure-loopback-issuers",
     default: "false",
     help: "accept http:// OIDC issuers on 127.0.0.1/localhost",
+  },
+  {
+    key: "allowPrivateIssuerAddresses",
+    env: "GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES",
+    flag: "allow-private-issuer-addresses",
+    default: "false",
+    help: "let organizations' identity providers be on private or loopback addresses",
+  },
+  {
+    key: "maxIdentityProvidersPerOrganization",
+    env: "GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG",
+    flag: "max-identity-providers-per-org",
+    default: "20",
+    help: "the most identity providers one organization may have",
   },
   {
     key: "shutdownTimeoutMs",
@@ -331,6 +352,16 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     registryAudience,
     trustedUserIssuers,
     allowInsecureLoopbackIssuers,
+    allowPrivateIssuerAddresses: parseBool(
+      get("allowPrivateIssuerAddresses") ?? "false",
+      describe("allowPrivateIssuerAddresses"),
+    ),
+    maxIdentityProvidersPerOrganization: parseInteger(
+      get("maxIdentityProvidersPerOrganization") ?? "20",
+      describe("maxIdentityProvidersPerOrganization"),
+      1,
+      10_000,
+    ),
     shutdownTimeoutMs: parseInteger(
       get("shutdownTimeoutMs") ?? "10000",
       describe("shutdownTimeoutMs"),

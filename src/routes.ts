@@ -51,7 +51,10 @@ import { createCallerService } from "./services/iam/caller.js";
 import { createGroupInvitesService } from "./services/iam/group-invites.js";
 import { createGroupsService, type GroupsDeps } from "./services/iam/groups.js";
 import { createIdentitiesService } from "./services/iam/identities.js";
-import { createIdentityProvidersService } from "./services/iam/identity-providers.js";
+import {
+  createIdentityProvidersService,
+  type IdentityProvidersDeps,
+} from "./services/iam/identity-providers.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
@@ -92,7 +95,7 @@ export const apiServices: readonly DescService[] = [
 ];
 
 /** What the services need. */
-export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps;
+export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps & IdentityProvidersDeps;
 
 /**
  * Create every API service's implementation, once: the one place where RPCs meet their

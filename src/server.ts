@@ -201,12 +201,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     tokens,
     verifier,
     upstream: createUpstream({
-      redirectUri: `${config.authUrl.replace(/\/$/, "")}/oauth/callback`,
+      authUrl: config.authUrl,
       allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
+      allowPrivateAddresses: config.allowPrivateIssuerAddresses,
       now,
+      warn: (fields, msg) => app.log.warn(fields, msg),
     }),
     now,
     log: (fields, msg) => app.log.info(fields, msg),
+    logError: (fields, msg) => app.log.error(fields, msg),
   });
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.

@@ -315,6 +315,8 @@ export interface IamStore {
   deleteIdentityProvider(uid: string): Promise<void>;
   /** List identity providers; tree filters and scope apply to the provider's group. */
   listIdentityProviders(query: ListQuery): Promise<ListPage<IdentityProviderRecord>>;
+  /** How many identity providers the organization `root` (a root uid) has, in all its groups. */
+  countIdentityProviders(root: string): Promise<number>;
 
   /**
    * Create the account association of the group `uid`. Throws `not_found` if the group does

@@ -28,6 +28,7 @@ interface TokenAnswer {
   json: any;
 }
 
+const logLines: string[] = [];
 let gh: TestServer;
 let idp: TestIdp;
 
@@ -101,8 +102,9 @@ beforeAll(async () => {
       GATEHOUSE_LOGIN_CLIENT_ID: idp.clientId,
       GATEHOUSE_LOGIN_CLIENT_SECRET: idp.clientSecret,
       GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      GATEHOUSE_LOG_LEVEL: "info",
     },
-    { port },
+    { port, logStream: { write: (l) => void logLines.push(l) } },
   );
 });
 
@@ -423,10 +425,19 @@ describe("refused answers of the identity provider", () => {
     ["an expired ID token", /"exp"/, (c: Claims) => ({ ...c, exp: 1_000_000_000 })],
   ])("%s: access_denied, nothing issued", async (_name, why, change) => {
     idp.tamperIdToken(change);
+    const logged = logLines.length;
     try {
       const back = await signIn("alice");
       expect(back.searchParams.get("error")).toBe("access_denied");
-      expect(back.searchParams.get("error_description")).toMatch(why);
+      // The browser hears that the answer was refused; the log, which check refused it.
+      expect(back.searchParams.get("error_description")).toBe(
+        "the identity provider's answer was refused",
+      );
+      const refusal = logLines
+        .slice(logged)
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "login refused");
+      expect(refusal?.detail).toMatch(why);
       expect(back.searchParams.get("code")).toBeNull();
     } finally {
       idp.tamperIdToken(undefined);

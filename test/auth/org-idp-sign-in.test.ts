@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { personUid } from "../../src/auth/login/person.js";
+import { providerPersonUid } from "../../src/auth/login/person.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
@@ -39,6 +39,8 @@ async function createProvider(org: TestOrg, idp: TestIdp, name: string): Promise
   );
   expect(res.status).toBe(200);
   expect(JSON.stringify(res.json)).not.toContain(idp.clientSecret);
+  // Each provider has its own redirect URI, registered at it.
+  idp.setRedirectUris([`${gh.url}/oauth/callback/${res.json.uid}`]);
   return res.json.uid;
 }
 
@@ -89,7 +91,13 @@ beforeAll(async () => {
     },
   });
   // No server-wide login provider: people come in only through organizations' providers.
-  gh = await startTestServer({ GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true" }, { port });
+  gh = await startTestServer(
+    {
+      GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+    },
+    { port },
+  );
   orgA = await gh.makeOrg("acme");
   orgB = await gh.makeOrg("rogue");
   acmeProvider = await createProvider(orgA, acme, "Acme SSO");
@@ -107,7 +115,7 @@ describe("an organization's identity provider", () => {
     const token = await signInThrough(acmeProvider, "carol");
     const me = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, bearer(token));
     expect(me.status).toBe(200);
-    expect(me.json.identity.uid).toBe(personUid(acme.issuer, "carol"));
+    expect(me.json.identity.uid).toBe(providerPersonUid(acmeProvider, acme.issuer, "carol"));
     const group = await restCall(
       gh.url,
       "GET",
@@ -127,7 +135,8 @@ describe("an organization's identity provider", () => {
       orgA.owner.headers,
     );
     const carols = bindings.json.roleBindings.filter(
-      (b: { identity: { uid: string } }) => b.identity.uid === personUid(acme.issuer, "carol"),
+      (b: { identity: { uid: string } }) =>
+        b.identity.uid === providerPersonUid(acmeProvider, acme.issuer, "carol"),
     );
     expect(carols).toHaveLength(1);
     expect(
@@ -138,8 +147,8 @@ describe("an organization's identity provider", () => {
   it("another organization's provider cannot sign anyone into this organization", async () => {
     const token = await signInThrough(rogueProvider, "carol");
     const me = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, bearer(token));
-    expect(me.json.identity.uid).toBe(personUid(rogue.issuer, "carol"));
-    expect(me.json.identity.uid).not.toBe(personUid(acme.issuer, "carol"));
+    expect(me.json.identity.uid).toBe(providerPersonUid(rogueProvider, rogue.issuer, "carol"));
+    expect(me.json.identity.uid).not.toBe(providerPersonUid(acmeProvider, acme.issuer, "carol"));
     const group = await restCall(
       gh.url,
       "GET",

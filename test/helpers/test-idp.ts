@@ -21,6 +21,11 @@ export interface TestIdp {
    * provider's own key (what a compromised or confused provider would send); undefined stops.
    */
   tamperIdToken(change: ((claims: JWTPayload) => JWTPayload) | undefined): void;
+  /**
+   * Register these redirect URIs for the client instead (an organization's provider gets its
+   * callback's uid only once created). The provider starts over: sessions are forgotten.
+   */
+  setRedirectUris(uris: string[]): void;
   close(): Promise<void>;
 }
 
@@ -29,6 +34,11 @@ export interface TestIdpOptions {
   /** The redirect URI registered for the client: Gatehouse's `{auth_url}/oauth/callback`. */
   redirectUri: string;
   people: Record<string, IdpPerson>;
+  /**
+   * Put the scopes' claims in the ID token even with an access token (the default here), or
+   * only `sub`, as oidc-provider does by default (true): the rest is at userinfo.
+   */
+  conformIdTokenClaims?: boolean;
   clientId?: string;
   clientSecret?: string;
 }
@@ -48,42 +58,47 @@ export async function startTestIdp(opts: TestIdpOptions): Promise<TestIdp> {
   const { privateKey } = await generateKeyPair("ES256", { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: "test-idp-1", alg: "ES256", use: "sig" };
   const signingKey = await importJWK(jwk, "ES256");
-  const provider = new Provider(issuer, {
-    jwks: { keys: [jwk] },
-    clients: [
-      {
-        client_id: clientId,
-        client_secret: clientSecret,
-        redirect_uris: [opts.redirectUri],
-        grant_types: ["authorization_code"],
-        response_types: ["code"],
-        token_endpoint_auth_method: "client_secret_post",
-        id_token_signed_response_alg: "ES256",
+  let redirectUris = [opts.redirectUri];
+  const build = () => {
+    const provider = new Provider(issuer, {
+      jwks: { keys: [jwk] },
+      clients: [
+        {
+          client_id: clientId,
+          client_secret: clientSecret,
+          redirect_uris: redirectUris,
+          grant_types: ["authorization_code"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "client_secret_post",
+          id_token_signed_response_alg: "ES256",
+        },
+      ],
+      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+      // By default here, ID tokens carry the claims themselves.
+      conformIdTokenClaims: opts.conformIdTokenClaims ?? false,
+      cookies: { keys: ["test-idp-cookie-key"] },
+      ttl: {
+        AccessToken: 600,
+        AuthorizationCode: 60,
+        Grant: 600,
+        IdToken: 600,
+        Interaction: 600,
+        Session: 600,
       },
-    ],
-    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
-    // ID tokens carry the claims themselves (Gatehouse reads no userinfo).
-    conformIdTokenClaims: false,
-    cookies: { keys: ["test-idp-cookie-key"] },
-    ttl: {
-      AccessToken: 600,
-      AuthorizationCode: 60,
-      Grant: 600,
-      IdToken: 600,
-      Interaction: 600,
-      Session: 600,
-    },
-    features: { devInteractions: { enabled: true } },
-    async findAccount(_ctx, id) {
-      const person = opts.people[id];
-      if (!person) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, ...person }) };
-    },
-  });
-  // The development interactions warn on every start; the tests know.
-  provider.on("server_error", () => {});
-  const handle = provider.callback();
+      features: { devInteractions: { enabled: true } },
+      async findAccount(_ctx, id) {
+        const person = opts.people[id];
+        if (!person) return undefined;
+        return { accountId: id, claims: async () => ({ sub: id, ...person }) };
+      },
+    });
+    // The development interactions warn on every start; the tests know.
+    provider.on("server_error", () => {});
+    return provider.callback();
+  };
+  let handle: ReturnType<typeof build> | undefined;
   http.on("request", (req, res) => {
+    handle ??= build();
     if (tamper && req.method === "POST" && req.url?.startsWith("/token")) {
       const change = tamper;
       const end = res.end.bind(res) as (body?: unknown) => typeof res;
@@ -110,6 +125,10 @@ export async function startTestIdp(opts: TestIdpOptions): Promise<TestIdp> {
     clientSecret,
     tamperIdToken(change) {
       tamper = change;
+    },
+    setRedirectUris(uris) {
+      redirectUris = uris;
+      handle = undefined;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -196,14 +196,62 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
     expect(err).toMatchObject({ code: 3, reason: "INVALID_ARGUMENT", fields });
   });
 
-  it("accepts an http issuer on a loopback host", async () => {
-    const p = seen(
-      await c.identityProviders.createIdentityProvider({
+  it.each([
+    "http://127.0.0.1:9/",
+    "https://10.1.2.3",
+    "https://169.254.169.254/latest",
+    "https://[::1]:8443",
+    "https://[::ffff:192.168.0.1]",
+    "https://localhost",
+  ])(
+    "refuses the private or loopback issuer %s (no GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES)",
+    async (issuer) => {
+      const err = await fail(
+        c.identityProviders.createIdentityProvider({
+          parent: group,
+          identityProvider: { name: "local", oidc: { ...oidc(), issuer } },
+        }),
+      );
+      expect(err).toMatchObject({ code: 3, fields: ["oidc.issuer"] });
+      expect(err.message).toMatch(/private or loopback/);
+    },
+  );
+
+  it.each([
+    [
+      "a /.well-known/ document",
+      "https://idp.test/.well-known/openid-configuration",
+      /\.well-known/,
+    ],
+    ["a /.well-known/ path", "https://idp.test/tenant/.well-known/x", /\.well-known/],
+    ["a fragment", "https://idp.test/#x", /fragment/],
+    ["an empty query", "https://idp.test/?", /query/],
+  ])("refuses an issuer with %s, saying why", async (_case, issuer, why) => {
+    const err = await fail(
+      c.identityProviders.createIdentityProvider({
         parent: group,
-        identityProvider: { name: "local", oidc: { ...oidc(), issuer: "http://127.0.0.1:9/" } },
+        identityProvider: { name: "wk", oidc: { ...oidc(), issuer } },
       }),
     );
-    await c.identityProviders.deleteIdentityProvider({ uid: p.uid });
+    expect(err).toMatchObject({ code: 3, fields: ["oidc.issuer"] });
+    expect(err.message).toMatch(why);
+    const created = seen(
+      await c.identityProviders.createIdentityProvider({
+        parent: group,
+        identityProvider: { name: "wk2", oidc: oidc() },
+      }),
+    );
+    try {
+      const upd = await fail(
+        c.identityProviders.updateIdentityProvider({
+          identityProvider: { uid: created.uid, oidc: { issuer } },
+          updateMask: { paths: ["oidc.issuer"] },
+        }),
+      );
+      expect(upd).toMatchObject({ code: 3, fields: ["oidc.issuer"] });
+    } finally {
+      await c.identityProviders.deleteIdentityProvider({ uid: created.uid });
+    }
   });
 
   it("refuses a default role defined beside the group", async () => {

@@ -65,8 +65,6 @@ function client() {
       baseUrl,
       registryAudience: registry,
       trustedUserIssuers: [users.url],
-      loginIssuer: "",
-      loginClientId: "",
       loginRequireVerifiedEmail: false,
     },
     now: () => t.now,

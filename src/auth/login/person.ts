@@ -18,16 +18,48 @@ export function personUid(issuer: string, subject: string): string {
   return createHash("sha1").update(`${issuer}\n${subject}`).digest("hex");
 }
 
+/**
+ * The root uid of a person who signs in through an organization's IdentityProvider: the
+ * SHA-1 of `identity-provider:{uid}\n{issuer}\n{subject}`. Such people live in a namespace of
+ * that provider's own: no provider, whatever its issuer or its ID tokens say, can yield the
+ * identity of someone who signs in through the login provider, a trusted user issuer or
+ * another provider (personUid's input starts with an http(s) issuer, never with this scheme).
+ * The issuer is part of it: a provider re-pointed elsewhere reaches none of its former people.
+ */
+export function providerPersonUid(providerUid: string, issuer: string, subject: string): string {
+  return createHash("sha1")
+    .update(`identity-provider:${providerUid}\n${issuer}\n${subject}`)
+    .digest("hex");
+}
+
 /** The email of verified claims, or "": an unverified email is not kept. */
 export function verifiedEmail(claims: PersonClaims): string {
   return claims.email_verified === true && typeof claims.email === "string" ? claims.email : "";
 }
 
-/** The person's root identity as the login says it is: uid, display name, verified email. */
-export function personLogin(claims: PersonClaims, now: number): PersonLogin {
-  const email = verifiedEmail(claims);
+/** Where a person signed in, when through an organization's IdentityProvider. */
+export interface ProviderScope {
+  /** The IdentityProvider's uid: the person's uid is scoped to it (providerPersonUid). */
+  uid: string;
+  /**
+   * Whether its `email_verified` is believed: only when its issuer is the login provider's or
+   * a trusted user issuer's. Anyone can run a provider that calls any address verified, and a
+   * verified email redeems email-bound invites.
+   */
+  trustEmail: boolean;
+}
+
+/**
+ * The person's root identity as the login says it is: uid, display name, verified email.
+ * Through an organization's provider (`scope`), the uid is that provider's (providerPersonUid)
+ * and the email is kept only if the provider's word on it is trusted.
+ */
+export function personLogin(claims: PersonClaims, now: number, scope?: ProviderScope): PersonLogin {
+  const email = scope && !scope.trustEmail ? "" : verifiedEmail(claims);
   return {
-    uid: personUid(claims.iss, claims.sub),
+    uid: scope
+      ? providerPersonUid(scope.uid, claims.iss, claims.sub)
+      : personUid(claims.iss, claims.sub),
     issuer: claims.iss,
     subject: claims.sub,
     name: displayName(claims.name, email, claims.sub),

@@ -1,5 +1,9 @@
 import { createHash } from "node:crypto";
 import * as oidc from "openid-client";
+import { checkUpstreamClaims, type LoginClaims } from "./upstream-claims.js";
+import { createUpstreamFetch } from "./upstream-fetch.js";
+
+export type { LoginClaims } from "./upstream-claims.js";
 
 /** A provider people sign in through: the server's own, or an organization's IdentityProvider. */
 export interface LoginProvider {
@@ -20,22 +24,18 @@ export interface LoginStart {
   codeVerifier: string;
 }
 
-/** The ID token's claims that Gatehouse uses, after openid-client validated it. */
-export interface LoginClaims {
-  iss: string;
-  sub: string;
-  name?: unknown;
-  email?: unknown;
-  email_verified?: unknown;
-}
-
-/** UpstreamError is a refused login answer; `reason` is safe to show and to log. */
+/**
+ * UpstreamError is a refused login answer. `reason` is generic and safe to show the browser;
+ * `detail` says what happened (a network error, a claim) and goes to the log only: echoed to
+ * the browser, it would make a provider's issuer a port scanner of the server's network.
+ */
 export class UpstreamError extends Error {
   override name = "UpstreamError";
   constructor(
     readonly reason: string,
-    /** The provider's own error code, when it sent one (access_denied, ...). */
+    /** The provider's own error code, when it sent a well-formed one (access_denied, ...). */
     readonly providerError?: string,
+    readonly detail: string = reason,
   ) {
     super(reason);
   }
@@ -43,12 +43,21 @@ export class UpstreamError extends Error {
 
 /** Options of createUpstream. */
 export interface UpstreamOptions {
-  /** Gatehouse's callback, registered at every provider: `{auth_url}/oauth/callback`. */
-  redirectUri: string;
+  /** Gatehouse's auth URL: each provider's redirect URI lies below it (callbackUri). */
+  authUrl: string;
   /** Allow plain-http issuers on loopback addresses (tests and local development). */
   allowInsecureLoopback: boolean;
+  /**
+   * Let organizations' providers be on private or loopback addresses. Off, the server never
+   * connects to one for them (the server-wide login provider is the operator's, and may be).
+   */
+  allowPrivateAddresses: boolean;
+  /** How long a discovered configuration (metadata, JWKS) is used; default configurationTtlMs. */
+  configurationTtlMs?: number;
   /** The clock, in ms (tests move it). Default Date.now. */
   now?: () => number;
+  /** Told what went wrong where a sign-in goes on without it (userinfo). */
+  warn?: (fields: Record<string, unknown>, msg: string) => void;
 }
 
 /**
@@ -58,49 +67,84 @@ export interface UpstreamOptions {
  */
 export const discoveryRetryMs = 30_000;
 
+/** How long a discovered configuration is used before it is discovered again: key rotations. */
+export const configurationTtlMs = 10 * 60_000;
+
+/** Configurations kept at once; the oldest is forgotten first. */
+const maxConfigurations = 500;
+
+/**
+ * The redirect URI of a provider: `{auth_url}/oauth/callback` for the login provider,
+ * `{auth_url}/oauth/callback/{uid}` for an organization's. One per provider (the OAuth security
+ * BCP's defence against mix-up): an answer is taken only at the callback of the provider the
+ * login was sent to, and no provider can have another's answers sent to it.
+ */
+export function callbackUri(authUrl: string, providerId: string): string {
+  const base = `${authUrl.replace(/\/$/, "")}/oauth/callback`;
+  return providerId === "" ? base : `${base}/${providerId}`;
+}
+
+/**
+ * Whether an issuer can be one: an issuer names a discovery document at
+ * `{issuer}/.well-known/openid-configuration`, never one itself (openid-client would take such
+ * a URL as the document and skip its issuer check), and has no query or fragment.
+ */
+export function issuerShapeProblem(issuer: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(issuer);
+  } catch {
+    return "is not a URL";
+  }
+  if (u.search !== "" || issuer.includes("?")) return "must not have a query";
+  if (u.hash !== "" || issuer.includes("#")) return "must not have a fragment";
+  if (/\/\.well-known(\/|$)/i.test(u.pathname)) {
+    return "must be the issuer, not a /.well-known/ document URL";
+  }
+  return undefined;
+}
+
 /**
  * Create Gatehouse's side of OpenID Connect as a client (openid-client): discovery, the
  * authorization URL with PKCE S256, state and nonce, and the code exchange, whose ID token is
  * checked for issuer, audience (the client ID), signature (the provider's JWKS), expiry and
- * nonce. Discovered configurations are kept per provider setting; a failed discovery for
- * discoveryRetryMs.
+ * nonce. Every document is read through a capped fetch; discovered configurations are kept
+ * for configurationTtlMs per provider setting, a failed discovery for discoveryRetryMs.
  */
 export function createUpstream(opts: UpstreamOptions) {
   const now = opts.now ?? Date.now;
-  // Each provider setting's discovery; a failed one says until when its failure stands.
-  const configurations = new Map<
-    string,
-    { config: Promise<oidc.Configuration>; failedUntil?: number }
-  >();
+  const ttlMs = opts.configurationTtlMs ?? configurationTtlMs;
+  const anyFetch = createUpstreamFetch({ publicOnly: false });
+  const publicFetch = createUpstreamFetch({ publicOnly: !opts.allowPrivateAddresses });
+  // Each provider setting's discovery, and until when it stands.
+  const configurations = new Map<string, { config: Promise<oidc.Configuration>; until: number }>();
 
   function configuration(p: LoginProvider): Promise<oidc.Configuration> {
     // Keyed by everything that changes the client; the secret only as a hash.
     const key = [
+      p.id,
       p.issuer,
       p.clientId,
       createHash("sha256").update(p.clientSecret).digest("hex"),
     ].join("\n");
     const known = configurations.get(key);
-    if (known && (known.failedUntil === undefined || now() < known.failedUntil)) {
-      return known.config;
-    }
-    const entry: { config: Promise<oidc.Configuration>; failedUntil?: number } = {
-      config: discover(p),
-    };
-    // The failure is kept, and answered, until it may be tried again.
+    if (known && now() < known.until) return known.config;
+    const entry = { config: discover(p), until: now() + ttlMs };
+    // A failure is kept, and answered, until it may be tried again.
     entry.config.catch(() => {
-      entry.failedUntil = now() + discoveryRetryMs;
+      entry.until = now() + discoveryRetryMs;
     });
     configurations.delete(key);
     configurations.set(key, entry);
-    // A bounded cache: providers are few, settings change rarely.
-    if (configurations.size > 1000) {
+    if (configurations.size > maxConfigurations) {
       configurations.delete(configurations.keys().next().value as string);
     }
     return entry.config;
   }
 
   async function discover(p: LoginProvider): Promise<oidc.Configuration> {
+    const shape = issuerShapeProblem(p.issuer);
+    if (shape) throw new Error(`the issuer ${shape}`);
     const issuer = new URL(p.issuer);
     const insecure =
       opts.allowInsecureLoopback && issuer.protocol === "http:" && isLoopback(issuer);
@@ -109,28 +153,77 @@ export function createUpstream(opts: UpstreamOptions) {
       p.clientId,
       p.clientSecret === "" ? undefined : p.clientSecret,
       p.clientSecret === "" ? oidc.None() : oidc.ClientSecretPost(p.clientSecret),
-      { timeout: 10, ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}) },
+      {
+        timeout: 10,
+        [oidc.customFetch]: p.id === "" ? anyFetch : publicFetch,
+        ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
+      },
     );
+    // The document must speak for the very issuer configured, character for character: the
+    // ID tokens' iss is checked against it.
+    const discovered = config.serverMetadata().issuer;
+    if (discovered !== p.issuer) {
+      throw new Error(
+        `the discovery document names the issuer ${JSON.stringify(discovered.slice(0, 200))}, not the configured one`,
+      );
+    }
     // The ID token's signature is checked against the provider's JWKS, not only trusted
     // because it came over TLS from the token endpoint.
     oidc.enableNonRepudiationChecks(config);
     return config;
   }
 
+  async function reachable(p: LoginProvider): Promise<oidc.Configuration> {
+    try {
+      return await configuration(p);
+    } catch (err) {
+      throw new UpstreamError(
+        "the identity provider cannot be reached",
+        undefined,
+        `discovery failed: ${describe(err)}`,
+      );
+    }
+  }
+
+  // Name and email from userinfo when the ID token has none: many providers put only `sub`
+  // in the ID token by default and the rest behind the access token.
+  async function withUserinfo(
+    config: oidc.Configuration,
+    p: LoginProvider,
+    claims: Record<string, unknown>,
+    accessToken: string | undefined,
+  ): Promise<Record<string, unknown>> {
+    const lacks = claims.email === undefined || claims.name === undefined;
+    if (!lacks || !accessToken || !config.serverMetadata().userinfo_endpoint) return claims;
+    try {
+      // The subject must be the ID token's: openid-client refuses any other.
+      const info = (await oidc.fetchUserInfo(config, accessToken, claims.sub as string)) as Record<
+        string,
+        unknown
+      >;
+      const merged = { ...claims };
+      if (merged.name === undefined && info.name !== undefined) merged.name = info.name;
+      if (merged.email === undefined && info.email !== undefined) {
+        merged.email = info.email;
+        merged.email_verified = info.email_verified;
+      }
+      return merged;
+    } catch (err) {
+      // The ID token alone signs the person in, as before.
+      opts.warn?.({ provider: p.id, detail: describe(err) }, "userinfo not read");
+      return claims;
+    }
+  }
+
   return {
     /** Where to send the person's browser, and the checks its answer must pass. */
     async start(p: LoginProvider): Promise<LoginStart> {
-      let config: oidc.Configuration;
-      try {
-        config = await configuration(p);
-      } catch (err) {
-        throw new UpstreamError(`the identity provider cannot be reached: ${describe(err)}`);
-      }
+      const config = await reachable(p);
       const state = oidc.randomState();
       const nonce = oidc.randomNonce();
       const codeVerifier = oidc.randomPKCECodeVerifier();
       const url = oidc.buildAuthorizationUrl(config, {
-        redirect_uri: opts.redirectUri,
+        redirect_uri: callbackUri(opts.authUrl, p.id),
         scope: ["openid", "email", "profile", ...p.scopes].join(" "),
         response_type: "code",
         code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
@@ -141,7 +234,11 @@ export function createUpstream(opts: UpstreamOptions) {
       return { url, state, nonce, codeVerifier };
     },
 
-    /** Complete a login from the provider's answer at the callback URL. */
+    /**
+     * Complete a login from the provider's answer at its callback URL (callbackUri). Where the
+     * provider advertises `authorization_response_iss_parameter_supported`, the answer must
+     * carry `iss` and it must be the provider's issuer (RFC 9207; openid-client checks both).
+     */
     async finish(
       p: LoginProvider,
       callbackUrl: URL,
@@ -149,17 +246,16 @@ export function createUpstream(opts: UpstreamOptions) {
     ): Promise<LoginClaims> {
       const providerError = callbackUrl.searchParams.get("error");
       if (providerError !== null) {
+        // Only a well-formed error code is repeated (RFC 6749 4.1.2.1); its description never.
+        const code = /^[a-z_]{1,64}$/.test(providerError) ? providerError : "invalid_response";
         throw new UpstreamError(
-          `the identity provider refused the login: ${providerError}`,
-          providerError,
+          `the identity provider refused the login: ${code}`,
+          code,
+          `provider error ${JSON.stringify(providerError.slice(0, 100))}`,
         );
       }
-      let config: oidc.Configuration;
-      try {
-        config = await configuration(p);
-      } catch (err) {
-        throw new UpstreamError(`the identity provider cannot be reached: ${describe(err)}`);
-      }
+      const config = await reachable(p);
+      let claims: Record<string, unknown>;
       try {
         const tokens = await oidc.authorizationCodeGrant(config, callbackUrl, {
           pkceCodeVerifier: checks.codeVerifier,
@@ -167,13 +263,28 @@ export function createUpstream(opts: UpstreamOptions) {
           expectedNonce: checks.nonce,
           idTokenExpected: true,
         });
-        const claims = tokens.claims();
-        if (!claims) throw new UpstreamError("the identity provider sent no ID token");
-        return claims as unknown as LoginClaims;
+        const idClaims = tokens.claims();
+        if (!idClaims) {
+          throw new UpstreamError(
+            "the identity provider's answer was refused",
+            undefined,
+            "no ID token",
+          );
+        }
+        claims = await withUserinfo(config, p, { ...idClaims }, tokens.access_token);
       } catch (err) {
         if (err instanceof UpstreamError) throw err;
-        throw new UpstreamError(`the identity provider's answer was refused: ${describe(err)}`);
+        throw new UpstreamError(
+          "the identity provider's answer was refused",
+          undefined,
+          describe(err),
+        );
       }
+      const problem = checkUpstreamClaims(claims);
+      if (problem) {
+        throw new UpstreamError("the identity provider's answer was refused", undefined, problem);
+      }
+      return claims as unknown as LoginClaims;
     },
   };
 }
@@ -185,12 +296,12 @@ function isLoopback(url: URL): boolean {
   return url.hostname === "127.0.0.1" || url.hostname === "[::1]" || url.hostname === "localhost";
 }
 
-/** A short description of an openid-client failure: its message, without response bodies. */
+/** A short description of an openid-client failure, for the log: no response bodies. */
 function describe(err: unknown): string {
   if (err instanceof oidc.ResponseBodyError) return err.error_description ?? err.error;
   if (err instanceof oidc.AuthorizationResponseError) return err.error_description ?? err.error;
   if (err instanceof Error) {
-    // openid-client's own error names the class of failure; its cause, which claim.
+    // openid-client's own error names the class of failure; its cause, which claim or socket.
     const cause = err.cause instanceof Error ? err.cause.message : "";
     return cause === "" || cause === err.message ? err.message : `${err.message} (${cause})`;
   }

@@ -1,11 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 import { isUid, newChildUid } from "../../uid.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
-import { type LoginProvider, type Upstream, UpstreamError } from "../login/upstream.js";
+import {
+  callbackUri,
+  type LoginProvider,
+  type Upstream,
+  UpstreamError,
+} from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
 import { cookieValue, createLoginCookies } from "./login-cookie.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
@@ -20,6 +25,8 @@ export interface OAuthRoutesOptions {
   now: () => number;
   /** Told what was refused and why: reasons and uids, never a code or a token. */
   log: (fields: Record<string, unknown>, msg: string) => void;
+  /** Told of a failure of the server itself (a database error), with its cause. */
+  logError: (fields: Record<string, unknown>, msg: string) => void;
 }
 
 /** A code is redeemed within a minute or never. */
@@ -62,6 +69,25 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   // The Set-Cookie header of a login cookie; a max age of 0 clears it.
   const loginSetCookie = (name: string, value: string, maxAgeSeconds: number) =>
     `${name}=${value}; Path=${callbackPath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
+
+  // The issuers whose word on an email is believed for an organization's provider.
+  const emailTrusted = new Set(
+    [config.loginIssuer, ...config.trustedUserIssuers].filter((i) => i !== ""),
+  );
+
+  // A failure of the server itself (a database that refuses a value, is down...) is logged
+  // with its cause and answered plainly; the browser learns nothing of the cause.
+  app.setErrorHandler((err: { statusCode?: number; code?: string }, req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      return reply
+        .code(status)
+        .type("application/json")
+        .send({ error: "invalid_request", error_description: String((err as Error).message) });
+    }
+    opts.logError({ err, url: req.url.split("?", 1)[0] }, "sign-in request failed");
+    return errorPage(reply, 500, "The server failed to complete this request. Try again later.");
+  });
 
   app.addContentTypeParser(
     "application/x-www-form-urlencoded",
@@ -148,7 +174,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       start = await upstream.start(found.provider);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      log({ provider: found.provider.id, reason: err.reason }, "login provider unavailable");
+      log({ provider: found.provider.id, detail: err.detail }, "login provider unavailable");
       return back("temporarily_unavailable", err.reason);
     }
     const stateHash = digest(start.state);
@@ -174,7 +200,15 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       .redirect(start.url.href, 302);
   });
 
-  app.get(callbackPath, async (req, reply) => {
+  // The login provider's answers come to callbackPath, an organization provider's to
+  // `callbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
+  // provider its login was sent to.
+  app.get(callbackPath, (req, reply) => callback(req, reply, ""));
+  app.get(`${callbackPath}/*`, (req, reply) =>
+    callback(req, reply, (req.params as { "*": string })["*"]),
+  );
+
+  async function callback(req: FastifyRequest, reply: FastifyReply, at: string) {
     const q = single(req.query as Record<string, unknown>);
     const state = q?.state ?? "";
     const stateHash = state === "" ? "" : digest(state);
@@ -198,13 +232,18 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         ...(pending.clientState === "" ? {} : { state: pending.clientState }),
         iss: authUrl,
       });
-    const refuse = (reason: string, description: string) => {
-      log({ provider: pending.provider, reason }, "login refused");
+    const refuse = (reason: string, description: string, detail?: string) => {
+      log({ provider: pending.provider, reason, ...(detail ? { detail } : {}) }, "login refused");
       return back({ error: "access_denied", error_description: description });
     };
+    // An answer at another provider's callback is a mix-up: a provider relaying the browser
+    // to another (or an attacker replaying another's answer) must not have it redeemed here.
+    if (at !== pending.provider) {
+      return refuse("wrong_callback", "the answer came back for another identity provider");
+    }
     const found = await providerFor(pending.provider);
     if (!found) return refuse("provider_gone", "the identity provider no longer exists");
-    const callbackUrl = new URL(`${authUrl}/oauth/callback`);
+    const callbackUrl = new URL(callbackUri(authUrl, pending.provider));
     for (const [k, v] of Object.entries(q)) callbackUrl.searchParams.set(k, v);
     let claims: Awaited<ReturnType<Upstream["finish"]>>;
     try {
@@ -215,15 +254,18 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
-      return refuse(err.providerError ?? "upstream_refused", err.reason);
-    }
-    if (typeof claims.sub !== "string" || claims.sub === "") {
-      return refuse("no_subject", "the ID token has no subject");
+      return refuse(err.providerError ?? "upstream_refused", err.reason, err.detail);
     }
     if (config.loginRequireVerifiedEmail && verifiedEmail(claims) === "") {
       return refuse("no_verified_email", "a verified email address is required to sign in");
     }
-    const person = await store.upsertPerson(personLogin(claims, now()));
+    // Through an organization's provider, a person of that provider's own (providerPersonUid):
+    // never someone who signs in elsewhere, whatever its ID tokens claim.
+    const scope = found.idp && {
+      uid: found.idp.uid,
+      trustEmail: emailTrusted.has(found.idp.oidc.issuer),
+    };
+    const person = await store.upsertPerson(personLogin(claims, now(), scope));
     if (found.idp && found.idp.defaultRole !== "") await grantDefaultRole(person.uid, found.idp);
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({
@@ -238,7 +280,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     });
     log({ identity: person.uid, provider: pending.provider }, "person signed in");
     return back({ code });
-  });
+  }
 
   // The provider's default role, granted at its group to everyone who signs in through it.
   async function grantDefaultRole(identityUid: string, idp: IdentityProviderRecord) {

@@ -10,8 +10,11 @@ import {
   OidcSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import { isPrivateAddress } from "../../auth/login/private-address.js";
+import { issuerShapeProblem } from "../../auth/login/upstream.js";
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
-import { invalidField, notFound } from "../../errors.js";
+import type { Config } from "../../config.js";
+import { failedPrecondition, invalidField, notFound } from "../../errors.js";
 import type {
   IdentityProviderPatch,
   IdentityProviderRecord,
@@ -19,7 +22,7 @@ import type {
 } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
-import { isUid, newChildUid } from "../../uid.js";
+import { isUid, newChildUid, rootOf } from "../../uid.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll, requireGrantable } from "../escalation.js";
@@ -40,6 +43,7 @@ export interface IdentityProvidersDeps {
   lists: ListEngine;
   now: () => number;
   authorizer: Authorizer;
+  config: Pick<Config, "allowPrivateIssuerAddresses" | "maxIdentityProvidersPerOrganization">;
 }
 
 const maskRules = {
@@ -71,6 +75,8 @@ export function createIdentityProvidersService(
   deps: IdentityProvidersDeps,
 ): ServiceImpl<typeof IdentityProvidersService> {
   const { store, lists, now } = deps;
+  const oidcRules = { allowPrivate: deps.config.allowPrivateIssuerAddresses };
+  const maxPerOrg = deps.config.maxIdentityProvidersPerOrganization;
 
   /**
    * Refuse a default role the caller could not grant at `group` (none: binding at all),
@@ -116,12 +122,19 @@ export function createIdentityProvidersService(
       checkDescription(v, "description", body.description);
       checkRoleUid(v, body.defaultRole);
       const oidc = toOidcRecord(body.oidc ?? create(OidcSchema));
-      checkOidc(v, oidc);
+      checkOidc(v, oidc, oidcRules);
       v.throwIfAny();
       const uid = newChildUid(req.parent);
       const provider = await atomically(store, async (tx, authorizer) => {
         if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
         await checkGrant(tx, authorizer, ctx, body.defaultRole, req.parent);
+        // Each provider is a discovery (and cached configuration) the server keeps for
+        // strangers who name it: bounded per organization, checked in the same transaction.
+        if ((await tx.countIdentityProviders(rootOf(req.parent))) >= maxPerOrg) {
+          throw failedPrecondition(
+            `the organization has ${maxPerOrg} identity providers, the most it may have: delete one first`,
+          );
+        }
         return tx.createIdentityProvider({
           uid,
           groupUid: req.parent,
@@ -158,7 +171,7 @@ export function createIdentityProvidersService(
       }
       if (fields.has("oidc")) {
         patch.oidc = mergeOidc(current.oidc, body.oidc ?? create(OidcSchema), req.updateMask);
-        checkOidc(v, patch.oidc);
+        checkOidc(v, patch.oidc, oidcRules);
       }
       v.throwIfAny();
       const updated = await atomically(store, async (tx, authorizer) => {
@@ -215,14 +228,23 @@ function checkRoleUid(v: Violations, uid: string): void {
 }
 
 /** Check OIDC settings; the secret is checked for length only and never echoed. */
-function checkOidc(v: Violations, o: OidcRecord): void {
+function checkOidc(v: Violations, o: OidcRecord, rules: { allowPrivate: boolean }): void {
+  const shape = o.issuer === "" ? undefined : issuerShapeProblem(o.issuer);
   if (o.issuer === "") v.add("oidc.issuer", "is required");
   else if (o.issuer.length > maxValueLength || !isAllowedIssuerUrl(o.issuer, true)) {
     v.add(
       "oidc.issuer",
       "must be an https URL (http only on a loopback host) without credentials, query or fragment",
     );
+  } else if (shape) {
+    v.add("oidc.issuer", `${shape}: Gatehouse reads {issuer}/.well-known/openid-configuration`);
+  } else if (!rules.allowPrivate && isPrivateHost(new URL(o.issuer).hostname)) {
+    v.add(
+      "oidc.issuer",
+      "must not be a private or loopback address (the server allows them only with GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES)",
+    );
   }
+  if (/\0/.test(o.clientId)) v.add("oidc.clientId", "must not contain NUL");
   if (o.clientId === "") v.add("oidc.clientId", "is required");
   else if (o.clientId.length > maxValueLength) {
     v.add("oidc.clientId", `must be at most ${maxValueLength} characters`);
@@ -236,6 +258,11 @@ function checkOidc(v: Violations, o: OidcRecord): void {
     v.add("oidc.additionalScopes", "each scope must be 1-256 printable characters without spaces");
   }
   if (o.groupsClaim.length > 256) v.add("oidc.groupsClaim", "must be at most 256 characters");
+}
+
+// A host named as a private address; names that resolve to one are refused when connecting.
+function isPrivateHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname.endsWith(".localhost") || isPrivateAddress(hostname);
 }
 
 function toOidcRecord(o: Oidc): OidcRecord {

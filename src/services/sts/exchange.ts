@@ -24,12 +24,7 @@ export interface ExchangeDeps {
   oidc: OidcVerifier;
   config: Pick<
     Config,
-    | "baseUrl"
-    | "registryAudience"
-    | "trustedUserIssuers"
-    | "loginIssuer"
-    | "loginClientId"
-    | "loginRequireVerifiedEmail"
+    "baseUrl" | "registryAudience" | "trustedUserIssuers" | "loginRequireVerifiedEmail"
   >;
   now: () => number;
   /** Told why an exchange was refused: a reason and uids, never a token. */
@@ -115,9 +110,12 @@ export function createSecurityTokenService(
   async function login(token: string): Promise<IdentityRecord> {
     let payload: JWTPayload;
     try {
-      payload = await oidc.verify(token, {
-        acceptIssuer: (iss) => trusted.has(iss) || iss === config.loginIssuer,
-      });
+      // Only trusted user issuers. The login provider's ID tokens are not taken here:
+      // Gatehouse never hands them out, and one obtained elsewhere (a code of the login
+      // provider redeemed by a provider that relayed the browser there: mix-up) must not sign
+      // anyone in. People sign in through /oauth/authorize, where the answer's provider, state,
+      // nonce and PKCE are checked.
+      payload = await oidc.verify(token, { acceptIssuer: (iss) => trusted.has(iss) });
     } catch (err) {
       if (err instanceof OidcError) throw new Refused(`login_${err.reason}`);
       throw err;
@@ -125,13 +123,10 @@ export function createSecurityTokenService(
     const iss = payload.iss as string;
     const sub = payload.sub as string;
     // Without an audience check, a token any other client of the same issuer received would
-    // log its bearer in as that person. A trusted user issuer names Gatehouse (the base URL);
-    // the login provider's ID tokens name Gatehouse's client ID there.
+    // log its bearer in as that person: a trusted user issuer's token names Gatehouse (the
+    // base URL).
     const aud = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
-    const forUs =
-      (trusted.has(iss) && aud.includes(config.baseUrl)) ||
-      (iss === config.loginIssuer && aud.includes(config.loginClientId));
-    if (!forUs) throw new Refused("login_bad_audience", iss);
+    if (!aud.includes(config.baseUrl)) throw new Refused("login_bad_audience", iss);
     const claims = { ...payload, iss, sub };
     if (config.loginRequireVerifiedEmail && verifiedEmail(claims) === "") {
       throw new Refused("login_no_verified_email", iss);

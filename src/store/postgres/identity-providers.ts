@@ -17,6 +17,7 @@ export type PgIdentityProviderOps = PgOps<
   | "updateIdentityProvider"
   | "deleteIdentityProvider"
   | "listIdentityProviders"
+  | "countIdentityProviders"
 >;
 
 /** Create the identity-provider operations on a migrated database. */
@@ -84,6 +85,15 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
         await mustFind(sql, uid);
         await sql.run("DELETE FROM identity_providers WHERE uid = $1", [uid]);
       }),
+
+    countIdentityProviders: async (root) => {
+      // A provider's uid starts with its organization's root uid (hex, so no LIKE wildcard).
+      const row = await db.sql.one<{ n: string }>(
+        "SELECT count(*) AS n FROM identity_providers WHERE uid LIKE $1 || '/%'",
+        [root],
+      );
+      return Number(row?.n ?? 0);
+    },
 
     listIdentityProviders: async (query) => {
       const page = await lists.list(query);

@@ -19,6 +19,7 @@ export type IdentityProviderOps = SyncOps<
   | "updateIdentityProvider"
   | "deleteIdentityProvider"
   | "listIdentityProviders"
+  | "countIdentityProviders"
 >;
 
 /** Create the identity-provider operations on an open, migrated database. */
@@ -37,6 +38,8 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
      WHERE uid = @uid`,
   );
   const remove = db.prepare("DELETE FROM identity_providers WHERE uid = ?");
+  // A provider's uid starts with its organization's root uid (hex, so no LIKE wildcard).
+  const count = db.prepare("SELECT count(*) AS n FROM identity_providers WHERE uid LIKE ? || '/%'");
   const lists = createListSql<IdentityProviderRow>(db, identityProviderListColumns);
 
   const find = (uid: string) => get.get(uid) as IdentityProviderRow | undefined;
@@ -94,6 +97,8 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
       mustFind(uid);
       remove.run(uid);
     }).immediate,
+
+    countIdentityProviders: (root) => (count.get(root) as { n: number }).n,
 
     listIdentityProviders: (query) => {
       const page = lists.list(query);
