@@ -39,6 +39,11 @@ export interface TestIdpOptions {
    * only `sub`, as oidc-provider does by default (true): the rest is at userinfo.
    */
   conformIdTokenClaims?: boolean;
+  /**
+   * Send no `iss` in authorization responses and advertise none (RFC 9207), as many
+   * providers still do; oidc-provider sends it by default.
+   */
+  omitIss?: boolean;
   clientId?: string;
   clientSecret?: string;
 }
@@ -99,6 +104,7 @@ export async function startTestIdp(opts: TestIdpOptions): Promise<TestIdp> {
   let handle: ReturnType<typeof build> | undefined;
   http.on("request", (req, res) => {
     handle ??= build();
+    if (opts.omitIss) withoutIss(req.url ?? "", res);
     if (tamper && req.method === "POST" && req.url?.startsWith("/token")) {
       const change = tamper;
       const end = res.end.bind(res) as (body?: unknown) => typeof res;
@@ -187,4 +193,28 @@ export async function signInAtIdp(startUrl: string, account: string, stopAt: str
     url = new URL(action.replace(/&amp;/g, "&"), url);
   }
   throw new Error("sign-in did not finish in 20 steps");
+}
+
+// Rewrite what oidc-provider answers as a provider without RFC 9207 would: redirects without
+// `iss`, discovery without authorization_response_iss_parameter_supported.
+function withoutIss(url: string, res: import("node:http").ServerResponse): void {
+  const setHeader = res.setHeader.bind(res);
+  res.setHeader = ((name: string, value: number | string | readonly string[]) => {
+    if (name.toLowerCase() === "location" && typeof value === "string" && /^https?:/.test(value)) {
+      const u = new URL(value);
+      u.searchParams.delete("iss");
+      return setHeader(name, u.href);
+    }
+    return setHeader(name, value);
+  }) as typeof res.setHeader;
+  if (!url.startsWith("/.well-known/openid-configuration")) return;
+  const end = res.end.bind(res) as (body?: unknown) => typeof res;
+  res.end = ((body?: unknown) => {
+    if (body === undefined || body === null) return end(body);
+    const doc = JSON.parse(String(body)) as Record<string, unknown>;
+    delete doc.authorization_response_iss_parameter_supported;
+    const text = JSON.stringify(doc);
+    if (!res.headersSent) setHeader("content-length", Buffer.byteLength(text));
+    return end(text);
+  }) as typeof res.end;
 }

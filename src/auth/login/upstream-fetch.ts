@@ -77,20 +77,18 @@ export function createUpstreamFetch(opts: UpstreamFetchOptions) {
 
 function readCapped(res: IncomingMessage, maxBytes: number, host: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    if (Number(res.headers["content-length"] ?? "0") > maxBytes) {
+    // The first outcome counts: destroying the response emits events of its own.
+    const tooLarge = () => {
+      reject(new BodyTooLargeError(host, maxBytes));
       res.destroy();
-      return reject(new BodyTooLargeError(host, maxBytes));
-    }
+    };
+    if (Number(res.headers["content-length"] ?? "0") > maxBytes) return tooLarge();
     const chunks: Buffer[] = [];
     let size = 0;
     res.on("data", (chunk: Buffer) => {
       // Content-Length may be absent or wrong: what arrives counts.
       size += chunk.length;
-      if (size > maxBytes) {
-        res.destroy();
-        reject(new BodyTooLargeError(host, maxBytes));
-        return;
-      }
+      if (size > maxBytes) return tooLarge();
       chunks.push(chunk);
     });
     res.on("end", () => resolve(Buffer.concat(chunks)));
