@@ -170,15 +170,16 @@ describe("critical: signing in as another person through an organization's provi
       claims: () => ({ sub: "victim" }),
     });
     const wellKnown = `${h.url}/.well-known/openid-configuration`;
+    // Stored as an older Gatehouse took it, the provider signs no one in.
+    const uid = await legacyProvider(attacker, wellKnown);
+    const { back, token } = await signIn(uid, "victim");
+    expect(token && decodeJwt(token).sub).toBeUndefined();
+    expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
+    expect(h.tokenRequests()).toHaveLength(0);
+    // And it can no longer be registered.
     const refused = await register(attacker, wellKnown);
     expect(refused.status).toBe(400);
     expect(JSON.stringify(refused.json)).toMatch(/\.well-known/);
-    // A provider stored before this check signs no one in either.
-    const uid = await legacyProvider(attacker, wellKnown);
-    const { back, token } = await signIn(uid, "victim");
-    expect(token).toBeUndefined();
-    expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
-    expect(h.tokenRequests()).toHaveLength(0);
   });
 
   it("a discovery document must name the configured issuer exactly", async () => {
@@ -529,6 +530,99 @@ describe("low: private addresses", () => {
       expect(h.requests).toHaveLength(0);
     } finally {
       await closedServer.close();
+    }
+  });
+});
+
+describe("low: PostgreSQL and failures of the server itself", () => {
+  let pgs: TestServer;
+  let org: TestOrg;
+  const pgLog: string[] = [];
+  beforeAll(async () => {
+    pgs = await startTestServer(
+      {
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+        GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "2",
+        GATEHOUSE_LOG_LEVEL: "info",
+      },
+      { backend: "postgres", logStream: { write: (l) => void pgLog.push(l) } },
+    );
+    org = await pgs.makeOrg("pg");
+  });
+  afterAll(async () => {
+    await pgs?.close();
+  });
+
+  it.each([
+    ["subject", { sub: "nul\u0000sub" }],
+    ["email", { sub: "nul-email", email: "n\u0000@x.test", email_verified: true }],
+  ])("a NUL in the %s: access_denied with the cause in the log, not a 500", async (_f, claims) => {
+    const h = await hostile({ claims: () => claims });
+    const created = await register(org, h.url, {}, pgs);
+    expect(created.status).toBe(200);
+    try {
+      const from = pgLog.length;
+      const { back, token } = await signIn(created.json.uid, "x", pgs);
+      expect(token).toBeUndefined();
+      expect(back.searchParams.get("error")).toBe("access_denied");
+      const refusal = pgLog
+        .slice(from)
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "login refused");
+      expect(refusal?.detail).toMatch(/control characters/);
+    } finally {
+      await restCall(
+        pgs.url,
+        "DELETE",
+        `/iam/v2beta1/identityProviders/${created.json.uid}`,
+        undefined,
+        org.owner.headers,
+      );
+    }
+  });
+
+  it("the provider limit holds on PostgreSQL too", async () => {
+    const many = await pgs.makeOrg("pg-many");
+    expect((await register(many, "https://idp.example.com", {}, pgs)).status).toBe(200);
+    expect((await register(many, "https://idp.example.com", {}, pgs)).status).toBe(200);
+    const third = await register(many, "https://idp.example.com", {}, pgs);
+    expect(third.status).toBe(400);
+    expect(third.json.code).toBe(9);
+  });
+
+  it("a store failure at the callback is logged with its cause; the browser gets a plain page", async () => {
+    const lines: string[] = [];
+    const s = await startTestServer(
+      {
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+        GATEHOUSE_LOG_LEVEL: "info",
+      },
+      { logStream: { write: (l) => void lines.push(l) } },
+    );
+    const h = await hostile();
+    const o = await s.makeOrg("broken");
+    const created = await register(o, h.url, {}, s);
+    const started = await fetch(authorizeUrl(s, created.json.uid, "v".repeat(43)), {
+      redirect: "manual",
+    });
+    const cookie = (started.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
+    const atIdp = await fetch(started.headers.get("location") as string, { redirect: "manual" });
+    const callback = atIdp.headers.get("location") as string;
+    // The database goes away between the person's leaving and coming back.
+    await s.store.close();
+    try {
+      const res = await fetch(callback, { redirect: "manual", headers: { cookie } });
+      expect(res.status).toBe(500);
+      expect(res.headers.get("content-type")).toMatch(/text\/html/);
+      expect(await res.text()).toMatch(/failed to complete this request/);
+      const failure = lines
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === "sign-in request failed");
+      expect(failure?.err?.message).toBeTruthy();
+    } finally {
+      await s.close().catch(() => {});
     }
   });
 });
