@@ -178,6 +178,11 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
     ],
     ["no client id", { name: "n", oidc: { ...oidc(), clientId: "" } }, ["oidc.clientId"]],
     [
+      "a NUL in the client id and secret",
+      { name: "n", oidc: { ...oidc(), clientId: "a\u0000b", clientSecret: "s\u0000" } },
+      ["oidc.clientId", "oidc.clientSecret"],
+    ],
+    [
       "a scope with a space",
       { name: "n", oidc: { ...oidc(), additionalScopes: ["a b"] } },
       ["oidc.additionalScopes"],

@@ -244,7 +244,14 @@ function checkOidc(v: Violations, o: OidcRecord, rules: { allowPrivate: boolean 
       "must not be a private or loopback address (the server allows them only with GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES)",
     );
   }
-  if (/\0/.test(o.clientId)) v.add("oidc.clientId", "must not contain NUL");
+  // PostgreSQL stores no NUL in text: refused here as the documented limits say, not a 500.
+  for (const [field, value] of [
+    ["oidc.clientId", o.clientId],
+    ["oidc.clientSecret", o.clientSecret],
+    ["oidc.groupsClaim", o.groupsClaim],
+  ] as const) {
+    if (value.includes("\0")) v.add(field, "must not contain NUL");
+  }
   if (o.clientId === "") v.add("oidc.clientId", "is required");
   else if (o.clientId.length > maxValueLength) {
     v.add("oidc.clientId", `must be at most ${maxValueLength} characters`);
