@@ -592,7 +592,9 @@ let orgB: TestOrg;
 const clients = {} as Record<CallerName, Clients>;
 
 async function setUp(backend: Backend): Promise<void> {
-  ts = await startTestServer({}, { backend });
+  // Every allowed CreateIdentityProvider of the matrix, over every protocol, stays in A: more
+  // than the default bound of providers per organization.
+  ts = await startTestServer({ GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "1000" }, { backend });
   orgA = await ts.makeOrg(`${secret}-org`);
   orgB = await ts.makeOrg("bravo");
   const viewerA = await ts.makeIdentity(orgA.uid, ["viewer"]);
