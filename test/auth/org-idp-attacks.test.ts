@@ -300,6 +300,8 @@ describe("high: mix-up through the one shared callback", () => {
       });
       const to = new URL(res.headers.get("location") as string);
       expect(to.origin).toBe(h.url);
+      // The API shows it, to be registered at the provider.
+      expect(created.json.redirectUri).toBe(`${gh.url}/oauth/callback/${created.json.uid}`);
       expect(to.searchParams.get("redirect_uri")).toBe(
         `${gh.url}/oauth/callback/${created.json.uid}`,
       );

@@ -11,7 +11,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { isPrivateAddress } from "../../auth/login/private-address.js";
-import { issuerShapeProblem } from "../../auth/login/upstream.js";
+import { callbackUri, issuerShapeProblem } from "../../auth/login/upstream.js";
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
@@ -43,7 +43,10 @@ export interface IdentityProvidersDeps {
   lists: ListEngine;
   now: () => number;
   authorizer: Authorizer;
-  config: Pick<Config, "allowPrivateIssuerAddresses" | "maxIdentityProvidersPerOrganization">;
+  config: Pick<
+    Config,
+    "authUrl" | "allowPrivateIssuerAddresses" | "maxIdentityProvidersPerOrganization"
+  >;
 }
 
 const maskRules = {
@@ -77,6 +80,8 @@ export function createIdentityProvidersService(
   const { store, lists, now } = deps;
   const oidcRules = { allowPrivate: deps.config.allowPrivateIssuerAddresses };
   const maxPerOrg = deps.config.maxIdentityProvidersPerOrganization;
+  const toIdentityProvider = (p: IdentityProviderRecord) =>
+    identityProviderMessage(p, deps.config.authUrl);
 
   /**
    * Refuse a default role the caller could not grant at `group` (none: binding at all),
@@ -282,9 +287,16 @@ function toOidcRecord(o: Oidc): OidcRecord {
   };
 }
 
-/** Map a stored provider to its API message: everything but the client secret. */
-export function toIdentityProvider(p: IdentityProviderRecord): IdentityProvider {
+/**
+ * Map a stored provider to its API message: everything but the client secret, and the
+ * redirect URI to register at it (below `authUrl`).
+ */
+export function identityProviderMessage(
+  p: IdentityProviderRecord,
+  authUrl: string,
+): IdentityProvider {
   return create(IdentityProviderSchema, {
+    redirectUri: callbackUri(authUrl, p.uid),
     uid: p.uid,
     name: p.name,
     description: p.description,
