@@ -122,6 +122,10 @@ export function ProvidersTab({ uid }: { uid: string }) {
           { title: "Name", render: (p) => p.name },
           { title: "Issuer", render: (p) => p.oidc?.issuer ?? "" },
           { title: "Client ID", render: (p) => p.oidc?.clientId ?? "" },
+          {
+            title: "Redirect URI (register it at the provider)",
+            render: (p) => <span class="uid">{p.redirectUri}</span>,
+          },
           { title: "Uid", render: (p) => <span class="uid">{p.uid}</span> },
           {
             title: "Delete",
