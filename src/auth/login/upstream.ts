@@ -162,7 +162,10 @@ export function createUpstream(opts: UpstreamOptions) {
     // The document must speak for the very issuer configured, character for character: the
     // ID tokens' iss is checked against it.
     const discovered = config.serverMetadata().issuer;
-    if (discovered !== p.issuer) {
+    // The login provider's setting is read with any trailing "/" dropped (config.ts): its
+    // issuer may be either.
+    const configured = p.id === "" ? [p.issuer, `${p.issuer}/`] : [p.issuer];
+    if (!configured.includes(discovered)) {
       throw new Error(
         `the discovery document names the issuer ${JSON.stringify(discovered.slice(0, 200))}, not the configured one`,
       );
