@@ -60,13 +60,13 @@ export function createUpstreamFetch(opts: UpstreamFetchOptions) {
           ...(opts.publicOnly ? { lookup: publicOnlyLookup } : {}),
         },
         (res) => {
-          readCapped(res, maxBytes, target.host).then(
-            (buf) => resolve(toResponse(res, buf)),
-            (err: unknown) => {
+          readCapped(res, maxBytes, target.host)
+            // A header the Fetch API refuses makes toResponse throw: a refused answer too.
+            .then((buf) => resolve(toResponse(res, buf)))
+            .catch((err: unknown) => {
               req.destroy();
               reject(err);
-            },
-          );
+            });
         },
       );
       req.on("error", reject);
