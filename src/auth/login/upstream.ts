@@ -70,8 +70,12 @@ export const discoveryRetryMs = 30_000;
 /** How long a discovered configuration is used before it is discovered again: key rotations. */
 export const configurationTtlMs = 10 * 60_000;
 
-/** Configurations kept at once; the oldest is forgotten first. */
-const maxConfigurations = 500;
+/**
+ * Configurations kept at once; the oldest is forgotten first. Each holds a discovery document
+ * and a JWKS of at most maxUpstreamBodyBytes: 256 of them hold at most 64 MiB, whoever
+ * registers providers.
+ */
+const maxConfigurations = 256;
 
 /**
  * The redirect URI of a provider: `{auth_url}/oauth/callback` for the login provider,
