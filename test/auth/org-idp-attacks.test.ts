@@ -489,6 +489,25 @@ describe("low: what sign-in tells and stores", () => {
       });
       expect(me.json.identity.email ?? "").toBe("");
       expect(me.json.identity.name).toBe("Boss");
+      // An invite bound to that email, in an organization the code leaked from, stays unused.
+      const corp = await gh.makeOrg("corp");
+      const invite = await restCall(
+        gh.url,
+        "POST",
+        `/iam/v2beta1/groupInvites/${corp.uid}`,
+        { roleUid: viewer, email: "boss@corp.test" },
+        corp.owner.headers,
+      );
+      expect(invite.status).toBe(200);
+      const redeemed = await restCall(
+        gh.url,
+        "POST",
+        "/iam/v2beta1/groupInvites:redeem",
+        { code: invite.json.code },
+        { authorization: `Bearer ${token}` },
+      );
+      expect(redeemed.status).toBeGreaterThanOrEqual(400);
+      expect(JSON.stringify(redeemed.json)).toMatch(/email/i);
     } finally {
       await restCall(
         gh.url,
