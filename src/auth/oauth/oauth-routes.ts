@@ -86,6 +86,10 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         .send({ error: "invalid_request", error_description: String((err as Error).message) });
     }
     opts.logError({ err, url: req.url.split("?", 1)[0] }, "sign-in request failed");
+    // The token and revocation endpoints answer clients, in RFC 6749's form; the others, people.
+    if (req.method === "POST") {
+      return tokenError(reply, "server_error", "the server failed to complete this request", 500);
+    }
     return errorPage(reply, 500, "The server failed to complete this request. Try again later.");
   });
 
