@@ -1,6 +1,10 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  AccessService,
+  file_gatehouse_iam_v2beta1_access,
+} from "../gen/gatehouse/iam/v2beta1/access_pb.js";
+import {
   AccountAssociationsService,
   file_gatehouse_iam_v2beta1_account_associations,
 } from "../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
@@ -46,6 +50,7 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
+import { createAccessService } from "./services/iam/access.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
 import { createCallerService } from "./services/iam/caller.js";
 import { createGroupInvitesService } from "./services/iam/group-invites.js";
@@ -72,6 +77,7 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v2beta1_account_associations,
   file_gatehouse_iam_v2beta1_group_invites,
   file_gatehouse_iam_v2beta1_caller,
+  file_gatehouse_iam_v2beta1_access,
   file_gatehouse_registry_v2beta1_repos,
   file_gatehouse_registry_v2beta1_tags,
   file_gatehouse_vulnerabilities_v2beta1_advisories,
@@ -88,6 +94,7 @@ export const apiServices: readonly DescService[] = [
   AccountAssociationsService,
   GroupInvitesService,
   CallerService,
+  AccessService,
   ReposService,
   TagsService,
   AdvisoriesService,
@@ -113,6 +120,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(AccountAssociationsService, createAccountAssociationsService(deps)),
     registration(GroupInvitesService, createGroupInvitesService(deps)),
     registration(CallerService, createCallerService(deps)),
+    registration(AccessService, createAccessService(deps)),
     registration(ReposService, createReposService(deps)),
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),

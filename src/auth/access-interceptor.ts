@@ -33,6 +33,8 @@ type Compiled =
       root: boolean;
       role: "read" | "write" | undefined;
       self: boolean;
+      /** Reads the identity a request asks about, for a `selfField` rule. */
+      subject: ((message: unknown) => string) | undefined;
     };
 
 /** AccessControl authenticates and authorizes every call, and knows which RPCs it guards. */
@@ -98,6 +100,7 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
         if (target === "") throw invalidField(rule.field, "is required");
         if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
         if (rule.self && target === principal.identityUid) break;
+        if (rule.subject?.(req.message) === principal.identityUid) break;
         if (rule.role && (builtinRole(target) || rule.role === "read")) {
           await requireForRole(principal, rule.capability, target, deps.authorizer);
           break;
@@ -185,6 +188,7 @@ function compile(rule: Rule, input: DescMessage): Compiled {
     root: rule.root === "person",
     role: rule.role,
     self: rule.self === true,
+    subject: rule.selfField === undefined ? undefined : fieldReader(input, rule.selfField),
   };
 }
 

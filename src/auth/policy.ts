@@ -12,7 +12,9 @@ import type { Capability } from "./capabilities.js";
  *   refuses writes with FAILED_PRECONDITION); with `read`, a custom role is also visible from
  *   the groups below its own, where it can be bound (as ListRoles shows it); with `self`,
  *   a caller whose own identity is the target needs no capability (reading oneself: a
- *   person's identity lives in no group, so no binding could ever grant it);
+ *   person's identity lives in no group, so no binding could ever grant it); with `selfField`
+ *   (a request field naming an identity), a caller asking about its own identity needs no
+ *   capability (explaining one's own access);
  * - `list`: the capability somewhere; the List returns only what lies under the groups
  *   where the caller holds it.
  */
@@ -26,6 +28,7 @@ export type Rule =
       root?: "person";
       role?: "read" | "write";
       self?: true;
+      selfField?: string;
     }
   | { kind: "list"; capability: Capability };
 
@@ -130,6 +133,16 @@ export const policy: Readonly<Record<string, Rule>> = {
   [`${iam}.GroupInvitesService/RedeemGroupInvite`]: { kind: "authenticated" },
   // Who am I: any caller, about itself only.
   [`${iam}.CallerService/GetCaller`]: { kind: "authenticated" },
+  // Explaining another identity's access at a group shows its bindings there: the same
+  // capability as listing them. About oneself: nothing, as GetCaller.
+  [`${iam}.AccessService/CheckAccess`]: {
+    kind: "resource",
+    capability: "role_bindings.list",
+    target: "group_uid",
+    selfField: "identity_uid",
+  },
+  // The caller's own capabilities at a group: empty at any group of another organization.
+  [`${iam}.AccessService/ListCallerCapabilities`]: { kind: "authenticated" },
   ...crud("gatehouse.registry.v2beta1.ReposService", "Repo", "Repos", "repo", "repo"),
   ...crud("gatehouse.registry.v2beta1.TagsService", "Tag", "Tags", "tag", "tag"),
   ...crud(

@@ -1,0 +1,119 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type AccessGrant,
+  AccessGrantSchema,
+  type AccessService,
+  type AccessShortfall,
+  AccessShortfall_Lack,
+  AccessShortfallSchema,
+  CheckAccessResponseSchema,
+  ListCallerCapabilitiesResponseSchema,
+} from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
+import { capabilities, isCapability } from "../../auth/capabilities.js";
+import type { RoleBindingRecord } from "../../store/iam-store.js";
+import type { Store } from "../../store/store.js";
+import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
+import { callerOf } from "../caller.js";
+import { identityBindings } from "../identity-bindings.js";
+import { checkUid, violations } from "../validate.js";
+import { toRoleBinding } from "./role-bindings.js";
+
+/** What the access service needs. */
+export interface AccessDeps {
+  store: Store;
+  authorizer: Authorizer;
+}
+
+/** The most bindings of one identity an explanation reads; an identity rarely holds a few. */
+const maxBindings = 1000;
+/** The most shortfalls a denied answer lists, nearest first. */
+const maxShortfalls = 20;
+
+/**
+ * Create the AccessService: "why may X do Y here" answered from the same role bindings the
+ * authorizer decides every call with. The decision itself is the authorizer's; the bindings
+ * only explain it. Only bindings in the organization of the group asked about are ever
+ * read out, so an answer tells nothing about other organizations.
+ */
+export function createAccessService(deps: AccessDeps): ServiceImpl<typeof AccessService> {
+  const { store, authorizer } = deps;
+  return {
+    async checkAccess(req) {
+      const v = violations();
+      checkUid(v, "identityUid", req.identityUid);
+      checkUid(v, "groupUid", req.groupUid);
+      if (req.capability === "") v.add("capability", "is required");
+      else if (!isCapability(req.capability)) v.add("capability", "is not a known capability");
+      v.throwIfAny();
+      const held = await authorizer.capabilitiesAt({ identityUid: req.identityUid }, req.groupUid);
+      const allowed = held.has(req.capability);
+      const org = rootOf(req.groupUid);
+      const roleCaps = new Map<string, ReadonlySet<string>>();
+      const grants: { b: RoleBindingRecord; grant: AccessGrant }[] = [];
+      const shortfalls: { b: RoleBindingRecord; distance: number; s: AccessShortfall }[] = [];
+      let read = 0;
+      for await (const b of identityBindings(store, req.identityUid)) {
+        if (++read > maxBindings) break;
+        if (rootOf(b.groupUid) !== org) continue;
+        let caps = roleCaps.get(b.roleUid);
+        if (!caps) {
+          caps = new Set((await store.getRole(b.roleUid))?.capabilities ?? []);
+          roleCaps.set(b.roleUid, caps);
+        }
+        const applies = isAtOrBelow(req.groupUid, b.groupUid);
+        const holds = caps.has(req.capability);
+        if (applies && holds) {
+          const inherited = b.groupUid !== req.groupUid;
+          grants.push({
+            b,
+            grant: create(AccessGrantSchema, { roleBinding: toRoleBinding(b), inherited }),
+          });
+        } else if (applies || holds) {
+          const lack = applies ? AccessShortfall_Lack.CAPABILITY : AccessShortfall_Lack.SCOPE;
+          shortfalls.push({
+            b,
+            distance: treeDistance(b.groupUid, req.groupUid),
+            s: create(AccessShortfallSchema, { roleBinding: toRoleBinding(b), lack }),
+          });
+        }
+      }
+      // Nearest first: a binding at the group, then its parent's, and so on up.
+      grants.sort((x, y) => depthOf(y.b.groupUid) - depthOf(x.b.groupUid) || byUid(x.b, y.b));
+      shortfalls.sort((x, y) => x.distance - y.distance || byUid(x.b, y.b));
+      return create(CheckAccessResponseSchema, {
+        allowed,
+        // The authorizer's answer decides; a binding granting it is listed only if allowed, so
+        // the explanation never contradicts the decision when a write lands between the reads.
+        grants: allowed ? grants.map((g) => g.grant) : [],
+        shortfalls: allowed ? [] : shortfalls.slice(0, maxShortfalls).map((s) => s.s),
+      });
+    },
+
+    async listCallerCapabilities(req, ctx) {
+      const v = violations();
+      checkUid(v, "groupUid", req.groupUid);
+      v.throwIfAny();
+      // About the caller only: at a group of another organization the answer is empty, whether
+      // that group exists or not.
+      const held = await authorizer.capabilitiesAt(callerOf(ctx), req.groupUid);
+      return create(ListCallerCapabilitiesResponseSchema, {
+        capabilities: capabilities.filter((c) => held.has(c)),
+      });
+    },
+  };
+}
+
+function byUid(x: RoleBindingRecord, y: RoleBindingRecord): number {
+  return x.uid < y.uid ? -1 : x.uid > y.uid ? 1 : 0;
+}
+
+/** How many edges of the group tree lie between two groups of one organization. */
+function treeDistance(a: string, b: string): number {
+  const as = a.split("/");
+  const bs = b.split("/");
+  let common = 0;
+  while (common < as.length && common < bs.length && as[common] === bs[common]) common++;
+  return as.length - common + (bs.length - common);
+}
