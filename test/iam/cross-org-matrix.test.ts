@@ -1,5 +1,6 @@
-import { type Code, createClient } from "@connectrpc/connect";
+import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
@@ -32,7 +33,8 @@ type Expect = Record<Exclude<CallerName, "advisorA">, number> & { advisorA?: num
 const insideA: readonly CallerName[] = ["ownerA", "viewerA", "advisorA"];
 
 /** The IAM, registry and advisories clients of one caller. */
-type Clients = IamClients & Omit<RegistryClients, "groups">;
+type Clients = IamClients &
+  Omit<RegistryClients, "groups"> & { access: Client<typeof AccessService> };
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
@@ -67,7 +69,8 @@ interface Fixture {
 
 interface RpcCase {
   rpc: string;
-  call: (c: Clients, fx: Fixture) => Promise<unknown>;
+  /** `me`: the uid of the calling identity (the anonymous caller's is the viewer's). */
+  call: (c: Clients, fx: Fixture, me: string) => Promise<unknown>;
   expect: Expect;
   /** Lists: every caller may call; this is what a caller outside A may see. */
   list?: true;
@@ -584,12 +587,59 @@ const rpcs: RpcCase[] = [
     call: (c) => c.groupInvites.redeemGroupInvite({ code: "not-a-code" }),
     expect: { ownerA: 5, viewerA: 5, ownerB: 5, unbound: 5, anonymous: 16 },
   },
+  // AccessService
+  {
+    rpc: "CheckAccess",
+    call: (c, fx) =>
+      c.access.checkAccess({
+        identityUid: fx.identity,
+        capability: "groups.list",
+        groupUid: fx.group,
+      }),
+    // Another identity's access shows its bindings: role_bindings.list at the group.
+    expect: read,
+  },
+  {
+    rpc: "CheckAccess missing group",
+    call: (c, fx) =>
+      c.access.checkAccess({
+        identityUid: fx.identity,
+        capability: "groups.list",
+        groupUid: fx.missing,
+      }),
+    // Whether the group exists plays no part, as for authorization itself.
+    expect: read,
+  },
+  {
+    rpc: "CheckAccess of oneself in A",
+    call: (c, fx, me) =>
+      c.access.checkAccess({ identityUid: me, capability: "repo.create", groupUid: fx.group }),
+    // About oneself, anyone: outside A the answer is a denial naming nothing of A.
+    expect: list,
+  },
+  {
+    rpc: "CheckAccess of A's identity in B",
+    call: (c, fx) =>
+      c.access.checkAccess({
+        identityUid: fx.identity,
+        capability: "groups.list",
+        groupUid: orgB.uid,
+      }),
+    expect: { ownerA: 7, viewerA: 7, ownerB: 0, unbound: 7, anonymous: 16 },
+  },
+  {
+    rpc: "ListCallerCapabilities",
+    call: (c, fx) => c.access.listCallerCapabilities({ groupUid: fx.group }),
+    // About the caller only: outside A, an empty list.
+    expect: list,
+  },
 ];
 
 let ts: TestServer;
 let orgA: TestOrg;
 let orgB: TestOrg;
 const clients = {} as Record<CallerName, Clients>;
+const uids = {} as Record<CallerName, string>;
 
 async function setUp(backend: Backend): Promise<void> {
   // Every allowed CreateIdentityProvider of the matrix, over every protocol, stays in A: more
@@ -641,8 +691,17 @@ async function setUp(backend: Backend): Promise<void> {
       repos: createClient(ReposService, transport),
       tags: createClient(TagsService, transport),
       advisories: createClient(AdvisoriesService, transport),
+      access: createClient(AccessService, transport),
     };
   }
+  Object.assign(uids, {
+    ownerA: orgA.owner.uid,
+    viewerA: viewerA.uid,
+    advisorA: advisorA.uid,
+    ownerB: orgB.owner.uid,
+    unbound: unbound.uid,
+    anonymous: viewerA.uid,
+  });
 }
 
 let n = 0;
@@ -820,7 +879,7 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
     let answer: unknown;
     let got: Code | 0 = 0;
     try {
-      answer = await r.call(clients[caller], fx);
+      answer = await r.call(clients[caller], fx, uids[caller]);
     } catch (e) {
       const err = connectErr(e);
       got = err.code;
