@@ -18,6 +18,10 @@ Commands:
                                 print API tokens; see gatehouse help auth
   iam groups|identities|roles|role-bindings|identity-providers|account-associations|invites
       list|get|create|update|delete [flags]   (invites also: redeem <code>)
+  iam check-access --identity-uid <uid> --capability <name> --group-uid <uid>
+                                whether an identity holds a capability at a group, and why
+  iam capabilities --group-uid <uid>
+                                the capabilities you hold at a group
   registry repos|tags list|get|create|update|delete [flags]
   advisories list|get|create|update|delete [flags]
                                 manage a remote server's resources over the Connect protocol

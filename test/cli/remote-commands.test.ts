@@ -354,3 +354,40 @@ describe("invite codes on the command line", () => {
     expect(codes.every((c) => /^[A-Za-z0-9_][A-Za-z0-9_-]{42}$/.test(c))).toBe(true);
   });
 });
+
+describe("gatehouse iam check-access and capabilities", () => {
+  it("explains a grant and a denial, as sentences and as JSON", async () => {
+    const team = await json(["iam", "groups", "create", "--parent", org.uid, "--name", "why"]);
+    const ci = await gh.makeIdentity(team.uid, ["viewer"], org.uid);
+    const args = ["iam", "check-access", "--identity-uid", ci.uid, "--group-uid", team.uid];
+    const allowed = await runCli([...args, "--capability", "repo.list", "--output", "table"], env);
+    expect(allowed.code).toBe(0);
+    expect(allowed.stdout).toMatch(/^allowed\n {2}granted by role viewer bound at cli-org \(/);
+    expect(allowed.stdout).toContain(", inherited");
+    const denied = await json([...args, "--capability", "repo.create"]);
+    expect(denied.allowed ?? false).toBe(false);
+    expect(denied.shortfalls[0]).toMatchObject({
+      lack: "LACK_CAPABILITY",
+      roleBinding: { role: { name: "viewer" }, group: { uid: org.uid } },
+    });
+    const text = await runCli([...args, "--capability", "repo.create", "--output", "table"], env);
+    expect(text.stdout).toMatch(/^denied\n {2}role viewer bound at cli-org .*lacks the capability/);
+    const missing = await runCli(["iam", "check-access", "--group-uid", team.uid], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/--identity-uid is required/);
+    const unknown = await runCli([...args, "--capability", "repo.fly"], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/InvalidArgument/);
+  });
+
+  it("lists the caller's own capabilities at a group", async () => {
+    const run = await runCli(
+      ["iam", "capabilities", "--group-uid", org.uid, "--output", "table"],
+      env,
+    );
+    expect(run.code).toBe(0);
+    const caps = run.stdout.trim().split("\n");
+    expect(caps).toContain("role_bindings.create");
+    expect(caps).not.toContain("advisories.create");
+  });
+});

@@ -11,12 +11,21 @@ import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, CommanderError, Option } from "commander";
+import {
+  AccessService,
+  AccessShortfall_Lack,
+  type CheckAccessResponse,
+  type ListCallerCapabilitiesResponse,
+} from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { AccountAssociationsService } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { GroupInvitesService } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { GroupsService } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { IdentitiesService } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
 import { IdentityProvidersService } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
-import { RoleBindingsService } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import {
+  type RoleBinding,
+  RoleBindingsService,
+} from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { ReposService } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
@@ -39,10 +48,40 @@ interface Resource {
   plural: string;
 }
 
-/** The remote command groups and the resources of each. */
-export const remoteGroups: Record<string, { about: string; resources: Resource[] }> = {
+/**
+ * An RPC of a group that is no resource verb: its command, taking a flag per request field,
+ * and how the table format shows its answer.
+ */
+interface Action {
+  command: string;
+  about: string;
+  method: DescMethod;
+  text: (res: Message) => string;
+}
+
+/** The remote command groups, the resources of each and its other commands. */
+export const remoteGroups: Record<
+  string,
+  { about: string; resources: Resource[]; actions?: Action[] }
+> = {
   iam: {
-    about: "groups, identities, roles, role bindings, identity providers, accounts, invites",
+    about:
+      "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
+    actions: [
+      {
+        command: "check-access",
+        about: "whether an identity holds a capability at a group, and the role bindings why",
+        method: AccessService.method.checkAccess,
+        text: (res) => accessText(res as CheckAccessResponse),
+      },
+      {
+        command: "capabilities",
+        about: "the capabilities you hold at a group",
+        method: AccessService.method.listCallerCapabilities,
+        text: (res) =>
+          (res as ListCallerCapabilitiesResponse).capabilities.map((c) => `${c}\n`).join(""),
+      },
+    ],
     resources: [
       { command: "groups", service: GroupsService, noun: "Group", plural: "Groups" },
       { command: "identities", service: IdentitiesService, noun: "Identity", plural: "Identities" },
@@ -123,7 +162,52 @@ export function remoteProgram(group: string, ctx: RunContext): Command {
     const parent = r.command === "" ? root : root.command(r.command).description(spaced(r.plural));
     addVerbs(parent, r, ctx);
   }
+  for (const a of spec.actions ?? []) addAction(root, a, ctx);
   return root;
+}
+
+function addAction(root: Command, a: Action, ctx: RunContext): void {
+  const flags = messageFlags(a.method.input);
+  const cmd = common(root.command(a.command).description(a.about));
+  addFlags(cmd, flags);
+  cmd.action(() =>
+    run(ctx, cmd, async (call) => {
+      const values = givenValues(cmd, flags);
+      for (const f of flags) {
+        if (f.required && !values.has(f.flag)) throw new CliError(`--${f.flag} is required`);
+      }
+      const res = (await call.unary(
+        a.method,
+        messageFromFlags(a.method.input, flags, values),
+      )) as Message;
+      if (call.format === "json") printJson(ctx.io, a.method.output, res as never);
+      else ctx.io.out(a.text(res));
+    }),
+  );
+}
+
+/** A CheckAccess answer as sentences: the decision, then the bindings behind it. */
+function accessText(res: CheckAccessResponse): string {
+  const at = (b: RoleBinding | undefined) => `${b?.group?.name ?? "?"} (${b?.group?.uid ?? "?"})`;
+  const lines = [res.allowed ? "allowed" : "denied"];
+  for (const g of res.grants) {
+    const b = g.roleBinding;
+    lines.push(
+      `  granted by role ${b?.role?.name} bound at ${at(b)}${g.inherited ? ", inherited" : ", directly"} [binding ${b?.uid}]`,
+    );
+  }
+  for (const s of res.shortfalls) {
+    const b = s.roleBinding;
+    const why =
+      s.lack === AccessShortfall_Lack.CAPABILITY
+        ? "applies here, but the role lacks the capability"
+        : "the role holds the capability, but at a group that does not cover this one";
+    lines.push(`  role ${b?.role?.name} bound at ${at(b)}: ${why} [binding ${b?.uid}]`);
+  }
+  if (!res.allowed && res.shortfalls.length === 0) {
+    lines.push("  the identity holds no role in this organization");
+  }
+  return `${lines.join("\n")}\n`;
 }
 
 function methodOf(service: DescService, name: string): DescMethod | undefined {
