@@ -1,0 +1,81 @@
+import { useEffect, useState } from "preact/hooks";
+import { api } from "./api.js";
+
+/** The root of a uid: its organization. */
+export function orgOf(uid: string): string {
+  return uid.split("/")[0] ?? uid;
+}
+
+/** Every group from the organization down to `uid`. */
+export function ancestors(uid: string): string[] {
+  const parts = uid.split("/");
+  return parts.map((_, i) => parts.slice(0, i + 1).join("/"));
+}
+
+/** Every item of a list, following nextPageToken (pickers must offer everything). */
+export async function all<T>(
+  list: (pageToken: string) => Promise<{ items: T[]; nextPageToken?: string | undefined }>,
+): Promise<T[]> {
+  const out: T[] = [];
+  let token = "";
+  do {
+    const page = await list(token);
+    out.push(...page.items);
+    token = page.nextPageToken ?? "";
+  } while (token !== "");
+  return out;
+}
+
+/** Whether a role can be bound at `uid`: a built-in one, or a custom role of it or above it. */
+function bindableAt(roleUid: string, uid: string): boolean {
+  if (!roleUid.includes("/")) return true;
+  const group = roleUid.slice(0, roleUid.lastIndexOf("/"));
+  return uid === group || uid.startsWith(`${group}/`);
+}
+
+/**
+ * Options for pickers: the organization's workload identities and the people who hold a role
+ * in it (the ones a binding can name), and the roles that can be bound at `uid`.
+ */
+export function usePickers(uid: string, reload: number) {
+  const [identities, setIdentities] = useState<{ value: string; label: string }[]>([]);
+  const [roles, setRoles] = useState<{ value: string; label: string }[]>([]);
+  useEffect(() => {
+    const org = orgOf(uid);
+    const uidp = { descendantsOf: org };
+    Promise.all([
+      all((pageToken) =>
+        api.identities
+          .listIdentities({ uidp, pageSize: 200, pageToken, orderBy: "name" })
+          .then((r) => ({ items: r.identities, nextPageToken: r.nextPageToken })),
+      ),
+      all((pageToken) =>
+        api.bindings
+          .listRoleBindings({ uidp, pageSize: 200, pageToken })
+          .then((r) => ({ items: r.roleBindings, nextPageToken: r.nextPageToken })),
+      ),
+    ])
+      .then(([ids, bindings]) => {
+        const seen = new Map<string, string>();
+        for (const i of ids) seen.set(i.uid, i.name);
+        for (const b of bindings) {
+          if (b.identity && !seen.has(b.identity.uid))
+            seen.set(b.identity.uid, `${b.identity.name} (person)`);
+        }
+        setIdentities([...seen].map(([value, label]) => ({ value, label })));
+      })
+      .catch(() => undefined);
+    all((pageToken) =>
+      api.roles
+        .listRoles({ pageSize: 200, pageToken, orderBy: "name" })
+        .then((r) => ({ items: r.roles, nextPageToken: r.nextPageToken })),
+    )
+      .then((rs) =>
+        setRoles(
+          rs.filter((r) => bindableAt(r.uid, uid)).map((r) => ({ value: r.uid, label: r.name })),
+        ),
+      )
+      .catch(() => undefined);
+  }, [uid, reload]);
+  return { identities, roles };
+}

@@ -1,0 +1,103 @@
+import { useState } from "preact/hooks";
+import type { Repo } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { api } from "../api.js";
+import { ConfirmButton, FormView, ListView, time } from "../components.js";
+
+/** A group's repos, and the tags of the one chosen. */
+export function ReposTab({ uid }: { uid: string }) {
+  const [reload, setReload] = useState(0);
+  const [repo, setRepo] = useState<Repo | undefined>();
+  return (
+    <>
+      <h2>Repos</h2>
+      <ListView<Repo>
+        label="Repos"
+        reload={reload}
+        load={async (q) => {
+          const r = await api.repos.listRepos({ uidp: { childrenOf: uid }, ...q });
+          return { items: r.repos, nextPageToken: r.nextPageToken, totalCount: r.totalCount };
+        }}
+        columns={[
+          {
+            title: "Name",
+            render: (r) => (
+              <button type="button" class="link" onClick={() => setRepo(r)}>
+                {r.name}
+              </button>
+            ),
+          },
+          { title: "Description", render: (r) => r.description },
+          {
+            title: "Delete",
+            render: (r) => (
+              <ConfirmButton
+                label="Delete"
+                confirm={`Delete the repo ${r.name}?`}
+                action={async () => {
+                  await api.repos.deleteRepo({ uid: r.uid });
+                  setRepo(undefined);
+                  setReload(reload + 1);
+                }}
+              />
+            ),
+          },
+        ]}
+      />
+      <FormView
+        title="Create a repo"
+        submitLabel="Create repo"
+        fields={[
+          { name: "name", label: "Name", required: true },
+          { name: "description", label: "Description" },
+        ]}
+        onSubmit={async (v) => {
+          await api.repos.createRepo({
+            parent: uid,
+            repo: { name: v.name as string, description: v.description as string },
+          });
+          setReload(reload + 1);
+        }}
+      />
+      {repo && <TagsOf repo={repo} />}
+    </>
+  );
+}
+
+function TagsOf({ repo }: { repo: Repo }) {
+  const [reload, setReload] = useState(0);
+  return (
+    <section class="detail" aria-label={`Tags of ${repo.name}`}>
+      <h3>Tags of {repo.name}</h3>
+      <ListView
+        key={repo.uid}
+        label={`Tags of ${repo.name}`}
+        reload={reload}
+        load={async (q) => {
+          const r = await api.tags.listTags({ uidp: { childrenOf: repo.uid }, ...q });
+          return { items: r.tags, nextPageToken: r.nextPageToken, totalCount: r.totalCount };
+        }}
+        columns={[
+          { title: "Tag", render: (t) => t.name },
+          { title: "Digest", render: (t) => <span class="uid">{t.digest}</span> },
+          { title: "Deprecated", render: (t) => (t.deprecated ? "yes" : "") },
+          { title: "Updated", render: (t) => time(t.updateTime) },
+        ]}
+      />
+      <FormView
+        title="Add a tag"
+        submitLabel="Add tag"
+        fields={[
+          { name: "name", label: "Tag", required: true },
+          { name: "digest", label: "Digest (sha256:…)", required: true },
+        ]}
+        onSubmit={async (v) => {
+          await api.tags.createTag({
+            parent: repo.uid,
+            tag: { name: v.name as string, digest: v.digest as string },
+          });
+          setReload(reload + 1);
+        }}
+      />
+    </section>
+  );
+}
