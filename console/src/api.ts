@@ -1,5 +1,6 @@
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
+import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { AccountAssociationsService } from "../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { CallerService } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { GroupInvitesService } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
@@ -26,6 +27,7 @@ const transport = createConnectTransport({ baseUrl: location.origin, interceptor
 /** The API, through connect-web and the generated service descriptors only. */
 export const api = {
   caller: createClient(CallerService, transport),
+  access: createClient(AccessService, transport),
   groups: createClient(GroupsService, transport),
   identities: createClient(IdentitiesService, transport),
   roles: createClient(RolesService, transport),

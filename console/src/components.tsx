@@ -178,8 +178,10 @@ export function ListView<T>(props: {
 export interface Field {
   name: string;
   label: string;
-  type?: "text" | "select" | "checkboxes" | "password" | "checkbox";
+  type?: "text" | "select" | "checkboxes" | "password" | "checkbox" | "textarea";
   options?: { value: string; label: string }[];
+  /** A select with a search box: the options whose name contains what is typed. */
+  search?: boolean;
   required?: boolean;
   initial?: string;
 }
@@ -201,6 +203,7 @@ export function FormView(props: {
   const [values, setValues] = useState(initial);
   const [problem, setProblem] = useState<Problem | undefined>();
   const [busy, setBusy] = useState(false);
+  const [searches, setSearches] = useState<Record<string, string>>({});
   const id = props.title.toLowerCase().replace(/\W+/g, "-");
   const set = (name: string, v: string | string[]) => setValues({ ...values, [name]: v });
   return (
@@ -214,6 +217,7 @@ export function FormView(props: {
           await props.onSubmit(values);
           setProblem(undefined);
           setValues(initial());
+          setSearches({});
         } catch (err) {
           setProblem(problemOf(err));
         } finally {
@@ -233,20 +237,42 @@ export function FormView(props: {
         };
         let input: ComponentChildren;
         if (f.type === "select") {
+          const q = (searches[f.name] ?? "").trim().toLowerCase();
+          const shown = (f.options ?? []).filter(
+            (o) => q === "" || o.label.toLowerCase().includes(q) || o.value === values[f.name],
+          );
           input = (
-            <select
-              name={f.name}
-              value={values[f.name] as string}
-              onChange={(e) => set(f.name, e.currentTarget.value)}
-              {...described}
-            >
-              <option value="">choose…</option>
-              {f.options?.map((o) => (
-                <option key={o.value} value={o.value}>
-                  {o.label}
-                </option>
-              ))}
-            </select>
+            <>
+              {f.search && (
+                <input
+                  type="search"
+                  aria-label={`Search ${f.label.toLowerCase()} by name`}
+                  placeholder="search by name"
+                  value={searches[f.name] ?? ""}
+                  onInput={(e) => {
+                    const text = e.currentTarget.value;
+                    setSearches({ ...searches, [f.name]: text });
+                    // One match: chosen at once, as a person expects from a search.
+                    const t = text.trim().toLowerCase();
+                    const hits = (f.options ?? []).filter((o) => o.label.toLowerCase().includes(t));
+                    if (t !== "" && hits.length === 1 && hits[0]) set(f.name, hits[0].value);
+                  }}
+                />
+              )}
+              <select
+                name={f.name}
+                value={values[f.name] as string}
+                onChange={(e) => set(f.name, e.currentTarget.value)}
+                {...described}
+              >
+                <option value="">choose…</option>
+                {shown.map((o) => (
+                  <option key={o.value} value={o.value}>
+                    {o.label}
+                  </option>
+                ))}
+              </select>
+            </>
           );
         } else if (f.type === "checkboxes") {
           const chosen = values[f.name] as string[];
@@ -304,6 +330,8 @@ export function FormView(props: {
           input =
             f.type === "password" ? (
               <input type="password" {...common} />
+            ) : f.type === "textarea" ? (
+              <textarea rows={3} {...common} onInput={(e) => set(f.name, e.currentTarget.value)} />
             ) : (
               <input type="text" {...common} />
             );

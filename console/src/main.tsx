@@ -132,8 +132,8 @@ function Console() {
         <a href="#/" class="brand">
           Gatehouse
         </a>
-        <span class="who">
-          {caller?.identity ? `${caller.identity.name} (${caller.identity.uid})` : ""}
+        <span class="who" title={caller?.identity?.uid}>
+          {caller?.identity?.name ?? ""}
         </span>
         <button type="button" onClick={() => signOut()}>
           Sign out
@@ -171,17 +171,17 @@ function Home(props: { caller: Caller | undefined; reload: number; onChange: () 
             <tr>
               <th scope="col">Group</th>
               <th scope="col">Your roles</th>
-              <th scope="col">Uid</th>
             </tr>
           </thead>
           <tbody>
             {[...groups].map(([uid, g]) => (
               <tr key={uid}>
                 <td>
-                  <a href={groupHref(uid)}>{g.name}</a>
+                  <a href={groupHref(uid)} title={uid}>
+                    {g.name}
+                  </a>
                 </td>
                 <td>{g.roles.join(", ")}</td>
-                <td class="uid">{uid}</td>
               </tr>
             ))}
           </tbody>
@@ -196,9 +196,15 @@ function Home(props: { caller: Caller | undefined; reload: number; onChange: () 
           return { items: r.groups, nextPageToken: r.nextPageToken, totalCount: r.totalCount };
         }}
         columns={[
-          { title: "Name", render: (g) => <a href={groupHref(g.uid)}>{g.name}</a> },
+          {
+            title: "Name",
+            render: (g) => (
+              <a href={groupHref(g.uid)} title={g.uid}>
+                {g.name}
+              </a>
+            ),
+          },
           { title: "Description", render: (g) => g.description },
-          { title: "Uid", render: (g) => <span class="uid">{g.uid}</span> },
         ]}
       />
       <FormView

@@ -33,13 +33,21 @@ function bindableAt(roleUid: string, uid: string): boolean {
   return uid === group || uid.startsWith(`${group}/`);
 }
 
+/** A picker option: a uid and the name shown for it. */
+export interface Option {
+  value: string;
+  label: string;
+}
+
 /**
  * Options for pickers: the organization's workload identities and the people who hold a role
- * in it (the ones a binding can name), and the roles that can be bound at `uid`.
+ * in it (the ones a binding can name), and the roles the caller may grant at `uid`: bindable
+ * there (built in, or defined at or above it), and every capability of which the caller holds
+ * there along with `role_bindings.create`, as the server's escalation rule asks.
  */
 export function usePickers(uid: string, reload: number) {
-  const [identities, setIdentities] = useState<{ value: string; label: string }[]>([]);
-  const [roles, setRoles] = useState<{ value: string; label: string }[]>([]);
+  const [identities, setIdentities] = useState<Option[]>([]);
+  const [roles, setRoles] = useState<Option[]>([]);
   useEffect(() => {
     const org = orgOf(uid);
     const uidp = { descendantsOf: org };
@@ -62,19 +70,31 @@ export function usePickers(uid: string, reload: number) {
           if (b.identity && !seen.has(b.identity.uid))
             seen.set(b.identity.uid, `${b.identity.name} (person)`);
         }
-        setIdentities([...seen].map(([value, label]) => ({ value, label })));
+        setIdentities(
+          [...seen]
+            .map(([value, label]) => ({ value, label }))
+            .sort((a, b) => a.label.localeCompare(b.label)),
+        );
       })
       .catch(() => undefined);
-    all((pageToken) =>
-      api.roles
-        .listRoles({ pageSize: 200, pageToken, orderBy: "name" })
-        .then((r) => ({ items: r.roles, nextPageToken: r.nextPageToken })),
-    )
-      .then((rs) =>
+    Promise.all([
+      all((pageToken) =>
+        api.roles
+          .listRoles({ pageSize: 200, pageToken, orderBy: "name" })
+          .then((r) => ({ items: r.roles, nextPageToken: r.nextPageToken })),
+      ),
+      api.access.listCallerCapabilities({ groupUid: uid }),
+    ])
+      .then(([rs, mine]) => {
+        const held = new Set(mine.capabilities);
+        const grantable = (caps: readonly string[]) =>
+          held.has("role_bindings.create") && caps.every((c) => held.has(c));
         setRoles(
-          rs.filter((r) => bindableAt(r.uid, uid)).map((r) => ({ value: r.uid, label: r.name })),
-        ),
-      )
+          rs
+            .filter((r) => bindableAt(r.uid, uid) && grantable(r.capabilities))
+            .map((r) => ({ value: r.uid, label: r.name })),
+        );
+      })
       .catch(() => undefined);
   }, [uid, reload]);
   return { identities, roles };

@@ -1,10 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
 import type { AccountAssociation } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { api, type Problem, problemOf } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ProblemBox } from "../components.js";
 
 /** A group's account association (one per group). */
-export function AccountTab({ uid }: { uid: string }) {
+export function AccountTab({ uid, can }: { uid: string; can: Can }) {
   const [account, setAccount] = useState<AccountAssociation | null | undefined>();
   const [problem, setProblem] = useState<Problem | undefined>();
   const [version, setVersion] = useState(0);
@@ -44,16 +45,18 @@ export function AccountTab({ uid }: { uid: string }) {
             <dt>GitHub installations</dt>
             <dd>{account.github?.installationIds.join(", ") || "—"}</dd>
           </dl>
-          <ConfirmButton
-            label="Remove association"
-            confirm="Remove this group's account association?"
-            action={async () => {
-              await api.accounts.deleteAccountAssociation({ uid });
-              setVersion(version + 1);
-            }}
-          />
+          {can("account_associations.delete") && (
+            <ConfirmButton
+              label="Remove association"
+              confirm="Remove this group's account association?"
+              action={async () => {
+                await api.accounts.deleteAccountAssociation({ uid });
+                setVersion(version + 1);
+              }}
+            />
+          )}
         </section>
-      ) : account === null ? (
+      ) : account === null && can("account_associations.create") ? (
         <FormView
           title="Associate accounts"
           submitLabel="Associate"
@@ -101,6 +104,8 @@ export function AccountTab({ uid }: { uid: string }) {
             setVersion(version + 1);
           }}
         />
+      ) : account === null ? (
+        <p>No accounts are associated with this group.</p>
       ) : (
         <p>Loading…</p>
       )}

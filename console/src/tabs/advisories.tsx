@@ -6,6 +6,11 @@ import {
 import { api } from "../api.js";
 import { ListView, time } from "../components.js";
 
+/** An advisory's severities as the data gives them (`CVSS_V3 7.5`), or "not given". */
+function severityOf(a: Advisory): string {
+  return a.severities.map((s) => `${s.type} ${s.score}`.trim()).join(", ") || "not given";
+}
+
 /** Search the advisories at and below a group. */
 export function AdvisoriesTab({ uid }: { uid: string }) {
   const [search, setSearch] = useState({ query: "", aliases: "", componentName: "" });
@@ -73,6 +78,7 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
           },
           { title: "Aliases", render: (a) => a.aliases.join(", ") },
           { title: "Package", render: (a) => a.componentName || a.artifactName },
+          { title: "Severity", render: (a) => severityOf(a) },
           { title: "Latest event", render: (a) => EventType[a.latestEventType] ?? "" },
         ]}
       />
@@ -80,6 +86,7 @@ export function AdvisoriesTab({ uid }: { uid: string }) {
         <section class="detail" aria-label={`Advisory ${open.advisoryId}`}>
           <h3>{open.advisoryId}</h3>
           <p>{open.summary}</p>
+          <p>Severity: {severityOf(open)}</p>
           <h4>Events</h4>
           <ol>
             {open.events.map((e, i) => (

@@ -3,6 +3,7 @@ import type { IdentityRef } from "../../../gen/gatehouse/common/v2beta1/common_p
 import type { Identity } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
 import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { api } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView } from "../components.js";
 import { usePickers } from "../pickers.js";
 import { identityKind } from "./identities.js";
@@ -59,7 +60,7 @@ export function BoundIdentity({
 }
 
 /** The role bindings at a group: revoke, grant. */
-export function BindingsTab({ uid }: { uid: string }) {
+export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [shown, setShown] = useState<IdentityRef | undefined>();
   const { identities, roles } = usePickers(uid, reload);
@@ -94,37 +95,40 @@ export function BindingsTab({ uid }: { uid: string }) {
           { title: "Group", render: (b) => b.group?.name ?? "" },
           {
             title: "Revoke",
-            render: (b) => (
-              <ConfirmButton
-                label="Revoke"
-                confirm={`Revoke ${b.role?.name} from ${b.identity?.name}?`}
-                action={async () => {
-                  await api.bindings.deleteRoleBinding({ uid: b.uid });
-                  setReload(reload + 1);
-                }}
-              />
-            ),
+            render: (b) =>
+              can("role_bindings.delete") ? (
+                <ConfirmButton
+                  label="Revoke"
+                  confirm={`Revoke ${b.role?.name} from ${b.identity?.name}?`}
+                  action={async () => {
+                    await api.bindings.deleteRoleBinding({ uid: b.uid });
+                    setReload(reload + 1);
+                  }}
+                />
+              ) : null,
           },
         ]}
       />
       {shown && (
         <BoundIdentity key={shown.uid} identity={shown} onClose={() => setShown(undefined)} />
       )}
-      <FormView
-        title="Grant a role"
-        submitLabel="Grant"
-        fields={[
-          { name: "identityUid", label: "Identity", type: "select", options: identities },
-          { name: "roleUid", label: "Role", type: "select", options: roles },
-        ]}
-        onSubmit={async (v) => {
-          await api.bindings.createRoleBinding({
-            parent: uid,
-            roleBinding: { identityUid: v.identityUid as string, roleUid: v.roleUid as string },
-          });
-          setReload(reload + 1);
-        }}
-      />
+      {can("role_bindings.create") && (
+        <FormView
+          title="Grant a role"
+          submitLabel="Grant"
+          fields={[
+            { name: "identityUid", label: "Identity", type: "select", options: identities },
+            { name: "roleUid", label: "Role", type: "select", options: roles },
+          ]}
+          onSubmit={async (v) => {
+            await api.bindings.createRoleBinding({
+              parent: uid,
+              roleBinding: { identityUid: v.identityUid as string, roleUid: v.roleUid as string },
+            });
+            setReload(reload + 1);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -1,11 +1,12 @@
 import { useState } from "preact/hooks";
 import { GroupInvite_State } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { api } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView, time } from "../components.js";
 import { usePickers } from "../pickers.js";
 
 /** A group's invites: the code shown once on creation. */
-export function InvitesTab({ uid }: { uid: string }) {
+export function InvitesTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [code, setCode] = useState<string | undefined>();
   const { roles } = usePickers(uid, 0);
@@ -50,43 +51,46 @@ export function InvitesTab({ uid }: { uid: string }) {
           { title: "State", render: (i) => GroupInvite_State[i.state] ?? "" },
           {
             title: "Delete",
-            render: (i) => (
-              <ConfirmButton
-                label="Delete"
-                confirm="Delete this invite?"
-                action={async () => {
-                  await api.invites.deleteGroupInvite({ uid: i.uid });
-                  setReload(reload + 1);
-                }}
-              />
-            ),
+            render: (i) =>
+              can("group_invites.delete") ? (
+                <ConfirmButton
+                  label="Delete"
+                  confirm="Delete this invite?"
+                  action={async () => {
+                    await api.invites.deleteGroupInvite({ uid: i.uid });
+                    setReload(reload + 1);
+                  }}
+                />
+              ) : null,
           },
         ]}
       />
-      <FormView
-        title="Create an invite"
-        submitLabel="Create invite"
-        fields={[
-          { name: "roleUid", label: "Role", type: "select", options: roles },
-          { name: "email", label: "Only for this verified email (optional)" },
-          { name: "ttl", label: "Valid for (seconds, default 7 days)" },
-          { name: "singleUse", label: "Single use", type: "checkbox" },
-        ]}
-        onSubmit={async (v) => {
-          const seconds = (v.ttl as string).trim();
-          const invite = await api.invites.createGroupInvite({
-            parent: uid,
-            groupInvite: {
-              roleUid: v.roleUid as string,
-              email: v.email as string,
-              singleUse: v.singleUse === "true",
-              ...(seconds === "" ? {} : { ttl: { seconds: BigInt(Number(seconds) || 0) } }),
-            },
-          });
-          setCode(invite.code);
-          setReload(reload + 1);
-        }}
-      />
+      {can("group_invites.create") && (
+        <FormView
+          title="Create an invite"
+          submitLabel="Create invite"
+          fields={[
+            { name: "roleUid", label: "Role", type: "select", options: roles },
+            { name: "email", label: "Only for this verified email (optional)" },
+            { name: "ttl", label: "Valid for (seconds, default 7 days)" },
+            { name: "singleUse", label: "Single use", type: "checkbox" },
+          ]}
+          onSubmit={async (v) => {
+            const seconds = (v.ttl as string).trim();
+            const invite = await api.invites.createGroupInvite({
+              parent: uid,
+              groupInvite: {
+                roleUid: v.roleUid as string,
+                email: v.email as string,
+                singleUse: v.singleUse === "true",
+                ...(seconds === "" ? {} : { ttl: { seconds: BigInt(Number(seconds) || 0) } }),
+              },
+            });
+            setCode(invite.code);
+            setReload(reload + 1);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import { api } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView } from "../components.js";
 import { usePickers } from "../pickers.js";
 
 /** An organization's identity providers. */
-export function ProvidersTab({ uid }: { uid: string }) {
+export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const { roles } = usePickers(uid, 0);
   return (
@@ -27,7 +28,7 @@ export function ProvidersTab({ uid }: { uid: string }) {
           };
         }}
         columns={[
-          { title: "Name", render: (p) => p.name },
+          { title: "Name", render: (p) => <span title={p.uid}>{p.name}</span> },
           { title: "Issuer", render: (p) => p.oidc?.issuer ?? "" },
           { title: "Client ID", render: (p) => p.oidc?.clientId ?? "" },
           {
@@ -37,45 +38,48 @@ export function ProvidersTab({ uid }: { uid: string }) {
           { title: "Uid", render: (p) => <span class="uid">{p.uid}</span> },
           {
             title: "Delete",
-            render: (p) => (
-              <ConfirmButton
-                label="Delete"
-                confirm={`Delete the provider ${p.name}?`}
-                action={async () => {
-                  await api.providers.deleteIdentityProvider({ uid: p.uid });
-                  setReload(reload + 1);
-                }}
-              />
-            ),
+            render: (p) =>
+              can("identity_providers.delete") ? (
+                <ConfirmButton
+                  label="Delete"
+                  confirm={`Delete the provider ${p.name}?`}
+                  action={async () => {
+                    await api.providers.deleteIdentityProvider({ uid: p.uid });
+                    setReload(reload + 1);
+                  }}
+                />
+              ) : null,
           },
         ]}
       />
-      <FormView
-        title="Add an identity provider"
-        submitLabel="Add provider"
-        fields={[
-          { name: "name", label: "Name", required: true },
-          { name: "issuer", label: "Issuer (https URL)", required: true },
-          { name: "clientId", label: "Client ID", required: true },
-          { name: "clientSecret", label: "Client secret (never shown again)", type: "password" },
-          { name: "defaultRole", label: "Default role", type: "select", options: roles },
-        ]}
-        onSubmit={async (v) => {
-          await api.providers.createIdentityProvider({
-            parent: uid,
-            identityProvider: {
-              name: v.name as string,
-              defaultRole: v.defaultRole as string,
-              oidc: {
-                issuer: v.issuer as string,
-                clientId: v.clientId as string,
-                clientSecret: v.clientSecret as string,
+      {can("identity_providers.create") && (
+        <FormView
+          title="Add an identity provider"
+          submitLabel="Add provider"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            { name: "issuer", label: "Issuer (https URL)", required: true },
+            { name: "clientId", label: "Client ID", required: true },
+            { name: "clientSecret", label: "Client secret (never shown again)", type: "password" },
+            { name: "defaultRole", label: "Default role", type: "select", options: roles },
+          ]}
+          onSubmit={async (v) => {
+            await api.providers.createIdentityProvider({
+              parent: uid,
+              identityProvider: {
+                name: v.name as string,
+                defaultRole: v.defaultRole as string,
+                oidc: {
+                  issuer: v.issuer as string,
+                  clientId: v.clientId as string,
+                  clientSecret: v.clientSecret as string,
+                },
               },
-            },
-          });
-          setReload(reload + 1);
-        }}
-      />
+            });
+            setReload(reload + 1);
+          }}
+        />
+      )}
     </>
   );
 }

@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import type { Repo } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { api } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView, time } from "../components.js";
 
 /** A group's repos, and the tags of the one chosen. */
-export function ReposTab({ uid }: { uid: string }) {
+export function ReposTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [repo, setRepo] = useState<Repo | undefined>();
   return (
@@ -29,41 +30,44 @@ export function ReposTab({ uid }: { uid: string }) {
           { title: "Description", render: (r) => r.description },
           {
             title: "Delete",
-            render: (r) => (
-              <ConfirmButton
-                label="Delete"
-                confirm={`Delete the repo ${r.name}?`}
-                action={async () => {
-                  await api.repos.deleteRepo({ uid: r.uid });
-                  setRepo(undefined);
-                  setReload(reload + 1);
-                }}
-              />
-            ),
+            render: (r) =>
+              can("repo.delete") ? (
+                <ConfirmButton
+                  label="Delete"
+                  confirm={`Delete the repo ${r.name}?`}
+                  action={async () => {
+                    await api.repos.deleteRepo({ uid: r.uid });
+                    setRepo(undefined);
+                    setReload(reload + 1);
+                  }}
+                />
+              ) : null,
           },
         ]}
       />
-      <FormView
-        title="Create a repo"
-        submitLabel="Create repo"
-        fields={[
-          { name: "name", label: "Name", required: true },
-          { name: "description", label: "Description" },
-        ]}
-        onSubmit={async (v) => {
-          await api.repos.createRepo({
-            parent: uid,
-            repo: { name: v.name as string, description: v.description as string },
-          });
-          setReload(reload + 1);
-        }}
-      />
-      {repo && <TagsOf repo={repo} />}
+      {can("repo.create") && (
+        <FormView
+          title="Create a repo"
+          submitLabel="Create repo"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            { name: "description", label: "Description" },
+          ]}
+          onSubmit={async (v) => {
+            await api.repos.createRepo({
+              parent: uid,
+              repo: { name: v.name as string, description: v.description as string },
+            });
+            setReload(reload + 1);
+          }}
+        />
+      )}
+      {repo && <TagsOf repo={repo} can={can} />}
     </>
   );
 }
 
-function TagsOf({ repo }: { repo: Repo }) {
+function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
   const [reload, setReload] = useState(0);
   return (
     <section class="detail" aria-label={`Tags of ${repo.name}`}>
@@ -83,21 +87,23 @@ function TagsOf({ repo }: { repo: Repo }) {
           { title: "Updated", render: (t) => time(t.updateTime) },
         ]}
       />
-      <FormView
-        title="Add a tag"
-        submitLabel="Add tag"
-        fields={[
-          { name: "name", label: "Tag", required: true },
-          { name: "digest", label: "Digest (sha256:…)", required: true },
-        ]}
-        onSubmit={async (v) => {
-          await api.tags.createTag({
-            parent: repo.uid,
-            tag: { name: v.name as string, digest: v.digest as string },
-          });
-          setReload(reload + 1);
-        }}
-      />
+      {can("tag.create") && (
+        <FormView
+          title="Add a tag"
+          submitLabel="Add tag"
+          fields={[
+            { name: "name", label: "Tag", required: true },
+            { name: "digest", label: "Digest (sha256:…)", required: true },
+          ]}
+          onSubmit={async (v) => {
+            await api.tags.createTag({
+              parent: repo.uid,
+              tag: { name: v.name as string, digest: v.digest as string },
+            });
+            setReload(reload + 1);
+          }}
+        />
+      )}
     </section>
   );
 }

@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import { capabilities } from "../../../src/auth/capability-catalog.js";
 import { api } from "../api.js";
+import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView } from "../components.js";
 
 /** The roles visible from a group, and the form to create a custom one. */
-export function RolesTab({ uid }: { uid: string }) {
+export function RolesTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   return (
     <>
@@ -24,7 +25,7 @@ export function RolesTab({ uid }: { uid: string }) {
           {
             title: "Delete",
             render: (r) =>
-              r.uid.includes("/") ? (
+              r.uid.includes("/") && can("roles.delete") ? (
                 <ConfirmButton
                   label="Delete"
                   confirm={`Delete the role ${r.name}?`}
@@ -39,31 +40,33 @@ export function RolesTab({ uid }: { uid: string }) {
           },
         ]}
       />
-      <FormView
-        title="Create a custom role"
-        submitLabel="Create role"
-        fields={[
-          { name: "name", label: "Name", required: true },
-          { name: "description", label: "Description" },
-          {
-            name: "capabilities",
-            label: "Capabilities",
-            type: "checkboxes",
-            options: capabilities.map((c) => ({ value: c, label: c })),
-          },
-        ]}
-        onSubmit={async (v) => {
-          await api.roles.createRole({
-            parent: uid,
-            role: {
-              name: v.name as string,
-              description: v.description as string,
-              capabilities: v.capabilities as string[],
+      {can("roles.create") && (
+        <FormView
+          title="Create a custom role"
+          submitLabel="Create role"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            { name: "description", label: "Description" },
+            {
+              name: "capabilities",
+              label: "Capabilities",
+              type: "checkboxes",
+              options: capabilities.map((c) => ({ value: c, label: c })),
             },
-          });
-          setReload(reload + 1);
-        }}
-      />
+          ]}
+          onSubmit={async (v) => {
+            await api.roles.createRole({
+              parent: uid,
+              role: {
+                name: v.name as string,
+                description: v.description as string,
+                capabilities: v.capabilities as string[],
+              },
+            });
+            setReload(reload + 1);
+          }}
+        />
+      )}
     </>
   );
 }
