@@ -238,13 +238,34 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await page.getByRole("heading", { name: "Sign in with a token" }).waitFor();
   });
 
-  it("tells a caller without the capability which one it lacks (403)", async () => {
+  it("offers a viewer no action it may not take", async () => {
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    await freshPage("forbidden");
+    await freshPage("viewer");
     await signInWithToken(viewer.token);
+    await openGroup(org.uid);
+    await page.getByRole("region", { name: "Subgroups" }).getByRole("table").waitFor();
+    expect(await page.getByRole("form", { name: "Create a subgroup" }).count()).toBe(0);
+    expect(await page.getByText("Rename or delete this group").count()).toBe(0);
+    await openGroup(org.uid, "members");
+    await page.getByRole("table", { name: "Members" }).waitFor();
+    expect(await page.getByRole("button", { name: /^Revoke/ }).count()).toBe(0);
+    expect(await page.getByRole("form", { name: "Grant a role here" }).count()).toBe(0);
+  });
+
+  it("tells a caller whose role went while the page was open which capability it lacks (403)", async () => {
+    const editor = await gh.makeIdentity(org.uid, ["owner"]);
+    await freshPage("forbidden");
+    await signInWithToken(editor.token);
     await openGroup(org.uid);
     const create = page.getByRole("form", { name: "Create a subgroup" });
     await create.getByLabel("Name").fill("not-allowed");
+    const bindings = await gh.store.listRoleBindings({
+      filters: { identity: editor.uid },
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 10,
+    });
+    for (const b of bindings.items) await gh.store.deleteRoleBinding(b.uid);
     await create.getByRole("button", { name: "Create subgroup" }).click();
     const alert = create.getByRole("alert");
     await alert.waitFor();
@@ -633,5 +654,92 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     });
     const back = await signInAtIdp(`${gh.url}/oauth/authorize?${q}`, "alice", `${gh.url}/console/`);
     expect(back.searchParams.get("code")).toBeTruthy();
+  });
+
+  it("shows members with their roles, explains access, and walks the group tree", async () => {
+    // console-org > platform > squad; ci-bot (a workload of platform) is a viewer of the whole
+    // organization, deployer an editor of platform itself.
+    const mk = async (parent: string, name: string) => {
+      const res = await fetch(`${gh.url}/iam/v2beta1/groups/${parent}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      return ((await res.json()) as { uid: string }).uid;
+    };
+    const platform = await mk(org.uid, "platform");
+    await mk(platform, "squad");
+    const named = async (uid: string, name: string) => {
+      await gh.store.updateIdentity(uid, { name }, Date.now());
+      return uid;
+    };
+    await named((await gh.makeIdentity(platform, ["viewer"], org.uid)).uid, "ci-bot");
+    await named((await gh.makeIdentity(platform, ["editor"], platform)).uid, "deployer");
+
+    await freshPage("members");
+    await signInWithToken(org.owner.token);
+    await openGroup(platform, "members");
+    const members = page.getByRole("table", { name: "Members" });
+    await members
+      .getByRole("row", { name: /^ci-bot workload viewer inherited from console-org/ })
+      .waitFor();
+    await members.getByRole("row", { name: /^deployer workload editor here/ }).waitFor();
+    const owner = (await gh.store.getIdentity(org.owner.uid))?.name as string;
+    await members
+      .getByRole("row", { name: new RegExp(`^${owner} person owner inherited`) })
+      .waitFor();
+    // No uid on the page but in titles and details blocks.
+    expect(await members.innerText()).not.toMatch(/[0-9a-f]{40}/);
+    await expectAccessible("members");
+
+    // Grant through pickers that search by name; the owner cannot grant advisories.admin, so
+    // it is not offered.
+    const grant = page.getByRole("form", { name: "Grant a role here" });
+    const roleSelect = grant.getByLabel("Role", { exact: true });
+    await expect
+      .poll(async () => (await roleSelect.locator("option").allTextContents()).join(","))
+      .toContain("editor");
+    expect(await roleSelect.locator("option").allTextContents()).not.toContain("advisories.admin");
+    await grant.getByLabel("Search member by name").fill("ci-b");
+    await grant.getByLabel("Search role by name").fill("edito");
+    await grant.getByRole("button", { name: "Grant" }).click();
+    const ciRow = members.getByRole("row", { name: /^ci-bot/ });
+    const revoke = ciRow.getByRole("button", { name: "Revoke editor" });
+    await revoke.click();
+    await revoke.waitFor({ state: "detached" });
+    await members.getByRole("row", { name: /^ci-bot workload viewer inherited/ }).waitFor();
+
+    // Effective access, explained.
+    await page.getByRole("link", { name: "Access", exact: true }).click();
+    const ask = page.getByRole("form", { name: "Why may someone do something here" });
+    await ask.getByLabel("Member", { exact: true }).selectOption({ label: "ci-bot" });
+    await ask.getByLabel("Capability", { exact: true }).selectOption("repo.create");
+    await ask.getByRole("button", { name: "Explain" }).click();
+    const why = page.getByRole("region", { name: "Access explained" });
+    await why
+      .getByRole("heading", { name: "ci-bot may not use repo.create in platform" })
+      .waitFor();
+    await why.getByText(/applies here, but the role does not include repo\.create/).waitFor();
+    await ask.getByLabel("Member", { exact: true }).selectOption({ label: "deployer" });
+    await ask.getByLabel("Capability", { exact: true }).selectOption("repo.create");
+    await ask.getByRole("button", { name: "Explain" }).click();
+    await why.getByRole("heading", { name: "deployer may use repo.create in platform" }).waitFor();
+    await why.getByText("bound at this group itself").waitFor();
+    await page
+      .locator("p.caps")
+      .getByText(/role_bindings\.create/)
+      .waitFor();
+    await expectAccessible("access");
+
+    // The tree: open down to this group; open it to reach its child, by name.
+    await page.getByRole("link", { name: "Tree", exact: true }).click();
+    const tree = page.getByRole("navigation", { name: "Group tree" });
+    await tree.getByRole("link", { name: "console-org" }).waitFor();
+    await tree.getByRole("link", { name: "squad" }).waitFor();
+    await expectAccessible("tree");
+    await tree.getByRole("link", { name: "squad" }).click();
+    await page.getByRole("heading", { name: "squad", level: 1 }).waitFor();
+    const crumbs = page.getByRole("navigation", { name: "Breadcrumb" });
+    expect(await crumbs.innerText()).toBe("Home / console-org / platform");
   });
 });
