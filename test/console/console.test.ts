@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -43,9 +44,18 @@ async function signInWithToken(token: string) {
   await page.getByRole("heading", { name: "Your groups" }).waitFor();
 }
 
+/**
+ * No axe-core violation of any impact on the page. With GATEHOUSE_CONSOLE_SCREENSHOTS set to a
+ * directory (docs/console for the README's), a screenshot of the page is kept there too.
+ */
 async function expectAccessible(where: string) {
   const violations = await axeViolations(page);
   expect(violations, `accessibility of ${where}`).toEqual([]);
+  const dir = process.env.GATEHOUSE_CONSOLE_SCREENSHOTS;
+  if (dir) {
+    mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: join(dir, `${where.replace(/\W+/g, "-")}.png`) });
+  }
 }
 
 async function openGroup(uid: string, tab = "subgroups") {
@@ -495,7 +505,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await form.getByLabel("Name", { exact: true }).fill("app");
     await form.getByRole("button", { name: "Create repo" }).click();
     await page.getByRole("button", { name: "app", exact: true }).click();
-    const tags = page.getByRole("region", { name: "Tags of app", exact: true });
+    const tags = page.getByRole("region", { name: "Repo app", exact: true });
     await tags.getByText("None of 0").waitFor();
     const add = tags.getByRole("form", { name: "Add a tag" });
     // Two bad fields: each violation of the BadRequest beside its own field.
@@ -689,7 +699,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       .getByRole("row", { name: new RegExp(`^${owner} person owner inherited`) })
       .waitFor();
     // No uid on the page but in titles and details blocks.
-    expect(await members.innerText()).not.toMatch(/[0-9a-f]{40}/);
+    expect(await members.textContent()).not.toMatch(/[0-9a-f]{40}/);
     await expectAccessible("members");
 
     // Grant through pickers that search by name; the owner cannot grant advisories.admin, so
@@ -740,6 +750,6 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await tree.getByRole("link", { name: "squad" }).click();
     await page.getByRole("heading", { name: "squad", level: 1 }).waitFor();
     const crumbs = page.getByRole("navigation", { name: "Breadcrumb" });
-    expect(await crumbs.innerText()).toBe("Home / console-org / platform");
+    expect(await crumbs.textContent()).toBe("Home / console-org / platform");
   });
 });

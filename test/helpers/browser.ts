@@ -44,7 +44,7 @@ const axeSource = readFileSync(
   "utf8",
 );
 
-/** Serious or critical accessibility violations of the page, as axe-core finds them. */
+/** Every accessibility violation of the page, whatever its impact, as axe-core finds them. */
 export async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated over the DevTools protocol: the page's CSP (no inline scripts) stays enforced.
   await page.evaluate(axeSource);
@@ -53,9 +53,7 @@ export async function axeViolations(page: Page): Promise<string[]> {
     const g = globalThis as any;
     return g.axe.run(g.document, { resultTypes: ["violations"] });
   })) as { violations: { id: string; impact: string; help: string; nodes: unknown[] }[] };
-  return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.help} [${v.nodes.length} nodes]`);
+  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} [${v.nodes.length} nodes]`);
 }
 
 /** Keep a screenshot of a failed test under test-results/ (a CI artifact; gitignored). */

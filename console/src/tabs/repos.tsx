@@ -70,7 +70,7 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
 function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
   const [reload, setReload] = useState(0);
   return (
-    <section class="detail" aria-label={`Tags of ${repo.name}`}>
+    <section class="detail" aria-label={`Repo ${repo.name}`}>
       <h3>Tags of {repo.name}</h3>
       <ListView
         key={repo.uid}
