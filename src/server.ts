@@ -20,6 +20,7 @@ import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
 import { createUpstream } from "./auth/login/upstream.js";
 import { oauthRoutes } from "./auth/oauth/oauth-routes.js";
+import { signInProviderRoutes } from "./auth/oauth/sign-in-providers.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
 import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
@@ -211,6 +212,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     log: (fields, msg) => app.log.info(fields, msg),
     logError: (fields, msg) => app.log.error(fields, msg),
   });
+  // An organization's provider found by its name, for the console's sign-in page.
+  await app.register(signInProviderRoutes, { store, authUrl: config.authUrl });
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
   const services = createServiceImpls({

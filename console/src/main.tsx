@@ -10,6 +10,7 @@ import {
   completeBrowserSignIn,
   discovery,
   onSessionChange,
+  providersNamed,
   signedIn,
   signInWithToken,
   signOut,
@@ -48,6 +49,8 @@ function SignIn({ error }: { error: string | undefined }) {
   const [ep, setEp] = useState<Awaited<ReturnType<typeof discovery>>>({});
   const [token, setToken] = useState("");
   const [provider, setProvider] = useState("");
+  const [choices, setChoices] = useState<{ uid: string; name: string }[] | undefined>();
+  const [lookupError, setLookupError] = useState<string | undefined>();
   useEffect(() => {
     discovery().then(setEp);
   }, []);
@@ -68,13 +71,26 @@ function SignIn({ error }: { error: string | undefined }) {
             </button>
           )}
           <form
-            onSubmit={(e) => {
+            onSubmit={async (e) => {
               e.preventDefault();
-              startBrowserSignIn(provider.trim());
+              setChoices(undefined);
+              setLookupError(undefined);
+              const wanted = provider.trim();
+              // A uid is taken as it is; anything else is a provider's name.
+              if (/^[0-9a-f]{40}(\/[0-9a-f]{16})+$/.test(wanted)) {
+                await startBrowserSignIn(wanted);
+                return;
+              }
+              const found = await providersNamed(wanted).catch(() => undefined);
+              if (!found) setLookupError("Could not look the provider up; try again.");
+              else if (found.length === 1 && found[0]) await startBrowserSignIn(found[0].uid);
+              else if (found.length === 0)
+                setLookupError(`No identity provider is named ${wanted}.`);
+              else setChoices(found);
             }}
           >
             <label>
-              Organization identity provider uid
+              Your organization's identity provider (its name)
               <input
                 name="identityProvider"
                 value={provider}
@@ -84,7 +100,26 @@ function SignIn({ error }: { error: string | undefined }) {
             <button type="submit" disabled={provider.trim() === ""}>
               Sign in through this provider
             </button>
+            {lookupError && (
+              <p class="problem" role="alert">
+                {lookupError}
+              </p>
+            )}
           </form>
+          {choices && (
+            <section aria-label="Providers with this name">
+              <p>Several organizations have a provider of this name: which one is yours?</p>
+              <ul>
+                {choices.map((c, i) => (
+                  <li key={c.uid}>
+                    <button type="button" title={c.uid} onClick={() => startBrowserSignIn(c.uid)}>
+                      {c.name} ({i + 1} of {choices.length}, uid ending {c.uid.slice(-6)})
+                    </button>
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
         </section>
       )}
       <section aria-labelledby="token-signin">

@@ -75,6 +75,21 @@ function random(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
 }
 
+/**
+ * The organizations' identity providers with exactly this name (uid and name only), from the
+ * server's lookup beside its authorization endpoint.
+ */
+export async function providersNamed(name: string): Promise<{ uid: string; name: string }[]> {
+  const ep = await discovery();
+  if (!ep.authorization_endpoint) throw new Error("this server offers no browser sign-in");
+  const url = new URL(ep.authorization_endpoint.replace(/\/authorize$/, "/identity-providers"));
+  url.searchParams.set("name", name);
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`provider lookup: HTTP ${res.status}`);
+  return ((await res.json()) as { identityProviders: { uid: string; name: string }[] })
+    .identityProviders;
+}
+
 /** Go to the identity provider (through Gatehouse); comes back to /console/ with a code. */
 export async function startBrowserSignIn(identityProvider?: string): Promise<void> {
   const ep = await discovery();

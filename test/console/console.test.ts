@@ -752,4 +752,37 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     const crumbs = page.getByRole("navigation", { name: "Breadcrumb" });
     expect(await crumbs.textContent()).toBe("Home / console-org / platform");
   });
+
+  it("signs a person in through their organization's provider, chosen by its name", async () => {
+    const roles = await fetch(`${gh.url}/iam/v2beta1/roles?name=viewer`, {
+      headers: org.owner.headers,
+    });
+    const viewer = ((await roles.json()) as { roles: { uid: string }[] }).roles[0]?.uid;
+    const made = await fetch(`${gh.url}/iam/v2beta1/identityProviders/${org.uid}`, {
+      method: "POST",
+      headers: { ...org.owner.headers, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "console-org-sso",
+        defaultRole: viewer,
+        oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      }),
+    });
+    expect(made.status).toBe(200);
+    await freshPage("org-provider-sign-in");
+    await page.goto(`${gh.url}/console/`);
+    const field = page.getByLabel("Your organization's identity provider (its name)");
+    await field.fill("no-such-sso");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    await page.getByRole("alert").getByText("No identity provider is named no-such-sso.").waitFor();
+    await expectAccessible("sign-in page, unknown provider");
+    await field.fill("console-org-sso");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    await page.locator("input[name=login]").fill("alice");
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    // The provider's default role, at its organization.
+    await page.getByRole("row", { name: /^console-org viewer/ }).waitFor();
+  });
 });
