@@ -339,21 +339,33 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       "is not a valid regular expression",
     );
     await subjectPattern.fill("repo:acme/.*");
+    // Extra claim conditions: one exact, one a pattern.
+    await form.getByLabel(/^Other claims that must equal/).fill("repository_owner=acme");
+    await form.getByLabel(/^Other claims that must match/).fill("ref=refs/heads/.*");
     await form.getByRole("button", { name: "Create identity" }).click();
     await page.getByRole("button", { name: "deploy-any" }).click();
     const detail = page.getByRole("region", { name: "Identity deploy-any" });
     await detail.getByText("https://ci\\.example\\.com/.* (pattern)").waitFor();
     await detail.getByText("repo:acme/.* (pattern)").waitFor();
+    await detail.getByRole("definition").filter({ hasText: "equals acme" }).waitFor();
+    await detail
+      .getByRole("definition")
+      .filter({ hasText: "matches refs/heads/.* (pattern)" })
+      .waitFor();
 
     // Edit: a new name, and an exact subject instead of the pattern.
     const edit = detail.getByRole("form", { name: "Edit identity" });
     await edit.getByLabel("Name", { exact: true }).fill("deploy-main");
     await edit.getByLabel("or subject pattern (RE2)").fill("");
     await edit.getByLabel(/^Subject/).fill("repo:acme/app:ref:refs/heads/main");
+    await edit
+      .getByLabel(/^Other claims that must equal/)
+      .fill("repository_owner=acme\nenvironment=prod");
     await edit.getByRole("button", { name: "Save" }).click();
     const edited = page.getByRole("region", { name: "Identity deploy-main" });
     await edited.getByText("repo:acme/app:ref:refs/heads/main", { exact: true }).waitFor();
     await edited.getByText("https://ci\\.example\\.com/.* (pattern)").waitFor();
+    await edited.getByRole("definition").filter({ hasText: "equals prod" }).waitFor();
     await page.getByRole("region", { name: "Identities" }).getByText("deploy-main").waitFor();
     await page.reload();
     await page.getByRole("button", { name: "deploy-main" }).click();
@@ -604,6 +616,30 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await list.getByLabel("Advisory id", { exact: true }).fill("GO-2020-0001");
     await list.getByRole("button", { name: "Filter" }).click();
     await page.getByText("1–1 of 1").waitFor();
+    // Severity where the data has it: the Go sample gives none.
+    await page.getByRole("row", { name: /^GO-2020-0001 .*not given/ }).waitFor();
+    await gh.store.createAdvisory(
+      newChildUid(org.uid),
+      org.uid,
+      {
+        advisoryId: "SEV-2026-1",
+        aliases: [],
+        summary: "scored",
+        artifactName: "",
+        componentName: "libscored",
+        componentType: "",
+        severities: [{ type: "CVSS_V3", score: "7.5" }],
+        events: [],
+      },
+      Date.now(),
+    );
+    await list.getByLabel("Advisory id", { exact: true }).fill("SEV-2026-1");
+    await search.getByLabel("Alias (CVE, GHSA…)").fill("");
+    await search.getByRole("button", { name: "Search" }).click();
+    await list.getByRole("button", { name: "Filter" }).click();
+    await page.getByRole("row", { name: /^SEV-2026-1 .*CVSS_V3 7\.5/ }).waitFor();
+    await list.getByLabel("Advisory id", { exact: true }).fill("GO-2020-0001");
+    await list.getByRole("button", { name: "Filter" }).click();
     await page.getByRole("button", { name: "GO-2020-0001" }).click();
     await page.getByRole("heading", { name: "Events" }).waitFor();
     await expectAccessible("advisories");
@@ -735,6 +771,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await ask.getByRole("button", { name: "Explain" }).click();
     await why.getByRole("heading", { name: "deployer may use repo.create in platform" }).waitFor();
     await why.getByText("bound at this group itself").waitFor();
+    await why.scrollIntoViewIfNeeded();
     await page
       .locator("p.caps")
       .getByText(/role_bindings\.create/)
