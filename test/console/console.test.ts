@@ -298,8 +298,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
 
     await page.getByRole("link", { name: "Role bindings" }).click();
     const grant = page.getByRole("form", { name: "Grant a role" });
-    await grant.getByLabel("Identity").selectOption({ label: "ci-deployer" });
-    await grant.getByLabel("Role").selectOption({ label: "viewer" });
+    await grant.getByLabel("Identity", { exact: true }).selectOption({ label: "ci-deployer" });
+    await grant.getByLabel("Role", { exact: true }).selectOption({ label: "viewer" });
     await grant.getByRole("button", { name: "Grant" }).click();
     const row = page.getByRole("row", { name: /ci-deployer viewer console-org/ });
     await row.waitFor();
@@ -407,8 +407,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     const name = (await gh.store.getIdentity(ci.uid))?.name as string;
     await page.getByRole("link", { name: "Role bindings" }).click();
     const grant = page.getByRole("form", { name: "Grant a role" });
-    await grant.getByLabel("Identity").selectOption({ label: name });
-    await grant.getByLabel("Role").selectOption({ label: "puller" });
+    await grant.getByLabel("Identity", { exact: true }).selectOption({ label: name });
+    await grant.getByLabel("Role", { exact: true }).selectOption({ label: "puller" });
     await grant.getByRole("button", { name: "Grant" }).click();
     await page.getByRole("row", { name: `${name} puller console-org Revoke` }).waitFor();
     // The bindings' name filter is their role's name.
@@ -424,7 +424,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await signInWithToken(org.owner.token);
     await openGroup(org.uid, "invites");
     const form = page.getByRole("form", { name: "Create an invite" });
-    await form.getByLabel("Role").selectOption({ label: "viewer" });
+    await form.getByLabel("Role", { exact: true }).selectOption({ label: "viewer" });
     await form.getByRole("button", { name: "Create invite" }).click();
     const code = await page.locator("#invite-code").textContent();
     expect(code).toMatch(/^\S{16,}$/);
@@ -456,7 +456,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await form.getByLabel("Client ID").fill("console-client");
     const secret = "the-client-secret-4f1c";
     await form.getByLabel(/^Client secret/).fill(secret);
-    await form.getByLabel("Default role").selectOption({ label: "viewer" });
+    await form.getByLabel("Default role", { exact: true }).selectOption({ label: "viewer" });
     await form.getByRole("button", { name: "Add provider" }).click();
     await expect.poll(() => issuer.getAttribute("aria-invalid")).toBe("true");
     expect(

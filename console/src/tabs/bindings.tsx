@@ -117,8 +117,14 @@ export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
           title="Grant a role"
           submitLabel="Grant"
           fields={[
-            { name: "identityUid", label: "Identity", type: "select", options: identities },
-            { name: "roleUid", label: "Role", type: "select", options: roles },
+            {
+              name: "identityUid",
+              label: "Identity",
+              type: "select",
+              options: identities,
+              search: true,
+            },
+            { name: "roleUid", label: "Role", type: "select", options: roles, search: true },
           ]}
           onSubmit={async (v) => {
             await api.bindings.createRoleBinding({

@@ -70,7 +70,7 @@ export function InvitesTab({ uid, can }: { uid: string; can: Can }) {
           title="Create an invite"
           submitLabel="Create invite"
           fields={[
-            { name: "roleUid", label: "Role", type: "select", options: roles },
+            { name: "roleUid", label: "Role", type: "select", options: roles, search: true },
             { name: "email", label: "Only for this verified email (optional)" },
             { name: "ttl", label: "Valid for (seconds, default 7 days)" },
             { name: "singleUse", label: "Single use", type: "checkbox" },

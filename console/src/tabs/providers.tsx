@@ -61,7 +61,13 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
             { name: "issuer", label: "Issuer (https URL)", required: true },
             { name: "clientId", label: "Client ID", required: true },
             { name: "clientSecret", label: "Client secret (never shown again)", type: "password" },
-            { name: "defaultRole", label: "Default role", type: "select", options: roles },
+            {
+              name: "defaultRole",
+              label: "Default role",
+              type: "select",
+              options: roles,
+              search: true,
+            },
           ]}
           onSubmit={async (v) => {
             await api.providers.createIdentityProvider({
