@@ -149,6 +149,34 @@ it("lets anyone explain its own access, and only role_bindings.list holders anot
   expect((await failure(access.checkAccess(about))).code).toBe(7);
 });
 
+it("shows a binding elsewhere only to a caller who may list it there", async () => {
+  const ci = await ts.makeIdentity(team, ["viewer"], team);
+  const granted = await restCall(
+    ts.url,
+    "POST",
+    `/iam/v2beta1/roleBindings/${other}`,
+    { identityUid: ci.uid, roleUid: editor },
+    org.owner.headers,
+  );
+  expect(granted.status).toBe(200);
+  // An administrator of team alone: it may list team's bindings, not other's.
+  const teamAdmin = await ts.makeIdentity(team, ["viewer"], team);
+  const q = { identityUid: ci.uid, capability: "repo.create", groupUid: squad };
+  const fromTeam = await check(teamAdmin.headers, q);
+  expect(fromTeam.status).toBe(200);
+  expect(fromTeam.json.shortfalls.map((s: { lack: string }) => s.lack)).toEqual([
+    "LACK_CAPABILITY",
+  ]);
+  const fromOwner = await check(org.owner.headers, q);
+  expect(fromOwner.json.shortfalls.map((s: { lack: string }) => s.lack)).toEqual([
+    "LACK_CAPABILITY",
+    "LACK_SCOPE",
+  ]);
+  // About itself, an identity sees all of its own bindings in the organization.
+  const self = await check(ci.headers, q);
+  expect(self.json.shortfalls).toHaveLength(2);
+});
+
 it("lists the caller's capabilities at a group, in catalog order, and none elsewhere", async () => {
   const ci = await ts.makeIdentity(team, ["registry.pull"]);
   const access = createClient(AccessService, transportFor("grpc", ts.url, ci.headers));

@@ -40,7 +40,7 @@ const maxShortfalls = 20;
 export function createAccessService(deps: AccessDeps): ServiceImpl<typeof AccessService> {
   const { store, authorizer } = deps;
   return {
-    async checkAccess(req) {
+    async checkAccess(req, ctx) {
       const v = violations();
       checkUid(v, "identityUid", req.identityUid);
       checkUid(v, "groupUid", req.groupUid);
@@ -50,6 +50,16 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       const held = await authorizer.capabilitiesAt({ identityUid: req.identityUid }, req.groupUid);
       const allowed = held.has(req.capability);
       const org = rootOf(req.groupUid);
+      // Bindings that apply at the group (at it or above) explain the answer and are shown to
+      // whoever may ask. A binding elsewhere (LACK_SCOPE) is shown only where the caller could
+      // list it anyway: about oneself, or under a group where it holds role_bindings.list.
+      const caller = callerOf(ctx);
+      const visible =
+        caller.identityUid === req.identityUid
+          ? undefined
+          : await authorizer.listScope(caller, "role_bindings.list");
+      const shown = (group: string) =>
+        visible === undefined || visible.some((v) => isAtOrBelow(group, v));
       const roleCaps = new Map<string, ReadonlySet<string>>();
       const grants: { b: RoleBindingRecord; grant: AccessGrant }[] = [];
       const shortfalls: { b: RoleBindingRecord; distance: number; s: AccessShortfall }[] = [];
@@ -70,7 +80,7 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
             b,
             grant: create(AccessGrantSchema, { roleBinding: toRoleBinding(b), inherited }),
           });
-        } else if (applies || holds) {
+        } else if (applies || (holds && shown(b.groupUid))) {
           const lack = applies ? AccessShortfall_Lack.CAPABILITY : AccessShortfall_Lack.SCOPE;
           shortfalls.push({
             b,
