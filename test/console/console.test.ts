@@ -79,6 +79,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
         GATEHOUSE_LOGIN_CLIENT_SECRET: idp.clientSecret,
         GATEHOUSE_LOGIN_NAME: "Test IdP",
         GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+        // The organization provider of the sign-in-by-name test is the test IdP on loopback.
+        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
       },
       { port },
     );
@@ -805,6 +807,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       }),
     });
     expect(made.status).toBe(200);
+    // Each provider has its own redirect URI, registered at it (beside the login provider's).
+    const providerUid = ((await made.json()) as { uid: string }).uid;
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${providerUid}`]);
     await freshPage("org-provider-sign-in");
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel("Your organization's identity provider (its name)");
