@@ -55,6 +55,21 @@ export interface Config {
   loginRequireVerifiedEmail: boolean;
   /** How long a refresh token is accepted after it was issued, in seconds. */
   refreshTokenTtlSeconds: number;
+  /** Open connections in all, on the main port; past it a new one is closed at once. */
+  maxConnections: number;
+  /** Open connections from one client address; past it a new one is closed at once. */
+  maxConnectionsPerAddress: number;
+  /** Unanswered requests one HTTP/1.1 connection may pipeline; past it 503 and close. */
+  maxPipelinedRequests: number;
+  /** Answer bytes a connection may leave unread... */
+  maxUnsentBytes: number;
+  /** ...for at most this long before it is closed. */
+  unsentStallMs: number;
+  /**
+   * PostgreSQL: the longest a call waits on the database (a connection from the pool, its
+   * statements and its commit) before it answers UNAVAILABLE.
+   */
+  dbTimeoutMs: number;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -250,6 +265,48 @@ export const settings: readonly Setting[] = [
     default: "7d",
     help: "lifetime of a refresh token (rotated on every use): 3600s, 90m, 12h, 7d",
   },
+  {
+    key: "maxConnections",
+    env: "GATEHOUSE_MAX_CONNECTIONS",
+    flag: "max-connections",
+    default: "4096",
+    help: "open connections in all; past it a new one is closed at once",
+  },
+  {
+    key: "maxConnectionsPerAddress",
+    env: "GATEHOUSE_MAX_CONNECTIONS_PER_ADDRESS",
+    flag: "max-connections-per-address",
+    default: "512",
+    help: "open connections from one client address (behind a proxy: the proxy's)",
+  },
+  {
+    key: "maxPipelinedRequests",
+    env: "GATEHOUSE_MAX_PIPELINED_REQUESTS",
+    flag: "max-pipelined-requests",
+    default: "64",
+    help: "unanswered requests one HTTP/1.1 connection may pipeline; past it 503 and close",
+  },
+  {
+    key: "maxUnsentBytes",
+    env: "GATEHOUSE_MAX_UNSENT_BYTES",
+    flag: "max-unsent-bytes",
+    default: "4194304",
+    help: "answer bytes a connection may leave unread (see unsent-stall-ms)",
+  },
+  {
+    key: "unsentStallMs",
+    env: "GATEHOUSE_UNSENT_STALL_MS",
+    flag: "unsent-stall-ms",
+    default: "10000",
+    help: "a connection above max-unsent-bytes this long is closed",
+  },
+  {
+    key: "dbTimeoutMs",
+    env: "GATEHOUSE_DB_TIMEOUT_MS",
+    flag: "db-timeout-ms",
+    default: "5000",
+    help: "PostgreSQL: longest wait of a call on the database before UNAVAILABLE",
+  },
 ];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -375,6 +432,34 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       get("refreshTokenTtlSeconds") ?? "7d",
       describe("refreshTokenTtlSeconds"),
     ),
+    ...connectionSettings(get, describe),
+  };
+}
+
+type ConnectionSettings = Pick<
+  Config,
+  | "maxConnections"
+  | "maxConnectionsPerAddress"
+  | "maxPipelinedRequests"
+  | "maxUnsentBytes"
+  | "unsentStallMs"
+  | "dbTimeoutMs"
+>;
+
+/** The bounds on connections and database waits (README "Connections, stalls and shutdown"). */
+function connectionSettings(
+  get: (key: keyof Config) => string | undefined,
+  describe: (key: keyof Config) => string,
+): ConnectionSettings {
+  const int = (key: keyof ConnectionSettings, dflt: string, min: number, max: number) =>
+    parseInteger(get(key) ?? dflt, describe(key), min, max);
+  return {
+    maxConnections: int("maxConnections", "4096", 1, 1_000_000),
+    maxConnectionsPerAddress: int("maxConnectionsPerAddress", "512", 1, 1_000_000),
+    maxPipelinedRequests: int("maxPipelinedRequests", "64", 1, 10_000),
+    maxUnsentBytes: int("maxUnsentBytes", "4194304", 65_536, 1024 * 1024 * 1024),
+    unsentStallMs: int("unsentStallMs", "10000", 100, 600_000),
+    dbTimeoutMs: int("dbTimeoutMs", "5000", 50, 600_000),
   };
 }
 

@@ -36,10 +36,65 @@ const defaultTimeouts: Timeouts = {
   idleTimeoutMs: 65_000,
 };
 
+/**
+ * Bounds on what clients may hold, so that a few hostile ones cannot take the memory or the
+ * time others need. Every one applies to both protocols, with TLS or without.
+ */
+export interface ConnectionLimits {
+  /** Open connections in all; one more is closed at once. */
+  maxConnections: number;
+  /** Open connections from one client address; one more is closed at once. */
+  maxConnectionsPerAddress: number;
+  /**
+   * Unanswered requests one HTTP/1.1 connection may have pipelined. The one past it is
+   * answered 503 with `Connection: close` (after the answers before it) and the connection
+   * reads nothing more. HTTP/2 has its own bound: 100 concurrent streams a connection.
+   */
+  maxPipelinedRequests: number;
+  /** Answer bytes a connection may have waiting for its client to read them... */
+  maxUnsentBytes: number;
+  /** ...for at most this long: a connection above the budget for longer is closed. */
+  unsentStallMs: number;
+}
+
+/** The production limits (README "Connections, stalls and shutdown"). */
+export const defaultLimits: ConnectionLimits = {
+  maxConnections: 4096,
+  maxConnectionsPerAddress: 512,
+  maxPipelinedRequests: 64,
+  maxUnsentBytes: 4 * 1024 * 1024,
+  unsentStallMs: 10_000,
+};
+
+/** HTTP/1.1 requests of one connection run at once; the rest of its pipeline waits its turn. */
+const pipelineConcurrency = 8;
+
+/** HTTP/2 streams a client may have open at once on one connection (gRPC's usual 100). */
+const maxConcurrentStreams = 100;
+
+/**
+ * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
+ * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
+ * client is about to send on would reset that request.
+ */
+const shutdownIdleMs = 250;
+
+/** Options of createOnePort beyond TLS. */
+export interface OnePortOptions {
+  /** Timeouts; default the production ones. */
+  timeouts?: Partial<Timeouts>;
+  /** Connection limits; default defaultLimits. */
+  limits?: Partial<ConnectionLimits>;
+  /** The JSON body of the 503 that refuses a request past the pipelining bound. */
+  pipelineRefusalBody?: string;
+}
+
 /** OnePort serves HTTP/1.1 and HTTP/2 on a single port with one request handler. */
 export interface OnePort {
   /** The timeouts in force. */
   timeouts: Timeouts;
+  /** The connection limits in force. */
+  limits: ConnectionLimits;
   /** For fastify's `serverFactory`: attaches fastify's handler to both HTTP servers. */
   serverFactory: (handler: RequestHandler) => http.Server;
   /**
@@ -50,8 +105,9 @@ export interface OnePort {
   /** Start accepting connections. */
   listen(host: string, port: number): Promise<AddressInfo>;
   /**
-   * Stop accepting, let in-flight requests finish (HTTP/2 sessions get GOAWAY, idle
-   * HTTP/1.1 connections close), and cut off whatever remains after `graceMs`.
+   * Stop accepting, let in-flight requests finish (HTTP/2 sessions get GOAWAY; HTTP/1.1
+   * answers carry `Connection: close` and idle keep-alive connections close), and cut off
+   * whatever remains after `graceMs`.
    */
   close(graceMs: number): Promise<void>;
 }
@@ -65,23 +121,168 @@ const h2Preface = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
  * are the HTTP/2 preface, else to the HTTP/1.1 server (REST, Connect, gRPC-Web). With TLS,
  * ALPN makes the same choice inside one HTTP/2 server that allows HTTP/1.1.
  */
-export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {}): OnePort {
-  const timeouts: Timeouts = { ...defaultTimeouts, ...overrides };
+export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OnePort {
+  const timeouts: Timeouts = { ...defaultTimeouts, ...opts.timeouts };
+  const limits: ConnectionLimits = { ...defaultLimits, ...opts.limits };
+  const refusalBody =
+    opts.pipelineRefusalBody ??
+    JSON.stringify({ code: 14, message: "too many pipelined requests", details: [] });
   let h1: http.Server | undefined;
   let h2: http2.Http2Server | http2.Http2SecureServer | undefined;
   let listener: net.Server | undefined;
   const sockets = new Set<Duplex>();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  let taker: StreamTaker | undefined;
-
-  const track = (socket: Duplex) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+  const perAddress = new Map<string, number>();
+  const sessions = new Map<http2.ServerHttp2Session, SessionWatch>();
+  const h1Connections = new Map<Duplex, Pipeline>();
+  /** HTTP/1.1 connections that have not asked anything yet, and since when they are open. */
+  const h1Fresh = new Map<Duplex, number>();
+  const fresh = (socket: Duplex) => {
+    h1Fresh.set(socket, Date.now());
+    socket.once("close", () => h1Fresh.delete(socket));
   };
+  let taker: StreamTaker | undefined;
+  let shuttingDown = false;
+
+  /** Count a new connection, or close it at once when a connection bound is reached. */
+  const admit = (socket: Duplex & { remoteAddress?: string | undefined }): boolean => {
+    const address = socket.remoteAddress ?? "";
+    const fromAddress = perAddress.get(address) ?? 0;
+    if (sockets.size >= limits.maxConnections || fromAddress >= limits.maxConnectionsPerAddress) {
+      socket.destroy();
+      return false;
+    }
+    sockets.add(socket);
+    perAddress.set(address, fromAddress + 1);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      const n = (perAddress.get(address) ?? 1) - 1;
+      if (n === 0) perAddress.delete(address);
+      else perAddress.set(address, n);
+    });
+    return true;
+  };
+
+  /** The pipeline state of an HTTP/1.1 connection, made at its first request. */
+  const pipelineOf = (socket: Duplex): Pipeline => {
+    let p = h1Connections.get(socket);
+    if (!p) {
+      h1Fresh.delete(socket);
+      p = { pending: new Set(), waiting: [], refused: false, lastDone: Date.now() };
+      h1Connections.set(socket, p);
+      socket.once("close", () => h1Connections.delete(socket));
+    }
+    return p;
+  };
+
+  /**
+   * The request handler behind the HTTP/1.1 bounds: at most `pipelineConcurrency` requests of
+   * a connection run at once, at most `maxPipelinedRequests` wait unanswered, and during
+   * shutdown every answer closes its connection.
+   */
+  const bounded =
+    (handler: RequestHandler): RequestHandler =>
+    (req, res) => {
+      if (req.httpVersionMajor !== 1) {
+        handler(req, res);
+        return;
+      }
+      const r = res as http.ServerResponse;
+      const p = pipelineOf(req.socket);
+      // Past the refusal the connection closes: what it still sends is left unanswered, as
+      // HTTP/1.1 lets a server do, and the client sends it again on a new connection.
+      if (p.refused) return;
+      if (p.pending.size + p.waiting.length >= limits.maxPipelinedRequests) {
+        p.refused = true;
+        r.shouldKeepAlive = false;
+        r.writeHead(503, {
+          "content-type": "application/json",
+          "retry-after": "1",
+          "content-length": Buffer.byteLength(refusalBody),
+        });
+        r.end(refusalBody);
+        return;
+      }
+      const run = (rq: typeof req, rs: http.ServerResponse) => {
+        p.pending.add(rs);
+        if (shuttingDown) rs.shouldKeepAlive = false;
+        rs.once("close", () => {
+          p.pending.delete(rs);
+          p.lastDone = Date.now();
+          const next = p.waiting.shift();
+          if (next) run(next[0], next[1]);
+        });
+        handler(rq, rs);
+      };
+      if (p.pending.size >= pipelineConcurrency) p.waiting.push([req, r]);
+      else run(req, r);
+    };
+
+  /**
+   * Every second (or sooner with short timeouts): close connections whose client has left
+   * answers unread above the budget for too long, and HTTP/2 connections dribbling a frame.
+   */
+  const tickMs = Math.max(
+    10,
+    Math.min(1_000, timeouts.headersTimeoutMs / 4, limits.unsentStallMs / 4),
+  );
+  const sweep = () => {
+    const now = Date.now();
+    if (shuttingDown) {
+      for (const [socket, since] of h1Fresh) {
+        if (now - since >= shutdownIdleMs) socket.destroy();
+      }
+    }
+    for (const [socket, p] of h1Connections) {
+      let unsent = socket.writableLength;
+      for (const res of p.pending) unsent += (res as { outputSize?: number }).outputSize ?? 0;
+      if (overBudget(p, unsent, now)) reset(socket);
+      else if (
+        shuttingDown &&
+        p.pending.size === 0 &&
+        p.waiting.length === 0 &&
+        now - p.lastDone >= shutdownIdleMs
+      ) {
+        // Idle for a while: its client is not about to send on it. (Node's own keep-alive
+        // timeout closes such connections the same way.)
+        socket.end();
+      }
+    }
+    for (const [session, w] of sessions) {
+      let unsent = 0;
+      for (const stream of w.streams) unsent += stream.writableLength;
+      if (overBudget(w, unsent, now)) {
+        session.destroy();
+        continue;
+      }
+      // The HTTP/1.1 headers timeout, for HTTP/2: bytes that keep arriving on a connection
+      // with no stream open, while no frame completes (no new stream, PING or SETTINGS), are
+      // a frame dribbled in. Frames never interleave with a header block, so a client cannot
+      // keep this reset while it dribbles one.
+      const read = (session.socket as { bytesRead?: number } | undefined)?.bytesRead ?? 0;
+      if (w.streams.size > 0) w.dribbleSince = undefined;
+      else if (read > w.bytesRead && now - w.frameAt > tickMs) w.dribbleSince ??= now;
+      w.bytesRead = read;
+      if (w.dribbleSince !== undefined && now - w.dribbleSince >= timeouts.headersTimeoutMs) {
+        session.destroy();
+      }
+    }
+  };
+  /** Whether a connection's unsent bytes have stayed above the budget for too long. */
+  const overBudget = (c: { overSince?: number | undefined }, unsent: number, now: number) => {
+    if (unsent <= limits.maxUnsentBytes) {
+      c.overSince = undefined;
+      return false;
+    }
+    c.overSince ??= now;
+    return now - c.overSince >= limits.unsentStallMs;
+  };
+  let sweeper: NodeJS.Timeout | undefined;
 
   return {
     timeouts,
-    serverFactory(handler) {
+    limits,
+    serverFactory(fastifyHandler) {
+      const handler = bounded(fastifyHandler);
       h1 = http.createServer(
         {
           headersTimeout: timeouts.headersTimeoutMs,
@@ -94,7 +295,7 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
         handler,
       );
       // noDelay: the TLS server listens itself, and must not let Nagle hold back small frames.
-      const h2opts = { settings: { maxConcurrentStreams: 250 }, noDelay: true };
+      const h2opts = { settings: { maxConcurrentStreams }, noDelay: true };
       h2 = tls
         ? http2.createSecureServer(
             {
@@ -117,6 +318,17 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
       const toHandler = compat[0] as (...args: unknown[]) => void;
       h2.removeAllListeners("stream");
       h2.on("stream", (stream: http2.ServerHttp2Stream, headers, ...rest: unknown[]) => {
+        const w = sessions.get(stream.session as http2.ServerHttp2Session);
+        if (w) {
+          w.streams.add(stream);
+          w.frameAt = Date.now();
+          w.dribbleSince = undefined;
+          stream.once("close", () => {
+            w.streams.delete(stream);
+            // The client's last WINDOW_UPDATEs for it arrive after: bytes, not a dribble.
+            w.frameAt = Date.now();
+          });
+        }
         if (taker?.(stream, headers)) return;
         toHandler.call(h2, stream, headers, ...rest);
       });
@@ -134,7 +346,14 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
         stream.once("close", () => clearTimeout(timer));
       });
       h2.on("session", (session: http2.ServerHttp2Session) => {
-        sessions.add(session);
+        const w: SessionWatch = { streams: new Set(), frameAt: Date.now(), bytesRead: 0 };
+        sessions.set(session, w);
+        const frame = () => {
+          w.frameAt = Date.now();
+          w.dribbleSince = undefined;
+        };
+        session.on("ping", frame);
+        session.on("remoteSettings", frame);
         // The HTTP/1.1 headers timeout, for the HTTP/2 handshake: a client whose SETTINGS
         // frame has not arrived in time is cut off. A frame announced but never completed
         // counts as no activity, and a client's end of stream goes unseen, so without this
@@ -160,14 +379,21 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
       const h2s = h2;
       if (tls) {
         listener = h2s as unknown as net.Server;
-        listener.on("connection", (s: Duplex) => track(s));
+        // Before the TLS server's own listener (added when it was made): a connection past a
+        // bound is closed before its handshake starts.
+        listener.prependListener("connection", (s: Socket) => {
+          admit(s);
+        });
+        h2s.on("secureConnection", (s: Duplex & { alpnProtocol?: string | false }) => {
+          if (s.alpnProtocol !== "h2") fresh(s);
+        });
       } else {
         // noDelay, as Node's own HTTP servers set it when they listen: a response written in
         // several small pieces (HTTP/2 headers, data and trailers frames) must not wait for
         // the client's ACK of the previous one (Nagle's algorithm).
         listener = net.createServer({ noDelay: true }, (socket) => {
-          track(socket);
-          dispatch(socket, h1s, h2s as http2.Http2Server, timeouts.headersTimeoutMs);
+          if (!admit(socket)) return;
+          dispatch(socket, h1s, h2s as http2.Http2Server, timeouts.headersTimeoutMs, fresh);
         });
       }
       const server = listener;
@@ -182,6 +408,8 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
       // requestTimeout, and lets closeIdleConnections work) on its 'listening' event. It never
       // listens itself here (the dispatcher hands it sockets), so tell it the port is open.
       if (!tls) h1s.emit("listening");
+      sweeper = setInterval(sweep, tickMs);
+      sweeper.unref();
       return server.address() as AddressInfo;
     },
 
@@ -189,15 +417,25 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
       const server = listener;
       if (!server) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const session of sessions) session.close();
-      h1?.closeIdleConnections();
-      // Keep-alive connections that become idle after their last response close too.
-      const idleSweep = setInterval(() => h1?.closeIdleConnections(), 50);
+      shuttingDown = true;
+      for (const session of sessions.keys()) session.close();
+      // Answers not yet begun say `Connection: close`, and their connections close once they
+      // are sent: the client knows not to send on them again.
+      for (const p of h1Connections.values()) {
+        for (const res of p.pending) if (!res.headersSent) res.shouldKeepAlive = false;
+      }
+      // Connections on which nothing was asked for a while, and keep-alive connections idle a
+      // while, close now; the sweep closes the others as they fall idle. (Not Node's
+      // closeIdleConnections: it also closes a connection whose answer went out a moment ago,
+      // which its client may be reusing right now.)
+      sweep();
+      const idleSweep = setInterval(sweep, Math.min(50, shutdownIdleMs));
       const timer = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, graceMs);
       await closed;
       clearInterval(idleSweep);
+      clearInterval(sweeper);
       clearTimeout(timer);
       // Stops the connection-checking interval; the server itself never listened.
       h1?.close(() => undefined);
@@ -205,8 +443,49 @@ export function createOnePort(tls?: TlsOptions, overrides: Partial<Timeouts> = {
   };
 }
 
+/**
+ * Close a connection with a TCP reset: a plain close would leave the unsent answers in the
+ * kernel, trying to reach a client that does not read, for minutes.
+ */
+function reset(socket: Duplex): void {
+  try {
+    (socket as Socket).resetAndDestroy();
+  } catch {
+    socket.destroy();
+  }
+}
+
+/** An HTTP/1.1 connection's requests: those running, those waiting their turn. */
+interface Pipeline {
+  pending: Set<http.ServerResponse>;
+  waiting: [http.IncomingMessage | http2.Http2ServerRequest, http.ServerResponse][];
+  /** A request past the bound was refused: the connection closes after that answer. */
+  refused: boolean;
+  /** When its last answer was done (or it was opened). */
+  lastDone: number;
+  overSince?: number | undefined;
+}
+
+/** What the sweep watches on an HTTP/2 connection. */
+interface SessionWatch {
+  streams: Set<http2.ServerHttp2Stream>;
+  /** When a frame last completed (a stream opened or closed, a PING, SETTINGS). */
+  frameAt: number;
+  /** The socket's bytes read at the last sweep. */
+  bytesRead: number;
+  /** Since when bytes arrive with no frame completing. */
+  dribbleSince?: number | undefined;
+  overSince?: number | undefined;
+}
+
 /** Read until the protocol is known, then hand the socket, bytes unread, to its server. */
-function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeoutMs: number): void {
+function dispatch(
+  socket: Socket,
+  h1: http.Server,
+  h2: http2.Http2Server,
+  timeoutMs: number,
+  onH1: (socket: Socket) => void,
+): void {
   let seen = Buffer.alloc(0);
   // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
   // would otherwise reset it with every byte and hold the connection forever.
@@ -226,6 +505,7 @@ function dispatch(socket: Socket, h1: http.Server, h2: http2.Http2Server, timeou
       // handle; resuming the JS stream here would steal bytes from it (GOAWAY, code 2).
       h2.emit("connection", socket);
     } else {
+      onH1(socket);
       h1.emit("connection", socket);
       socket.resume();
     }

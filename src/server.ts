@@ -4,6 +4,8 @@ import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import type { DescMethod } from "@bufbuild/protobuf";
 import {
+  Code,
+  ConnectError,
   type ConnectRouter,
   cors as connectCors,
   createContextValues,
@@ -27,7 +29,7 @@ import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
-import { codeName } from "./errors.js";
+import { codeName, toApiError, toRestErrorBody } from "./errors.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
@@ -104,7 +106,29 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   const tls = config.tlsCertPath
     ? { cert: readFileSync(config.tlsCertPath), key: readFileSync(config.tlsKeyPath) }
     : undefined;
-  const onePort: OnePort = createOnePort(tls, deps.timeouts);
+  const onePort: OnePort = createOnePort(tls, {
+    ...(deps.timeouts ? { timeouts: deps.timeouts } : {}),
+    limits: {
+      maxConnections: config.maxConnections,
+      maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+      maxPipelinedRequests: config.maxPipelinedRequests,
+      maxUnsentBytes: config.maxUnsentBytes,
+      unsentStallMs: config.unsentStallMs,
+    },
+    // API.md's error body, as every other refusal has it.
+    pipelineRefusalBody: JSON.stringify(
+      toRestErrorBody(
+        toApiError(
+          new ConnectError(
+            "too many pipelined requests on this connection; send the rest on a new connection",
+            Code.Unavailable,
+          ),
+          errorDomain,
+          () => undefined,
+        ),
+      ),
+    ),
+  });
   const authPath = new URL(config.authUrl).pathname.replace(/\/$/, "");
   const stsAlias =
     authPath === ""

@@ -58,7 +58,7 @@ export { freePort };
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts"> & {
+  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts" | "consoleDir"> & {
     /** Listen here (a port from freePort()) when something must know it beforehand. */
     port?: number;
     /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */
