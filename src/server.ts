@@ -94,6 +94,8 @@ const requestIdPattern = /^[\w.:-]{1,128}$/;
 /** A request's id, on every protocol and port: its X-Request-Id if well formed, else a new one. */
 const requestIdFor = (given: unknown): string =>
   typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
+/** The longest /readyz and the health service wait for the database. */
+const readyTimeoutMs = 1_000;
 /** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
 const bodyLimit = 1024 * 1024;
 
@@ -206,8 +208,19 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     });
   }
 
-  // Ready when the database answers.
-  const ready = () => store.ping().then(() => true);
+  // Ready when the database answers, within a second: a stalled database makes a probe fail,
+  // not hang (README "Connections, stalls and shutdown").
+  const ready = () =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), readyTimeoutMs);
+      store
+        .ping({ timeoutMs: readyTimeoutMs })
+        .then(
+          () => resolve(true),
+          () => resolve(false),
+        )
+        .finally(() => clearTimeout(timer));
+    });
   await app.register(healthRoutes, { check: ready });
   await app.register(wellKnownRoutes, {
     authUrl: config.authUrl,

@@ -86,6 +86,7 @@ async function openStore(config: Config, onCheckpointError: (err: Error) => void
     try {
       return await createPostgresStore(config.databaseUrl, {
         roles: storeRoles,
+        timeoutMs: config.dbTimeoutMs,
         onFeedState: (up, err) => onFeedState?.(up, err),
       });
     } catch (err) {

@@ -167,8 +167,12 @@ export interface StoreRoles {
 
 /** Store is the whole persistence contract of Gatehouse. */
 export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore, AdvisoryStore {
-  /** Check that the database answers; throws StoreError `unavailable` otherwise. */
-  ping(): Promise<void>;
+  /**
+   * Check that the database answers, within `timeoutMs` if given; throws StoreError
+   * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of
+   * space (or until a write succeeds again).
+   */
+  ping(opts?: { timeoutMs?: number }): Promise<void>;
   /**
    * Run `fn` with a store whose every operation is part of one transaction, committed when
    * `fn` resolves and rolled back when it throws. What `fn` reads through `tx` (access queries

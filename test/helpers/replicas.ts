@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -207,6 +207,13 @@ export interface RestartablePostgres {
   start(): Promise<void>;
   /** Stop it for good and delete its directory. */
   destroy(): Promise<void>;
+  /**
+   * Freeze it (SIGSTOP to the postmaster and every backend): connections stay open and
+   * nothing answers, as when its host stalls or the network silently drops packets.
+   */
+  freeze(): void;
+  /** Let a frozen PostgreSQL run again (SIGCONT); safe to call when it is not frozen. */
+  thaw(): void;
 }
 
 const password = "gatehouse-tests";
@@ -246,15 +253,57 @@ export async function startRestartablePostgres(): Promise<RestartablePostgres> {
   };
   await server.initialise();
   await start();
+  let frozen: number[] = [];
+  const thaw = () => {
+    for (const pid of frozen) signal(pid, "SIGCONT");
+    frozen = [];
+  };
   return {
     adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     stop: () => server.stop(),
     start,
     async destroy() {
+      thaw();
       await server.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
+    freeze() {
+      const postmaster = Number(
+        readFileSync(join(dir, "data", "postmaster.pid"), "utf8").split("\n")[0],
+      );
+      // The postmaster first (no new backend), then every backend it forked.
+      const pids = [postmaster, ...childrenOf(postmaster)];
+      for (const pid of pids) if (signal(pid, "SIGSTOP")) frozen.push(pid);
+    },
+    thaw,
   };
+}
+
+/** Send `sig` to `pid`: whether it was there. */
+function signal(pid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, sig);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The processes whose parent is `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // pid (comm) state ppid ...: comm may hold spaces, so read after its closing paren.
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 /** A new, empty database on the server of `adminUrl`: its URL. */

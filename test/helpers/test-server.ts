@@ -80,7 +80,10 @@ export async function startTestServer(
   const store =
     config.databaseUrl === ""
       ? createSqliteStore(config.dbPath, { roles: storeRoles })
-      : await createPostgresStore(config.databaseUrl, { roles: storeRoles });
+      : await createPostgresStore(config.databaseUrl, {
+          roles: storeRoles,
+          timeoutMs: config.dbTimeoutMs,
+        });
   const { port: _port, backend: _backend, ...deps } = opts;
   const server = await createServer({ config, store, ...deps });
   await server.listen();

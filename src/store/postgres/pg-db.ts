@@ -53,6 +53,12 @@ export interface PgDb {
   plain<R>(fn: (sql: Sql) => Promise<R>): Promise<R>;
   /** Commits seen so far that may have changed an access answer, here or on another replica. */
   readonly changes: ChangeFeed;
+  /**
+   * `SELECT 1` within `timeoutMs` (at most the call timeout); throws StoreError `unavailable`
+   * otherwise, and `storage_full` for 30 s after a write was refused for lack of space (or
+   * until a write commits again).
+   */
+  ping(timeoutMs: number): Promise<void>;
   /** End every connection. */
   close(): Promise<void>;
 }
@@ -71,9 +77,15 @@ export interface ChangeFeed {
 export interface PgDbOptions {
   /** Connections in the pool; default 10. */
   maxConnections?: number;
-  /** How long a statement may run before PostgreSQL cancels it; default 10 s. */
+  /**
+   * The longest a call waits on the database, all its waits together (a pooled connection, its
+   * statements, its commit, its retries), before it fails `unavailable`; default 5 s. A stalled
+   * connection is closed at that moment. Migrations (`plain`) are not bound by it.
+   */
+  timeoutMs?: number;
+  /** How long a statement may run before PostgreSQL cancels it; default timeoutMs. */
   statementTimeoutMs?: number;
-  /** How long to wait for a pooled connection before `unavailable`; default 5 s. */
+  /** How long to wait for a pooled connection before `unavailable`; default timeoutMs. */
   connectTimeoutMs?: number;
   /** Serialization retries; default 10 attempts in all. */
   maxAttempts?: number;
@@ -108,11 +120,12 @@ const types = {
  * store's migration is the first.
  */
 export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
-  const statementTimeoutMs = opts.statementTimeoutMs ?? 10_000;
+  const timeoutMs = opts.timeoutMs ?? 5_000;
+  const statementTimeoutMs = opts.statementTimeoutMs ?? timeoutMs;
   const config: pg.PoolConfig = {
     connectionString: url,
     max: opts.maxConnections ?? 10,
-    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? timeoutMs,
     statement_timeout: statementTimeoutMs,
     idle_in_transaction_session_timeout: Math.max(statementTimeoutMs * 2, 10_000),
     application_name: "gatehouse",
@@ -139,7 +152,55 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
           localEpoch++;
         });
 
-  const sql = sqlOf(pool);
+  /** Since when writes are refused for lack of space (SQLSTATE 53100), if they are. */
+  let fullSince: number | undefined;
+  const noteFailure = (err: unknown) => {
+    const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | undefined)?.cause);
+    if (code === "53100") fullSince = Date.now();
+  };
+
+  /**
+   * Run `fn` on a pooled connection, all of it (the wait for the connection included) within
+   * `deadline` (a performance.now() time). Past it the connection is closed under whatever it
+   * waits for (PostgreSQL frozen, the network silently gone), which fails at once, and the
+   * call fails `unavailable`. Without this a statement sent to a stalled server waits for as
+   * long as TCP takes to give up: minutes.
+   */
+  async function withConnection<R>(
+    deadline: number,
+    fn: (client: pg.PoolClient, broken: (err: Error) => void) => Promise<R>,
+  ): Promise<R> {
+    const client = await acquire(pool, deadline, timeoutMs);
+    let broken: Error | undefined;
+    let late = false;
+    const watchdog = Number.isFinite(deadline)
+      ? setTimeout(
+          () => {
+            late = true;
+            broken = new Error("the database did not answer in time");
+            cut(client);
+          },
+          Math.max(0, deadline - performance.now()),
+        )
+      : undefined;
+    try {
+      return await fn(client, (err) => {
+        broken ??= err;
+      });
+    } catch (err) {
+      noteFailure(err);
+      if (late) throw timedOut(timeoutMs, err);
+      throw err;
+    } finally {
+      clearTimeout(watchdog);
+      // A connection that failed or was cut is closed: a session lock it held goes with it.
+      client.release(broken);
+    }
+  }
+
+  const sql = poolSql((text, params) =>
+    withConnection(performance.now() + timeoutMs, (client) => runQuery(client, text, params)),
+  );
 
   /**
    * Run `fn` in a transaction opened with `begin`, retrying serialization failures.
@@ -156,51 +217,59 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
     attempts: number,
     after?: () => void,
     turnKey?: string,
+    bounded = true,
   ): Promise<R> {
+    // One deadline for the whole call, retries included.
+    const deadline = bounded ? performance.now() + timeoutMs : Number.POSITIVE_INFINITY;
     for (let attempt = 1; ; attempt++) {
-      const client = await connect(pool);
-      let broken: Error | undefined;
-      // Taken in this order (a key's turn, then the retriers'), released together: no two
-      // writers can each hold what the other waits for.
-      const held: string[] = [];
-      try {
-        if (turnKey !== undefined) {
-          await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [turnKey]);
-          held.push(turnKey);
+      const retry = await withConnection(deadline, async (client, broken) => {
+        // Taken in this order (a key's turn, then the retriers'), released together: no two
+        // writers can each hold what the other waits for.
+        const held: string[] = [];
+        try {
+          if (turnKey !== undefined) {
+            await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [turnKey]);
+            held.push(turnKey);
+          }
+          if (attempt > 1) {
+            await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [writersLock]);
+            held.push(writersLock);
+          }
+          await client.query(begin);
+          const result = await fn(sqlOf(client));
+          await client.query("COMMIT");
+          after?.();
+          return { result };
+        } catch (err) {
+          let rollbackFailed = false;
+          await client.query("ROLLBACK").catch((e: Error) => {
+            rollbackFailed = true;
+            broken(e);
+          });
+          // An operation inside `atomically` reports a StoreError whose cause is the driver's.
+          const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | undefined)?.cause);
+          if ((code === "40001" || code === "40P01") && attempt < attempts && !rollbackFailed) {
+            return undefined;
+          }
+          throw err;
+        } finally {
+          for (const key of held.reverse()) {
+            let failed = false;
+            await client
+              .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key])
+              .catch((e: Error) => {
+                failed = true;
+                broken(e);
+              });
+            if (failed) break;
+          }
         }
-        if (attempt > 1) {
-          await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [writersLock]);
-          held.push(writersLock);
-        }
-        await client.query(begin);
-        const result = await fn(sqlOf(client));
-        await client.query("COMMIT");
-        after?.();
-        return result;
-      } catch (err) {
-        await client.query("ROLLBACK").catch((e: Error) => {
-          broken = e;
-        });
-        // An operation inside `atomically` reports a StoreError whose cause is the driver's.
-        const code = sqlState(err) ?? sqlState((err as { cause?: unknown } | undefined)?.cause);
-        if ((code === "40001" || code === "40P01") && attempt < attempts) {
-          // A little jitter, so that racers part ways.
-          await sleep(Math.random() * 2);
-          continue;
-        }
+      }).catch((err: unknown) => {
         throw fromPgError(err);
-      } finally {
-        for (const key of held.reverse()) {
-          if (broken) break;
-          await client
-            .query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [key])
-            .catch((e: Error) => {
-              broken = e;
-            });
-        }
-        // A connection that cannot roll back or unlock is closed: its session lock goes too.
-        client.release(broken);
-      }
+      });
+      if (retry) return retry.result;
+      // A little jitter, so that racers part ways.
+      await sleep(Math.random() * 2);
     }
   }
 
@@ -211,6 +280,20 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
         if (feed && !feed.up()) return undefined;
         return localEpoch + (feed?.count() ?? 0);
       },
+    },
+    async ping(ms) {
+      try {
+        await withConnection(performance.now() + Math.min(ms, timeoutMs), (client) =>
+          client.query("SELECT 1"),
+        );
+      } catch (err) {
+        throw Object.assign(new StoreError("unavailable", "the database does not answer"), {
+          cause: err,
+        });
+      }
+      if (fullSince !== undefined && Date.now() - fullSince < fullForMs) {
+        throw new StoreError("storage_full", "the database's storage is full");
+      }
     },
     write(fn, txOpts) {
       const notify = txOpts?.notify !== false;
@@ -224,12 +307,12 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
             }
           : fn,
         maxAttempts,
-        // Our own commit: the cache forgets at once, before the caller hears of success.
-        notify
-          ? () => {
-              localEpoch++;
-            }
-          : undefined,
+        // Our own commit: the cache forgets at once, before the caller hears of success. A
+        // commit also shows there is room on disk again.
+        () => {
+          fullSince = undefined;
+          if (notify) localEpoch++;
+        },
         txOpts?.turnKey,
       );
     },
@@ -237,7 +320,7 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
       return transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", fn, 1);
     },
     plain(fn) {
-      return transaction("BEGIN", fn, 1);
+      return transaction("BEGIN", fn, 1, undefined, undefined, false);
     },
     async close() {
       await feed?.stop();
@@ -261,18 +344,31 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
-function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
+/** One statement on `client`, prepared when it has parameters (see statementName). */
+function runQuery(
+  client: pg.PoolClient,
+  text: string,
+  params?: readonly PgParam[],
+): Promise<pg.QueryResult> {
+  if (params === undefined || params.length === 0) return client.query(text);
+  return client.query({ name: statementName(text), text, values: params as unknown[] });
+}
+
+/** Sql over a transaction's connection: errors go to the transaction, which maps them. */
+function sqlOf(client: pg.PoolClient): Sql {
+  return poolSql((text, params) => runQuery(client, text, params), false);
+}
+
+/** Sql over `run`; with `map`, driver errors come out as StoreErrors. */
+function poolSql(
+  run: (text: string, params?: readonly PgParam[]) => Promise<pg.QueryResult>,
+  map = true,
+): Sql {
   const query = async (text: string, params?: readonly PgParam[]) => {
     try {
-      if (params === undefined || params.length === 0) return await q.query(text);
-      return await q.query({
-        name: statementName(text),
-        text,
-        values: params as unknown[],
-      });
+      return await run(text, params);
     } catch (err) {
-      // Inside a transaction the caller maps (after deciding on a retry); outside, map here.
-      if ("release" in q) throw err;
+      if (!map) throw err;
       throw fromPgError(err);
     }
   };
@@ -289,14 +385,66 @@ function sqlOf(q: pg.Pool | pg.PoolClient): Sql {
   };
 }
 
-async function connect(pool: pg.Pool): Promise<pg.PoolClient> {
+/** How long after a write was refused for lack of space readiness says so (as on SQLite). */
+const fullForMs = 30_000;
+
+/** The call's failure when the database did not answer within its timeout. */
+function timedOut(timeoutMs: number, cause?: unknown): StoreError {
+  return Object.assign(
+    new StoreError("unavailable", `the database did not answer within ${timeoutMs} ms`),
+    { cause },
+  );
+}
+
+/**
+ * A pooled connection, by `deadline` (a performance.now() time). A connection that comes after
+ * the deadline goes back to the pool unused.
+ */
+async function acquire(pool: pg.Pool, deadline: number, timeoutMs: number): Promise<pg.PoolClient> {
+  const left = deadline - performance.now();
+  if (left <= 0) throw timedOut(timeoutMs);
+  const got = pool.connect();
+  // Unbounded (migrations): the pool's own connection timeout applies.
+  if (!Number.isFinite(left)) {
+    return got.catch((err: unknown) => {
+      throw Object.assign(new StoreError("unavailable", "the database does not answer"), {
+        cause: err,
+      });
+    });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  let late = false;
   try {
-    return await pool.connect();
+    return await Promise.race([
+      got,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          late = true;
+          reject(timedOut(timeoutMs));
+        }, left);
+      }),
+    ]);
   } catch (err) {
+    if (late) {
+      got.then(
+        (c) => c.release(),
+        () => undefined,
+      );
+      throw err;
+    }
     throw Object.assign(new StoreError("unavailable", "the database does not answer"), {
       cause: err,
     });
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/** Close a connection's socket under whatever it waits for: its pending query fails at once. */
+function cut(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection
+    ?.stream;
+  stream?.destroy();
 }
 
 /**
@@ -419,43 +567,74 @@ export function sqlState(err: unknown): string | undefined {
   return typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** How a PostgreSQL failure reaches the caller: a StoreError kind and its message. */
+export interface PgFailure {
+  /** A SQLSTATE, or a class: its two first characters and "*". */
+  state: string;
+  kind: StoreError["kind"];
+  message: string;
+}
+
 /**
- * Turn a driver error a caller can cause, or a database that is away, into a StoreError; any
- * other error (a bug in our SQL) is returned unchanged and surfaces as internal.
+ * Every SQLSTATE a caller or a database that is away can cause, most specific first; any other
+ * (a bug in our SQL) surfaces as INTERNAL. Every connection-level failure (the database away,
+ * restarting, overloaded, ending our session or transaction) is `unavailable`: UNAVAILABLE, a
+ * call the client may retry. docs/postgres.md lists them.
+ */
+export const pgFailures: readonly PgFailure[] = [
+  { state: "23505", kind: "already_exists", message: "a record with the same key already exists" },
+  {
+    state: "23503",
+    kind: "failed_precondition",
+    message: "a referenced record is missing or still referenced",
+  },
+  // A NUL character in a text parameter: PostgreSQL text cannot hold one (SQLite can).
+  { state: "22021", kind: "invalid_text", message: "text may not contain the NUL character" },
+  { state: "22P05", kind: "invalid_text", message: "text may not contain the NUL character" },
+  // Serialization failure, deadlock: after the retries.
+  { state: "40001", kind: "unavailable", message: "the database is busy; retry" },
+  { state: "40P01", kind: "unavailable", message: "the database is busy; retry" },
+  // Disk full, then out of memory, too many connections and other resources.
+  { state: "53100", kind: "storage_full", message: "the database's storage is full" },
+  { state: "53*", kind: "unavailable", message: "the database is overloaded" },
+  // The session's transaction ended by PostgreSQL: idle in transaction (an outage longer than
+  // idle_in_transaction_session_timeout) or over transaction_timeout.
+  { state: "25P03", kind: "unavailable", message: "the database ended the transaction; retry" },
+  { state: "25P04", kind: "unavailable", message: "the database ended the transaction; retry" },
+  // A lock not available (lock_timeout, NOWAIT).
+  { state: "55P03", kind: "unavailable", message: "the database is busy; retry" },
+  // Statement timeout or cancelled; the server shutting down, crashed, starting, idle session
+  // timeout.
+  { state: "57014", kind: "unavailable", message: "the database statement timed out" },
+  { state: "57*", kind: "unavailable", message: "the database does not answer" },
+  // Connection exceptions.
+  { state: "08*", kind: "unavailable", message: "the database does not answer" },
+  // System errors: I/O errors, files gone.
+  { state: "58*", kind: "unavailable", message: "the database does not answer" },
+];
+
+/** The entry of pgFailures for a SQLSTATE, if any. */
+export function pgFailureOf(code: string): PgFailure | undefined {
+  return (
+    pgFailures.find((f) => f.state === code) ??
+    pgFailures.find((f) => f.state.endsWith("*") && code.startsWith(f.state.slice(0, 2)))
+  );
+}
+
+/**
+ * Turn a driver error a caller can cause, or a database that is away, into a StoreError
+ * (pgFailures); any other error (a bug in our SQL) is returned unchanged and surfaces as
+ * internal.
  */
 export function fromPgError(err: unknown): unknown {
   if (err instanceof StoreError) return err;
   const code = sqlState(err);
-  const mapped = (() => {
-    if (code === "23505") {
-      return new StoreError("already_exists", "a record with the same key already exists");
-    }
-    if (code === "23503") {
-      return new StoreError(
-        "failed_precondition",
-        "a referenced record is missing or still referenced",
-      );
-    }
-    if (code === "40001" || code === "40P01") {
-      return new StoreError("unavailable", "the database is busy; retry");
-    }
-    // A NUL character in a text parameter: PostgreSQL text cannot hold one (SQLite can).
-    if (code === "22021" || code === "22P05") {
-      return new StoreError("invalid_text", "text may not contain the NUL character");
-    }
-    // Disk full, out of memory, too many connections.
-    if (code === "53100") return new StoreError("storage_full", "the database's storage is full");
-    if (code?.startsWith("53")) return new StoreError("unavailable", "the database is overloaded");
-    // Statement timeout or cancelled, the server shutting down, connection failures.
-    if (code === "57014") return new StoreError("unavailable", "the database statement timed out");
-    if (code?.startsWith("57") || code?.startsWith("08")) {
-      return new StoreError("unavailable", "the database does not answer");
-    }
-    if (code === undefined && isConnectionError(err)) {
-      return new StoreError("unavailable", "the database does not answer");
-    }
-    return undefined;
-  })();
+  const failure = code === undefined ? undefined : pgFailureOf(code);
+  const mapped = failure
+    ? new StoreError(failure.kind, failure.message)
+    : code === undefined && isConnectionError(err)
+      ? new StoreError("unavailable", "the database does not answer")
+      : undefined;
   return mapped ? Object.assign(mapped, { cause: err }) : err;
 }
 

@@ -69,17 +69,9 @@ export async function createPostgresStore(
           return fn(tx);
         });
       },
-      async ping() {
+      async ping(opts) {
         if (closed) throw new StoreError("unavailable", "the store is closed");
-        try {
-          await db.sql.run("SELECT 1");
-        } catch (err) {
-          throw err instanceof StoreError
-            ? err
-            : Object.assign(new StoreError("unavailable", "the database does not answer"), {
-                cause: err,
-              });
-        }
+        await db.ping(opts?.timeoutMs ?? Number.POSITIVE_INFINITY);
       },
       async close() {
         if (closed) return;
@@ -133,6 +125,7 @@ function boundTo(sql: Sql): PgDb {
     read: (fn) => fn(sql),
     plain: (fn) => fn(sql),
     changes: { epoch: () => undefined },
+    ping: () => sql.run("SELECT 1").then(() => undefined),
     close: () => Promise.resolve(),
   };
 }
