@@ -66,8 +66,13 @@ export const defaultLimits: ConnectionLimits = {
   unsentStallMs: 10_000,
 };
 
-/** HTTP/1.1 requests of one connection run at once; the rest of its pipeline waits its turn. */
-const pipelineConcurrency = 8;
+/**
+ * HTTP/1.1 requests of one connection that run at once; the rest of its pipeline waits its
+ * turn. One: answers go out in order anyway, and a connection with a deep pipeline then takes
+ * one turn of the event loop like any other, instead of eight (a control client's latency
+ * under a pipelined flood of 50 connections: bench/RESULTS.md "Hostile load").
+ */
+const pipelineConcurrency = 1;
 
 /** HTTP/2 streams a client may have open at once on one connection (gRPC's usual 100). */
 const maxConcurrentStreams = 100;
@@ -209,7 +214,9 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           p.pending.delete(rs);
           p.lastDone = Date.now();
           const next = p.waiting.shift();
-          if (next) run(next[0], next[1]);
+          // On the next turn of the event loop, after what other connections sent meanwhile:
+          // run at once, a deep pipeline would be served whole before anyone else.
+          if (next) setImmediate(() => run(next[0], next[1]));
         });
         handler(rq, rs);
       };

@@ -1,0 +1,274 @@
+/**
+ * Hostile load (issue 24): a Gatehouse child on a fresh SQLite database with its production
+ * limits, a control client calling GetGroup one call at a time over its own keep-alive
+ * connection, and, one after the other, attacks from a second process, each bounded in count
+ * and time and talking only to 127.0.0.1:
+ * - a pipelined HTTP/1.1 flood: 50 connections pipelining 1,000 GETs of the largest console
+ *   file each, again as each is closed;
+ * - HTTP/1.1 clients that never read: 50 connections pipelining 64 GETs of it each;
+ * - HTTP/2 clients that never read: 20 connections asking for it on 250 streams each;
+ * - slowloris: 200 HTTP/2 connections sending a HEADERS frame a byte a second, and 200
+ *   HTTP/1.1 connections sending their headers the same way.
+ * For each: the control client's p99 against its p99 with no attack in the same run (goal:
+ * within 2x), and the server's peak RSS during the attack and its RSS 5 s after (ceiling
+ * 512 MB). Run: `npm run build && node dist/bench/hostile.js [--seconds=15]`; prints a
+ * Markdown table for bench/RESULTS.md ("Hostile load"); `--only=pipelined,slowloris` runs those. The server runs on core 0 (taskset),
+ * the attacker and the control client on core 1.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { accepts, freePort, stop } from "./processes.js";
+
+const arg = (name: string) =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const seconds = Number(arg("seconds") ?? 15);
+const ceilingMb = 512;
+
+/** The attacks, by name: each runs in the attacker process until `until` (Date.now()). */
+const attacks: Record<string, (port: number, path: string, until: number) => Promise<void>> = {
+  async pipelined(port, path, until) {
+    const flood = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(1_000);
+    const conn = async () => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const s = net.connect(port, "127.0.0.1", () => s.write(flood));
+          s.on("data", () => undefined);
+          s.on("error", () => undefined);
+          s.once("close", () => resolve());
+          setTimeout(() => s.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 50 }, conn));
+  },
+  async unreadH1(port, path, until) {
+    const ask = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(64);
+    const conn = async () => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const s = net.connect(port, "127.0.0.1", () => {
+            s.write(ask);
+            s.pause();
+          });
+          s.on("error", () => undefined);
+          s.once("close", () => resolve());
+          // A reset is seen only when writing: an empty line (allowed between requests) a second.
+          const probe = setInterval(() => {
+            if (!s.destroyed) s.write("\r\n");
+          }, 1_000);
+          s.once("close", () => clearInterval(probe));
+          setTimeout(() => s.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 50 }, conn));
+  },
+  async unreadH2(port, path, until) {
+    const conn = async () => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const session = http2.connect(`http://127.0.0.1:${port}`);
+          session.on("error", () => undefined);
+          session.once("close", () => resolve());
+          session.once("connect", () => {
+            for (let i = 0; i < 250; i++) {
+              const stream = session.request({ ":path": path });
+              stream.on("error", () => undefined);
+              stream.pause();
+            }
+          });
+          setTimeout(() => session.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, conn));
+  },
+  async slowloris(port, _path, until) {
+    const h2 = Buffer.concat([
+      Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
+      Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+    ]);
+    // A HEADERS frame of 4,000 bytes that will never be finished.
+    const headers = Buffer.from([0, 0x0f, 0xa0, 1, 5, 0, 0, 0, 1, 0x82, 0x84, 0x86]);
+    const h1Rest = Buffer.from("X-Pad: 1\r\n".repeat(400));
+    const conn = async (first: Buffer, rest: Buffer) => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const s = net.connect(port, "127.0.0.1", () => s.write(first));
+          s.on("data", () => undefined);
+          s.on("error", () => undefined);
+          let i = 0;
+          const drip = setInterval(() => {
+            if (!s.destroyed && i < rest.length) s.write(rest.subarray(i, ++i));
+          }, 1_000);
+          s.once("close", () => {
+            clearInterval(drip);
+            resolve();
+          });
+          setTimeout(() => s.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all([
+      ...Array.from({ length: 200 }, () => conn(h2, headers)),
+      ...Array.from({ length: 200 }, () => conn(Buffer.from("GET /healthz HTTP/1.1\r\n"), h1Rest)),
+    ]);
+  },
+};
+
+const descriptions: Record<string, string> = {
+  pipelined: "pipelined HTTP/1.1 flood: 50 connections x 1,000 GETs of the page, reconnecting",
+  unreadH1: "HTTP/1.1 clients that never read: 50 connections x 64 pipelined GETs of the page",
+  unreadH2: "HTTP/2 clients that never read: 20 connections x 250 streams of the page",
+  slowloris: "slowloris: 200 HTTP/2 HEADERS frames and 200 HTTP/1.1 headers, a byte a second",
+};
+
+const attackName = arg("attack");
+if (attackName) {
+  // The attacker process.
+  const attack = attacks[attackName];
+  if (!attack) throw new Error(`no attack ${attackName}`);
+  await attack(Number(arg("port")), arg("path") ?? "/", Number(arg("until")));
+  process.exit(0);
+}
+
+const hasTaskset = (() => {
+  try {
+    execFileSync("taskset", ["-V"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+if (hasTaskset) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
+const onCore = (core: number, cmd: string[]): [string, string[]] =>
+  hasTaskset ? ["taskset", ["-c", String(core), ...cmd]] : [cmd[0]!, cmd.slice(1)];
+
+// The page the floods ask for: the largest file of the built console (the 83 KB of issue 24).
+const consoleDir = "dist/console";
+const page = readdirSync(consoleDir)
+  .filter((f) => f !== "index.html")
+  .map((f) => ({ f, size: statSync(join(consoleDir, f)).size }))
+  .sort((a, b) => b.size - a.size)[0];
+if (!page) throw new Error("the console is not built: npm run build");
+const pagePath = `/console/${page.f}`;
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-hostile-"));
+const port = await freePort();
+const baseUrl = `http://127.0.0.1:${port}`;
+const env = {
+  ...process.env,
+  GATEHOUSE_HOST: "127.0.0.1",
+  GATEHOUSE_PORT: String(port),
+  GATEHOUSE_BASE_URL: baseUrl,
+  GATEHOUSE_DB: join(dir, "gatehouse.db"),
+  GATEHOUSE_LOG_LEVEL: "warn",
+};
+const boot = JSON.parse(
+  execFileSync(process.execPath, ["bin/gatehouse.js", "bootstrap", "--org", "hostile"], {
+    env,
+    encoding: "utf8",
+  }),
+) as { orgUid: string; token: string };
+const [cmd, args] = onCore(0, [process.execPath, "bin/gatehouse.js", "serve"]);
+const server: ChildProcess = spawn(cmd, args, { env, stdio: "inherit" });
+try {
+  for (let i = 0; !(await accepts(port)); i++) {
+    if (i > 600 || server.exitCode !== null) throw new Error("the server did not start");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const rssMb = () => {
+    const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  };
+
+  // The control client: GetGroup, one call at a time on one kept-alive connection.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const getGroup = () =>
+    new Promise<number>((resolve) => {
+      const started = performance.now();
+      const req = http.get(
+        `${baseUrl}/iam/v2beta1/groups/${boot.orgUid}`,
+        { agent, headers: { authorization: `Bearer ${boot.token}` } },
+        (res) => {
+          res.resume();
+          res.on("end", () =>
+            resolve(res.statusCode === 200 ? performance.now() - started : Number.NaN),
+          );
+        },
+      );
+      req.on("error", () => resolve(Number.NaN));
+      req.setTimeout(30_000, () => req.destroy());
+    });
+  /** Control calls every 20 ms for `ms`: p50, p99 and the calls that failed. */
+  const control = async (ms: number) => {
+    const times: number[] = [];
+    let failed = 0;
+    const until = Date.now() + ms;
+    while (Date.now() < until) {
+      const t = await getGroup();
+      if (Number.isNaN(t)) failed++;
+      else times.push(t);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    times.sort((a, b) => a - b);
+    const q = (p: number) =>
+      times[Math.min(times.length - 1, Math.ceil(p * times.length) - 1)] ?? 0;
+    return { p50: q(0.5), p99: q(0.99), n: times.length, failed };
+  };
+
+  for (let i = 0; i < 100; i++) await getGroup(); // warm-up
+  const idle = await control(seconds * 1_000);
+  const rows: string[] = [
+    "| attack | control p50 / p99 | p99 vs unloaded | control calls failed | server RSS peak / 5 s after | ceiling |",
+    "|---|---|---|---|---|---|",
+    `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - |`,
+  ];
+  console.log(
+    `page ${pagePath}: ${page.size} bytes; unloaded control p99 ${idle.p99.toFixed(2)} ms`,
+  );
+  const only = arg("only")?.split(",");
+  for (const name of Object.keys(attacks).filter((a) => !only || only.includes(a))) {
+    const until = Date.now() + seconds * 1_000;
+    const [acmd, aargs] = onCore(1, [
+      process.execPath,
+      fileURLToPath(import.meta.url),
+      `--attack=${name}`,
+      `--port=${port}`,
+      `--path=${pagePath}`,
+      `--until=${until}`,
+    ]);
+    const attacker = spawn(acmd, aargs, { stdio: "inherit" });
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMb());
+    }, 100);
+    // Let the attack build up for a second, then measure the control beside it.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const c = await control(Math.max(1_000, until - Date.now()));
+    await new Promise<void>((resolve) => {
+      if (attacker.exitCode !== null) resolve();
+      else attacker.once("exit", () => resolve());
+    });
+    clearInterval(sampler);
+    await new Promise((r) => setTimeout(r, 5_000));
+    const after = rssMb();
+    const ratio = c.p99 / idle.p99;
+    const met = (ok: boolean) => (ok ? "met" : "MISSED");
+    rows.push(
+      `| ${descriptions[name]} | ${c.p50.toFixed(2)} / ${c.p99.toFixed(2)} ms | ${ratio.toFixed(1)}x ${met(ratio <= 2)} | ${c.failed} of ${c.n + c.failed} | ${peak.toFixed(0)} / ${after.toFixed(0)} MB | ${ceilingMb} MB ${met(peak <= ceilingMb)} |`,
+    );
+    console.log(rows.at(-1));
+  }
+  agent.destroy();
+  console.log(`\n${rows.join("\n")}`);
+} finally {
+  await stop(server);
+  rmSync(dir, { recursive: true, force: true });
+}
