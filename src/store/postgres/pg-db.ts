@@ -320,7 +320,17 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
       return transaction("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", fn, 1);
     },
     plain(fn) {
-      return transaction("BEGIN", fn, 1, undefined, undefined, false);
+      // Migrations: not bound by the call timeout, and their statements may run 10 s at least
+      // (a large table's step takes longer than a call should).
+      const migrationTimeoutMs = Math.max(statementTimeoutMs, 10_000);
+      return transaction(
+        `BEGIN; SET LOCAL statement_timeout = ${migrationTimeoutMs}`,
+        fn,
+        1,
+        undefined,
+        undefined,
+        false,
+      );
     },
     async close() {
       await feed?.stop();
