@@ -267,7 +267,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       // keep this reset while it dribbles one.
       const read = (session.socket as { bytesRead?: number } | undefined)?.bytesRead ?? 0;
       if (w.streams.size > 0) w.dribbleSince = undefined;
-      else if (read > w.bytesRead && now - w.frameAt > tickMs) w.dribbleSince ??= now;
+      else if (read > w.bytesRead) {
+        w.grewAt = now;
+        if (now - w.frameAt > tickMs) w.dribbleSince ??= now;
+      } else if (now - w.grewAt > timeouts.headersTimeoutMs / 2) {
+        // Quiet for half the timeout: what grew was a stray frame (a late WINDOW_UPDATE), not a
+        // dribble, which must keep sending (a slower one is left to the idle timeout).
+        w.dribbleSince = undefined;
+      }
       w.bytesRead = read;
       if (w.dribbleSince !== undefined && now - w.dribbleSince >= timeouts.headersTimeoutMs) {
         session.destroy();
@@ -353,7 +360,12 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         stream.once("close", () => clearTimeout(timer));
       });
       h2.on("session", (session: http2.ServerHttp2Session) => {
-        const w: SessionWatch = { streams: new Set(), frameAt: Date.now(), bytesRead: 0 };
+        const w: SessionWatch = {
+          streams: new Set(),
+          frameAt: Date.now(),
+          bytesRead: 0,
+          grewAt: Date.now(),
+        };
         sessions.set(session, w);
         const frame = () => {
           w.frameAt = Date.now();
@@ -480,6 +492,8 @@ interface SessionWatch {
   frameAt: number;
   /** The socket's bytes read at the last sweep. */
   bytesRead: number;
+  /** When a sweep last saw them grow. */
+  grewAt: number;
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
