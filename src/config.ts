@@ -22,8 +22,18 @@ export interface Config {
   /** Origins allowed by CORS; empty disables CORS, `*` allows any. */
   corsOrigins: string[];
   logLevel: string;
-  /** A second audience tokens may be issued for (the registry host). */
+  /**
+   * A second audience tokens may be issued for: the registry, as configured (a host such as
+   * `registry.example.com` or `127.0.0.1:5000`, or a URL); "" for none.
+   */
   registryAudience: string;
+  /**
+   * The registry's service name (its `auth.token.service`): the host of registryAudience
+   * (the setting itself when it is a host); "" when there is no registry.
+   */
+  registryService: string;
+  /** The bearer secret of `/registry/notifications`; "" turns the endpoint off. Never logged. */
+  registryNotificationsSecret: string;
   /** Issuers whose tokens log people in without naming an identity. */
   trustedUserIssuers: string[];
   /** Allow plain-http OIDC issuers on loopback addresses (tests and local development). */
@@ -172,7 +182,14 @@ export const settings: readonly Setting[] = [
     env: "GATEHOUSE_REGISTRY_AUDIENCE",
     flag: "registry-audience",
     default: "",
-    help: "extra audience tokens may be issued for",
+    help: "the registry's service name, a host (registry.example.com, 127.0.0.1:5000) or URL",
+  },
+  {
+    key: "registryNotificationsSecret",
+    env: "GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET",
+    flag: "registry-notifications-secret",
+    default: "",
+    help: "bearer secret of the registry's notifications (prefer the environment variable); empty: off",
   },
   {
     key: "trustedUserIssuers",
@@ -362,8 +379,14 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   if (!logLevels.includes(logLevel)) {
     throw new ConfigError(`${describe("logLevel")}: must be one of ${logLevels.join(", ")}`);
   }
-  const registryAudience = get("registryAudience") ?? "";
-  if (registryAudience !== "") parseUrl(registryAudience, describe("registryAudience"));
+  const registryAudience = (get("registryAudience") ?? "").trim();
+  const registryService = serviceName(registryAudience, describe("registryAudience"));
+  const registryNotificationsSecret = get("registryNotificationsSecret") ?? "";
+  if (registryNotificationsSecret !== "" && registryNotificationsSecret.length < 16) {
+    throw new ConfigError(
+      `${describe("registryNotificationsSecret")}: must be at least 16 characters`,
+    );
+  }
   const allowInsecureLoopbackIssuers = parseBool(
     get("allowInsecureLoopbackIssuers") ?? "false",
     describe("allowInsecureLoopbackIssuers"),
@@ -407,6 +430,8 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     corsOrigins,
     logLevel,
     registryAudience,
+    registryService,
+    registryNotificationsSecret,
     trustedUserIssuers,
     allowInsecureLoopbackIssuers,
     allowPrivateIssuerAddresses: parseBool(
@@ -583,6 +608,25 @@ function parseBool(v: string, name: string): boolean {
   if (/^(true|1|yes)$/i.test(v)) return true;
   if (/^(false|0|no|)$/i.test(v)) return false;
   throw new ConfigError(`${name}: not a boolean: ${JSON.stringify(v)}`);
+}
+
+/**
+ * The registry's service name from GATEHOUSE_REGISTRY_AUDIENCE: a host with an optional port
+ * as given, or the host of a URL (the older form of the setting).
+ */
+function serviceName(v: string, name: string): string {
+  if (v === "") return "";
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) return new URL(parseUrl(v, name)).host;
+  const m =
+    /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(
+      v,
+    );
+  if (!m || (m[1] !== undefined && Number(m[1]) > 65535)) {
+    throw new ConfigError(
+      `${name}: not a host (registry.example.com, 127.0.0.1:5000) or URL: ${JSON.stringify(v)}`,
+    );
+  }
+  return v;
 }
 
 /** Normalize a URL setting: http(s) only, no trailing slash. */

@@ -23,7 +23,15 @@ export interface PublicJwk {
 export interface SigningKey {
   kid: string;
   key: CryptoKey;
+  /** Its public half (for the libtrust key ID registries look keys up by). */
+  publicJwk: PublicJwk;
 }
+
+/**
+ * The createTime of a pending next key: published and trusted (JWKS, the registry trust
+ * bundle) but not signing until `rotate` promotes it. The latest time a Date can hold.
+ */
+export const pendingKeyTime = 8_640_000_000_000_000;
 
 /**
  * KeyRing holds Gatehouse's ES256 signing keys. They live in the store, so every process on
@@ -33,10 +41,17 @@ export interface KeyRing {
   /** Load the keys, creating the first one if the store has none. Idempotent. */
   ensureKey(): Promise<void>;
   /**
-   * Add a new signing key (it signs from now on) and prune keys that no unexpired token can
-   * still name. Returns the new kid.
+   * Make a new key the signing key and prune keys that no unexpired token can still name.
+   * The pending next key (prepareNext) is promoted if there is one, so that verifiers that
+   * trusted it beforehand (registries) go on verifying; otherwise a new key is added. Returns
+   * the kid that now signs.
    */
   rotate(): Promise<string>;
+  /**
+   * Make sure a pending next key exists (published, not signing) and return its kid: the key
+   * the next rotate promotes.
+   */
+  prepareNext(): Promise<string>;
   /** The newest key, which signs new tokens. */
   signingKey(): Promise<SigningKey>;
   /** The JWKS document of every key that may still verify a token. */
@@ -49,7 +64,10 @@ export interface KeyRing {
 }
 
 /** What a key ring needs from the store. */
-export type KeyStore = Pick<Store, "listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
+export type KeyStore = Pick<
+  Store,
+  "listSigningKeys" | "addSigningKey" | "pruneSigningKeys" | "setSigningKeyTime"
+>;
 
 /** Options of createKeyRing; times in milliseconds. */
 export interface KeyRingOptions {
@@ -66,7 +84,8 @@ export interface KeyRingOptions {
 }
 
 interface Loaded {
-  newest: SigningKeyRecord;
+  /** Every key, by createTime then kid: pending keys last. */
+  sorted: SigningKeyRecord[];
   keys: Map<string, { jwk: PublicJwk; key: CryptoKey; createTime: number }>;
   loadedAt: number;
 }
@@ -91,7 +110,7 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
     let records = await store.listSigningKeys();
     if (records.length === 0) {
       try {
-        await store.addSigningKey(await generate());
+        await store.addSigningKey(await generate(now()));
       } catch (err) {
         // Another process created its first key at the same moment: use what is there.
         if (!(err instanceof StoreError && err.kind === "already_exists")) throw err;
@@ -100,8 +119,7 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
     }
     // Every process must pick the same newest key, so order by time, then kid.
     const sorted = [...records].sort((a, b) => a.createTime - b.createTime || cmp(a.kid, b.kid));
-    const newest = sorted.at(-1);
-    if (!newest) throw new Error("key ring: the store returned no signing keys");
+    if (sorted.length === 0) throw new Error("key ring: the store returned no signing keys");
     const keys: Loaded["keys"] = new Map();
     for (const r of sorted) {
       const jwk = publicJwkOf(r);
@@ -113,7 +131,7 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
       keys.set(r.kid, { jwk, key, createTime: r.createTime });
     }
     for (const kid of publicKeys.keys()) if (!keys.has(kid)) publicKeys.delete(kid);
-    return { newest, keys, loadedAt: now() };
+    return { sorted, keys, loadedAt: now() };
   }
 
   function reload(): Promise<Loaded> {
@@ -143,13 +161,33 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
     return reload();
   }
 
+  /** The newest key that has started signing (pending keys have not). */
+  function newestSigning(s: Loaded): SigningKeyRecord {
+    const t = now();
+    for (let i = s.sorted.length - 1; i >= 0; i--) {
+      const r = s.sorted[i]!;
+      if (r.createTime <= t) return r;
+    }
+    throw new Error("key ring: every signing key is pending; run gatehouse keys rotate");
+  }
+
+  const pendingOf = (s: Loaded) => s.sorted.find((r) => r.createTime > now());
+
   return {
     async ensureKey() {
       await current();
     },
     async rotate() {
-      const record = await generate();
-      await store.addSigningKey(record);
+      const pending = pendingOf(await freshReload());
+      let kid: string;
+      if (pending) {
+        await store.setSigningKeyTime(pending.kid, now());
+        kid = pending.kid;
+      } else {
+        const record = await generate(now());
+        await store.addSigningKey(record);
+        kid = record.kid;
+      }
       const s = await freshReload();
       // A key may go once the key that replaced it has signed for longer than a token lives:
       // prune everything older than the newest key that was already signing before the cutoff.
@@ -163,10 +201,19 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
         await store.pruneSigningKeys(settled);
         await freshReload();
       }
+      return kid;
+    },
+    async prepareNext() {
+      const pending = pendingOf(await freshReload());
+      if (pending) return pending.kid;
+      const record = await generate(pendingKeyTime);
+      await store.addSigningKey(record);
+      await freshReload();
       return record.kid;
     },
     async signingKey() {
-      const { newest } = await current();
+      const s = await current();
+      const newest = newestSigning(s);
       if (signing?.kid !== newest.kid) {
         const privateJwk = JSON.parse(newest.privateJwk) as JWK;
         const key = importJWK(privateJwk, "ES256", { extractable: false }) as Promise<CryptoKey>;
@@ -177,7 +224,8 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
         });
       }
       const { kid, key } = signing;
-      return { kid, key: await key };
+      const publicJwk = s.keys.get(kid)?.jwk ?? publicJwkOf(newest);
+      return { kid, key: await key, publicJwk };
     },
     async publicJwks() {
       const s = await current();
@@ -194,12 +242,11 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
     },
   };
 
-  async function generate(): Promise<SigningKeyRecord> {
+  async function generate(createTime: number): Promise<SigningKeyRecord> {
     const { privateKey, publicKey } = await generateKeyPair("ES256", { extractable: true });
     const pub = await exportJWK(publicKey);
     // RFC 7638 thumbprint: unique per key, and derivable by anyone who holds the public key.
     const kid = await calculateJwkThumbprint(pub);
-    const createTime = now();
     return {
       kid,
       privateJwk: JSON.stringify({ ...(await exportJWK(privateKey)), kid }),

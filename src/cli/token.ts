@@ -26,10 +26,8 @@ export async function token(argv: string[], io: CliIo): Promise<number> {
   try {
     const urls = await servingUrls(store, config, given, (l) => io.err(`gatehouse token: ${l}\n`));
     const aud = own.aud ?? urls.baseUrl;
-    if (
-      aud !== urls.baseUrl &&
-      (config.registryAudience === "" || aud !== config.registryAudience)
-    ) {
+    const registry = [config.registryAudience, config.registryService].filter((a) => a !== "");
+    if (aud !== urls.baseUrl && !registry.includes(aud)) {
       throw new CliError("--aud must be the base URL or the registry audience");
     }
     const identity = await store.getIdentity(uid);

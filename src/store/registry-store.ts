@@ -13,6 +13,8 @@ export interface RepoRecord {
   name: string;
   description: string;
   aliases: string[];
+  /** Anyone may pull the repo's images, without credentials. */
+  public: boolean;
   createTime: number;
   updateTime: number;
 }
@@ -24,6 +26,8 @@ export interface NewRepo {
   name: string;
   description: string;
   aliases: string[];
+  /** Default false. */
+  public?: boolean;
   now: number;
 }
 
@@ -32,6 +36,7 @@ export interface RepoPatch {
   name?: string;
   description?: string;
   aliases?: string[];
+  public?: boolean;
 }
 
 /** A stored tag: one per (repo, name). */

@@ -211,6 +211,12 @@ export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore,
    */
   getGroupPath(uid: string): Promise<string[]>;
   /**
+   * The organization (root group) a registry name's first component names: the oldest of
+   * that name (first created; equal times by uid), or undefined. Organization names are not
+   * unique, so the first to take a name keeps it for the registry.
+   */
+  findOrganization(name: string): Promise<GroupRecord | undefined>;
+  /**
    * List groups. descendantsOf: strictly below, at any depth; childrenOf: one level below;
    * scope: the group is at or below one of the scope uids.
    */
@@ -222,6 +228,11 @@ export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore,
   addSigningKey(key: SigningKeyRecord): Promise<void>;
   /** Delete signing keys created before `time` except the newest one. */
   pruneSigningKeys(before: number): Promise<void>;
+  /**
+   * Set a signing key's createTime (when it starts signing): promotes a pending next key.
+   * Throws `not_found`.
+   */
+  setSigningKeyTime(kid: string, createTime: number): Promise<void>;
 
   /**
    * Get the named server secret, creating it with `create()` if absent. Concurrent callers on

@@ -16,6 +16,11 @@ export function memoryKeyStore(): KeyStore & { records: SigningKeyRecord[]; list
       }
       self.records.push({ ...key });
     },
+    async setSigningKeyTime(kid: string, createTime: number) {
+      const r = self.records.find((x) => x.kid === kid);
+      if (!r) throw new StoreError("not_found", `signing key ${kid}`);
+      r.createTime = createTime;
+    },
     async pruneSigningKeys(before: number) {
       const newest = [...self.records].sort((a, b) => a.createTime - b.createTime).at(-1);
       self.records = self.records.filter((r) => r === newest || r.createTime >= before);

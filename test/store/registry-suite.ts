@@ -64,12 +64,24 @@ export function registryCases(store: () => Store): void {
         name: "team/app",
         description: "d",
         aliases: ["app"],
+        public: false,
         createTime: 10,
         updateTime: 10,
       });
       expect(await store().getRepo(repoA)).toEqual(created);
       const updated = await store().updateRepo(repoA, { aliases: ["a", "b"] }, 20);
       expect(updated).toMatchObject({ name: "team/app", aliases: ["a", "b"], updateTime: 20 });
+      // public changes alone, and stays when other fields change.
+      expect(await store().updateRepo(repoA, { public: true }, 21)).toMatchObject({
+        public: true,
+        aliases: ["a", "b"],
+      });
+      expect(await store().updateRepo(repoA, { description: "x" }, 22)).toMatchObject({
+        public: true,
+      });
+      expect((await store().getRepo(repoA))?.public).toBe(true);
+      await store().updateRepo(repoA, { public: false }, 23);
+      expect((await store().getRepo(repoA))?.public).toBe(false);
       await store().deleteRepo(repoA);
       expect(await store().getRepo(repoA)).toBeUndefined();
       await storeError(() => store().deleteRepo(repoA), "not_found");

@@ -219,6 +219,15 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         await storeError(() => store.deleteGroup(R1), "not_found");
       });
 
+      it("finds the oldest organization of a name, never a subgroup", async () => {
+        await create(R2, "", "acme", 20);
+        await create(R1, "", "acme", 30);
+        await create(uids.E, R1, "eng", 31);
+        expect((await store.findOrganization("acme"))?.uid).toBe(R2);
+        expect(await store.findOrganization("eng")).toBeUndefined();
+        expect(await store.findOrganization("nobody")).toBeUndefined();
+      });
+
       it("lets a name be reused once its group is deleted", async () => {
         await create(R1, "", "acme");
         await create(uids.E, R1, "eng");
@@ -785,6 +794,17 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         expect((await store.listSigningKeys()).map((k) => k.kid)).toEqual(["c"]);
         await store.pruneSigningKeys(1000);
         expect((await store.listSigningKeys()).map((k) => k.kid)).toEqual(["c"]);
+      });
+
+      it("sets a key's time, so a pending key starts signing", async () => {
+        await store.addSigningKey(key("a", 100));
+        await store.addSigningKey(key("b", 9_000));
+        await store.setSigningKeyTime("b", 50);
+        expect((await store.listSigningKeys()).map((k) => [k.kid, k.createTime])).toEqual([
+          ["b", 50],
+          ["a", 100],
+        ]);
+        await storeError(() => store.setSigningKeyTime("zz", 1), "not_found");
       });
     });
 

@@ -64,6 +64,7 @@ function client() {
     config: {
       baseUrl,
       registryAudience: registry,
+      registryService: new URL(registry).host,
       trustedUserIssuers: [users.url],
       loginRequireVerifiedEmail: false,
     },

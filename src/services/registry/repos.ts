@@ -26,7 +26,7 @@ export interface ReposDeps {
 }
 
 const maskRules = {
-  mutable: ["name", "description", "aliases"],
+  mutable: ["name", "description", "aliases", "public"],
   ignored: ["uid", "create_time", "update_time"],
 } as const;
 
@@ -61,6 +61,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
         name: body.name,
         description: body.description,
         aliases: body.aliases,
+        public: body.public,
         now: now(),
       });
       return toRepo(repo);
@@ -85,6 +86,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
         checkRepoAliases(v, "aliases", body.aliases);
         patch.aliases = body.aliases;
       }
+      if (fields.has("public")) patch.public = body.public;
       v.throwIfAny();
       return toRepo(await store.updateRepo(body.uid, patch, now()));
     },
@@ -106,6 +108,7 @@ export function toRepo(r: RepoRecord): Repo {
     name: r.name,
     description: r.description,
     aliases: r.aliases,
+    public: r.public,
     createTime: timestampFromMs(r.createTime),
     updateTime: timestampFromMs(r.updateTime),
   });

@@ -24,7 +24,7 @@ export interface ExchangeDeps {
   oidc: OidcVerifier;
   config: Pick<
     Config,
-    "baseUrl" | "registryAudience" | "trustedUserIssuers" | "loginRequireVerifiedEmail"
+    "baseUrl" | "registryAudience" | "registryService" | "trustedUserIssuers" | "loginRequireVerifiedEmail"
   >;
   now: () => number;
   /** Told why an exchange was refused: a reason and uids, never a token. */
@@ -59,7 +59,10 @@ export function createSecurityTokenService(
   deps: ExchangeDeps,
 ): ServiceImpl<typeof SecurityTokenService> {
   const { store, tokens, oidc, config, now } = deps;
-  const audiences = new Set([config.baseUrl, config.registryAudience].filter((a) => a !== ""));
+  // The registry by its service name (a host) or as GATEHOUSE_REGISTRY_AUDIENCE spells it.
+  const audiences = new Set(
+    [config.baseUrl, config.registryAudience, config.registryService].filter((a) => a !== ""),
+  );
   const trusted = new Set(config.trustedUserIssuers);
 
   async function forIdentity(uid: string, token: string): Promise<IdentityRecord> {

@@ -12,7 +12,13 @@ import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** The group operations of the PostgreSQL store: the tree and its closure rows. */
 export type PgGroupOps = PgOps<
-  "createGroup" | "getGroup" | "updateGroup" | "deleteGroup" | "getGroupPath" | "listGroups"
+  | "createGroup"
+  | "getGroup"
+  | "updateGroup"
+  | "deleteGroup"
+  | "getGroupPath"
+  | "listGroups"
+  | "findOrganization"
 > & {
   /** createGroup's statements, for createOrganization's own transaction. */
   createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord>;
@@ -107,6 +113,15 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
 
     getGroup: async (uid) => {
       const row = await find(db.sql, uid);
+      return row && groupRecordOf(row);
+    },
+
+    findOrganization: async (name) => {
+      const [row] = await db.sql.rows<GroupRow>(
+        `SELECT * FROM groups WHERE name = $1 AND parent_uid IS NULL
+         ORDER BY create_time, uid LIMIT 1`,
+        [name],
+      );
       return row && groupRecordOf(row);
     },
 

@@ -282,6 +282,10 @@ export const pgMigrations: readonly PgMigration[] = [
     description: "logins in flight live in the browser (a sealed cookie), not in the database",
     sql: "DROP TABLE oauth_pending_logins;",
   },
+  {
+    description: "public repos",
+    sql: "ALTER TABLE repos ADD COLUMN is_public BOOLEAN NOT NULL DEFAULT false;",
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

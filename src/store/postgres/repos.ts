@@ -46,9 +46,18 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
         }
         await checkName(sql, r.groupUid, r.name, r.uid);
         const row = await sql.one<RepoRow>(
-          `INSERT INTO repos (uid, group_uid, name, description, aliases, create_time, update_time)
-           VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING *`,
-          [r.uid, r.groupUid, r.name, r.description, JSON.stringify(r.aliases), r.now],
+          `INSERT INTO repos (uid, group_uid, name, description, aliases, is_public, create_time,
+             update_time)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING *`,
+          [
+            r.uid,
+            r.groupUid,
+            r.name,
+            r.description,
+            JSON.stringify(r.aliases),
+            r.public ?? false,
+            r.now,
+          ],
         );
         return repoRecordOf(row!);
       }),
@@ -66,9 +75,17 @@ export function createPgRepoOps(db: PgDb): PgRepoOps {
         if (name !== row.name) await checkName(sql, row.group_uid, name, uid);
         const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;
         const updated = await sql.one<RepoRow>(
-          `UPDATE repos SET name = $1, description = $2, aliases = $3, update_time = $4
-           WHERE uid = $5 RETURNING *`,
-          [name, patch.description ?? row.description, aliases, now, uid],
+          `UPDATE repos SET name = $1, description = $2, aliases = $3, is_public = $4,
+             update_time = $5
+           WHERE uid = $6 RETURNING *`,
+          [
+            name,
+            patch.description ?? row.description,
+            aliases,
+            patch.public ?? row.is_public,
+            now,
+            uid,
+          ],
         );
         return repoRecordOf(updated!);
       }),

@@ -4,11 +4,21 @@ import type { PgDb, PgOps } from "./pg-db.js";
 import { sqlState } from "./pg-db.js";
 
 /** The signing-key operations of the PostgreSQL store. */
-export type PgSigningKeyOps = PgOps<"listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
+export type PgSigningKeyOps = PgOps<
+  "listSigningKeys" | "addSigningKey" | "pruneSigningKeys" | "setSigningKeyTime"
+>;
 
 /** Create the signing-key operations on a migrated database. */
 export function createPgSigningKeyOps(db: PgDb): PgSigningKeyOps {
   return {
+    setSigningKeyTime: async (kid, createTime) => {
+      const rows = await db.sql.rows<{ kid: string }>(
+        "UPDATE signing_keys SET create_time = $1 WHERE kid = $2 RETURNING kid",
+        [createTime, kid],
+      );
+      if (rows.length === 0)
+        throw new StoreError("not_found", `signing key ${JSON.stringify(kid)}`);
+    },
     // Ordered by time then kid, the order in which every replica picks the same newest key.
     listSigningKeys: async () =>
       (await db.sql.rows<KeyRow>("SELECT * FROM signing_keys ORDER BY create_time, kid")).map(

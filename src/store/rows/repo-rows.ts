@@ -8,6 +8,8 @@ export interface RepoRow {
   name: string;
   description: string;
   aliases: string;
+  /** 0/1 in SQLite, a boolean in PostgreSQL. */
+  is_public: number | boolean;
   create_time: number;
   update_time: number;
 }
@@ -20,6 +22,7 @@ export function repoRecordOf(row: RepoRow): RepoRecord {
     name: row.name,
     description: row.description,
     aliases: JSON.parse(row.aliases) as string[],
+    public: Boolean(row.is_public),
     createTime: row.create_time,
     updateTime: row.update_time,
   };

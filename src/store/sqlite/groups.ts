@@ -8,7 +8,13 @@ import type { SyncOps } from "./sync-ops.js";
 
 /** The group operations of the SQLite store: the tree and its closure rows. */
 export type GroupOps = SyncOps<
-  "createGroup" | "getGroup" | "updateGroup" | "deleteGroup" | "getGroupPath" | "listGroups"
+  | "createGroup"
+  | "getGroup"
+  | "updateGroup"
+  | "deleteGroup"
+  | "getGroupPath"
+  | "listGroups"
+  | "findOrganization"
 >;
 
 /**
@@ -50,6 +56,9 @@ export function createGroupOps(db: Database): GroupOps {
   const get = db.prepare("SELECT * FROM groups WHERE uid = ?");
   const sibling = db.prepare(
     "SELECT 1 FROM groups WHERE parent_id = ? AND name = ? AND id <> ? LIMIT 1",
+  );
+  const oldestRoot = db.prepare(
+    "SELECT * FROM groups WHERE name = ? AND parent_id IS NULL ORDER BY create_time, uid LIMIT 1",
   );
   const idOf = db.prepare("SELECT id FROM groups WHERE uid = ?").pluck();
   // A group's integer id is its rowid: SQLite picks the next one after the largest.
@@ -145,6 +154,11 @@ export function createGroupOps(db: Database): GroupOps {
 
     getGroup: (uid) => {
       const row = find(uid);
+      return row && recordOf(row);
+    },
+
+    findOrganization: (name) => {
+      const row = oldestRoot.get(name) as SqliteGroupRow | undefined;
       return row && recordOf(row);
     },
 

@@ -450,6 +450,10 @@ export const migrations: readonly Migration[] = [
           JOIN groups AS g ON g.uid = b.group_uid;
     `,
   },
+  {
+    description: "public repos",
+    sql: "ALTER TABLE repos ADD COLUMN is_public INTEGER NOT NULL DEFAULT 0;",
+  },
 ];
 
 /**

@@ -18,11 +18,11 @@ export function createRepoOps(db: Database): RepoOps {
     "SELECT 1 FROM repos WHERE group_uid = ? AND name = ? AND uid <> ? LIMIT 1",
   );
   const insert = db.prepare(
-    `INSERT INTO repos (uid, group_uid, name, description, aliases, create_time, update_time)
-     VALUES (@uid, @groupUid, @name, @description, @aliases, @now, @now)`,
+    `INSERT INTO repos (uid, group_uid, name, description, aliases, is_public, create_time, update_time)
+     VALUES (@uid, @groupUid, @name, @description, @aliases, @isPublic, @now, @now)`,
   );
   const update = db.prepare(
-    "UPDATE repos SET name = ?, description = ?, aliases = ?, update_time = ? WHERE uid = ?",
+    "UPDATE repos SET name = ?, description = ?, aliases = ?, is_public = ?, update_time = ? WHERE uid = ?",
   );
   const hasTags = db.prepare("SELECT 1 FROM tags WHERE repo_uid = ? LIMIT 1");
   const remove = db.prepare("DELETE FROM repos WHERE uid = ?");
@@ -53,7 +53,8 @@ export function createRepoOps(db: Database): RepoOps {
       }
       if (find(r.uid)) throw new StoreError("already_exists", `repo ${JSON.stringify(r.uid)}`);
       checkName(r.groupUid, r.name, r.uid);
-      insert.run({ ...r, aliases: JSON.stringify(r.aliases) });
+      const { public: isPublic, ...rest } = r;
+      insert.run({ ...rest, aliases: JSON.stringify(r.aliases), isPublic: isPublic ? 1 : 0 });
       return repoRecordOf(find(r.uid)!);
     }).immediate,
 
@@ -68,7 +69,8 @@ export function createRepoOps(db: Database): RepoOps {
       const name = patch.name ?? row.name;
       if (name !== row.name) checkName(row.group_uid, name, uid);
       const aliases = patch.aliases ? JSON.stringify(patch.aliases) : row.aliases;
-      update.run(name, patch.description ?? row.description, aliases, now, uid);
+      const isPublic = patch.public === undefined ? row.is_public : patch.public ? 1 : 0;
+      update.run(name, patch.description ?? row.description, aliases, isPublic, now, uid);
       return repoRecordOf(find(uid)!);
     }).immediate,
 

@@ -4,7 +4,8 @@ import { type SigningKeyRecord, StoreError } from "../store.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The signing-key operations of the SQLite store. */
-export type SigningKeyOps = SyncOps<"listSigningKeys" | "addSigningKey" | "pruneSigningKeys">;
+export type SigningKeyOps = SyncOps<SyncOpsKeys>;
+type SyncOpsKeys = "listSigningKeys" | "addSigningKey" | "pruneSigningKeys" | "setSigningKeyTime";
 
 /** Create the signing-key operations on an open, migrated database. */
 export function createSigningKeyOps(db: Database): SigningKeyOps {
@@ -21,7 +22,14 @@ export function createSigningKeyOps(db: Database): SigningKeyOps {
        SELECT kid FROM signing_keys ORDER BY create_time DESC, kid DESC LIMIT 1)`,
   );
 
+  const setTime = db.prepare("UPDATE signing_keys SET create_time = ? WHERE kid = ?");
+
   return {
+    setSigningKeyTime: (kid, createTime) => {
+      if (setTime.run(createTime, kid).changes === 0) {
+        throw new StoreError("not_found", `signing key ${JSON.stringify(kid)}`);
+      }
+    },
     listSigningKeys: () => (list.all() as KeyRow[]).map(signingKeyRecordOf),
     addSigningKey: db.transaction((key: SigningKeyRecord) => {
       if (exists.get(key.kid)) {
