@@ -46,10 +46,14 @@ import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
+import { createRegistryNames } from "./registry/registry-names.js";
+import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
+import { registryTokenRoutes } from "./registry/token-routes.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
 import { registration } from "./service-registration.js";
+import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 
@@ -227,6 +231,28 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     keyRing,
     loginName: config.loginIssuer === "" ? "" : config.loginName,
   });
+  // The registry's token service (Docker Registry v2 token authentication), when there is a
+  // registry: GATEHOUSE_REGISTRY_AUDIENCE names its service.
+  if (config.registryService !== "") {
+    await app.register(registryTokenRoutes, {
+      authUrl: config.authUrl,
+      services: [config.registryService, config.registryAudience],
+      // A Gatehouse token of either audience is a credential.
+      verifier: createTokenVerifier({
+        keyRing,
+        issuer: config.authUrl,
+        audience: [config.baseUrl, config.registryAudience, config.registryService],
+        now,
+      }),
+      identityExists: (uid) => store.identityExists(uid),
+      sessionActive: (sid) => store.sessionActive(sid),
+      matchIdentity: createIdentityMatcher({ store, oidc, config }),
+      names: createRegistryNames(store),
+      authorizer,
+      signer: createRegistryTokenSigner({ keyRing, issuer: config.authUrl, now }),
+      log: (fields, msg) => app.log.info(fields, msg),
+    });
+  }
   await app.register(consoleRoutes, {
     dir: deps.consoleDir ?? consoleDir(),
     onMissing: (dir) => app.log.warn({ dir }, "the web console is not built: run npm run build"),

@@ -9,6 +9,7 @@ import { keys } from "./keys.js";
 import { remoteCommand, remoteGroups } from "./remote/resource-commands.js";
 import { serve } from "./serve.js";
 import { token, tokenOptions } from "./token.js";
+import { trustBundleCommand } from "./trust-bundle.js";
 
 const usage = `Usage: gatehouse <command> [options]
 
@@ -34,7 +35,11 @@ Operator commands (work on the database: the SQLite file, or PostgreSQL):
   bootstrap --org <name>        create an organization and an owner identity in the database;
                                 print {orgUid, identityUid, token, expiry} as JSON
   token --identity <uid>        print a fresh token for an existing identity as JSON
-  keys rotate                   add a new token signing key to the database's key ring
+  keys rotate                   make a new token signing key sign: the pending next key of
+                                registry trust-bundle if there is one, else a new key
+  registry trust-bundle         print the PEM certificates of every key that may sign a
+                                registry token (current and next) for the registry's
+                                auth.token.rootcertbundle; see docs/registry.md
 ${importUsage}
   help [<command>]              show this text, or a command's options (also <command> --help)
   --version                     print the version
@@ -71,8 +76,18 @@ const commandHelp: Record<string, { synopsis: string; own: OwnOptions }> = {
   keys: {
     synopsis:
       "gatehouse keys rotate [options]\n\n" +
-      "Add a new signing key; older keys keep verifying until their tokens have expired.\n" +
-      "The database must exist.",
+      "Make a new key sign: the pending next key that gatehouse registry trust-bundle created\n" +
+      "(so registries that trust it keep verifying), else a new one. Older keys keep verifying\n" +
+      "until their tokens have expired. The database must exist.",
+    own: {},
+  },
+  "trust-bundle": {
+    synopsis:
+      "gatehouse registry trust-bundle [options]\n\n" +
+      "Print a PEM bundle of self-signed certificates, one for every key that may sign a\n" +
+      "registry token: the current key, older keys still verifying, and the pending next key\n" +
+      "(created if there is none), which the next gatehouse keys rotate makes sign. Give it to\n" +
+      "the registry as auth.token.rootcertbundle. The database must exist.",
     own: {},
   },
 };
@@ -82,6 +97,7 @@ const commands: Record<string, (argv: string[], io: CliIo) => Promise<number>> =
   bootstrap,
   token,
   keys,
+  "trust-bundle": trustBundleCommand,
   import: (argv, io) =>
     importCommand(
       argv,
@@ -104,6 +120,10 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
     io.out(usage);
     return 0;
+  }
+  // `registry trust-bundle` is an operator command on the database, beside the remote ones.
+  if (command === "registry" && rest[0] === "trust-bundle") {
+    return main(["trust-bundle", ...rest.slice(1)], io);
   }
   // The remote commands parse their own arguments, help included (commander).
   if (remoteGroups[command]) return guarded(command, () => remoteCommand(command, rest, io), io);

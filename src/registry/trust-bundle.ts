@@ -1,50 +1,78 @@
-import { randomBytes, webcrypto } from "node:crypto";
-import * as x509 from "@peculiar/x509";
+import { createPrivateKey, createPublicKey, randomBytes, sign } from "node:crypto";
 import type { SigningKeyRecord } from "../store/store.js";
 
-const ecdsa = { name: "ECDSA", namedCurve: "P-256" } as const;
 const dayMs = 86_400_000;
+
+// DER, the few types a certificate needs.
+function der(tag: number, body: Buffer): Buffer {
+  const n = body.length;
+  const len =
+    n < 0x80
+      ? Buffer.from([n])
+      : n < 0x100
+        ? Buffer.from([0x81, n])
+        : Buffer.from([0x82, n >> 8, n & 0xff]);
+  return Buffer.concat([Buffer.from([tag]), len, body]);
+}
+const seq = (...items: Buffer[]) => der(0x30, Buffer.concat(items));
+const set = (...items: Buffer[]) => der(0x31, Buffer.concat(items));
+const oid = (hex: string) => der(0x06, Buffer.from(hex, "hex"));
+const utf8 = (s: string) => der(0x0c, Buffer.from(s, "utf8"));
+const bits = (b: Buffer) => der(0x03, Buffer.concat([Buffer.from([0]), b]));
+const explicit = (n: number, b: Buffer) => der(0xa0 + n, b);
+function integer(b: Buffer): Buffer {
+  // Positive: a leading 1 bit would read as negative.
+  return der(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+}
+function time(ms: number): Buffer {
+  const iso = new Date(ms).toISOString().replace(/[-:T]/g, "").slice(0, 14);
+  // UTCTime until 2049, GeneralizedTime from 2050 (RFC 5280 4.1.2.5).
+  return Number(iso.slice(0, 4)) < 2050
+    ? der(0x17, Buffer.from(`${iso.slice(2)}Z`))
+    : der(0x18, Buffer.from(`${iso}Z`));
+}
+
+// ecdsa-with-SHA256 (1.2.840.10045.4.3.2) and commonName (2.5.4.3).
+const ecdsaWithSha256 = seq(oid("2a8648ce3d040302"));
+const commonName = oid("550403");
+
+/**
+ * A self-signed X.509 v3 certificate (PEM) for one signing key: subject and issuer the CN
+ * given, valid from a day before `now` for ten years, signed ECDSA-SHA256 by the key itself.
+ * Node can read certificates but not write them; the one shape needed here is a few lines of
+ * DER (a certificate library pulled in a global reflection polyfill).
+ */
+export function selfSignedCertificate(record: SigningKeyRecord, cn: string, now: number): string {
+  const privateKey = createPrivateKey({ key: JSON.parse(record.privateJwk), format: "jwk" });
+  const spki = createPublicKey(privateKey).export({ type: "spki", format: "der" });
+  const name = seq(set(seq(commonName, utf8(cn))));
+  const serial = randomBytes(16);
+  serial[0]! &= 0x7f;
+  const tbs = seq(
+    explicit(0, integer(Buffer.from([2]))),
+    integer(serial),
+    ecdsaWithSha256,
+    name,
+    seq(time(now - dayMs), time(now + 3650 * dayMs)),
+    name,
+    spki,
+  );
+  const signature = sign("sha256", tbs, { key: privateKey, dsaEncoding: "der" });
+  const cert = seq(tbs, ecdsaWithSha256, bits(signature));
+  const b64 = cert
+    .toString("base64")
+    .match(/.{1,64}/g)!
+    .join("\n");
+  return `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`;
+}
 
 /**
  * A PEM bundle of one self-signed certificate per signing key, for a registry's
  * `auth.token.rootcertbundle`. Distribution takes each certificate's public key as a trusted
- * token key (found by the token's libtrust `kid`); the certificates are only carriers, so
- * each is signed by its own key and valid for ten years. @peculiar/x509 builds them: Node has
- * no X.509 writer, and DER by hand is where mistakes hide.
+ * token key, found by the token's libtrust `kid`: the certificates only carry the keys.
  */
-export async function trustBundle(
-  records: readonly SigningKeyRecord[],
-  now: number,
-): Promise<string> {
-  // The library's default provider is the global WebCrypto; say which one, once, for clarity.
-  x509.cryptoProvider.set(webcrypto as never);
-  const { subtle } = webcrypto;
-  const pems: string[] = [];
-  for (const r of records) {
-    const privateJwk = JSON.parse(r.privateJwk) as webcrypto.JsonWebKey;
-    const { kty, crv, x, y } = JSON.parse(r.publicJwk) as Record<string, string>;
-    const keys = {
-      privateKey: await subtle.importKey("jwk", privateJwk, ecdsa, false, ["sign"]),
-      publicKey: await subtle.importKey(
-        "jwk",
-        { kty, crv, x, y } as webcrypto.JsonWebKey,
-        ecdsa,
-        true,
-        ["verify"],
-      ),
-    };
-    const cert = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: randomBytes(16)
-        .toString("hex")
-        .replace(/^[89a-f]/, "1"),
-      name: `CN=Gatehouse token signing key ${r.kid}`,
-      notBefore: new Date(now - dayMs),
-      notAfter: new Date(now + 3650 * dayMs),
-      keys: keys as never,
-      signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
-      extensions: [new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true)],
-    });
-    pems.push(cert.toString("pem"));
-  }
-  return `${pems.join("\n")}\n`;
+export function trustBundle(records: readonly SigningKeyRecord[], now: number): string {
+  return records
+    .map((r) => selfSignedCertificate(r, `Gatehouse token signing key ${r.kid}`, now))
+    .join("");
 }

@@ -6,7 +6,6 @@ import {
   ExchangeResponseSchema,
   type SecurityTokenService,
 } from "../../../gen/gatehouse/sts/v1/sts_pb.js";
-import { matchClaims, matchIssuer } from "../../auth/claim-match.js";
 import { personLogin, personUid, verifiedEmail } from "../../auth/login/person.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
@@ -16,6 +15,7 @@ import { invalidField, unauthenticated } from "../../errors.js";
 import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
 import { StoreError } from "../../store/store.js";
 import { isUid } from "../../uid.js";
+import { createIdentityMatcher, Refused } from "./identity-match.js";
 
 /** What the STS exchange needs. */
 export interface ExchangeDeps {
@@ -40,16 +40,6 @@ export function exchangeRefused(): ConnectError {
   return unauthenticated("the token cannot be exchanged for this identity");
 }
 
-/** A refusal with the reason kept for the log; the caller sees exchangeRefused(). */
-class Refused extends Error {
-  constructor(
-    readonly reason: string,
-    readonly issuer?: string,
-  ) {
-    super(reason);
-  }
-}
-
 /**
  * Create the SecurityTokenService: trade a workload's OIDC token (the bearer) for a Gatehouse
  * token of an identity whose claimMatch or staticKeys it satisfies, or, without an identity,
@@ -65,50 +55,7 @@ export function createSecurityTokenService(
   );
   const trusted = new Set(config.trustedUserIssuers);
 
-  async function forIdentity(uid: string, token: string): Promise<IdentityRecord> {
-    const identity = await store.getIdentity(uid);
-    if (!identity) {
-      // As much work as checking the token for an identity that exists: the refusal must not
-      // tell, by its timing, whether the identity does.
-      await oidc.decoy(token);
-      throw new Refused("unknown_identity");
-    }
-    const payload = await verified(token, identity);
-    if (identity.claimMatch) {
-      if (!matchClaims(identity.claimMatch, payload, config.baseUrl)) {
-        throw new Refused("claims_mismatch", payload.iss);
-      }
-    } else if (identity.staticKeys) {
-      // staticKeys names no audience: the default of a claimMatch (the base URL) applies.
-      const aud = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
-      if (payload.sub !== identity.staticKeys.subject || !aud.includes(config.baseUrl)) {
-        throw new Refused("claims_mismatch", payload.iss);
-      }
-    }
-    return identity;
-  }
-
-  async function verified(token: string, identity: IdentityRecord): Promise<JWTPayload> {
-    const { claimMatch: cm, staticKeys: sk } = identity;
-    try {
-      if (cm) {
-        // Only the issuers the identity names are ever contacted.
-        return await oidc.verify(token, { acceptIssuer: (iss) => matchIssuer(cm, iss) });
-      }
-      if (sk) {
-        return await oidc.verifyWithStaticKeys(token, {
-          issuer: sk.issuer,
-          issuerKeysJson: sk.issuerKeys,
-          expirationTime: new Date(sk.expirationTime),
-        });
-      }
-    } catch (err) {
-      if (err instanceof OidcError) throw new Refused(err.reason);
-      throw err;
-    }
-    // A person's root identity is reached by logging in, never by naming it.
-    throw new Refused("no_exchange_method");
-  }
+  const forIdentity = createIdentityMatcher({ store, oidc, config });
 
   async function login(token: string): Promise<IdentityRecord> {
     let payload: JWTPayload;

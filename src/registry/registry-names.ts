@@ -1,0 +1,65 @@
+import type { RepoRecord } from "../store/registry-store.js";
+import type { ListQuery, Store } from "../store/store.js";
+
+/** What resolving a registry name reads. */
+export type NamesStore = Pick<Store, "findOrganization" | "listGroups" | "listRepos">;
+
+/** The longest registry name distribution accepts (its repository name limit). */
+export const maxRegistryNameLength = 255;
+
+const component = "[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*";
+const registryNamePattern = new RegExp(`^${component}(?:/${component})+$`);
+
+/** Whether `name` can be a registry name: at least `<org>/<repo>`, OCI components. */
+export function isRegistryName(name: string): boolean {
+  return name.length <= maxRegistryNameLength && registryNamePattern.test(name);
+}
+
+// One exact-name lookup, unrestricted (the caller decides what to grant).
+function byName(childrenOf: string, name: string): ListQuery {
+  return {
+    childrenOf,
+    name,
+    filters: {},
+    order: { field: "uid", desc: false },
+    skip: 0,
+    limit: 1,
+  };
+}
+
+/**
+ * Resolve registry names (`<organization name>/<group names...>/<repo name>`) to repos. The
+ * rule, one repo per name:
+ * - the first component is the oldest organization of that name (organization names are
+ *   not unique; the first to take one keeps it, so a newcomer cannot capture or break it);
+ * - the rest is read from the organization down: first as a repo name of the organization
+ *   itself (repo names may hold `/`), then, if the next component names a subgroup, as a
+ *   repo of that subgroup, and so on. A repo higher in the tree wins over a deeper one of the
+ *   same address, so nobody who may only create repos in a subgroup can shadow a repo of a
+ *   group above it.
+ */
+export function createRegistryNames(store: NamesStore) {
+  return {
+    /** The repo `name` addresses, or undefined (also for a name that is not well formed). */
+    async resolve(name: string): Promise<RepoRecord | undefined> {
+      if (!isRegistryName(name)) return undefined;
+      const parts = name.split("/");
+      const org = await store.findOrganization(parts[0]!);
+      if (!org) return undefined;
+      let group = org.uid;
+      for (let i = 1; i < parts.length; i++) {
+        const repoName = parts.slice(i).join("/");
+        const [repo] = (await store.listRepos(byName(group, repoName))).items;
+        if (repo) return repo;
+        if (i === parts.length - 1) break;
+        const [sub] = (await store.listGroups(byName(group, parts[i]!))).items;
+        if (!sub) return undefined;
+        group = sub.uid;
+      }
+      return undefined;
+    },
+  };
+}
+
+/** RegistryNames resolves registry names to repos. */
+export type RegistryNames = ReturnType<typeof createRegistryNames>;
