@@ -46,6 +46,7 @@ import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
+import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
 import { registryTokenRoutes } from "./registry/token-routes.js";
@@ -251,6 +252,17 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       authorizer,
       signer: createRegistryTokenSigner({ keyRing, issuer: config.authUrl, now }),
       log: (fields, msg) => app.log.info(fields, msg),
+    });
+  }
+  // Tags follow the registry's pushes and deletes; off without a secret.
+  if (config.registryNotificationsSecret !== "") {
+    await app.register(registryNotificationRoutes, {
+      baseUrl: config.baseUrl,
+      secret: config.registryNotificationsSecret,
+      names: createRegistryNames(store),
+      store,
+      now,
+      log: (fields, msg) => app.log.warn(fields, msg),
     });
   }
   await app.register(consoleRoutes, {

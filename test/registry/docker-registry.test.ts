@@ -6,7 +6,9 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { skopeo, startRegistry, type TestRegistry } from "../helpers/docker-registry.js";
 import { type OciImage, writeOciImage } from "../helpers/oci-layout.js";
 import { restCall } from "../helpers/rest-client.js";
@@ -105,4 +107,144 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toMatch(/denied|unauthorized|authentication required/i);
   }, 60_000);
+
+  it("keeps another organization's identity out of a private repo", async () => {
+    const other = await gh.makeOrg("globex");
+    const stranger = await gh.makeIdentity(other.uid, ["registry.push"]);
+    expect((await pull("acme/app", "v1", stranger)).code).not.toBe(0);
+    expect((await push("acme/app", "v9", stranger)).code).not.toBe(0);
+    expect((await pull("acme/app", "v1", org.owner)).code).toBe(0);
+  }, 60_000);
+
+  it("serves a public repo to anonymous pulls, and only pulls", async () => {
+    const uid = await makeRepo("web");
+    expect((await push("acme/web", "v1", org.owner)).code).toBe(0);
+    const before = await pull("acme/web", "v1");
+    expect(before.code).not.toBe(0);
+    expect(before.stderr).toMatch(/unauthorized|authentication required|denied/i);
+    const made = await rest("PATCH", `/registry/v2beta1/repos/${uid}`, { public: true });
+    expect(made.json.public).toBe(true);
+    const after = await pull("acme/web", "v1");
+    expect(after.code).toBe(0);
+    expect(JSON.parse(after.stdout).layers).toHaveLength(1);
+    expect((await push("acme/web", "v2")).code).not.toBe(0);
+    // Back to private: the next anonymous pull is refused again.
+    await rest("PATCH", `/registry/v2beta1/repos/${uid}`, { public: false });
+    expect((await pull("acme/web", "v1")).code).not.toBe(0);
+  }, 60_000);
+
+  it("addresses a subgroup's repo by the group path, and a newer same-named org captures nothing", async () => {
+    const team = await rest("POST", `/iam/v2beta1/groups/${org.uid}`, { name: "team" });
+    expect(team.status).toBe(200);
+    await makeRepo("api", team.json.uid);
+    expect((await push("acme/team/api", "v1", org.owner)).code).toBe(0);
+    // Another organization named acme, with its own repo "app": acme/app stays the first's.
+    const copycat = await gh.makeOrg("acme");
+    const made = await restCall(
+      gh.url,
+      "POST",
+      `/registry/v2beta1/repos/${copycat.uid}`,
+      { name: "app" },
+      copycat.owner.headers,
+    );
+    expect(made.status).toBe(200);
+    expect((await push("acme/app", "v1", copycat.owner)).code).not.toBe(0);
+    expect((await pull("acme/app", "v1", copycat.owner)).code).not.toBe(0);
+  }, 60_000);
+
+  it("makes Tags follow pushes, with the pushed digest", async () => {
+    const uid = await makeRepo("tagged");
+    expect((await push("acme/tagged", "v1", org.owner)).code).toBe(0);
+    const inspected = await skopeo(
+      [
+        "inspect",
+        "--tls-verify=false",
+        "--creds",
+        creds(org.owner),
+        `docker://${registry.host}/acme/tagged:v1`,
+      ],
+      dir,
+    );
+    // The registry's digest of what skopeo pushed (skopeo rewrites the manifest's JSON).
+    const digest = JSON.parse(inspected.stdout).Digest as string;
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const tags = await eventually(async () => {
+      const listed = await rest("GET", `/registry/v2beta1/tags?uidp.childrenOf=${uid}`);
+      return listed.json.tags?.length ? listed.json.tags : undefined;
+    });
+    expect(tags).toMatchObject([{ name: "v1", digest }]);
+  }, 60_000);
+
+  it("refuses a notification without the secret, and it changes nothing", async () => {
+    const uid = await makeRepo("guarded");
+    const moved = `sha256:${"1".repeat(64)}`;
+    const envelope = {
+      events: [
+        {
+          id: "e1",
+          timestamp: new Date().toISOString(),
+          action: "push",
+          target: { repository: "acme/guarded", tag: "latest", digest: moved },
+        },
+      ],
+    };
+    for (const authorization of [undefined, "Bearer wrong-secret-0123456789", `Basic ${secret}`]) {
+      const res = await fetch(`${gh.url}/registry/notifications`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/vnd.docker.distribution.events.v1+json",
+          ...(authorization ? { authorization } : {}),
+        },
+        body: JSON.stringify(envelope),
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: string }).error).toBe("unauthorized");
+    }
+    const listed = await rest("GET", `/registry/v2beta1/tags?uidp.childrenOf=${uid}`);
+    expect(listed.json.tags ?? []).toEqual([]);
+  });
+
+  it("stops the next pull once the puller's role binding is deleted", async () => {
+    const puller = await gh.makeIdentity(org.uid);
+    const role = builtinRoles.find((r) => r.name === "registry.pull")!.uid;
+    const bound = await rest("POST", `/iam/v2beta1/roleBindings/${org.uid}`, {
+      identityUid: puller.uid,
+      roleUid: role,
+    });
+    expect(bound.status).toBe(200);
+    expect((await pull("acme/app", "v1", puller)).code).toBe(0);
+    expect((await rest("DELETE", `/iam/v2beta1/roleBindings/${bound.json.uid}`)).status).toBe(200);
+    const after = await pull("acme/app", "v1", puller);
+    expect(after.code).not.toBe(0);
+    expect(after.stderr).toMatch(/unauthorized|authentication required|denied/i);
+  }, 60_000);
+
+  // Last: it rotates the server's keys.
+  it("keeps pulls working through a key rotation the bundle announced, and only then", async () => {
+    const kidOf = async () => {
+      const res = await fetch(
+        `${gh.config.authUrl}/registry/token?service=${registry.host}&scope=repository:acme/app:pull`,
+        { headers: { authorization: `Basic ${Buffer.from(creds(org.owner)).toString("base64")}` } },
+      );
+      return decodeProtectedHeader(((await res.json()) as { token: string }).token).kid;
+    };
+    const before = await kidOf();
+    // The pending key the bundle carried starts signing (what gatehouse keys rotate does).
+    await gh.server.keyRing.rotate();
+    expect(await kidOf()).not.toBe(before);
+    expect((await pull("acme/app", "v1", org.owner)).code).toBe(0);
+    // A key the registry's bundle never had: the registry refuses its tokens.
+    await gh.server.keyRing.rotate();
+    const unknown = await pull("acme/app", "v1", org.owner);
+    expect(unknown.code).not.toBe(0);
+  }, 60_000);
 });
+
+/** Poll `check` until it yields a value (the registry notifies asynchronously). */
+async function eventually<T>(check: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
