@@ -1,0 +1,160 @@
+/**
+ * `/registry/notifications` as distribution calls it: the envelopes a registry sends for
+ * pushes and deletes, redelivered and out of order. The real registry sending them is
+ * test/registry/docker-registry.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Json, restCall } from "../helpers/rest-client.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+
+const secret = "a-notification-secret-for-tests";
+let gh: TestServer;
+let org: TestOrg;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  gh = await startTestServer(
+    {
+      GATEHOUSE_REGISTRY_AUDIENCE: "registry.test",
+      GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET: secret,
+      GATEHOUSE_LOG_LEVEL: "warn",
+    },
+    { logStream: { write: (line) => logs.push(line) } },
+  );
+  org = await gh.makeOrg("umbrella");
+});
+afterAll(async () => {
+  await gh?.close();
+});
+
+const digest = (c: string) => `sha256:${c.repeat(64)}`;
+let ids = 0;
+
+/** Send an envelope of `events` as the registry does. */
+async function notify(events: Json[], authorization = `Bearer ${secret}`) {
+  const res = await fetch(`${gh.url}/registry/notifications`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/vnd.docker.distribution.events.v1+json",
+      authorization,
+    },
+    body: JSON.stringify({ events }),
+  });
+  return res.status;
+}
+
+const event = (action: string, repository: string, target: Json, at: number) => ({
+  id: `event-${++ids}`,
+  timestamp: new Date(at).toISOString(),
+  action,
+  target: { mediaType: "application/vnd.oci.image.manifest.v1+json", repository, ...target },
+  request: { method: "PUT", useragent: "skopeo" },
+});
+
+async function tagsOf(repo: string) {
+  const res = await restCall(
+    gh.url,
+    "GET",
+    `/registry/v2beta1/tags?uidp.childrenOf=${repo}&orderBy=name`,
+    undefined,
+    org.owner.headers,
+  );
+  return (res.json.tags ?? []) as { name: string; digest: string; updateTime: string }[];
+}
+
+async function makeRepo(name: string) {
+  const res = await restCall(
+    gh.url,
+    "POST",
+    `/registry/v2beta1/repos/${org.uid}`,
+    { name },
+    org.owner.headers,
+  );
+  return res.json.uid as string;
+}
+
+describe("registry notifications", () => {
+  it("creates and moves tags on pushes; redeliveries and stale events change nothing", async () => {
+    const repo = await makeRepo("app");
+    const t0 = Date.parse("2026-01-01T00:00:00Z");
+    const first = event("push", "umbrella/app", { tag: "v1", digest: digest("a") }, t0);
+    // A blob push and a push by digest move no tag.
+    const blob = event("push", "umbrella/app", { digest: digest("f") }, t0);
+    expect(await notify([blob, first])).toBe(200);
+    const created = await tagsOf(repo);
+    expect(created).toMatchObject([{ name: "v1", digest: digest("a") }]);
+    expect(Date.parse(created[0]!.updateTime)).toBe(t0);
+
+    expect(await notify([first])).toBe(200);
+    expect(await tagsOf(repo)).toEqual(created);
+
+    const moved = event("push", "umbrella/app", { tag: "v1", digest: digest("b") }, t0 + 1000);
+    expect(await notify([moved])).toBe(200);
+    expect(await tagsOf(repo)).toMatchObject([{ name: "v1", digest: digest("b") }]);
+    // The first push again, late: the tag stays where the newer push put it.
+    const late = event("push", "umbrella/app", { tag: "v1", digest: digest("a") }, t0);
+    expect(await notify([late])).toBe(200);
+    expect(await tagsOf(repo)).toMatchObject([{ name: "v1", digest: digest("b") }]);
+  });
+
+  it("removes a deleted tag, or every tag of a deleted manifest", async () => {
+    const repo = await makeRepo("del");
+    const t = Date.now();
+    await notify([
+      event("push", "umbrella/del", { tag: "a", digest: digest("1") }, t),
+      event("push", "umbrella/del", { tag: "b", digest: digest("1") }, t),
+      event("push", "umbrella/del", { tag: "c", digest: digest("2") }, t),
+    ]);
+    expect((await tagsOf(repo)).map((x) => x.name)).toEqual(["a", "b", "c"]);
+    expect(await notify([event("delete", "umbrella/del", { tag: "c" }, t + 1)])).toBe(200);
+    expect((await tagsOf(repo)).map((x) => x.name)).toEqual(["a", "b"]);
+    const gone = event("delete", "umbrella/del", { digest: digest("1") }, t + 2);
+    expect(await notify([gone])).toBe(200);
+    expect(await tagsOf(repo)).toEqual([]);
+    expect(await notify([gone])).toBe(200);
+  });
+
+  it("acknowledges and logs events for unknown repos and bad targets", async () => {
+    logs.length = 0;
+    const status = await notify([
+      event("push", "umbrella/nothing", { tag: "v1", digest: digest("c") }, Date.now()),
+      event("push", "umbrella/app", { tag: "../x", digest: digest("c") }, Date.now()),
+      event("pull", "umbrella/app", { tag: "v1", digest: digest("c") }, Date.now()),
+      "not an event",
+    ]);
+    expect(status).toBe(200);
+    expect(logs.join("")).toMatch(/registry event ignored: no such repo/);
+    expect(logs.join("")).toMatch(/registry event ignored: bad tag or digest/);
+    expect(logs.join("")).not.toContain(secret);
+  });
+
+  it("refuses what is not an envelope", async () => {
+    const res = await fetch(`${gh.url}/registry/notifications`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+      body: JSON.stringify({ nope: true }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as Json).error_description).toMatch(/envelope/);
+    const broken = await fetch(`${gh.url}/registry/notifications`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+      body: "{",
+    });
+    expect(broken.status).toBe(400);
+  });
+
+  it("is off without a secret", async () => {
+    const off = await startTestServer({ GATEHOUSE_REGISTRY_AUDIENCE: "registry.test" });
+    try {
+      const res = await fetch(`${off.url}/registry/notifications`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer " },
+        body: JSON.stringify({ events: [] }),
+      });
+      expect(res.status).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+});
