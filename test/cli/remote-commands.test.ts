@@ -301,6 +301,16 @@ describe("registry and advisories", () => {
     expect(tag).toMatchObject({ name: "v1" });
     const tags = await json(["registry", "tags", "list", "--children-of", repo.uid]);
     expect(tags.tags).toHaveLength(1);
+    // --public alone makes a repo public; --public false makes it private again.
+    expect(repo.public ?? false).toBe(false);
+    const made = await json(["registry", "repos", "update", repo.uid, "--public"]);
+    expect(made).toMatchObject({ name: "app", public: true });
+    expect((await json(["registry", "repos", "get", repo.uid])).public).toBe(true);
+    const back = await json(["registry", "repos", "update", repo.uid, "--public", "false"]);
+    expect(back.public ?? false).toBe(false);
+    const bad = await runCli(["registry", "repos", "update", repo.uid, "--public", "yes"], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--public: expected true or false/);
   });
 
   it("advisories list answers (empty) with the filters as flags", async () => {

@@ -228,9 +228,13 @@ function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = fals
         : f.flag.includes(".")
           ? ` (required with --${f.flag.split(".")[0]}.*)`
           : " (required)";
+    // A single true|false flag alone means true (`--public`); its value is then optional.
+    const flag = f.type === "true|false" && f.shape === "single";
     const opt = new Option(
-      `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
-      `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${shape}${required}`,
+      flag
+        ? `--${f.flag} [value]`
+        : `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
+      `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
     );
     if (f.shape !== "single") {
       opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
@@ -244,7 +248,8 @@ function givenValues(cmd: Command, flags: readonly FieldFlag[]): Map<string, str
   const out = new Map<string, string | string[]>();
   for (const f of flags) {
     const v = cmd.getOptionValue(new Option(`--${f.flag} <v>`).attributeName());
-    if (v !== undefined) out.set(f.flag, v as string | string[]);
+    if (v === true) out.set(f.flag, "true");
+    else if (v !== undefined) out.set(f.flag, v as string | string[]);
   }
   return out;
 }
