@@ -14,7 +14,7 @@ import { trustBundleCommand } from "./trust-bundle.js";
 const usage = `Usage: gatehouse <command> [options]
 
 Commands:
-  auth login|token|status|logout
+  auth login|token|status|logout|configure-docker
                                 sign in to a Gatehouse server (browser or workload token) and
                                 print API tokens; see gatehouse help auth
   iam groups|identities|roles|role-bindings|identity-providers|account-associations|invites

@@ -121,13 +121,22 @@ export interface SkopeoRun {
  * Run skopeo with `args` (no signature policy; a HOME of its own, so no developer's
  * credentials take part). Never throws for a failed run: the caller asserts on it.
  */
-export function skopeo(args: string[], home: string): Promise<SkopeoRun> {
+export function skopeo(
+  args: string[],
+  home: string,
+  env: Record<string, string> = {},
+): Promise<SkopeoRun> {
   return new Promise((resolve) => {
     execFile(
       skopeoBinary,
       ["--insecure-policy", ...args],
       {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, XDG_RUNTIME_DIR: home },
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: home,
+          XDG_RUNTIME_DIR: home,
+          ...env,
+        },
         timeout: 60_000,
       },
       (err, stdout, stderr) => {

@@ -3,12 +3,16 @@
  * 2.8) started on 127.0.0.1 with token auth against the test Gatehouse, images written as an
  * OCI layout by the test and copied with skopeo. CI installs both with apt-get (.ci/run).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { spawn } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { normalizeApi } from "../../src/cli/auth/auth-commands.js";
+import { saveLogin } from "../../src/cli/auth/credentials.js";
 import { skopeo, startRegistry, type TestRegistry } from "../helpers/docker-registry.js";
 import { type OciImage, writeOciImage } from "../helpers/oci-layout.js";
 import { restCall } from "../helpers/rest-client.js";
@@ -219,6 +223,72 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect(after.stderr).toMatch(/unauthorized|authentication required|denied/i);
   }, 60_000);
 
+  it("hands skopeo a fresh token through docker-credential-gatehouse (--authfile credHelpers)", async () => {
+    const home = join(dir, "helper-home");
+    const env = { HOME: home, DOCKER_CONFIG: join(home, ".docker"), GATEHOUSE_API: gh.url };
+    // As gatehouse auth login --identity would leave it: a workload that may pull.
+    const puller = await gh.makeIdentity(org.uid, ["registry.pull"]);
+    saveLogin(env, normalizeApi(gh.url), {
+      kind: "workload",
+      identity: puller.uid,
+      accessToken: puller.token,
+      expiry: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    const configured = await runCli(["auth", "configure-docker", "--registry", registry.host], env);
+    expect(configured.stderr).toBe("");
+    expect(configured.code).toBe(0);
+    const dockerConfig = join(home, ".docker", "config.json");
+    expect(JSON.parse(await readFile(dockerConfig, "utf8"))).toEqual({
+      credHelpers: { [registry.host]: "gatehouse" },
+    });
+
+    // The helper protocol itself: a host on stdin, JSON credentials on stdout.
+    const got = await helper(["get"], registry.host, env);
+    expect(got.code).toBe(0);
+    const answer = JSON.parse(got.stdout);
+    expect(answer).toMatchObject({ ServerURL: registry.host, Username: "gatehouse" });
+    expect(answer.Secret).toBe(puller.token);
+    const unknown = await helper(["get"], "elsewhere.example.com", env);
+    expect(unknown).toMatchObject({
+      code: 1,
+      stdout: "credentials not found in native keychain\n",
+    });
+
+    // skopeo runs the helper from PATH, as docker does.
+    const binDir = join(dir, "helper-bin");
+    await mkdir(binDir, { recursive: true });
+    const wrapper = join(binDir, "docker-credential-gatehouse");
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nexec "${process.execPath}" --no-warnings --import "${registerBin}" "${helperBin}" "$@"\n`,
+    );
+    await chmod(wrapper, 0o755);
+    const path = `${binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+    const inspect = (authfile: string, as = home) =>
+      skopeo(
+        [
+          "inspect",
+          "--raw",
+          "--tls-verify=false",
+          "--authfile",
+          authfile,
+          `docker://${registry.host}/acme/app:v1`,
+        ],
+        as,
+        { PATH: path },
+      );
+    const pulled = await inspect(dockerConfig);
+    expect(pulled.stderr).toBe("");
+    expect(pulled.code).toBe(0);
+    // Without the helper's entry (and no docker config to fall back on), the same pull is
+    // anonymous and refused.
+    const bare = join(dir, "bare-home");
+    await mkdir(bare, { recursive: true });
+    const empty = join(bare, "empty.json");
+    await writeFile(empty, "{}");
+    expect((await inspect(empty, bare)).code).not.toBe(0);
+  }, 60_000);
+
   // Last: it rotates the server's keys.
   it("keeps pulls working through a key rotation the bundle announced, and only then", async () => {
     const kidOf = async () => {
@@ -239,6 +309,34 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect(unknown.code).not.toBe(0);
   }, 60_000);
 });
+
+const registerBin = fileURLToPath(new URL("../helpers/register-bin.mjs", import.meta.url));
+const helperBin = fileURLToPath(
+  new URL("../../bin/docker-credential-gatehouse.js", import.meta.url),
+);
+
+/** Run bin/docker-credential-gatehouse.js (on the sources) with `input` on stdin. */
+function helper(argv: string[], input: string, env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    ["--no-warnings", "--import", registerBin, helperBin, ...argv],
+    {
+      env: { PATH: process.env.PATH ?? "", ...env },
+    },
+  );
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (t: string) => {
+    stdout += t;
+  });
+  child.stderr.setEncoding("utf8").on("data", (t: string) => {
+    stderr += t;
+  });
+  child.stdin.end(input);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => resolve({ code, stdout, stderr })),
+  );
+}
 
 /** Poll `check` until it yields a value (the registry notifies asynchronously). */
 async function eventually<T>(check: () => Promise<T | undefined>): Promise<T> {

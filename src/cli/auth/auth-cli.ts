@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { CliError, type CliIo } from "../cli-io.js";
 import { authLogin, authLogout, authStatus, authToken } from "./auth-commands.js";
+import { configureDocker } from "./docker-credentials.js";
 
 const about = `Sign in to a Gatehouse server and keep the tokens in
 $XDG_CONFIG_HOME/gatehouse/credentials.json (default ~/.config; readable by you only).
@@ -57,6 +58,20 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         exit = await run({ api: api(o) }, io);
       });
   }
+  program
+    .command("configure-docker")
+    .description(
+      "make docker (and skopeo, crane, containerd) get a registry's credentials from " +
+        "docker-credential-gatehouse: fresh tokens of this login",
+    )
+    .requiredOption(
+      "--registry <host>",
+      "the registry's host (registry.example.com, 127.0.0.1:5000)",
+    )
+    .option("--api <url>", apiHelp)
+    .action((o) => {
+      exit = configureDocker({ registry: o.registry, api: api(o) }, io);
+    });
   try {
     await program.parseAsync(argv, { from: "user" });
     return exit;

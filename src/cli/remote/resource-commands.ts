@@ -231,9 +231,7 @@ function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = fals
     // A single true|false flag alone means true (`--public`); its value is then optional.
     const flag = f.type === "true|false" && f.shape === "single";
     const opt = new Option(
-      flag
-        ? `--${f.flag} [value]`
-        : `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
+      flag ? `--${f.flag} [value]` : `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
       `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
     );
     if (f.shape !== "single") {
