@@ -543,6 +543,26 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await expectAccessible("repos and tags");
   });
 
+  it("creates a public repo and makes it private again", async () => {
+    await freshPage("public repos");
+    await signInWithToken(org.owner.token);
+    await openGroup(org.uid, "repos");
+    const form = page.getByRole("form", { name: "Create a repo" });
+    await form.getByLabel("Name", { exact: true }).fill("site");
+    await form.getByLabel("Public (anyone may pull)").check();
+    await form.getByRole("button", { name: "Create repo" }).click();
+    const row = page.getByRole("row", { name: /^site / });
+    await row.getByRole("button", { name: "Make private" }).click();
+    await row.getByRole("button", { name: "Make public" }).waitFor();
+    const listed = await fetch(
+      `${gh.url}/registry/v2beta1/repos?name=site&uidp.childrenOf=${org.uid}`,
+      { headers: org.owner.headers },
+    );
+    const { repos } = (await listed.json()) as { repos: { public?: boolean }[] };
+    expect(repos).toHaveLength(1);
+    expect(repos[0]?.public ?? false).toBe(false);
+  });
+
   it("pages through 120 groups: three pages, counts right", async () => {
     const parent = await gh.store.createGroup({
       uid: newChildUid(org.uid),

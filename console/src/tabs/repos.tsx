@@ -29,6 +29,32 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
           },
           { title: "Description", render: (r) => r.description },
           {
+            // Public: anyone may pull its images from the registry, without credentials.
+            title: "Public",
+            render: (r) => (
+              <>
+                {r.public ? "yes " : "no "}
+                {can("repo.update") && (
+                  <ConfirmButton
+                    label={r.public ? "Make private" : "Make public"}
+                    confirm={
+                      r.public
+                        ? `Make the repo ${r.name} private? Pulls will need credentials.`
+                        : `Make the repo ${r.name} public? Anyone may pull its images.`
+                    }
+                    action={async () => {
+                      await api.repos.updateRepo({
+                        repo: { uid: r.uid, public: !r.public },
+                        updateMask: { paths: ["public"] },
+                      });
+                      setReload(reload + 1);
+                    }}
+                  />
+                )}
+              </>
+            ),
+          },
+          {
             title: "Delete",
             render: (r) =>
               can("repo.delete") ? (
@@ -52,11 +78,16 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
           fields={[
             { name: "name", label: "Name", required: true },
             { name: "description", label: "Description" },
+            { name: "public", label: "Public (anyone may pull)", type: "checkbox" },
           ]}
           onSubmit={async (v) => {
             await api.repos.createRepo({
               parent: uid,
-              repo: { name: v.name as string, description: v.description as string },
+              repo: {
+                name: v.name as string,
+                description: v.description as string,
+                public: v.public === "true",
+              },
             });
             setReload(reload + 1);
           }}
