@@ -89,6 +89,19 @@ const workload = await store.createIdentity({
   },
   now: Date.now(),
 });
+// A repo the registry token endpoint grants on: `<organization name>/bench-app`.
+const registryService = "127.0.0.1:5000";
+const org = await store.getGroup(m.root);
+if (!org) throw new Error(`the seeded organization ${m.root} is missing`);
+await store.createRepo({
+  uid: newChildUid(m.root),
+  groupUid: m.root,
+  name: "bench-app",
+  description: "",
+  aliases: [],
+  now: Date.now(),
+});
+const registryName = `${org.name}/bench-app`;
 const keyRing = createKeyRing({ store });
 await keyRing.ensureKey();
 const adminToken = (await createTokenIssuer({ keyRing, issuer: baseUrl }).issue(m.admin, baseUrl))
@@ -177,6 +190,7 @@ const server = await startChild(
     // Per-request info lines would measure the logger; warnings and errors still show.
     GATEHOUSE_LOG_LEVEL: "warn",
     GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+    GATEHOUSE_REGISTRY_AUDIENCE: registryService,
   },
   ["serve"],
 );
@@ -389,6 +403,52 @@ if (want("sts")) {
     rps(done / ((lastAnswer - firstStart) / 1000)),
     "reported",
     "-",
+  );
+}
+
+if (want("registry")) {
+  phase = "registry";
+  // What a registry client does before each push or pull, against the STS exchange a CI job
+  // would use for a registry-audience token instead: both in this run, on this server.
+  const oidcToken = await issuer.issue();
+  const exchange = await throughput({
+    url: `${baseUrl}/sts/exchange`,
+    method: "POST",
+    headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ aud: registryService, identity: workload.uid }),
+  });
+  const check = await fetch(
+    `${baseUrl}/registry/token?service=${registryService}&scope=repository:${registryName}:pull,push`,
+    {
+      headers: { authorization: `Basic ${Buffer.from(`bench:${adminToken}`).toString("base64")}` },
+    },
+  );
+  const granted = ((await check.json()) as { token?: string }).token ?? "";
+  const payload = JSON.parse(
+    Buffer.from(granted.split(".")[1] ?? "", "base64url").toString() || "{}",
+  );
+  if (check.status !== 200 || payload.access?.[0]?.actions?.join(",") !== "pull,push") {
+    throw new Error(`registry token endpoint: ${check.status} ${JSON.stringify(payload.access)}`);
+  }
+  const tokens = await throughput({
+    url: `${baseUrl}/registry/token?service=${registryService}&scope=repository:${registryName}:pull,push`,
+    headers: { authorization: `Basic ${Buffer.from(`bench:${adminToken}`).toString("base64")}` },
+  });
+  const anonymous = await throughput({
+    url: `${baseUrl}/registry/token?service=${registryService}&scope=repository:${registryName}:pull`,
+  });
+  row("STS exchange for the registry audience (reference)", rps(exchange), "reference", "-");
+  row(
+    "registry token endpoint, Gatehouse token as password, pull,push on a repo at the root",
+    rps(tokens),
+    "reported against the STS exchange",
+    `${(tokens / exchange).toFixed(2)}x`,
+  );
+  row(
+    "registry token endpoint, anonymous pull of a private repo (empty grant)",
+    rps(anonymous),
+    "reported against the STS exchange",
+    `${(anonymous / exchange).toFixed(2)}x`,
   );
 }
 
