@@ -46,6 +46,16 @@ it.each<[string, () => string[], RegExp]>([
     /GATEHOUSE_DB \(--db\): cannot use .*junk\.db.* as the database: file is not a database/,
   ],
   [
+    "a registry audience that is neither a host nor a URL",
+    () => ["--port", "0", "--registry-audience", "registry example/com"],
+    /GATEHOUSE_REGISTRY_AUDIENCE \(--registry-audience\): not a host/,
+  ],
+  [
+    "a registry notifications secret too short to resist guessing",
+    () => ["--port", "0", "--registry-notifications-secret", "short"],
+    /GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET \(--registry-notifications-secret\): must be at least 16/,
+  ],
+  [
     "a CORS origin that is not an origin",
     () => ["--cors-origins", "foo"],
     /GATEHOUSE_CORS_ORIGINS \(--cors-origins\): "foo" is not an origin/,

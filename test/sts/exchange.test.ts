@@ -235,6 +235,10 @@ describe("claim matching", () => {
     const res = ok(await rest()(await workloadToken(), { aud: registry, identity: uid }));
     expect(decodeJwt(res.token).aud).toBe(registry);
     expect(await readOrg(res.token)).toBe(Code.Unauthenticated);
+    // The setting as a URL (its older form) also names the registry by its service name.
+    const host = new URL(registry).host;
+    const byHost = ok(await rest()(await workloadToken(), { aud: host, identity: uid }));
+    expect(decodeJwt(byHost.token).aud).toBe(host);
   });
 
   it("refuses expired tokens and tokens that name the identity's issuer but another signer", async () => {
