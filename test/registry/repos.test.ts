@@ -43,11 +43,29 @@ describe.each(protocols)("repos over %s", (protocol) => {
       updateMask: { paths: ["name", "aliases"] },
     });
     expect(masked).toMatchObject({ name: "team/app2", description: "new", aliases: [] });
+    // public: false by default, set alone by a mask, kept by other updates.
+    expect(masked.public).toBe(false);
+    const opened = await c.repos.updateRepo({
+      repo: { uid: repo.uid, public: true, description: "ignored" },
+      updateMask: { paths: ["public"] },
+    });
+    expect(opened).toMatchObject({ public: true, description: "new" });
+    expect((await c.repos.updateRepo({ repo: { uid: repo.uid, description: "d" } })).public).toBe(
+      true,
+    );
+    const closed = await c.repos.updateRepo({
+      repo: { uid: repo.uid, public: false },
+      updateMask: { paths: ["public"] },
+    });
+    expect(closed.public).toBe(false);
+    expect(
+      (await c.repos.createRepo({ parent: team, repo: { name: "pub", public: true } })).public,
+    ).toBe(true);
 
     await c.repos.createRepo({ parent: team, repo: { name: "web" } });
     const listed = await c.repos.listRepos({ uidp: { childrenOf: team }, orderBy: "name" });
-    expect(listed.repos.map((r) => r.name)).toEqual(["team/app2", "web"]);
-    expect(listed.totalCount).toBe(2n);
+    expect(listed.repos.map((r) => r.name)).toEqual(["pub", "team/app2", "web"]);
+    expect(listed.totalCount).toBe(3n);
     const byName = await c.repos.listRepos({ uidp: { descendantsOf: org }, name: "web" });
     expect(byName.repos.map((r) => r.uid)).toHaveLength(1);
   });
