@@ -248,6 +248,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       identityExists: (uid) => store.identityExists(uid),
       sessionActive: (sid) => store.sessionActive(sid),
       matchIdentity: createIdentityMatcher({ store, oidc, config }),
+      touchIdentity: (uid) => store.touchIdentity(uid, now()),
       names: createRegistryNames(store),
       authorizer,
       signer: createRegistryTokenSigner({ keyRing, issuer: config.authUrl, now }),

@@ -3,6 +3,7 @@ import type { Authorizer } from "../auth/authorizer.js";
 import { TokenError, type TokenVerifier } from "../auth/tokens.js";
 import { Refused } from "../services/sts/identity-match.js";
 import type { IdentityRecord } from "../store/iam-store.js";
+import { StoreError } from "../store/store.js";
 import { isUid } from "../uid.js";
 import type { RegistryNames } from "./registry-names.js";
 import type { RegistryAccess, RegistryTokenSigner } from "./registry-tokens.js";
@@ -19,6 +20,8 @@ export interface RegistryTokenOptions {
   sessionActive(sid: string): Promise<boolean>;
   /** Match a workload's OIDC token to identity `uid`, as the STS exchange does. */
   matchIdentity(uid: string, token: string): Promise<IdentityRecord>;
+  /** Record that a workload authenticated (its lastSeenTime), as an exchange would. */
+  touchIdentity(uid: string): Promise<void>;
   names: RegistryNames;
   authorizer: Pick<Authorizer, "capabilitiesAt">;
   signer: RegistryTokenSigner;
@@ -155,8 +158,12 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
       }
     }
     try {
-      return (await opts.matchIdentity(user, password)).uid;
+      const { uid } = await opts.matchIdentity(user, password);
+      await opts.touchIdentity(uid);
+      return uid;
     } catch (err) {
+      // Deleted between the match and the touch: as if it had never existed.
+      if (err instanceof StoreError && err.kind === "not_found") throw badCredentials();
       if (!(err instanceof Refused)) throw err;
       opts.log({ reason: err.reason, identity: user }, "registry token refused");
       throw badCredentials();

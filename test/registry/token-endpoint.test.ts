@@ -191,7 +191,8 @@ describe("registry token endpoint", () => {
         claims: {},
         claimPatterns: {},
       },
-      now: Date.now(),
+      // An hour ago: lastSeenTime starts there, and moves when the token is taken.
+      now: Date.now() - 3_600_000,
     });
     await gh.store.createRoleBinding({
       uid: newChildUid(org.uid),
@@ -210,6 +211,8 @@ describe("registry token endpoint", () => {
       sub: uid,
       access: [{ name: "initech/app", actions: ["pull"] }],
     });
+    // Seen now, as after an exchange.
+    expect((await gh.store.getIdentity(uid))?.lastSeenTime).toBeGreaterThan(Date.now() - 60_000);
     // Another subject's token, or the right token for another identity, is refused.
     const other = await idp.issue({ sub: "repo:initech/evil", aud: gh.config.baseUrl });
     expect((await getToken(`service=${service}`, basic(uid, other))).status).toBe(401);
