@@ -24,7 +24,11 @@ export interface ExchangeDeps {
   oidc: OidcVerifier;
   config: Pick<
     Config,
-    "baseUrl" | "registryAudience" | "registryService" | "trustedUserIssuers" | "loginRequireVerifiedEmail"
+    | "baseUrl"
+    | "registryAudience"
+    | "registryService"
+    | "trustedUserIssuers"
+    | "loginRequireVerifiedEmail"
   >;
   now: () => number;
   /** Told why an exchange was refused: a reason and uids, never a token. */
