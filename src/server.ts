@@ -29,6 +29,7 @@ import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
+import { createDeadlineGate } from "./deadline-gate.js";
 import { codeName, toApiError, toRestErrorBody } from "./errors.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
@@ -304,6 +305,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
+    // A call whose deadline had passed on arrival is not run, even unauthenticated.
+    createDeadlineGate(),
     access.interceptor,
     ...(deps.interceptors ?? []),
   ];
