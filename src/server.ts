@@ -55,6 +55,7 @@ import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
 import { registration } from "./service-registration.js";
+import { createNulGate } from "./services/string-rules.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
@@ -308,6 +309,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
     access.interceptor,
+    // After access: an unauthorized caller learns nothing of what validation thinks.
+    createNulGate(),
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();

@@ -1,11 +1,13 @@
-import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, DescService, Message } from "@bufbuild/protobuf";
 import { ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
 import {
   createMethodSerializationLookup,
   type MethodSerializationLookup,
 } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import { toApiError } from "../errors.js";
 import type { ServiceRegistration } from "../service-registration.js";
+import { refuseDroppedProtoKey, refuseProtoKeyInJsonText } from "../services/string-rules.js";
 import { requestParseError } from "./request-parse-errors.js";
 import { protocolError } from "./status-trailers.js";
 
@@ -56,12 +58,21 @@ export function leanMethods(
  * INVALID_ARGUMENT, as the app's hooks make the router's answer (request-parse-errors.ts).
  */
 export function parseRequest(m: LeanMethod, binary: boolean, bytes: Uint8Array, domain: string) {
+  let message: Message;
   try {
-    return m.serialization.getI(binary).parse(bytes);
+    message = m.serialization.getI(binary).parse(bytes);
   } catch (e) {
     const err = ConnectError.from(e);
     throw requestParseError(err.rawMessage, domain) ?? err;
   }
+  // A map key `__proto__` is refused, not dropped without a word (string-rules.ts).
+  try {
+    if (binary) refuseDroppedProtoKey(m.method.input, message, bytes);
+    else refuseProtoKeyInJsonText(bytes);
+  } catch (e) {
+    throw toApiError(e, domain, () => undefined);
+  }
+  return message;
 }
 
 /** What connect-node's router accepts: its default compressions, in its order. */

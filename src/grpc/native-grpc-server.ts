@@ -17,6 +17,7 @@ import * as grpc from "@grpc/grpc-js";
 import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
 import { codeName } from "../errors.js";
 import type { ServiceRegistration } from "../service-registration.js";
+import { refuseDroppedProtoKey } from "../services/string-rules.js";
 import { statusTrailers } from "./status-trailers.js";
 
 /** Options of createNativeGrpcServer. */
@@ -75,7 +76,16 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
           method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
         // biome-ignore lint/suspicious/noExplicitAny: grpc-js passes the message as it got it
         requestSerialize: (m: any) => Buffer.from(toBinary(method.input, m)),
-        requestDeserialize: (b: Buffer) => fromBinary(method.input, b),
+        requestDeserialize: (b: Buffer) => {
+          const m = fromBinary(method.input, b);
+          try {
+            refuseDroppedProtoKey(method.input, m, b);
+          } catch (e) {
+            // grpc-js would answer a throw here INTERNAL: the handler refuses it instead.
+            refused.set(m, e);
+          }
+          return m;
+        },
         // biome-ignore lint/suspicious/noExplicitAny: the implementation's normalized message
         responseSerialize: (m: any) => {
           const bytes = toBinary(method.output, m);
@@ -115,6 +125,10 @@ export function createNativeGrpcServer(opts: NativeGrpcOptions): NativeGrpcServe
       }),
   };
 }
+
+// Request messages that decoding changed in a way the caller must hear of (a dropped
+// `__proto__` map key), with the error to answer them with.
+const refused = new WeakMap<object, unknown>();
 
 type AnyCall = grpc.ServerUnaryCall<unknown, unknown> &
   grpc.ServerWritableStream<unknown, unknown> & {
@@ -185,7 +199,11 @@ function handlerFor(
       callback: grpc.sendUnaryData<unknown>,
     ) => {
       const { context, finish } = begin(call);
-      invokeUnaryImplementation(spec as never, context, call.request as never, interceptors).then(
+      const refusal = refused.get(call.request as object);
+      (refusal === undefined
+        ? invokeUnaryImplementation(spec as never, context, call.request as never, interceptors)
+        : Promise.reject(refusal)
+      ).then(
         (output) => {
           finish(0);
           sendHeaders(call, context);

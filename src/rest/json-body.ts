@@ -8,6 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation } from "@bufbuild/protobuf/wkt";
 import { type FieldViolation, invalidArgument } from "../errors.js";
+import { refuseProtoKeyInJson } from "../services/string-rules.js";
 import { fieldNamed } from "./field-path.js";
 
 /**
@@ -17,6 +18,8 @@ import { fieldNamed } from "./field-path.js";
  * field is looked for only after the fast path has failed.
  */
 export function mergeJsonBody(schema: DescMessage, target: Message, json: JsonValue): void {
+  // A map key `__proto__` (a claim) is refused, not dropped without a word.
+  refuseProtoKeyInJson(json);
   try {
     mergeFromJson(schema, target, json);
   } catch (err) {

@@ -7,8 +7,24 @@ export const maxNameLength = 256;
 export const maxDescriptionLength = 512;
 
 const groupNamePattern = /^[a-z0-9 ._-]{1,}$/;
-// Printable: no control characters (C0, DEL, C1) and no unpaired surrogates.
-const printablePattern = /^[^\p{Cc}\p{Cs}]+$/u;
+// What a name shown to people may not hold, because it would hide or reorder what is shown
+// beside it (issue 23): control characters (C0 with ESC, DEL, C1), unpaired surrogates,
+// format characters (right-to-left overrides and isolates, zero-width spaces and joiners,
+// the byte-order mark, soft hyphen) and the line and paragraph separators.
+const unsafeInName = /[\p{Cc}\p{Cs}\p{Cf}\u2028\u2029]/u;
+// A description may hold line breaks and tabs, but no other control character (an ESC starts
+// a terminal escape sequence) and no bidirectional override, embedding or isolate.
+// A carriage return only as part of CRLF: alone it sends a terminal back over the line.
+const unsafeInDescription = /(?![\t\n\r])\p{Cc}|\r(?!\n)|[\p{Cs}\u202a-\u202e\u2066-\u2069]/u;
+
+/** What a display name may hold, in words, for the violations that refuse one. */
+export const displayNameRule =
+  "must be printable characters: no control, format (right-to-left override, zero-width) or line separator characters";
+
+/** Whether a display name (of a role, identity, provider, association) is safe to show. */
+export function isDisplaySafe(name: string): boolean {
+  return !unsafeInName.test(name);
+}
 
 /** Collects field violations so that one error reports every failing field. */
 export interface Violations {
@@ -42,17 +58,25 @@ export function checkGroupName(v: Violations, field: string, name: string): void
   else if (!groupNamePattern.test(name)) v.add(field, groupNameRule);
 }
 
-/** Check a display name: required, 1-256 printable characters. */
+/** Check a display name: required, 1-256 printable characters (see isDisplaySafe). */
 export function checkDisplayName(v: Violations, field: string, name: string): void {
   if (name === "") v.add(field, "is required");
   else if (name.length > maxNameLength) v.add(field, `must be at most ${maxNameLength} characters`);
-  else if (!printablePattern.test(name)) v.add(field, "must be printable characters");
+  else if (!isDisplaySafe(name)) v.add(field, displayNameRule);
 }
 
-/** Check a description: at most 512 characters. */
+/**
+ * Check a description: at most 512 characters, with no control character other than line
+ * breaks and tabs (no ESC) and no bidirectional override.
+ */
 export function checkDescription(v: Violations, field: string, description: string): void {
   if (description.length > maxDescriptionLength) {
     v.add(field, `must be at most ${maxDescriptionLength} characters`);
+  } else if (unsafeInDescription.test(description)) {
+    v.add(
+      field,
+      "must not contain control characters other than line breaks and tabs, nor right-to-left overrides",
+    );
   }
 }
 

@@ -26,6 +26,8 @@ import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 import {
   checkDescription,
   checkUid,
+  displayNameRule,
+  isDisplaySafe,
   maxNameLength,
   type Violations,
   violations,
@@ -50,7 +52,6 @@ const gcpProjectId = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
 const gcpProjectNumber = /^[0-9]{1,20}$/;
 const uuid = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const maxListLength = 100;
-const printable = /^[^\p{Cc}\p{Cs}]*$/u;
 
 /**
  * Create the AccountAssociationsService: the cloud accounts a group is linked to. A group has
@@ -143,7 +144,7 @@ export function createAccountAssociationsService(
 
 function checkName(v: Violations, name: string): void {
   if (name.length > maxNameLength) v.add("name", `must be at most ${maxNameLength} characters`);
-  else if (!printable.test(name)) v.add("name", "must be printable characters");
+  else if (!isDisplaySafe(name)) v.add("name", displayNameRule);
 }
 
 /** Check the provider blocks of `only` present in `body`, one violation per failing field. */
