@@ -89,6 +89,17 @@ export function methodNotAllowedError(method: string, path: string, allow: strin
   );
 }
 
+/**
+ * The error for a compressed request body: INVALID_ARGUMENT, sent with HTTP 415 before the
+ * body is read. REST bodies are small JSON; refusing every encoding leaves no inflation to bound.
+ */
+export function unsupportedEncodingError(encoding: string): ConnectError {
+  return new ConnectError(
+    `Invalid argument: Content-Encoding: ${JSON.stringify(encoding)} is not supported; send the body uncompressed`,
+    Code.InvalidArgument,
+  );
+}
+
 /** The error for a body that is not JSON: INVALID_ARGUMENT, sent with HTTP 415. */
 export function unsupportedMediaTypeError(contentType: string | undefined): ConnectError {
   const given = contentType === undefined ? "no Content-Type" : JSON.stringify(contentType);

@@ -18,6 +18,7 @@ import {
   methodNotAllowedError,
   noRouteError,
   sendError,
+  unsupportedEncodingError,
   unsupportedMediaTypeError,
 } from "./error-reply.js";
 import { formBodyToJson, isFormContentType } from "./form-body.js";
@@ -207,6 +208,16 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     method: app.supportedMethods.filter((m) => answersOptions || m !== "OPTIONS"),
     url: "/*",
     bodyLimit,
+    // A compressed body is refused before it is read (it was parsed as if plain: issue 23).
+    onRequest: async (request, reply) => {
+      const encoding = request.headers["content-encoding"];
+      if (encoding === undefined || encoding.trim().toLowerCase() === "identity") return;
+      const info = contextValues(request).get(kCallInfo);
+      const path = request.url.split("?", 1)[0]!;
+      const rpc = table.match(request.method === "HEAD" ? "GET" : request.method, path)?.route.rpc;
+      const err = unsupportedEncodingError(encoding);
+      return sendError(reply, err, shaping, { rpc, info, status: 415 });
+    },
     handler: handle,
   });
 }
