@@ -24,6 +24,7 @@ import { createUpstream } from "./auth/login/upstream.js";
 import { oauthRoutes } from "./auth/oauth/oauth-routes.js";
 import { signInProviderRoutes } from "./auth/oauth/sign-in-providers.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
+import { kPrincipal } from "./auth/principal.js";
 import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
 import { type CallInfo, kCallInfo } from "./call-info.js";
@@ -329,6 +330,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         // Ends cleanly (status OK) before the connection's idle timeout would cut it off.
         watchIdleMs: Math.floor(onePort.timeouts.idleTimeoutMs * 0.8),
         connectionOf: (ctx) => ctx.values.get(kCallInfo)?.connection,
+        // The access interceptor names the caller of a Watch that brought a valid token.
+        isAuthenticated: (ctx) => ctx.values.get(kPrincipal) !== undefined,
       }),
     ),
     ...reflectionServices({

@@ -23,7 +23,8 @@ export interface AccessDeps {
 
 /** A rule compiled for one method: how to read its target uid from the request message. */
 type Compiled =
-  | { kind: "public" | "authenticated" | "deny" }
+  | { kind: "public"; identifies?: true }
+  | { kind: "authenticated" | "deny" }
   | { kind: "list"; capability: Capability }
   | {
       kind: "resource";
@@ -74,7 +75,17 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
   };
   const interceptor: Interceptor = (next) => async (req) => {
     const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "deny" };
-    if (rule.kind === "public") return next(req);
+    if (rule.kind === "public") {
+      if (rule.identifies && req.header.has("authorization")) {
+        const principal = await authenticate(
+          req.header.get("authorization"),
+          deps,
+          req.contextValues.get(kCallInfo)?.requestId,
+        ).catch(() => undefined);
+        if (principal) req.contextValues.set(kPrincipal, principal);
+      }
+      return next(req);
+    }
     if (rule.kind === "deny") throw permissionDenied(req.method.name);
     const principal = await authenticate(
       req.header.get("authorization"),

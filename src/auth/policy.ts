@@ -19,7 +19,14 @@ import type { Capability } from "./capabilities.js";
  *   where the caller holds it.
  */
 export type Rule =
-  | { kind: "public" }
+  | {
+      kind: "public";
+      /**
+       * A valid bearer token, if one comes, names the caller (kPrincipal) for the method's
+       * own use; a missing or invalid one leaves the call anonymous, never refused.
+       */
+      identifies?: true;
+    }
   | { kind: "authenticated" }
   | {
       kind: "resource";
@@ -155,7 +162,8 @@ export const policy: Readonly<Record<string, Rule>> = {
   "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
   // Health checks and the API's shape are public; its data is not.
   "grpc.health.v1.Health/Check": { kind: "public" },
-  "grpc.health.v1.Health/Watch": { kind: "public" },
+  // A watcher with a token gets a slot that anonymous watchers cannot take (health.ts).
+  "grpc.health.v1.Health/Watch": { kind: "public", identifies: true },
   "grpc.reflection.v1.ServerReflection/ServerReflectionInfo": { kind: "public" },
   "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": { kind: "public" },
 };

@@ -15,8 +15,15 @@ export interface HealthOptions {
   services: readonly string[];
   /** How often each Watch call runs check(), in milliseconds; default 5000. */
   watchIntervalMs?: number;
-  /** Watch calls open at once, in all (default 100): past it, RESOURCE_EXHAUSTED. */
+  /** Anonymous Watch calls open at once, in all (default 100): past it, RESOURCE_EXHAUSTED. */
   maxWatches?: number;
+  /**
+   * Watch calls open at once beyond maxWatches that only callers with a valid token may take
+   * (default 100): unauthenticated streams cannot lock real watchers out.
+   */
+  reservedWatches?: number;
+  /** Whether the call came with a valid token; without it, every call is anonymous. */
+  isAuthenticated?: (ctx: HandlerContext) => boolean;
   /** Watch calls open at once on one connection (default 4). */
   maxWatchesPerConnection?: number;
   /**
@@ -33,15 +40,18 @@ export interface HealthOptions {
  * Create `grpc.health.v1.Health`: every known service is SERVING while check() passes and
  * NOT_SERVING otherwise. Check of an unknown service fails NOT_FOUND; Watch of one reports
  * SERVICE_UNKNOWN and stays open, as the health protocol asks. Health needs no token, so its
- * streams are bounded: in number (in all and per connection) and in idle time.
+ * streams are bounded: in number (in all and per connection) and in idle time; callers with a
+ * valid token have slots of their own, which anonymous streams cannot fill.
  */
 export function createHealthService(opts: HealthOptions): ServiceImpl<typeof Health> {
   const known = new Set(["", ...opts.services]);
   const intervalMs = opts.watchIntervalMs ?? 5000;
   const maxWatches = opts.maxWatches ?? 100;
+  const reserved = opts.reservedWatches ?? 100;
   const maxPerConnection = opts.maxWatchesPerConnection ?? 4;
   const idleMs = opts.watchIdleMs ?? 50_000;
   let open = 0;
+  let anonymous = 0;
   const perConnection = new WeakMap<object, number>();
   const serving = async () => {
     const ok = await opts.check().catch(() => false);
@@ -57,13 +67,16 @@ export function createHealthService(opts: HealthOptions): ServiceImpl<typeof Hea
     async *watch(req, ctx) {
       const connection = opts.connectionOf?.(ctx);
       const onConnection = connection ? (perConnection.get(connection) ?? 0) : 0;
-      if (open >= maxWatches || onConnection >= maxPerConnection) {
+      const authenticated = opts.isAuthenticated?.(ctx) === true;
+      const full = authenticated ? open >= maxWatches + reserved : anonymous >= maxWatches;
+      if (full || onConnection >= maxPerConnection) {
         throw new ConnectError(
           "too many health watches open; try again later",
           Code.ResourceExhausted,
         );
       }
       open++;
+      if (!authenticated) anonymous++;
       if (connection) perConnection.set(connection, onConnection + 1);
       try {
         let last: Status | undefined;
@@ -81,6 +94,7 @@ export function createHealthService(opts: HealthOptions): ServiceImpl<typeof Hea
         }
       } finally {
         open--;
+        if (!authenticated) anonymous--;
         if (connection) {
           const n = (perConnection.get(connection) ?? 1) - 1;
           if (n === 0) perConnection.delete(connection);

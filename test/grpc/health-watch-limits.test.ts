@@ -18,15 +18,18 @@ interface Watch {
   ended: Promise<string | undefined>;
   /** Resolves on the first message (or the end, whichever comes first). */
   first: Promise<void>;
+  /** Whether a message has arrived. */
+  readonly answered: boolean;
   cancel(): void;
 }
 
-function watch(session: http2.ClientHttp2Session): Watch {
+function watch(session: http2.ClientHttp2Session, headers: Record<string, string> = {}): Watch {
   const req = session.request({
     ":method": "POST",
     ":path": "/grpc.health.v1.Health/Watch",
     "content-type": "application/grpc",
     te: "trailers",
+    ...headers,
   });
   let status: string | undefined;
   let onFirst: () => void = () => {};
@@ -39,7 +42,11 @@ function watch(session: http2.ClientHttp2Session): Watch {
   req.on("trailers", (t) => {
     status = t["grpc-status"] as string | undefined;
   });
-  req.on("data", () => onFirst());
+  let answered = false;
+  req.on("data", () => {
+    answered = true;
+    onFirst();
+  });
   const ended = new Promise<string | undefined>((resolve) => {
     req.on("close", () => {
       onFirst();
@@ -48,7 +55,14 @@ function watch(session: http2.ClientHttp2Session): Watch {
   });
   req.on("error", () => {});
   req.end(Buffer.alloc(5)); // an empty HealthCheckRequest: the whole server
-  return { ended, first, cancel: () => req.close(http2.constants.NGHTTP2_CANCEL) };
+  return {
+    ended,
+    first,
+    get answered() {
+      return answered;
+    },
+    cancel: () => req.close(http2.constants.NGHTTP2_CANCEL),
+  };
 }
 
 it("a Watch that has nothing to send ends after the idle timeout", async () => {
@@ -91,5 +105,22 @@ it("at most 100 Watch streams in all; a closed one frees its place", async () =>
   const check = await fetch(`${srv.url}/readyz`);
   expect(check.status).toBe(200);
   for (const w of [...open, again]) w.cancel();
+  for (const s of [...sessions, extra]) s.close();
+});
+
+it("100 anonymous Watch streams do not lock out a watcher with a token (issue 23)", async () => {
+  const org = await srv.makeOrg("watcher");
+  const sessions = Array.from({ length: 25 }, () => http2.connect(srv.url));
+  const open = sessions.flatMap((s) => Array.from({ length: 4 }, () => watch(s)));
+  await Promise.all(open.map((w) => w.first));
+  const extra = http2.connect(srv.url);
+  // Another anonymous watcher, or one whose token is not valid, is still refused...
+  expect(await watch(extra).ended).toBe("8");
+  expect(await watch(extra, { authorization: "Bearer not-a-token" }).ended).toBe("8");
+  // ...but a real watcher gets a stream, and its first status.
+  const real = watch(extra, org.owner.headers);
+  await real.first;
+  expect(real.answered).toBe(true);
+  for (const w of [...open, real]) w.cancel();
   for (const s of [...sessions, extra]) s.close();
 });
