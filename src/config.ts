@@ -47,6 +47,8 @@ export interface Config {
   maxIdentityProvidersPerOrganization: number;
   /** How long shutdown waits for in-flight calls before cutting them off. */
   shutdownTimeoutMs: number;
+  /** Request body bytes every call in flight may hold at once, on every path. */
+  requestBufferBytes: number;
   /** Start even if the database file (which holds the signing keys) is readable by others. */
   allowReadableDb: boolean;
   /**
@@ -225,6 +227,13 @@ export const settings: readonly Setting[] = [
     flag: "shutdown-timeout-ms",
     default: "10000",
     help: "grace period for in-flight calls on SIGTERM",
+  },
+  {
+    key: "requestBufferBytes",
+    env: "GATEHOUSE_REQUEST_BUFFER_BYTES",
+    flag: "request-buffer-bytes",
+    default: "67108864",
+    help: "request body bytes all calls together may hold while reading them; past it, RESOURCE_EXHAUSTED (503)",
   },
   {
     key: "allowReadableDb",
@@ -449,6 +458,12 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       describe("shutdownTimeoutMs"),
       0,
       600_000,
+    ),
+    requestBufferBytes: parseInteger(
+      get("requestBufferBytes") ?? "67108864",
+      describe("requestBufferBytes"),
+      1024 * 1024,
+      2 ** 40,
     ),
     allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
     leanPaths: parseBool(get("leanPaths") ?? "true", describe("leanPaths")),

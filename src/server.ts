@@ -32,6 +32,7 @@ import type { Config } from "./config.js";
 import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
 import { createDeadlineGate } from "./deadline-gate.js";
 import { codeName, toApiError, toRestErrorBody } from "./errors.js";
+import { addBodyGate } from "./grpc/body-gate.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
@@ -52,6 +53,7 @@ import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
 import { registryTokenRoutes } from "./registry/token-routes.js";
+import { createRequestBudget } from "./request-budget.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
@@ -339,6 +341,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       files: [file_google_rpc_error_details],
     }),
   ];
+  // Every path's request bodies share one budget, and none is read for a call that needs a
+  // token and came without a valid one (issue 23).
+  const budget = createRequestBudget(config.requestBufferBytes);
+  addBodyGate(app, { refusal: access.refusal, budget });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
   if (config.leanPaths) {
@@ -393,6 +399,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         domain: errorDomain,
         shutdownSignal: shutdown.signal,
         requestId: requestIdFor,
+        refusal: access.refusal,
+        budget,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
@@ -438,6 +446,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     domain: errorDomain,
     log,
     bodyLimit,
+    refusal: access.refusal,
+    budget,
     // The token endpoint also takes a posted form, as OAuth-style clients send one.
     formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
     // A person typing the server's address gets the console, not a JSON 404.

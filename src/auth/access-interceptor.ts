@@ -48,6 +48,17 @@ export interface AccessControl {
    * with an RPC nobody decided about.
    */
   guard(methods: readonly DescMethod[]): void;
+  /**
+   * What the access interceptor will answer a call to `rpc` (`package.Service/Method`) with
+   * this Authorization header, as far as the headers tell: the UNAUTHENTICATED (or, for a
+   * method nobody may call, PERMISSION_DENIED) error it will raise, or undefined. The paths
+   * ask before they read a request body, so that nobody without a token has one buffered.
+   */
+  refusal(
+    rpc: string,
+    authorization: string | null,
+    requestId?: string,
+  ): Promise<Error | undefined>;
 }
 
 /**
@@ -122,7 +133,16 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
     }
     return next(req);
   };
-  return { interceptor, guard };
+  const refusal = async (rpc: string, authorization: string | null, requestId?: string) => {
+    const rule = compiled.get(rpc) ?? { kind: "deny" };
+    if (rule.kind === "public") return undefined;
+    if (rule.kind === "deny") return permissionDenied(rpc.slice(rpc.indexOf("/") + 1));
+    return authenticate(authorization, deps, requestId).then(
+      () => undefined,
+      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+    );
+  };
+  return { interceptor, guard, refusal };
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 } from "../call-context.js";
 import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
+import { budgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
@@ -45,6 +46,10 @@ export interface UnaryGrpcOptions {
   requestId: (given: string | undefined) => string;
   /** Per-call values (the call info: connection and request id). */
   contextValues: (stream: ServerHttp2Stream, requestId: string) => ContextValues;
+  /** What access control will answer the call, from its headers (AccessControl.refusal). */
+  refusal: (rpc: string, authorization: string | null, requestId?: string) => Promise<unknown>;
+  /** The bytes all request bodies in flight may hold. */
+  budget: RequestBudget;
   /** One line per call, as the one-port server writes for every request. */
   log: (fields: { reqId: string; method: string; code: string; durationMs: number }) => void;
 }
@@ -188,8 +193,18 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       );
     };
 
-    // An encoding the server does not know: refused before the message is read, as connect does.
-    (compression.error ? Promise.reject(compression.error) : readMessage(stream, opts.readMaxBytes))
+    // A call that needs a token and came without a valid one never has its body read: the
+    // interceptors refuse it, as ever, on an empty message (issue 23: bodies were buffered
+    // first). An encoding the server does not know: refused before the message is read, as
+    // connect does.
+    const authorization = headers.authorization;
+    opts
+      .refusal(m.rpc, typeof authorization === "string" ? authorization : null, requestId)
+      .then((refused) => {
+        if (refused !== undefined) return { flags: 0, data: new Uint8Array(0) };
+        if (compression.error) throw compression.error;
+        return readMessage(stream, opts.readMaxBytes, opts.budget);
+      })
       .then(async (envelope) => {
         if (done) return;
         const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
@@ -235,10 +250,13 @@ function endWithTrailers(
 function readMessage(
   stream: ServerHttp2Stream,
   readMaxBytes: number,
+  budget: RequestBudget,
 ): Promise<{ flags: number; data: Uint8Array }> {
-  return new Promise((resolve, reject) => {
+  let have = 0;
+  // What this read charged the budget is given back once it has its message, or has failed.
+  const giveBack = () => budget.give(have);
+  return new Promise<{ flags: number; data: Uint8Array }>((resolve, reject) => {
     const chunks: Buffer[] = [];
-    let have = 0;
     let need = -1; // the whole first envelope's size, once its prefix has arrived
     const stop = (err: ConnectError) => {
       stream.off("data", onData);
@@ -248,6 +266,10 @@ function readMessage(
       reject(err);
     };
     const onData = (chunk: Buffer) => {
+      if (!budget.take(chunk.length)) {
+        stop(budgetExhausted());
+        return;
+      }
       chunks.push(chunk);
       have += chunk.length;
       if (need < 0 && have >= 5) {
@@ -293,8 +315,13 @@ function readMessage(
       resolve({ flags: all[0]!, data: all.subarray(5) });
     };
     const onAborted = () => stop(new ConnectError("the call was cancelled", Code.Canceled));
+    // The body may have ended while the call was being authenticated.
+    if (stream.readableEnded) {
+      onEnd();
+      return;
+    }
     stream.on("data", onData);
     stream.once("end", onEnd);
     stream.once("aborted", onAborted);
-  });
+  }).finally(giveBack);
 }

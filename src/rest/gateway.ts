@@ -1,3 +1,4 @@
+import { Transform } from "node:stream";
 import { type JsonObject, type JsonValue, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
 import {
   Code,
@@ -10,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { headerPairs } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
+import { budgetExhausted, isBudgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
   copyHeaders,
@@ -43,6 +45,14 @@ export interface RestGatewayOptions {
   readonly log: ErrorLogger;
   /** Largest request body in bytes; more is RESOURCE_EXHAUSTED with HTTP 413. Default 1 MiB. */
   readonly bodyLimit?: number;
+  /** What access control will answer a call, from its headers; default: nothing refused. */
+  readonly refusal?: (
+    rpc: string,
+    authorization: string | null,
+    requestId?: string,
+  ) => Promise<unknown>;
+  /** The bytes all request bodies in flight may hold; default: unbounded. */
+  readonly budget?: RequestBudget;
   /**
    * RPCs (`package.Service/Method`) whose `body: "*"` may also come as a posted form
    * (`application/x-www-form-urlencoded`), as token endpoints are called. Default: none.
@@ -201,6 +211,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     const info = contextValues(request).get(kCallInfo);
     const path = request.url.split("?", 1)[0]!;
     const rpc = table.match(request.method === "HEAD" ? "GET" : request.method, path)?.route.rpc;
+    if (isBudgetExhausted(err)) return sendError(reply, err, shaping, { rpc, info, status: 503 });
     const mapped = fromFastifyError(err, bodyLimit, request.headers["content-type"]);
     return sendError(reply, mapped?.error ?? err, shaping, { rpc, info, status: mapped?.status });
   });
@@ -208,15 +219,46 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     method: app.supportedMethods.filter((m) => answersOptions || m !== "OPTIONS"),
     url: "/*",
     bodyLimit,
-    // A compressed body is refused before it is read (it was parsed as if plain: issue 23).
+    // Before the body is read (issue 23): a compressed one is refused (it was parsed as if
+    // plain), and so is a call that needs a token and came without a valid one.
     onRequest: async (request, reply) => {
       const encoding = request.headers["content-encoding"];
-      if (encoding === undefined || encoding.trim().toLowerCase() === "identity") return;
-      const info = contextValues(request).get(kCallInfo);
+      const plain = encoding === undefined || encoding.trim().toLowerCase() === "identity";
       const path = request.url.split("?", 1)[0]!;
       const rpc = table.match(request.method === "HEAD" ? "GET" : request.method, path)?.route.rpc;
-      const err = unsupportedEncodingError(encoding);
-      return sendError(reply, err, shaping, { rpc, info, status: 415 });
+      const given = request.headers.authorization;
+      const refused =
+        plain && rpc !== undefined && opts.refusal
+          ? await opts.refusal(rpc, typeof given === "string" ? given : null, request.id)
+          : undefined;
+      if (plain && refused === undefined) return;
+      const info = contextValues(request).get(kCallInfo);
+      if (info && rpc) info.rpc = rpc;
+      if (!plain) {
+        const err = unsupportedEncodingError(encoding as string);
+        return sendError(reply, err, shaping, { rpc, info, status: 415 });
+      }
+      return sendError(reply, refused, shaping, { rpc, info });
+    },
+    // Every chunk read is charged to the budget of all request bodies, and given back once
+    // the call has been answered.
+    preParsing: async (_request, reply, payload) => {
+      const budget = opts.budget;
+      if (!budget) return payload;
+      let held = 0;
+      reply.raw.once("close", () => budget.give(held));
+      return payload.pipe(
+        new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            if (!budget.take(chunk.length)) {
+              done(budgetExhausted());
+              return;
+            }
+            held += chunk.length;
+            done(null, chunk);
+          },
+        }),
+      );
     },
     handler: handle,
   });

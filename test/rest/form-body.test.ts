@@ -29,13 +29,15 @@ describe("form bodies", () => {
   it("reach only the RPCs that take them: elsewhere they are 415", async () => {
     const ts = await startTestServer();
     try {
-      const post = (path: string, body: string) =>
+      const org = await ts.makeOrg("forms");
+      const post = (path: string, body: string, headers: Record<string, string> = {}) =>
         fetch(`${ts.url}${path}`, {
           method: "POST",
-          headers: { "content-type": "application/x-www-form-urlencoded" },
+          headers: { "content-type": "application/x-www-form-urlencoded", ...headers },
           body,
         });
-      expect((await post("/iam/v2beta1/groups", "name=x")).status).toBe(415);
+      // With a token (without one, the call is refused before its body is looked at: 401).
+      expect((await post("/iam/v2beta1/groups", "name=x", org.owner.headers)).status).toBe(415);
       const sts = await post("/sts/exchange", `aud=${encodeURIComponent(ts.config.baseUrl)}`);
       // Past the body: the exchange itself answers (no bearer token).
       expect(sts.status).toBe(401);

@@ -1,0 +1,117 @@
+import { once } from "node:events";
+import type { IncomingMessage } from "node:http";
+import { brotliCompressSync, gzipSync } from "node:zlib";
+import type { FastifyInstance, RawServerBase } from "fastify";
+import { budgetExhausted, type RequestBudget } from "../request-budget.js";
+import { rpcPath } from "./rpc-path.js";
+
+/** Options of addBodyGate. */
+export interface BodyGateOptions {
+  /** What access control will answer the call, from its headers (AccessControl.refusal). */
+  refusal: (rpc: string, authorization: string | null, requestId?: string) => Promise<unknown>;
+  /** The bytes all request bodies in flight may hold. */
+  budget: RequestBudget;
+}
+
+/**
+ * Add a hook (before the lean Connect path and the Connect router) that guards the body of
+ * every RPC served through fastify (Connect, gRPC-Web, gRPC on the router), as the lean gRPC
+ * path guards its own:
+ *
+ * - A call to a method that needs a token and came without a valid one never has its body
+ *   read: the body is replaced by an empty message, on which the access interceptor refuses
+ *   the call exactly as it always does (UNAUTHENTICATED, in the protocol's own framing).
+ * - Every chunk read is charged to the request budget and given back once the call has been
+ *   answered; a chunk past the budget ends the read with RESOURCE_EXHAUSTED.
+ *
+ * Both readers of these bodies (connect-node's router and the lean Connect path) take them as
+ * an async iterable, which is what the hook replaces.
+ */
+export function addBodyGate<S extends RawServerBase>(
+  app: FastifyInstance<S>,
+  opts: BodyGateOptions,
+): void {
+  app.addHook("onRequest", async (req, reply) => {
+    if (req.method !== "POST" || !rpcPath.test(req.url)) return;
+    const raw = req.raw as unknown as IncomingMessage;
+    const given = req.headers.authorization;
+    const refused = await opts.refusal(
+      req.url.slice(1),
+      typeof given === "string" ? given : null,
+      req.id,
+    );
+    if (refused !== undefined) {
+      const stand = placeholder(
+        String(req.headers["content-type"] ?? ""),
+        req.headers["content-encoding"],
+      );
+      Object.defineProperty(raw, Symbol.asyncIterator, {
+        writable: true,
+        configurable: true,
+        value: async function* () {
+          if (stand.length > 0) yield stand;
+        },
+      });
+      // Readers trust a declared length before they read (a large one is refused as such).
+      raw.headers["content-length"] = String(stand.length);
+      return;
+    }
+    let held = 0;
+    const release = () => {
+      opts.budget.give(held);
+      held = 0;
+    };
+    reply.raw.once("close", release);
+    // Writable: the gRPC-Web text hook wraps it in turn, to decode base64.
+    Object.defineProperty(raw, Symbol.asyncIterator, {
+      writable: true,
+      configurable: true,
+      value: async function* () {
+        let over = false;
+        // Not destroyed when the read stops early (see below).
+        for await (const chunk of raw.iterator({
+          destroyOnReturn: false,
+        }) as AsyncIterable<Buffer>) {
+          if (!opts.budget.take(chunk.length)) {
+            over = true;
+            break;
+          }
+          held += chunk.length;
+          yield chunk;
+        }
+        if (!over) return;
+        release();
+        // The rest is discarded, not held, and the call answered once the client has sent
+        // it: an HTTP/1.1 answer before the end of the body would reach the client as a
+        // reset connection instead.
+        raw.resume();
+        if (!raw.readableEnded) await once(raw, "end").catch(() => undefined);
+        throw budgetExhausted();
+      },
+    });
+  });
+}
+
+const emptyEnvelope = Buffer.alloc(5);
+const jsonEnvelope = Buffer.from([0, 0, 0, 0, 2, 0x7b, 0x7d]); // "{}"
+
+/**
+ * The smallest well-formed request body of a content type: an empty message, so that the call
+ * reaches the interceptors (and is refused there) without a byte of the real body.
+ */
+function placeholder(type: string, encoding: string | string[] | undefined): Buffer {
+  const t = type.split(";")[0]!.trim().toLowerCase();
+  if (t === "application/json") return compressed(Buffer.from("{}"), encoding);
+  if (t === "application/proto") return Buffer.alloc(0);
+  if (t === "application/grpc-web-text" || t === "application/grpc-web-text+proto") {
+    return Buffer.from(emptyEnvelope.toString("base64"));
+  }
+  if (t.endsWith("+json")) return jsonEnvelope;
+  return emptyEnvelope;
+}
+
+function compressed(body: Buffer, encoding: string | string[] | undefined): Buffer {
+  if (encoding === "gzip") return gzipSync(body);
+  if (encoding === "br") return brotliCompressSync(body);
+  return body;
+}
