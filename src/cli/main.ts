@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { ConfigError, settingsHelp } from "../config.js";
 import { authCommand } from "./auth/auth-cli.js";
 import { bootstrap, bootstrapOptions } from "./bootstrap.js";
-import { CliError, type CliIo, processIo } from "./cli-io.js";
+import { CliError, type CliIo, processIo, terminalSafeIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
 import { importCommand, importUsage } from "./import.js";
 import { keys } from "./keys.js";
@@ -126,8 +126,15 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
     return main(["trust-bundle", ...rest.slice(1)], io);
   }
   // The remote commands parse their own arguments, help included (commander).
-  if (remoteGroups[command]) return guarded(command, () => remoteCommand(command, rest, io), io);
-  if (command === "auth") return guarded(command, () => authCommand(rest, io), io);
+  // What these print comes from a server: never raw to the terminal.
+  if (remoteGroups[command]) {
+    const safe = terminalSafeIo(io);
+    return guarded(command, () => remoteCommand(command, rest, safe), safe);
+  }
+  if (command === "auth") {
+    const safe = terminalSafeIo(io);
+    return guarded(command, () => authCommand(rest, safe), safe);
+  }
   const run = commands[command];
   const help = commandHelp[command];
   if (!run || !help) {

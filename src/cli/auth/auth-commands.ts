@@ -5,7 +5,13 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { browserLogin } from "./browser-login.js";
-import { forgetLogin, loadLogin, type StoredLogin, saveLogin } from "./credentials.js";
+import {
+  forgetLogin,
+  loadLogin,
+  type StoredLogin,
+  saveLogin,
+  withCredentialsLock,
+} from "./credentials.js";
 import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
 
 /** Options every `gatehouse auth` command takes: the API it talks to. */
@@ -54,6 +60,7 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
       );
     }
     const tokens = await browserLogin({
+      api,
       discovery,
       ...(opts.identityProvider === undefined ? {} : { identityProvider: opts.identityProvider }),
       browser: opts.browser,
@@ -138,9 +145,15 @@ export async function apiToken(api: string, io: CliIo): Promise<string> {
   const stored = loadLogin(io.env, key);
   if (!stored) throw new CliError(`not logged in to ${key}: run gatehouse auth login`, 3);
   if (Date.parse(stored.expiry) - Date.now() > refreshMarginMs) return stored.accessToken;
-  const renewed = await renew(key, stored, io);
-  saveLogin(io.env, key, renewed);
-  return renewed.accessToken;
+  // One process at a time refreshes; the others then find the fresh token it stored.
+  return withCredentialsLock(io.env, async () => {
+    const now = loadLogin(io.env, key);
+    if (!now) throw new CliError(`not logged in to ${key}: run gatehouse auth login`, 3);
+    if (Date.parse(now.expiry) - Date.now() > refreshMarginMs) return now.accessToken;
+    const renewed = await renew(key, now, io);
+    saveLogin(io.env, key, renewed);
+    return renewed.accessToken;
+  });
 }
 
 async function renew(api: string, stored: StoredLogin, io: CliIo): Promise<StoredLogin> {

@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import open from "open";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type Discovery, TokenEndpointError, type TokenSet, tokenRequest } from "./oauth-client.js";
@@ -15,12 +18,15 @@ const loginTimeoutMs = 5 * 60_000;
  * machine (the redirect comes back to 127.0.0.1).
  */
 export async function browserLogin(opts: {
+  /** The API's URL: the only origin whose sign-in page is handed to the OS opener. */
+  api: string;
   discovery: Discovery;
   identityProvider?: string;
   browser: boolean;
   io: CliIo;
 }): Promise<TokenSet> {
   const { discovery, io } = opts;
+  const url = signInUrl(discovery.authorizationEndpoint, opts.api);
   const verifier = randomBytes(32).toString("base64url");
   const state = randomBytes(16).toString("base64url");
   const server = createServer();
@@ -29,8 +35,8 @@ export async function browserLogin(opts: {
     server.listen(0, "127.0.0.1", resolve);
   });
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
+  let launcher: { file: string; remove(): void } | undefined;
   try {
-    const url = new URL(discovery.authorizationEndpoint);
     url.search = new URLSearchParams({
       response_type: "code",
       client_id: "gatehouse-cli",
@@ -43,9 +49,16 @@ export async function browserLogin(opts: {
     const answer = waitForRedirect(server, state, discovery.issuer);
     io.err(`Open this URL in a browser to sign in:\n\n  ${url.href}\n\n`);
     if (opts.browser) {
-      await open(url.href).catch(() => {
-        io.err("(could not open a browser; open the URL above yourself)\n");
-      });
+      if (url.origin === new URL(opts.api).origin) {
+        launcher = privateLauncher(url.href);
+        await open(launcher.file).catch(() => {
+          io.err("(could not open a browser; open the URL above yourself)\n");
+        });
+      } else {
+        io.err(
+          `(not opened: the sign-in page is not on ${new URL(opts.api).origin}; open it yourself if you trust it)\n`,
+        );
+      }
     }
     const code = await answer;
     try {
@@ -63,9 +76,52 @@ export async function browserLogin(opts: {
       throw err;
     }
   } finally {
+    launcher?.remove();
     server.closeAllConnections();
     server.close();
   }
+}
+
+/**
+ * The sign-in page's URL from discovery, refused unless it is http or https: the OS opener
+ * hands any other scheme (file:, a custom handler's) to whatever program claims it, and
+ * discovery comes from the server the command was pointed at, which may be hostile.
+ */
+function signInUrl(endpoint: string, api: string): URL {
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new CliError(`${api} gave no usable sign-in URL (${JSON.stringify(endpoint)})`, 1);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new CliError(
+      `${api} gave a sign-in URL that is not http or https (${url.protocol}); not opened`,
+      1,
+    );
+  }
+  return url;
+}
+
+/**
+ * A page that sends the browser on to `href`, in a directory of its own that only this user
+ * can read (mode 0700, the file 0600). The opener is given the file's path, not the URL: a
+ * command line is visible to every local user, and with the URL's state another one could
+ * finish the sign-in in his browser and have this CLI signed in as himself (issue 23).
+ */
+function privateLauncher(href: string): { file: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-login-"));
+  chmodSync(dir, 0o700);
+  const file = join(dir, "sign-in.html");
+  const attr = href.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  writeFileSync(
+    file,
+    `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">` +
+      `<meta http-equiv="refresh" content="0;url=${attr}">` +
+      `<title>Gatehouse sign-in</title><a href="${attr}">Continue to sign in</a>\n`,
+    { mode: 0o600 },
+  );
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**

@@ -1,6 +1,17 @@
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 
 /** What `gatehouse auth login` stored for one server. */
 export interface StoredLogin {
@@ -81,4 +92,40 @@ export function forgetLogin(env: NodeJS.ProcessEnv, api: string): void {
   delete file.servers[api];
   if (Object.keys(file.servers).length === 0) rmSync(path, { force: true });
   else write(path, file);
+}
+
+/** A lock older than this was left by a process that died holding it. */
+const staleLockMs = 30_000;
+
+/**
+ * Run `fn` holding the credentials file's lock (`credentials.json.lock`, made with O_EXCL), so
+ * that one process at a time refreshes: a refresh token is rotated on every use, and a second
+ * process sending the one the first has just spent looks like a stolen token to the server,
+ * which then ends the whole session (issue 23). A lock older than 30 s is taken over.
+ */
+export async function withCredentialsLock<T>(
+  env: NodeJS.ProcessEnv,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const lock = `${credentialsPath(env)}.lock`;
+  mkdirSync(join(lock, ".."), { recursive: true, mode: 0o700 });
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx", 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > staleLockMs) rmSync(lock, { force: true });
+    } catch {
+      // gone meanwhile: try again
+    }
+    await sleep(20 + Math.random() * 30);
+  }
+  try {
+    return await fn();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
