@@ -3,8 +3,8 @@ import { reflect } from "@bufbuild/protobuf/reflect";
 
 /**
  * Call `visit` with every string of a message, nested messages included: string fields,
- * string list items, and the keys and string values of maps, each with its proto path
- * (`claimMatch.claims[name]`, `claimMatch.claims[name] (key)` for a map key). The checks that
+ * string list items, and the keys and string values of maps, each with its path in JSON
+ * names (`identity.claimMatch.claims[name]`, `... (key)` for a map key). The checks that
  * hold for every string input on every path (src/services/string-rules.ts) walk requests with it.
  */
 export function forEachString(
@@ -16,7 +16,7 @@ export function forEachString(
   const r = reflect(schema, message);
   for (const field of r.fields) {
     if (!r.isSet(field)) continue;
-    const path = prefix ? `${prefix}.${field.name}` : field.name;
+    const path = prefix ? `${prefix}.${field.jsonName}` : field.jsonName;
     switch (field.fieldKind) {
       case "scalar": {
         const v = r.get(field);

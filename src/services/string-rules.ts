@@ -13,15 +13,30 @@ export function createNulGate(): Interceptor {
   return (next) => async (req) => {
     if (!req.stream) {
       const found: FieldViolation[] = [];
-      forEachString(req.method.input, req.message as Message, (field, value) => {
+      forEachString(req.method.input, req.message as Message, (path, value) => {
         if (value.includes("\u0000")) {
-          found.push({ field, description: "may not contain the NUL character" });
+          found.push({
+            field: asServicesName(req.method.input, path),
+            description: "may not contain the NUL character",
+          });
         }
       });
       if (found.length > 0) throw invalidArgument(found);
     }
     return next(req);
   };
+}
+
+/**
+ * A request path as the services name fields in their violations: within the resource a
+ * Create or Update carries (`oidc.clientId`, not `identityProvider.oidc.clientId`), else
+ * from the request (`parent`, `query`).
+ */
+function asServicesName(input: DescMessage, path: string): string {
+  const dot = path.indexOf(".");
+  if (dot < 0) return path;
+  const first = input.fields.find((f) => f.jsonName === path.slice(0, dot));
+  return first?.fieldKind === "message" ? path.slice(dot + 1) : path;
 }
 
 const protoKey = "__proto__";

@@ -202,7 +202,7 @@ describe.each(backends)("a NUL character in any string input, on %s", (backend) 
       );
       expect(r.status).toBe(400);
       expect(r.json.message).toContain("NUL");
-      expect(badRequestFields(r.json)[0]).toMatch(/^identity\.claim_match\.claims\[/);
+      expect(badRequestFields(r.json)[0]).toMatch(/^claimMatch\.claims\[/);
     }
   });
 
@@ -218,7 +218,7 @@ describe.each(backends)("a NUL character in any string input, on %s", (backend) 
       org.owner.headers,
     );
     expect(r.status).toBe(400);
-    expect(badRequestFields(r.json)).toEqual(["identity_provider.oidc.client_id"]);
+    expect(badRequestFields(r.json)).toEqual(["oidc.clientId"]);
   });
 
   it("over gRPC too, before the call reaches the store", async () => {
