@@ -120,7 +120,9 @@ function callWith(port: number, headers: Record<string, string>, deadlineMs: num
 
 it.each([0, 1])("fires the handler's signal at the deadline, on gRPC (%i)", async (i) => {
   signals.length = 0;
-  const err = await callWith(ports()[i]![1], { "x-test-wait-signal": "1" }, 150);
+  // Long enough for the call to start on a loaded machine: a call whose deadline passes
+  // before it runs is refused without running (test/grpc/expired-deadline.test.ts).
+  const err = await callWith(ports()[i]![1], { "x-test-wait-signal": "1" }, 1000);
   expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
   await expect.poll(() => signals.length, { timeout: 3000 }).toBe(1);
   // The deadline, not the 2 s fallback and not the client's cancellation.
