@@ -1,3 +1,4 @@
+import { ConnectError } from "@connectrpc/connect";
 import type { Authorizer } from "../auth/authorizer.js";
 import type { Principal } from "../auth/principal.js";
 import { invalidField, permissionDenied } from "../errors.js";
@@ -43,6 +44,27 @@ export async function requireGrantable(
   }
   await requireAll(deps.authorizer, granter, ["role_bindings.create", ...role.capabilities], group);
   return role;
+}
+
+/**
+ * Whether `granterUid` still may grant `roleUid` at `group` (requireGrantable's rule), for
+ * grants made later with an absent author's authority: an invite's creator, an identity
+ * provider's writer. A grant whose author is unrecorded ("") or gone never may.
+ */
+export async function mayStillGrant(
+  on: { authorizer: Authorizer; store: Pick<Store, "getRole" | "identityExists"> },
+  granterUid: string,
+  roleUid: string,
+  group: string,
+): Promise<boolean> {
+  if (granterUid === "" || !(await on.store.identityExists(granterUid))) return false;
+  try {
+    await requireGrantable(on, { identityUid: granterUid }, roleUid, group);
+    return true;
+  } catch (err) {
+    if (err instanceof ConnectError) return false;
+    throw err;
+  }
 }
 
 /**

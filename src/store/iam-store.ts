@@ -153,6 +153,11 @@ export interface IdentityProviderRecord {
   /** A role uid, or "" for none. */
   defaultRole: string;
   oidc: OidcRecord;
+  /**
+   * The identity that last created or changed the provider, whose authority grants its
+   * default role; "" for a provider written before writers were recorded (it grants nothing).
+   */
+  writerUid: string;
   createTime: number;
   updateTime: number;
 }
@@ -165,6 +170,8 @@ export interface NewIdentityProvider {
   description: string;
   defaultRole: string;
   oidc: OidcRecord;
+  /** The identity creating the provider. */
+  writerUid: string;
   now: number;
 }
 
@@ -174,6 +181,8 @@ export interface IdentityProviderPatch {
   description?: string;
   defaultRole?: string;
   oidc?: OidcRecord;
+  /** The identity making the change. */
+  writerUid?: string;
 }
 
 /** The cloud accounts of an account association; an absent block is not linked. */

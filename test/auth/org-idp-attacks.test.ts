@@ -71,6 +71,7 @@ async function legacyProvider(org: TestOrg, issuer: string, server = gh): Promis
     name: `legacy-${randomBytes(4).toString("hex")}`,
     description: "",
     defaultRole: "",
+    writerUid: "",
     oidc: {
       issuer,
       clientId: "gatehouse",

@@ -144,21 +144,38 @@ export async function startTestIdp(opts: TestIdpOptions): Promise<TestIdp> {
   };
 }
 
+/** A browser's cookies: by host, name to value. */
+export type CookieJar = Map<string, Map<string, string>>;
+
+/** The Cookie header a browser holding `jar` sends to `url`. */
+export function cookieHeaderOf(jar: CookieJar, url: URL): string {
+  return [...(jar.get(url.host) ?? new Map<string, string>())]
+    .map(([k, v]) => `${k}=${v}`)
+    .join("; ");
+}
+
 /**
- * What a person's browser does: follow redirects from `startUrl`, carrying cookies per host,
- * and fill in the identity provider's login (as `account`) and consent forms, until a redirect
- * leaves for `stopAt` (the client's redirect URI). Returns that final URL, unvisited.
+ * What a person's browser does: follow redirects from `startUrl`, carrying cookies per host
+ * (in `jar`, a fresh one unless given: a browser that goes on), and fill in the identity
+ * provider's login (as `account`) and consent forms, until a redirect leaves for `stopAt` (the
+ * client's redirect URI). Returns that final URL, unvisited.
  */
-export async function signInAtIdp(startUrl: string, account: string, stopAt: string): Promise<URL> {
-  const jar = new Map<string, Map<string, string>>();
-  const cookieHeader = (url: URL) =>
-    [...(jar.get(url.host) ?? new Map<string, string>())].map(([k, v]) => `${k}=${v}`).join("; ");
+export async function signInAtIdp(
+  startUrl: string,
+  account: string,
+  stopAt: string,
+  jar: CookieJar = new Map(),
+): Promise<URL> {
+  const cookieHeader = (url: URL) => cookieHeaderOf(jar, url);
   const remember = (url: URL, res: Response) => {
     const cookies = jar.get(url.host) ?? new Map<string, string>();
     for (const line of res.headers.getSetCookie()) {
       const [pair] = line.split(";", 1);
       const eq = pair?.indexOf("=") ?? -1;
-      if (pair && eq > 0) cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+      if (!pair || eq <= 0) continue;
+      // Max-Age=0 clears a cookie, as a browser does.
+      if (/;\s*max-age=0(;|$)/i.test(line)) cookies.delete(pair.slice(0, eq));
+      else cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
     }
     jar.set(url.host, cookies);
   };

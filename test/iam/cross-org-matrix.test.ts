@@ -771,6 +771,7 @@ async function fixture(): Promise<Fixture> {
     name: `${secret}-idp${n}`,
     description: "",
     defaultRole: viewer.uid,
+    writerUid: "",
     oidc: {
       issuer: "https://idp.test",
       clientId: "gatehouse",

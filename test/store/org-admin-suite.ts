@@ -39,6 +39,7 @@ export function orgAdminCases(store: () => Store): void {
       description: "",
       defaultRole: viewer.uid,
       oidc,
+      writerUid: "w".repeat(40),
       now,
     });
 
@@ -54,12 +55,17 @@ export function orgAdminCases(store: () => Store): void {
         description: "",
         defaultRole: viewer.uid,
         oidc,
+        writerUid: "w".repeat(40),
         createTime: 10,
         updateTime: 10,
       });
       expect(await store().getIdentityProvider(P1)).toEqual(created);
       const described = await store().updateIdentityProvider(P1, { description: "d" }, 11);
       expect(described).toMatchObject({ name: "corp", description: "d", oidc, updateTime: 11 });
+      expect(described.writerUid).toBe("w".repeat(40));
+      const rewritten = await store().updateIdentityProvider(P1, { writerUid: "v".repeat(40) }, 11);
+      expect(rewritten.writerUid).toBe("v".repeat(40));
+      expect((await store().getIdentityProvider(P1))?.writerUid).toBe("v".repeat(40));
       const rotated = { ...oidc, clientSecret: "new", additionalScopes: [] };
       const changed = await store().updateIdentityProvider(P1, { oidc: rotated }, 12);
       expect(changed.oidc).toEqual(rotated);

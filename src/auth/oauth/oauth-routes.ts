@@ -2,8 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
-import { type Store, StoreError } from "../../store/store.js";
-import { isUid, newChildUid } from "../../uid.js";
+import type { Store } from "../../store/store.js";
+import { isUid } from "../../uid.js";
+import { grantDefaultRole } from "../login/default-role.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
 import {
   callbackUri,
@@ -270,7 +271,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       trustEmail: emailTrusted.has(found.idp.oidc.issuer),
     };
     const person = await store.upsertPerson(personLogin(claims, now(), scope));
-    if (found.idp && found.idp.defaultRole !== "") await grantDefaultRole(person.uid, found.idp);
+    if (found.idp && found.idp.defaultRole !== "") {
+      await grantDefaultRole({ store, now, log }, person.uid, found.idp);
+    }
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({
       codeHash: digest(code),
@@ -284,25 +287,6 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     });
     log({ identity: person.uid, provider: pending.provider }, "person signed in");
     return back({ code });
-  }
-
-  // The provider's default role, granted at its group to everyone who signs in through it.
-  async function grantDefaultRole(identityUid: string, idp: IdentityProviderRecord) {
-    try {
-      await store.createRoleBinding({
-        uid: newChildUid(idp.groupUid),
-        groupUid: idp.groupUid,
-        identityUid,
-        roleUid: idp.defaultRole,
-        now: now(),
-      });
-    } catch (err) {
-      // Bound already; or the role went away since: the sign-in itself stands.
-      if (!(err instanceof StoreError)) throw err;
-      if (err.kind !== "already_exists") {
-        log({ provider: idp.uid, reason: err.kind }, "default role not granted");
-      }
-    }
   }
 
   app.post(`${path}/oauth/token`, async (req, reply) => {

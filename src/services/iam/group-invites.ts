@@ -18,7 +18,7 @@ import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireGrantable } from "../escalation.js";
+import { mayStillGrant, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
 import { checkUid, type Violations, violations } from "../validate.js";
@@ -76,21 +76,7 @@ export function createGroupInvitesService(
     invite: GroupInviteRecord,
     on: { store: Store; authorizer: Authorizer } = deps,
   ): Promise<boolean> {
-    if (invite.creatorUid === "" || !(await on.store.identityExists(invite.creatorUid))) {
-      return false;
-    }
-    try {
-      await requireGrantable(
-        on,
-        { identityUid: invite.creatorUid },
-        invite.roleUid,
-        invite.groupUid,
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConnectError) return false;
-      throw err;
-    }
+    return mayStillGrant(on, invite.creatorUid, invite.roleUid, invite.groupUid);
   }
 
   /** The API message of an invite, with its state at this moment. */

@@ -21,11 +21,12 @@ import type {
   OidcRecord,
 } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
+import { isEmptyPatch } from "../../store/patch.js";
 import type { Store } from "../../store/store.js";
 import { isUid, newChildUid, rootOf } from "../../uid.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll, requireGrantable } from "../escalation.js";
+import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
@@ -80,8 +81,8 @@ export function createIdentityProvidersService(
   const { store, lists, now } = deps;
   const oidcRules = { allowPrivate: deps.config.allowPrivateIssuerAddresses };
   const maxPerOrg = deps.config.maxIdentityProvidersPerOrganization;
-  const toIdentityProvider = (p: IdentityProviderRecord) =>
-    identityProviderMessage(p, deps.config.authUrl);
+  const toIdentityProvider = (p: IdentityProviderRecord, grantable: boolean) =>
+    identityProviderMessage(p, deps.config.authUrl, grantable);
 
   /**
    * Refuse a default role the caller could not grant at `group` (none: binding at all),
@@ -102,19 +103,26 @@ export function createIdentityProvidersService(
     }
   }
 
+  /** The API message of a provider, with whether its default role is grantable now. */
+  async function present(p: IdentityProviderRecord): Promise<IdentityProvider> {
+    const grantable =
+      p.defaultRole !== "" && (await mayStillGrant(deps, p.writerUid, p.defaultRole, p.groupUid));
+    return toIdentityProvider(p, grantable);
+  }
+
   return {
     async listIdentityProviders(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const page = await store.listIdentityProviders(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListIdentityProvidersResponseSchema, {
-        identityProviders: items.map(toIdentityProvider),
+        identityProviders: await Promise.all(items.map(present)),
         ...envelope,
       });
     },
 
     async getIdentityProvider(req) {
-      return toIdentityProvider(
+      return present(
         await requireFound("identity provider", req.uid, (uid) => store.getIdentityProvider(uid)),
       );
     },
@@ -147,10 +155,11 @@ export function createIdentityProvidersService(
           description: body.description,
           defaultRole: body.defaultRole,
           oidc,
+          writerUid: callerOf(ctx).identityUid,
           now: now(),
         });
       });
-      return toIdentityProvider(provider);
+      return present(provider);
     },
 
     async updateIdentityProvider(req, ctx) {
@@ -179,6 +188,8 @@ export function createIdentityProvidersService(
         checkOidc(v, patch.oidc, oidcRules);
       }
       v.throwIfAny();
+      // The default role is granted with the authority of whoever last changed the provider.
+      if (!isEmptyPatch(patch)) patch.writerUid = callerOf(ctx).identityUid;
       const updated = await atomically(store, async (tx, authorizer) => {
         // The role granted after this change, as stored when it commits.
         const role = patch.defaultRole ?? (await tx.getIdentityProvider(body.uid))?.defaultRole;
@@ -186,7 +197,7 @@ export function createIdentityProvidersService(
         await checkGrant(tx, authorizer, ctx, role, current.groupUid);
         return tx.updateIdentityProvider(body.uid, patch, now());
       });
-      return toIdentityProvider(updated);
+      return present(updated);
     },
 
     async deleteIdentityProvider(req) {
@@ -288,12 +299,14 @@ function toOidcRecord(o: Oidc): OidcRecord {
 }
 
 /**
- * Map a stored provider to its API message: everything but the client secret, and the
- * redirect URI to register at it (below `authUrl`).
+ * Map a stored provider to its API message: everything but the client secret, the redirect
+ * URI to register at it (below `authUrl`), and `grantable`: whether its writer still may grant
+ * its default role.
  */
 export function identityProviderMessage(
   p: IdentityProviderRecord,
   authUrl: string,
+  grantable: boolean,
 ): IdentityProvider {
   return create(IdentityProviderSchema, {
     redirectUri: callbackUri(authUrl, p.uid),
@@ -307,6 +320,8 @@ export function identityProviderMessage(
       additionalScopes: p.oidc.additionalScopes,
       groupsClaim: p.oidc.groupsClaim,
     }),
+    writerUid: p.writerUid,
+    defaultRoleGrantable: grantable,
     createTime: timestampFromMs(p.createTime),
     updateTime: timestampFromMs(p.updateTime),
   });

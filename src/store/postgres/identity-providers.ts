@@ -46,9 +46,19 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
         const o = oidcColumns(p.oidc);
         const row = await sql.one<IdentityProviderRow>(
           `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-             client_secret, create_time, update_time)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING *`,
-          [p.uid, p.groupUid, p.name, p.description, p.defaultRole, o.oidc, o.clientSecret, p.now],
+             client_secret, writer_uid, create_time, update_time)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
+          [
+            p.uid,
+            p.groupUid,
+            p.name,
+            p.description,
+            p.defaultRole,
+            o.oidc,
+            o.clientSecret,
+            p.writerUid,
+            p.now,
+          ],
         );
         return identityProviderRecordOf(row!);
       }),
@@ -65,7 +75,7 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
         const o = oidcColumns(patch.oidc ?? current.oidc);
         const row = await sql.one<IdentityProviderRow>(
           `UPDATE identity_providers SET name = $1, description = $2, default_role = $3,
-             oidc = $4, client_secret = $5, update_time = $6
+             oidc = $4, client_secret = $5, update_time = $6, writer_uid = $8
            WHERE uid = $7 RETURNING *`,
           [
             patch.name ?? current.name,
@@ -75,6 +85,7 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
             o.clientSecret,
             now,
             uid,
+            patch.writerUid ?? current.writerUid,
           ],
         );
         return identityProviderRecordOf(row!);

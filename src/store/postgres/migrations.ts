@@ -286,6 +286,12 @@ export const pgMigrations: readonly PgMigration[] = [
     description: "public repos",
     sql: "ALTER TABLE repos ADD COLUMN is_public BOOLEAN NOT NULL DEFAULT false;",
   },
+  {
+    description: "the writer of each identity provider, whose authority grants its default role",
+    // Providers written before have no recorded writer: their default role grants nothing
+    // until someone who may grant it saves the provider again (as invites without a creator).
+    sql: `ALTER TABLE identity_providers ADD COLUMN writer_uid TEXT COLLATE "C" NOT NULL DEFAULT '';`,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

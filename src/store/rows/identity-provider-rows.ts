@@ -11,6 +11,7 @@ export interface IdentityProviderRow {
   /** The OIDC settings but the client secret, as JSON. */
   oidc: string;
   client_secret: string;
+  writer_uid: string;
   create_time: number;
   update_time: number;
 }
@@ -37,6 +38,7 @@ export function identityProviderRecordOf(row: IdentityProviderRow): IdentityProv
       additionalScopes: oidc.additionalScopes,
       groupsClaim: oidc.groupsClaim,
     },
+    writerUid: row.writer_uid,
     createTime: row.create_time,
     updateTime: row.update_time,
   };

@@ -28,13 +28,14 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
   const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
   const insert = db.prepare(
     `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-       client_secret, create_time, update_time)
-     VALUES (@uid, @group, @name, @description, @defaultRole, @oidc, @clientSecret, @now, @now)`,
+       client_secret, writer_uid, create_time, update_time)
+     VALUES (@uid, @group, @name, @description, @defaultRole, @oidc, @clientSecret, @writer,
+       @now, @now)`,
   );
   const update = db.prepare(
     `UPDATE identity_providers SET name = @name, description = @description,
        default_role = @defaultRole, oidc = @oidc, client_secret = @clientSecret,
-       update_time = @now
+       writer_uid = @writer, update_time = @now
      WHERE uid = @uid`,
   );
   const remove = db.prepare("DELETE FROM identity_providers WHERE uid = ?");
@@ -66,6 +67,7 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
         name: p.name,
         description: p.description,
         defaultRole: p.defaultRole,
+        writer: p.writerUid,
         now: p.now,
         ...oidcColumns(p.oidc),
       });
@@ -86,6 +88,7 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
           name: patch.name ?? current.name,
           description: patch.description ?? current.description,
           defaultRole: patch.defaultRole ?? current.defaultRole,
+          writer: patch.writerUid ?? current.writerUid,
           now,
           ...oidcColumns(patch.oidc ?? current.oidc),
         });

@@ -454,6 +454,12 @@ export const migrations: readonly Migration[] = [
     description: "public repos",
     sql: "ALTER TABLE repos ADD COLUMN is_public INTEGER NOT NULL DEFAULT 0;",
   },
+  {
+    description: "the writer of each identity provider, whose authority grants its default role",
+    // Providers written before have no recorded writer: their default role grants nothing
+    // until someone who may grant it saves the provider again (as invites without a creator).
+    sql: "ALTER TABLE identity_providers ADD COLUMN writer_uid TEXT NOT NULL DEFAULT '';",
+  },
 ];
 
 /**

@@ -1,0 +1,172 @@
+import { createHash, randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
+import { personUid } from "../../src/auth/login/person.js";
+import { newChildUid } from "../../src/uid.js";
+import { restCall } from "../helpers/rest-client.js";
+import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
+import {
+  freePort,
+  startTestServer,
+  type TestCaller,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
+
+// A provider's default role is granted with its writer's authority, as an invite grants with
+// its creator's: a sub-owner who registered a provider granting `owner`, then lost his
+// binding, must not keep minting owners by signing in with made-up subjects.
+
+const redirect = "http://127.0.0.1:53682/callback";
+const owner = builtinRoles.find((r) => r.name === "owner")?.uid as string;
+
+let gh: TestServer;
+let idp: TestIdp;
+let org: TestOrg;
+let team: string;
+let subOwner: TestCaller;
+
+/** The whole browser flow through provider `uid` as `account`; the callback's redirect. */
+async function signIn(uid: string, account: string): Promise<URL> {
+  const verifier = randomBytes(32).toString("base64url");
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: "gatehouse-cli",
+    redirect_uri: redirect,
+    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
+    code_challenge_method: "S256",
+    state: "s",
+    identity_provider: uid,
+  });
+  const back = await signInAtIdp(`${gh.url}/oauth/authorize?${q}`, account, redirect);
+  expect(back.searchParams.get("error_description")).toBeNull();
+  expect(back.searchParams.get("code")).not.toBeNull();
+  return back;
+}
+
+/** The role uids `identity` is bound to at the team. */
+async function rolesAtTeam(identity: string): Promise<string[]> {
+  const res = await restCall(
+    gh.url,
+    "GET",
+    `/iam/v2beta1/roleBindings?uidp.descendants_of=${org.uid}`,
+    undefined,
+    org.owner.headers,
+  );
+  expect(res.status).toBe(200);
+  return res.json.roleBindings
+    .filter(
+      (b: { identity: { uid: string }; group: { uid: string } }) =>
+        b.identity.uid === identity && b.group.uid === team,
+    )
+    .map((b: { role: { uid: string } }) => b.role.uid);
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  idp = await startTestIdp({
+    redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+    // Anyone at all: the subjects are made up by whoever signs in.
+    people: Object.fromEntries(
+      ["first", "made-up-1", "made-up-2", "after-review"].map((s) => [s, { name: s }]),
+    ),
+  });
+  gh = await startTestServer({ GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true" }, { port });
+  org = await gh.makeOrg("acme");
+  team = newChildUid(org.uid);
+  await gh.store.createGroup({
+    uid: team,
+    parentUid: org.uid,
+    name: "team",
+    description: "",
+    now: Date.now(),
+  });
+  subOwner = await gh.makeIdentity(team, ["owner"]);
+});
+
+afterAll(async () => {
+  await gh?.close();
+  await idp?.close();
+});
+
+describe("an identity provider's default role", () => {
+  it("lapses when its writer no longer may grant it, and Get and List say so", async () => {
+    const made = await restCall(
+      gh.url,
+      "POST",
+      `/iam/v2beta1/identityProviders/${team}`,
+      {
+        name: "Team SSO",
+        defaultRole: owner,
+        oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      },
+      subOwner.headers,
+    );
+    expect(made.status).toBe(200);
+    expect(made.json.writerUid).toBe(subOwner.uid);
+    expect(made.json.defaultRoleGrantable).toBe(true);
+    const provider = made.json.uid as string;
+
+    // While the writer may grant it, a sign-in gets the role.
+    await signIn(provider, "first");
+    expect(await rolesAtTeam(personUid(idp.issuer, "first"))).toEqual([owner]);
+
+    // The organization's owner removes the sub-owner's binding.
+    const bindings = await restCall(
+      gh.url,
+      "GET",
+      `/iam/v2beta1/roleBindings?uidp.descendants_of=${org.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    const his = bindings.json.roleBindings.find(
+      (b: { identity: { uid: string } }) => b.identity.uid === subOwner.uid,
+    );
+    const removed = await restCall(
+      gh.url,
+      "DELETE",
+      `/iam/v2beta1/roleBindings/${his.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    expect(removed.status).toBe(200);
+
+    // The provider still signs people in, but grants nothing with the lost authority.
+    for (const subject of ["made-up-1", "made-up-2"]) {
+      await signIn(provider, subject);
+      expect(await rolesAtTeam(personUid(idp.issuer, subject))).toEqual([]);
+    }
+    const got = await restCall(
+      gh.url,
+      "GET",
+      `/iam/v2beta1/identityProviders/${provider}`,
+      undefined,
+      org.owner.headers,
+    );
+    expect(got.status).toBe(200);
+    expect(got.json).toMatchObject({ writerUid: subOwner.uid, defaultRoleGrantable: false });
+    const listed = await restCall(
+      gh.url,
+      "GET",
+      `/iam/v2beta1/identityProviders?uidp.descendants_of=${org.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    expect(listed.json.identityProviders).toEqual([
+      expect.objectContaining({ uid: provider, defaultRoleGrantable: false }),
+    ]);
+
+    // The organization's owner saves it again: its authority now grants the role.
+    const saved = await restCall(
+      gh.url,
+      "PATCH",
+      `/iam/v2beta1/identityProviders/${provider}?update_mask=description`,
+      { uid: provider, description: "re-approved" },
+      org.owner.headers,
+    );
+    expect(saved.status).toBe(200);
+    expect(saved.json).toMatchObject({ writerUid: org.owner.uid, defaultRoleGrantable: true });
+    await signIn(provider, "after-review");
+    expect(await rolesAtTeam(personUid(idp.issuer, "after-review"))).toEqual([owner]);
+  });
+});
