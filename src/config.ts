@@ -82,6 +82,12 @@ export interface Config {
    * statements and its commit) before it answers UNAVAILABLE.
    */
   dbTimeoutMs: number;
+  /** Requests to /oauth/authorize, and to /oauth/callback, per client address per minute. */
+  oauthRateLimit: number;
+  /** Sign-ins completed through one organization identity provider per minute. */
+  signInRateLimit: number;
+  /** How often expired sign-in rows and people who never completed a sign-in are purged. */
+  signInPurgeIntervalSeconds: number;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -333,6 +339,27 @@ export const settings: readonly Setting[] = [
     default: "5000",
     help: "PostgreSQL: longest wait of a call on the database before UNAVAILABLE",
   },
+  {
+    key: "oauthRateLimit",
+    env: "GATEHOUSE_OAUTH_RATE_LIMIT",
+    flag: "oauth-rate-limit",
+    default: "60",
+    help: "requests to /oauth/authorize, and to /oauth/callback, per client address a minute",
+  },
+  {
+    key: "signInRateLimit",
+    env: "GATEHOUSE_SIGN_IN_RATE_LIMIT",
+    flag: "sign-in-rate-limit",
+    default: "120",
+    help: "sign-ins through one organization's identity provider a minute",
+  },
+  {
+    key: "signInPurgeIntervalSeconds",
+    env: "GATEHOUSE_SIGN_IN_PURGE_INTERVAL",
+    flag: "sign-in-purge-interval",
+    default: "10m",
+    help: "how often spent sign-in rows and people who never finished a sign-in are purged",
+  },
 ];
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -471,6 +498,22 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     refreshTokenTtlSeconds: parseDuration(
       get("refreshTokenTtlSeconds") ?? "7d",
       describe("refreshTokenTtlSeconds"),
+    ),
+    oauthRateLimit: parseInteger(
+      get("oauthRateLimit") ?? "60",
+      describe("oauthRateLimit"),
+      1,
+      1_000_000,
+    ),
+    signInRateLimit: parseInteger(
+      get("signInRateLimit") ?? "120",
+      describe("signInRateLimit"),
+      1,
+      1_000_000,
+    ),
+    signInPurgeIntervalSeconds: parseDuration(
+      get("signInPurgeIntervalSeconds") ?? "10m",
+      describe("signInPurgeIntervalSeconds"),
     ),
     ...connectionSettings(get, describe),
   };

@@ -32,6 +32,7 @@ import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
 import type { RegistryStore } from "./registry-store.js";
+import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 
 /** What went wrong in a store operation, independent of the backend. */
 export type StoreErrorKind =
@@ -166,7 +167,13 @@ export interface StoreRoles {
 }
 
 /** Store is the whole persistence contract of Gatehouse. */
-export interface Store extends IamStore, InviteStore, OAuthStore, RegistryStore, AdvisoryStore {
+export interface Store
+  extends IamStore,
+    InviteStore,
+    OAuthStore,
+    SignInUpkeepStore,
+    RegistryStore,
+    AdvisoryStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

@@ -16,6 +16,7 @@ import {
 import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
 import { registryCases } from "./registry-suite.js";
+import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
 
 /** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
 export interface ClosureRow {
@@ -835,6 +836,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
 
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
+    describe("sign-in upkeep", () => signInUpkeepCases(() => store));
 
     describe("atomically", () => {
       const C1 = uids.E;

@@ -292,6 +292,26 @@ export const pgMigrations: readonly PgMigration[] = [
     // until someone who may grant it saves the provider again (as invites without a creator).
     sql: `ALTER TABLE identity_providers ADD COLUMN writer_uid TEXT COLLATE "C" NOT NULL DEFAULT '';`,
   },
+  {
+    description: "sealed logins redeemed once, and people whose sign-in is unfinished",
+    // A spent login is kept until the login itself expires. A note on a person says their
+    // last sign-in was not completed by a code redemption: the purge deletes such people once
+    // the note is old enough (src/auth/oauth/sign-in-purge.ts).
+    sql: `
+      CREATE TABLE oauth_spent_logins (
+        state_hash TEXT COLLATE "C" PRIMARY KEY,
+        expire_time BIGINT NOT NULL
+      );
+      CREATE INDEX oauth_spent_logins_expiry ON oauth_spent_logins (expire_time);
+      CREATE TABLE oauth_unfinished_people (
+        identity_uid TEXT COLLATE "C" PRIMARY KEY REFERENCES identities (uid) ON DELETE CASCADE,
+        note_time BIGINT NOT NULL
+      );
+      CREATE INDEX oauth_unfinished_people_time ON oauth_unfinished_people (note_time);
+      CREATE INDEX oauth_codes_expiry ON oauth_codes (expire_time);
+      CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens (expire_time);
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -85,6 +85,10 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
           now,
           codeHash,
         ]);
+        // A redeemed code completes the person's sign-in (sign-in-upkeep.ts).
+        await sql.run("DELETE FROM oauth_unfinished_people WHERE identity_uid = $1", [
+          row.identity_uid,
+        ]);
         await sql.run(insertRefreshSql, [refresh.tokenHash, row.session_id, refresh.expireTime]);
         return granted(row);
       }),

@@ -14,6 +14,7 @@ import { createPgRepoOps } from "./repos.js";
 import { createPgRoleBindingOps } from "./role-bindings.js";
 import { createPgRoleOps } from "./roles.js";
 import { createPgSecretOps } from "./secrets.js";
+import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgSigningKeyOps } from "./signing-keys.js";
 import { createPgTagOps } from "./tags.js";
 
@@ -104,6 +105,7 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
     ...createPgAccountAssociationOps(db),
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgOAuthOps(db),
+    ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db),
     ...createPgSigningKeyOps(db),
     ...createPgSecretOps(db),

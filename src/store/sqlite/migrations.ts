@@ -460,6 +460,26 @@ export const migrations: readonly Migration[] = [
     // until someone who may grant it saves the provider again (as invites without a creator).
     sql: "ALTER TABLE identity_providers ADD COLUMN writer_uid TEXT NOT NULL DEFAULT '';",
   },
+  {
+    description: "sealed logins redeemed once, and people whose sign-in is unfinished",
+    // A spent login is kept until the login itself expires. A note on a person says their
+    // last sign-in was not completed by a code redemption: the purge deletes such people once
+    // the note is old enough (src/auth/oauth/sign-in-purge.ts).
+    sql: `
+      CREATE TABLE oauth_spent_logins (
+        state_hash TEXT PRIMARY KEY,
+        expire_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX oauth_spent_logins_expiry ON oauth_spent_logins (expire_time);
+      CREATE TABLE oauth_unfinished_people (
+        identity_uid TEXT PRIMARY KEY REFERENCES identities (uid) ON DELETE CASCADE,
+        note_time INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX oauth_unfinished_people_time ON oauth_unfinished_people (note_time);
+      CREATE INDEX oauth_codes_expiry ON oauth_codes (expire_time);
+      CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens (expire_time);
+    `,
+  },
 ];
 
 /**

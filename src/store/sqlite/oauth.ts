@@ -34,6 +34,8 @@ export function createOAuthOps(db: Database): OAuthOps {
      WHERE c.code_hash = ?`,
   );
   const redeemCode = db.prepare("UPDATE oauth_codes SET redeem_time = ? WHERE code_hash = ?");
+  // A redeemed code completes the person's sign-in (sign-in-upkeep.ts).
+  const finished = db.prepare("DELETE FROM oauth_unfinished_people WHERE identity_uid = ?");
   const insertRefresh = db.prepare(
     "INSERT INTO oauth_refresh_tokens (token_hash, session_id, expire_time) VALUES (?, ?, ?)",
   );
@@ -73,6 +75,7 @@ export function createOAuthOps(db: Database): OAuthOps {
       });
       if (reason !== undefined) return { kind: "refused", reason } as const;
       redeemCode.run(now, codeHash);
+      finished.run(row.identity_uid);
       insertRefresh.run(refresh.tokenHash, row.session_id, refresh.expireTime);
       return granted(row);
     },

@@ -20,6 +20,7 @@ import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { createRoleOps } from "./roles.js";
 import { createSecretOps } from "./secrets.js";
+import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
 import { createTagOps } from "./tags.js";
@@ -60,6 +61,8 @@ const accessNeutralWrites = [
   "putTag",
   "importTags",
   "deleteTag",
+  "spendLogin",
+  "noteUnfinishedSignIn",
 ] as const satisfies readonly (keyof DataOps)[];
 
 /**
@@ -87,6 +90,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createAccountAssociationOps(db),
     ...createGroupInviteOps(db, roleBindings.getRoleBinding),
     ...createOAuthOps(db),
+    ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
