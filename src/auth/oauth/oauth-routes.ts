@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
@@ -6,6 +7,7 @@ import type { Store } from "../../store/store.js";
 import { isUid } from "../../uid.js";
 import { grantDefaultRole } from "../login/default-role.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
+import { createSignInLimit } from "../login/sign-in-limit.js";
 import {
   callbackUri,
   type LoginProvider,
@@ -14,7 +16,9 @@ import {
 } from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
 import { cookieValue, createLoginCookies } from "./login-cookie.js";
+import { createLoginSlots, loginCookieName } from "./login-slots.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
+import { createSignInPurge, startSignInPurge } from "./sign-in-purge.js";
 
 /** Options of oauthRoutes. */
 export interface OAuthRoutesOptions {
@@ -67,9 +71,25 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   );
   const callbackPath = `${path}/oauth/callback`;
   const secureCookies = authUrl.startsWith("https:");
-  // The Set-Cookie header of a login cookie; a max age of 0 clears it.
-  const loginSetCookie = (name: string, value: string, maxAgeSeconds: number) =>
-    `${name}=${value}; Path=${callbackPath}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
+  // A browser's one login cookie (login-slots.ts) goes to authorize, which adds to it, and to
+  // the callback, which takes from it.
+  const slots = createLoginSlots(loginCookies, maxCookieBytes - loginCookieName.length - 1);
+  // The Set-Cookie header of the login cookie; a max age of 0 clears it.
+  const loginSetCookie = (value: string, maxAgeSeconds: number) =>
+    `${loginCookieName}=${value}; Path=${path}/oauth/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
+  // Sign-ins per organization provider, and the purge of what sign-ins leave behind.
+  const signIns = createSignInLimit(config.signInRateLimit, now);
+  const purge = createSignInPurge({ store, now, log });
+  const stopPurge = startSignInPurge(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
+    log({ err }, "sign-in purge failed"),
+  );
+  app.addHook("onClose", async () => stopPurge());
+  // Authorize and callback, per client address: each hands out or redeems a sealed login for
+  // anyone, and a callback costs a request at the provider. 429 with Retry-After beyond.
+  await app.register(rateLimit, { global: false });
+  const perAddress = {
+    config: { rateLimit: { max: config.oauthRateLimit, timeWindow: 60_000 } },
+  };
 
   // The issuers whose word on an email is believed for an organization's provider.
   const emailTrusted = new Set(
@@ -121,7 +141,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     return { provider: { id, issuer, clientId, clientSecret, scopes: additionalScopes }, idp };
   }
 
-  app.get(`${path}/oauth/authorize`, async (req, reply) => {
+  app.get(`${path}/oauth/authorize`, perAddress, async (req, reply) => {
     const q = single(req.query as Record<string, unknown>);
     if (q === undefined) return errorPage(reply, 400, "A parameter is given more than once.");
     const clientId = q.client_id ?? "";
@@ -193,23 +213,24 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       codeVerifier: start.codeVerifier,
       expireTime: now() + loginLifetimeMs,
     });
-    const cookieName = loginCookies.name(stateHash);
     // A cookie the browser would drop would end the sign-in at the callback, after the person
     // signed in at the provider: refuse it here instead. Name and value are ASCII.
-    if (cookieName.length + 1 + sealed.length > maxCookieBytes) {
+    if (loginCookieName.length + 1 + sealed.length > maxCookieBytes) {
       return errorPage(reply, 400, "state and redirect_uri are too long to keep for the sign-in.");
     }
+    // One cookie per browser: this login first, then the older ones that still fit.
+    const value = slots.add(cookieValue(req.headers.cookie, loginCookieName), sealed);
     return reply
       .header("cache-control", "no-store")
-      .header("set-cookie", loginSetCookie(cookieName, sealed, loginLifetimeMs / 1000))
+      .header("set-cookie", loginSetCookie(value, loginLifetimeMs / 1000))
       .redirect(start.url.href, 302);
   });
 
   // The login provider's answers come to callbackPath, an organization provider's to
   // `callbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
   // provider its login was sent to.
-  app.get(callbackPath, (req, reply) => callback(req, reply, ""));
-  app.get(`${callbackPath}/*`, (req, reply) =>
+  app.get(callbackPath, perAddress, (req, reply) => callback(req, reply, ""));
+  app.get(`${callbackPath}/*`, perAddress, (req, reply) =>
     callback(req, reply, (req.params as { "*": string })["*"]),
   );
 
@@ -217,20 +238,32 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const q = single(req.query as Record<string, unknown>);
     const state = q?.state ?? "";
     const stateHash = state === "" ? "" : digest(state);
-    const name = stateHash === "" ? "" : loginCookies.name(stateHash);
-    const sealed = name === "" ? undefined : cookieValue(req.headers.cookie, name);
-    const opened = sealed === undefined ? undefined : loginCookies.open(stateHash, sealed);
-    const pending = opened && opened.expireTime > now() ? opened : undefined;
-    // The login is over either way: its cookie goes.
-    if (sealed !== undefined) reply.header("set-cookie", loginSetCookie(name, "", 0));
-    if (!q || !pending) {
-      log({ reason: "unknown_state" }, "login callback refused");
+    const taken =
+      stateHash === ""
+        ? undefined
+        : slots.take(cookieValue(req.headers.cookie, loginCookieName), stateHash);
+    const pending = taken && taken.login.expireTime > now() ? taken.login : undefined;
+    // The login is over either way: it leaves the cookie, which keeps the other tabs' logins.
+    if (taken !== undefined) {
+      reply.header(
+        "set-cookie",
+        taken.rest === ""
+          ? loginSetCookie("", 0)
+          : loginSetCookie(taken.rest, loginLifetimeMs / 1000),
+      );
+    }
+    const unknown = (reason: string) => {
+      log({ reason }, "login callback refused");
       return errorPage(
         reply,
         400,
-        "This sign-in is unknown, expired or already complete. Start the sign-in again.",
+        "This sign-in is unknown, expired or already complete (or newer sign-ins in this browser replaced it). Start the sign-in again.",
       );
-    }
+    };
+    if (!q || !pending) return unknown("unknown_state");
+    // A sealed login is redeemed once, on every replica: a replayed callback never reaches
+    // the provider (each would spend a token request of Gatehouse's there).
+    if (!(await store.spendLogin(stateHash, pending.expireTime))) return unknown("login_spent");
     const back = (params: Record<string, string>) =>
       redirectWith(reply, pending.redirectUri, {
         ...params,
@@ -270,7 +303,22 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       uid: found.idp.uid,
       trustEmail: emailTrusted.has(found.idp.oidc.issuer),
     };
-    const person = await store.upsertPerson(personLogin(claims, now(), scope));
+    // Each sign-in leaves rows (a person, a session, a code): an organization's provider
+    // makes at most signInRateLimit a minute.
+    if (found.idp && !signIns.take(found.idp.uid)) {
+      const seconds = Math.ceil(signIns.retryAfterMs() / 1000);
+      log({ provider: pending.provider, reason: "rate_limited" }, "login refused");
+      return back({
+        error: "temporarily_unavailable",
+        error_description: `too many sign-ins through this identity provider: try again in ${seconds} s`,
+      });
+    }
+    const login = personLogin(claims, now(), scope);
+    const created = !(await store.identityExists(login.uid));
+    const person = await store.upsertPerson(login);
+    // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
+    // a sign-in made who never finish one (sign-in-purge.ts).
+    await store.noteUnfinishedSignIn(person.uid, created, login.now);
     if (found.idp && found.idp.defaultRole !== "") {
       await grantDefaultRole({ store, now, log }, person.uid, found.idp);
     }

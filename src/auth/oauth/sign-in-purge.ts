@@ -1,0 +1,86 @@
+import type { SignInPurge } from "../../store/sign-in-upkeep-store.js";
+import { type Store, StoreError } from "../../store/store.js";
+
+/**
+ * How long a person a sign-in created may go without completing it (redeeming the code the
+ * callback gave) before the purge deletes them: well past the code's minute, so that no
+ * sign-in in progress is cut short.
+ */
+export const unfinishedSignInGraceMs = 15 * 60_000;
+
+/** What the purge needs. */
+export interface SignInPurgeDeps {
+  store: Pick<Store, "purgeSignIns" | "deleteIdentity">;
+  now: () => number;
+  /** Told what was purged: counts and reasons, never a code or a token. */
+  log: (fields: Record<string, unknown>, msg: string) => void;
+}
+
+/** What one purge did: the store's counts and how many people it deleted. */
+export interface SignInPurgeReport extends Omit<SignInPurge, "unfinishedPeople"> {
+  people: number;
+}
+
+/** The purge of what sign-ins leave behind. */
+export interface SignInPurgeJob {
+  /** Purge once, at the clock's now. */
+  run(): Promise<SignInPurgeReport>;
+}
+
+/**
+ * Create the purge of sign-in rows: expired codes and refresh tokens, ended sessions (the
+ * store's purgeSignIns), and the people created by a sign-in they never completed, deleted
+ * like any identity (deleteIdentity: an organization's last owner is kept). Replicas may run
+ * it at once: a person deleted by another is skipped.
+ */
+export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
+  const { store, now, log } = deps;
+  return {
+    async run() {
+      const t = now();
+      const { unfinishedPeople, ...counts } = await store.purgeSignIns(
+        t,
+        t - unfinishedSignInGraceMs,
+      );
+      let people = 0;
+      for (const uid of unfinishedPeople) {
+        try {
+          await store.deleteIdentity(uid);
+          people++;
+        } catch (err) {
+          if (!(err instanceof StoreError)) throw err;
+          if (err.kind !== "not_found") {
+            log({ identity: uid, reason: err.kind }, "unfinished sign-in kept");
+          }
+        }
+      }
+      const report = { ...counts, people };
+      if (Object.values(report).some((n) => n > 0)) log(report, "sign-in rows purged");
+      return report;
+    },
+  };
+}
+
+/**
+ * Run `job` every `intervalMs` (one run at a time; the timer never keeps the process alive).
+ * Returns the stop.
+ */
+export function startSignInPurge(
+  job: SignInPurgeJob,
+  intervalMs: number,
+  onError: (err: unknown) => void,
+): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    job
+      .run()
+      .catch(onError)
+      .finally(() => {
+        running = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,322 @@
+import { createHash, randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { providerPersonUid } from "../../src/auth/login/person.js";
+import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
+import { restCall } from "../helpers/rest-client.js";
+import {
+  type CookieJar,
+  cookieHeaderOf,
+  signInAtIdp,
+  startTestIdp,
+  type TestIdp,
+} from "../helpers/test-idp.js";
+import {
+  freePort,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
+
+// What an outsider could make Gatehouse do through /oauth/*: spend its token-request quota at a
+// provider by replaying forged callbacks, fill the database with throw-away people through a
+// provider of his own, and fill a visitor's browser with login cookies.
+
+const redirect = "http://127.0.0.1:53682/callback";
+const anyone = new Proxy({} as Record<string, { name: string }>, {
+  get: (_t, id) => (typeof id === "string" ? { name: id } : undefined),
+});
+
+/** An OpenID Provider that answers every token request with invalid_grant, and counts them. */
+async function startCountingProvider(): Promise<{
+  issuer: string;
+  tokenRequests: () => number;
+  close: () => Promise<void>;
+}> {
+  let count = 0;
+  const http: Server = createServer((req, res) => {
+    const json = (status: number, body: unknown) =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (req.url === "/.well-known/openid-configuration") {
+      return json(200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        response_types_supported: ["code"],
+        subject_types_supported: ["public"],
+        id_token_signing_alg_values_supported: ["ES256"],
+      });
+    }
+    if (req.url === "/jwks") return json(200, { keys: [] });
+    if (req.url === "/token") {
+      count++;
+      return json(400, { error: "invalid_grant", error_description: "no such code" });
+    }
+    return json(404, {});
+  });
+  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+  const issuer = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return {
+    issuer,
+    tokenRequests: () => count,
+    close: () => new Promise<void>((resolve) => http.close(() => resolve())),
+  };
+}
+
+function pkce() {
+  const verifier = randomBytes(32).toString("base64url");
+  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
+}
+
+function authorizeUrl(gh: TestServer, provider: string, challenge: string): string {
+  return `${gh.url}/oauth/authorize?${new URLSearchParams({
+    response_type: "code",
+    client_id: "gatehouse-cli",
+    redirect_uri: redirect,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "s",
+    identity_provider: provider,
+  })}`;
+}
+
+async function createProvider(gh: TestServer, org: TestOrg, issuer: string, secret = "s") {
+  const res = await restCall(
+    gh.url,
+    "POST",
+    `/iam/v2beta1/identityProviders/${org.uid}`,
+    { name: "SSO", oidc: { issuer, clientId: "gatehouse", clientSecret: secret } },
+    org.owner.headers,
+  );
+  expect(res.status).toBe(200);
+  return res.json.uid as string;
+}
+
+/** Start a sign-in in `jar`'s browser: where it goes next (the provider). */
+async function authorize(url: string, jar: CookieJar): Promise<Response> {
+  const at = new URL(url);
+  const res = await fetch(at, { redirect: "manual", headers: { cookie: cookieHeaderOf(jar, at) } });
+  const cookies = jar.get(at.host) ?? new Map<string, string>();
+  for (const line of res.headers.getSetCookie()) {
+    const [pair] = line.split(";", 1);
+    const eq = pair?.indexOf("=") ?? -1;
+    if (pair && eq > 0) cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  jar.set(at.host, cookies);
+  return res;
+}
+
+/** Trade a code for tokens, as the client does. */
+async function redeem(gh: TestServer, code: string, verifier: string) {
+  return fetch(`${gh.url}/oauth/token`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: "gatehouse-cli",
+    }),
+  });
+}
+
+describe("forged callbacks", () => {
+  let gh: TestServer;
+  let hostile: Awaited<ReturnType<typeof startCountingProvider>>;
+  let provider: string;
+
+  beforeAll(async () => {
+    hostile = await startCountingProvider();
+    gh = await startTestServer({
+      GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+      GATEHOUSE_OAUTH_RATE_LIMIT: "5",
+    });
+    provider = await createProvider(gh, await gh.makeOrg("acme"), hostile.issuer);
+  });
+  afterAll(async () => {
+    await gh?.close();
+    await hostile?.close();
+  });
+
+  it("redeem a sealed login once: a replay never reaches the provider", async () => {
+    const res = await fetch(authorizeUrl(gh, provider, pkce().challenge), { redirect: "manual" });
+    expect(res.status).toBe(302);
+    const state = new URL(res.headers.get("location") as string).searchParams.get("state");
+    const cookie = (res.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
+    const callback = `${gh.url}/oauth/callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
+    const first = await fetch(callback, { redirect: "manual", headers: { cookie } });
+    expect(first.status).toBe(302);
+    expect(new URL(first.headers.get("location") as string).searchParams.get("error")).toBe(
+      "access_denied",
+    );
+    expect(hostile.tokenRequests()).toBe(1);
+    for (let i = 0; i < 3; i++) {
+      const again = await fetch(callback, { redirect: "manual", headers: { cookie } });
+      expect(again.status).toBe(400);
+      expect(await again.text()).toMatch(/already complete/);
+    }
+    expect(hostile.tokenRequests()).toBe(1);
+  });
+
+  it("are limited per client address, as authorize is: 429 with Retry-After", async () => {
+    // 5 a minute each (GATEHOUSE_OAUTH_RATE_LIMIT); the test above spent some of them.
+    const statuses = async (url: string) => {
+      const seen: number[] = [];
+      let retryAfter: string | null = null;
+      for (let i = 0; i < 7; i++) {
+        const res = await fetch(url, { redirect: "manual" });
+        await res.arrayBuffer();
+        seen.push(res.status);
+        if (res.status === 429) retryAfter = res.headers.get("retry-after");
+      }
+      return { seen, retryAfter };
+    };
+    const auth = await statuses(authorizeUrl(gh, provider, pkce().challenge));
+    expect(auth.seen.slice(0, 4)).toEqual([302, 302, 302, 302]);
+    expect(auth.seen.slice(4)).toEqual([429, 429, 429]);
+    expect(Number(auth.retryAfter)).toBeGreaterThan(0);
+    const back = await statuses(`${gh.url}/oauth/callback?code=forged&state=x`);
+    expect(back.seen.slice(0, 1)).toEqual([400]);
+    expect(back.seen.slice(-2)).toEqual([429, 429]);
+    expect(Number(back.retryAfter)).toBeGreaterThan(0);
+  });
+});
+
+describe("sign-ins through an organization's provider", () => {
+  let gh: TestServer;
+  let idp: TestIdp;
+  let provider: string;
+  let clock = Date.now();
+
+  beforeAll(async () => {
+    const port = await freePort();
+    idp = await startTestIdp({
+      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+      people: anyone,
+    });
+    gh = await startTestServer(
+      {
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+        GATEHOUSE_SIGN_IN_RATE_LIMIT: "3",
+      },
+      { port, now: () => clock },
+    );
+    const org = await gh.makeOrg("acme");
+    provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
+    // Each provider has its own redirect URI, registered at it.
+    idp.setRedirectUris([`${gh.url}/oauth/callback/${provider}`]);
+  });
+  afterAll(async () => {
+    await gh?.close();
+    await idp?.close();
+  });
+
+  /** Sign `account` in through the provider; the client's answer and the PKCE verifier. */
+  async function signIn(account: string, jar: CookieJar = new Map()) {
+    const { verifier, challenge } = pkce();
+    const back = await signInAtIdp(authorizeUrl(gh, provider, challenge), account, redirect, jar);
+    return { back, verifier };
+  }
+
+  it("keep one login cookie per browser, and two tabs signing in at once both finish", async () => {
+    const jar: CookieJar = new Map();
+    // A stranger's page starts twenty sign-ins in the visitor's browser.
+    for (let i = 0; i < 20; i++) {
+      expect((await authorize(authorizeUrl(gh, provider, pkce().challenge), jar)).status).toBe(302);
+    }
+    const ours = jar.get(new URL(gh.url).host) as Map<string, string>;
+    expect([...ours.keys()]).toEqual(["gatehouse_login"]);
+    expect(cookieHeaderOf(jar, new URL(gh.url)).length).toBeLessThanOrEqual(4096);
+
+    // Two tabs start a sign-in each, then both finish at the provider and come back.
+    const tabs = [pkce(), pkce()];
+    const starts = [];
+    for (const t of tabs) {
+      const res = await authorize(authorizeUrl(gh, provider, t.challenge), jar);
+      starts.push(res.headers.get("location") as string);
+    }
+    const answers = [];
+    for (const start of starts) {
+      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/callback/`, jar));
+    }
+    for (const [i, answer] of answers.entries()) {
+      const res = await fetch(answer, {
+        redirect: "manual",
+        headers: { cookie: cookieHeaderOf(jar, answer) },
+      });
+      expect(res.status).toBe(302);
+      const back = new URL(res.headers.get("location") as string);
+      expect(back.searchParams.get("error_description")).toBeNull();
+      const code = back.searchParams.get("code") as string;
+      expect((await redeem(gh, code, (tabs[i] as { verifier: string }).verifier)).status).toBe(200);
+      // Each callback takes its own login out of the one cookie and keeps the rest.
+      const line = res.headers.getSetCookie()[0] ?? "";
+      expect(line).toMatch(/^gatehouse_login=[\w.-]*; Path=\/oauth\/; /);
+      const [pair] = line.split(";", 1);
+      ours.set("gatehouse_login", (pair as string).slice("gatehouse_login=".length));
+      expect([...ours.keys()]).toEqual(["gatehouse_login"]);
+    }
+  });
+
+  it("limit sign-ins per provider a minute", async () => {
+    clock += 61_000;
+    for (const account of ["r1", "r2", "r3"]) {
+      const { back } = await signIn(account);
+      expect(back.searchParams.get("code")).not.toBeNull();
+    }
+    const { back } = await signIn("r4");
+    expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
+    expect(back.searchParams.get("code")).toBeNull();
+    expect(
+      await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, "r4")),
+    ).toBeUndefined();
+    clock += 61_000;
+    expect((await signIn("r4")).back.searchParams.get("code")).not.toBeNull();
+  });
+
+  it("purge the people who never completed a sign-in, and expired sign-in rows", async () => {
+    clock += 61_000;
+    const purge = createSignInPurge({ store: gh.store, now: () => clock, log: () => {} });
+    const done = await signIn("finished");
+    const code = done.back.searchParams.get("code") as string;
+    const tokens = (await (await redeem(gh, code, done.verifier)).json()) as {
+      access_token: string;
+    };
+    const thrown = ["throw-away-1", "throw-away-2"];
+    for (const account of thrown) {
+      expect((await signIn(account)).back.searchParams.get("code")).not.toBeNull();
+    }
+    for (const account of thrown) {
+      expect(
+        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
+      ).toBeDefined();
+    }
+    // Within the grace a sign-in has to complete, nobody goes.
+    expect((await purge.run()).people).toBe(0);
+    clock += 16 * 60_000;
+    const report = await purge.run();
+    // r1-r4 and both throw-aways never redeemed their codes; two-tabs and finished did.
+    expect(report.people).toBe(6);
+    expect(report.codes).toBeGreaterThan(0);
+    for (const account of [...thrown, "r1", "r4"]) {
+      expect(
+        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
+      ).toBeUndefined();
+    }
+    for (const account of ["finished", "two-tabs"]) {
+      expect(
+        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
+      ).toBeDefined();
+    }
+    const me = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
+      authorization: `Bearer ${tokens.access_token}`,
+    });
+    expect(me.status).toBe(200);
+    expect((await purge.run()).people).toBe(0);
+  });
+});
