@@ -1,11 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { personUid } from "../../src/auth/login/person.js";
+import { providerPersonUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
+  backends,
   freePort,
   startTestServer,
   type TestCaller,
@@ -62,34 +63,40 @@ async function rolesAtTeam(identity: string): Promise<string[]> {
     .map((b: { role: { uid: string } }) => b.role.uid);
 }
 
-beforeAll(async () => {
-  const port = await freePort();
-  idp = await startTestIdp({
-    redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-    // Anyone at all: the subjects are made up by whoever signs in.
-    people: Object.fromEntries(
-      ["first", "made-up-1", "made-up-2", "after-review"].map((s) => [s, { name: s }]),
-    ),
+describe.each(backends)("an identity provider's default role on %s", (backend) => {
+  beforeAll(async () => {
+    const port = await freePort();
+    idp = await startTestIdp({
+      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+      // Anyone at all: the subjects are made up by whoever signs in.
+      people: Object.fromEntries(
+        ["first", "made-up-1", "made-up-2", "after-review"].map((s) => [s, { name: s }]),
+      ),
+    });
+    gh = await startTestServer(
+      {
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+      },
+      { port, backend },
+    );
+    org = await gh.makeOrg("acme");
+    team = newChildUid(org.uid);
+    await gh.store.createGroup({
+      uid: team,
+      parentUid: org.uid,
+      name: "team",
+      description: "",
+      now: Date.now(),
+    });
+    subOwner = await gh.makeIdentity(team, ["owner"]);
   });
-  gh = await startTestServer({ GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true" }, { port });
-  org = await gh.makeOrg("acme");
-  team = newChildUid(org.uid);
-  await gh.store.createGroup({
-    uid: team,
-    parentUid: org.uid,
-    name: "team",
-    description: "",
-    now: Date.now(),
+
+  afterAll(async () => {
+    await gh?.close();
+    await idp?.close();
   });
-  subOwner = await gh.makeIdentity(team, ["owner"]);
-});
 
-afterAll(async () => {
-  await gh?.close();
-  await idp?.close();
-});
-
-describe("an identity provider's default role", () => {
   it("lapses when its writer no longer may grant it, and Get and List say so", async () => {
     const made = await restCall(
       gh.url,
@@ -106,10 +113,12 @@ describe("an identity provider's default role", () => {
     expect(made.json.writerUid).toBe(subOwner.uid);
     expect(made.json.defaultRoleGrantable).toBe(true);
     const provider = made.json.uid as string;
+    // Each provider has its own redirect URI, registered at it.
+    idp.setRedirectUris([`${gh.url}/oauth/callback/${provider}`]);
 
     // While the writer may grant it, a sign-in gets the role.
     await signIn(provider, "first");
-    expect(await rolesAtTeam(personUid(idp.issuer, "first"))).toEqual([owner]);
+    expect(await rolesAtTeam(providerPersonUid(provider, idp.issuer, "first"))).toEqual([owner]);
 
     // The organization's owner removes the sub-owner's binding.
     const bindings = await restCall(
@@ -134,7 +143,7 @@ describe("an identity provider's default role", () => {
     // The provider still signs people in, but grants nothing with the lost authority.
     for (const subject of ["made-up-1", "made-up-2"]) {
       await signIn(provider, subject);
-      expect(await rolesAtTeam(personUid(idp.issuer, subject))).toEqual([]);
+      expect(await rolesAtTeam(providerPersonUid(provider, idp.issuer, subject))).toEqual([]);
     }
     const got = await restCall(
       gh.url,
@@ -167,6 +176,8 @@ describe("an identity provider's default role", () => {
     expect(saved.status).toBe(200);
     expect(saved.json).toMatchObject({ writerUid: org.owner.uid, defaultRoleGrantable: true });
     await signIn(provider, "after-review");
-    expect(await rolesAtTeam(personUid(idp.issuer, "after-review"))).toEqual([owner]);
+    expect(await rolesAtTeam(providerPersonUid(provider, idp.issuer, "after-review"))).toEqual([
+      owner,
+    ]);
   });
 });

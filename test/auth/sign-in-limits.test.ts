@@ -1,6 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
@@ -13,6 +16,7 @@ import {
   type TestIdp,
 } from "../helpers/test-idp.js";
 import {
+  backends,
   freePort,
   startTestServer,
   type TestOrg,
@@ -123,26 +127,42 @@ async function redeem(gh: TestServer, code: string, verifier: string) {
   });
 }
 
-describe("forged callbacks", () => {
+describe.each(backends)("forged callbacks on %s", (backend) => {
   let gh: TestServer;
+  // A second replica on the same database.
+  let other: TestServer;
   let hostile: Awaited<ReturnType<typeof startCountingProvider>>;
   let provider: string;
+  let dir = "";
 
   beforeAll(async () => {
     hostile = await startCountingProvider();
-    gh = await startTestServer({
+    const env = {
       GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
       GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
       GATEHOUSE_OAUTH_RATE_LIMIT: "5",
+    };
+    if (backend === "sqlite") {
+      dir = mkdtempSync(join(tmpdir(), "gatehouse-sign-in-"));
+      gh = await startTestServer({ ...env, GATEHOUSE_DB: join(dir, "db.sqlite") });
+    } else {
+      gh = await startTestServer(env, { backend });
+    }
+    other = await startTestServer({
+      ...env,
+      GATEHOUSE_DB: gh.config.dbPath,
+      GATEHOUSE_DATABASE_URL: gh.config.databaseUrl,
     });
     provider = await createProvider(gh, await gh.makeOrg("acme"), hostile.issuer);
   });
   afterAll(async () => {
     await gh?.close();
+    await other?.close();
     await hostile?.close();
+    if (dir !== "") rmSync(dir, { recursive: true, force: true });
   });
 
-  it("redeem a sealed login once: a replay never reaches the provider", async () => {
+  it("redeem a sealed login once, on every replica: a replay never reaches the provider", async () => {
     const res = await fetch(authorizeUrl(gh, provider, pkce().challenge), { redirect: "manual" });
     expect(res.status).toBe(302);
     const state = new URL(res.headers.get("location") as string).searchParams.get("state");
@@ -154,8 +174,9 @@ describe("forged callbacks", () => {
       "access_denied",
     );
     expect(hostile.tokenRequests()).toBe(1);
-    for (let i = 0; i < 3; i++) {
-      const again = await fetch(callback, { redirect: "manual", headers: { cookie } });
+    for (const replica of [gh, other, other]) {
+      const replay = callback.replace(gh.url, replica.url);
+      const again = await fetch(replay, { redirect: "manual", headers: { cookie } });
       expect(again.status).toBe(400);
       expect(await again.text()).toMatch(/already complete/);
     }
@@ -186,7 +207,7 @@ describe("forged callbacks", () => {
   });
 });
 
-describe("sign-ins through an organization's provider", () => {
+describe.each(backends)("sign-ins through an organization's provider on %s", (backend) => {
   let gh: TestServer;
   let idp: TestIdp;
   let provider: string;
@@ -204,7 +225,7 @@ describe("sign-ins through an organization's provider", () => {
         GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
         GATEHOUSE_SIGN_IN_RATE_LIMIT: "3",
       },
-      { port, now: () => clock },
+      { port, now: () => clock, backend },
     );
     const org = await gh.makeOrg("acme");
     provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
