@@ -19,14 +19,12 @@ export interface PendingLogin {
 /**
  * A login in flight lives in the browser that started it, as a cookie: sealed (AES-256-GCM
  * under a server secret), bound to the upstream state it was sent with (the state's hash is
- * the additional data), and sent back only to the callback. The server keeps nothing per
- * login, so no number of logins started by strangers can crowd out anyone's, and a callback
- * arriving in another browser (a login forced on someone: login CSRF) finds no cookie and is
- * refused.
+ * the additional data), and sent back only under /oauth/. A browser keeps its logins in one
+ * cookie (login-slots.ts). A callback arriving in another browser (a login forced on someone:
+ * login CSRF) finds no login for its state and is refused; one arriving twice finds its login
+ * spent (the store records it).
  */
 export interface LoginCookies {
-  /** The cookie's name for the login of `stateHash` (one per login: tabs sign in apart). */
-  name(stateHash: string): string;
   /** The sealed value. */
   seal(stateHash: string, login: PendingLogin): string;
   /** The login, if `value` was sealed by this server for `stateHash`; else undefined. */
@@ -40,7 +38,6 @@ const tagBytes = 16;
 export function createLoginCookies(key: Uint8Array): LoginCookies {
   if (key.length !== 32) throw new Error("the login cookie key must be 32 bytes");
   return {
-    name: (stateHash) => `gatehouse_login_${stateHash.slice(0, 22)}`,
     seal(stateHash, login) {
       const iv = randomBytes(ivBytes);
       const cipher = createCipheriv("aes-256-gcm", key, iv);
