@@ -1,6 +1,22 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  file_gatehouse_iam_v1_groups,
+  GroupsService as V1GroupsService,
+} from "../gen/gatehouse/iam/v1/groups_pb.js";
+import {
+  file_gatehouse_iam_v1_identities,
+  IdentitiesService as V1IdentitiesService,
+} from "../gen/gatehouse/iam/v1/identities_pb.js";
+import {
+  file_gatehouse_iam_v1_role_bindings,
+  RoleBindingsService as V1RoleBindingsService,
+} from "../gen/gatehouse/iam/v1/role_bindings_pb.js";
+import {
+  file_gatehouse_iam_v1_roles,
+  RolesService as V1RolesService,
+} from "../gen/gatehouse/iam/v1/roles_pb.js";
+import {
   AccessService,
   file_gatehouse_iam_v2beta1_access,
 } from "../gen/gatehouse/iam/v2beta1/access_pb.js";
@@ -65,6 +81,11 @@ import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
 import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
+import { createV1GroupsService } from "./services/v1/groups.js";
+import { createV1IdentitiesService } from "./services/v1/identities.js";
+import { createV1RoleBindingsService } from "./services/v1/role-bindings.js";
+import { createV1RolesService } from "./services/v1/roles.js";
+import { type AuthorizeCall, createV2Calls } from "./services/v1/v2-calls.js";
 import { createAdvisoriesService } from "./services/vulnerabilities/advisories.js";
 
 /** The API's proto files, for server reflection. */
@@ -82,6 +103,10 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_registry_v2beta1_tags,
   file_gatehouse_vulnerabilities_v2beta1_advisories,
   file_gatehouse_sts_v1_sts,
+  file_gatehouse_iam_v1_groups,
+  file_gatehouse_iam_v1_identities,
+  file_gatehouse_iam_v1_roles,
+  file_gatehouse_iam_v1_role_bindings,
 ];
 
 /** The API's services: every one is served over gRPC, gRPC-Web, Connect and REST. */
@@ -99,10 +124,17 @@ export const apiServices: readonly DescService[] = [
   TagsService,
   AdvisoriesService,
   SecurityTokenService,
+  V1GroupsService,
+  V1IdentitiesService,
+  V1RolesService,
+  V1RoleBindingsService,
 ];
 
-/** What the services need. */
-export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps & IdentityProvidersDeps;
+/** What the services need; `authorizeCall` authorizes the v2 calls of the v1 adapters. */
+export type ServiceDeps = GroupsDeps &
+  RolesDeps &
+  ExchangeDeps &
+  IdentityProvidersDeps & { authorizeCall: AuthorizeCall };
 
 /**
  * Create every API service's implementation, once: the one place where RPCs meet their
@@ -111,7 +143,7 @@ export type ServiceDeps = GroupsDeps & RolesDeps & ExchangeDeps & IdentityProvid
  * answer UNIMPLEMENTED.
  */
 export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
-  return [
+  const current = [
     registration(GroupsService, createGroupsService(deps)),
     registration(IdentitiesService, createIdentitiesService(deps)),
     registration(RolesService, createRolesService(deps)),
@@ -125,6 +157,17 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),
     registration(SecurityTokenService, createSecurityTokenService(deps)),
+  ];
+  // v1: adapters over the implementations above, each v2 call behind its own v2 rule. Their
+  // REST paths ignore unknown query keys and body fields, as v1's gateway did.
+  const v1 = { v2: createV2Calls(current, deps.authorizeCall) };
+  const lenient = { restInput: "lenient" } as const;
+  return [
+    ...current,
+    registration(V1GroupsService, createV1GroupsService(v1), lenient),
+    registration(V1IdentitiesService, createV1IdentitiesService(v1), lenient),
+    registration(V1RolesService, createV1RolesService(v1), lenient),
+    registration(V1RoleBindingsService, createV1RoleBindingsService(v1), lenient),
   ];
 }
 

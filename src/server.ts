@@ -306,6 +306,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     oidc,
     config,
     onRefused,
+    authorizeCall: access.authorizeCall,
   });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),

@@ -1,5 +1,5 @@
 import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
-import type { Interceptor } from "@connectrpc/connect";
+import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { kCallInfo } from "../call-info.js";
 import { invalidField, invalidToken, permissionDenied, unauthenticated } from "../errors.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
@@ -25,6 +25,7 @@ export interface AccessDeps {
 type Compiled =
   | { kind: "public"; identifies?: true }
   | { kind: "authenticated" | "deny" }
+  | { kind: "adapter"; calls: ReadonlySet<string> }
   | { kind: "list"; capability: Capability }
   | {
       kind: "resource";
@@ -59,7 +60,19 @@ export interface AccessControl {
     authorization: string | null,
     requestId?: string,
   ): Promise<Error | undefined>;
+  /**
+   * Authorize a v2 call that a v1 adapter makes for its caller (policy.ts `adapter`): the v2
+   * RPC's own rule, on the v2 request, exactly as if the caller had sent it (a List's scope
+   * lands in `values` for the v2 handler). Throws INTERNAL if the running v1 method's rule
+   * does not name that v2 RPC, so an adapter cannot call what the table does not say.
+   */
+  authorizeCall(method: DescMethod, message: unknown, values: ContextValues): Promise<void>;
 }
+
+// The v2 RPCs the running adapter may call, set by the interceptor on an `adapter` rule.
+const kAdapterCalls = createContextKey<ReadonlySet<string> | undefined>(undefined, {
+  description: "the v2 calls of the running v1 adapter",
+});
 
 /**
  * Create the access control that authenticates and authorizes every call, as the policy
@@ -77,6 +90,16 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
       const rule = ruleOf(rpc);
       if (rule) compiled.set(rpc, compile(rule, method.input));
       else missing.push(rpc);
+    }
+    // An adapter's v2 calls must be served RPCs with rules of their own (not adapters).
+    for (const method of methods) {
+      const rpc = `${method.parent.typeName}/${method.name}`;
+      const rule = compiled.get(rpc);
+      if (rule?.kind !== "adapter") continue;
+      for (const call of rule.calls) {
+        const kind = compiled.get(call)?.kind;
+        if (kind === undefined || kind === "adapter") missing.push(`${call} (called by ${rpc})`);
+      }
     }
     if (missing.length > 0) {
       throw new Error(
@@ -104,17 +127,36 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
       req.contextValues.get(kCallInfo)?.requestId,
     );
     req.contextValues.set(kPrincipal, principal);
+    if (rule.kind === "adapter") req.contextValues.set(kAdapterCalls, rule.calls);
+    else await decide(rule, principal, req.message, req.contextValues);
+    return next(req);
+  };
+  const authorizeCall = async (method: DescMethod, message: unknown, values: ContextValues) => {
+    const rpc = `${method.parent.typeName}/${method.name}`;
+    if (!values.get(kAdapterCalls)?.has(rpc)) {
+      throw new Error(`authorization: the running adapter's rule does not name ${rpc}`);
+    }
+    const rule = compiled.get(rpc) ?? { kind: "deny" };
+    const principal = values.get(kPrincipal);
+    if (!principal) throw unauthenticated();
+    if (rule.kind === "deny" || rule.kind === "adapter") throw permissionDenied(method.name);
+    if (rule.kind === "public") return;
+    await decide(rule, principal, message, values);
+  };
+  const decide = async (
+    rule: Exclude<Compiled, { kind: "public" | "deny" | "adapter" }>,
+    principal: Principal,
+    message: unknown,
+    values: ContextValues,
+  ): Promise<void> => {
     switch (rule.kind) {
       case "authenticated":
         break;
       case "list":
-        req.contextValues.set(
-          kListScope,
-          await deps.authorizer.listScope(principal, rule.capability),
-        );
+        values.set(kListScope, await deps.authorizer.listScope(principal, rule.capability));
         break;
       case "resource": {
-        const target = rule.read(req.message);
+        const target = rule.read(message);
         if (target === "" && rule.root) {
           if (!isPerson(principal)) throw permissionDenied(rule.capability);
           break;
@@ -122,7 +164,7 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
         if (target === "") throw invalidField(rule.field, "is required");
         if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
         if (rule.self && target === principal.identityUid) break;
-        if (rule.subject?.(req.message) === principal.identityUid) break;
+        if (rule.subject?.(message) === principal.identityUid) break;
         if (rule.role && (builtinRole(target) || rule.role === "read")) {
           await requireForRole(principal, rule.capability, target, deps.authorizer);
           break;
@@ -131,7 +173,6 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
         break;
       }
     }
-    return next(req);
   };
   const refusal = async (rpc: string, authorization: string | null, requestId?: string) => {
     const rule = compiled.get(rpc) ?? { kind: "deny" };
@@ -142,7 +183,7 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
       (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
     );
   };
-  return { interceptor, guard, refusal };
+  return { interceptor, guard, refusal, authorizeCall };
 }
 
 /**
@@ -210,6 +251,7 @@ async function authenticate(
 }
 
 function compile(rule: Rule, input: DescMessage): Compiled {
+  if (rule.kind === "adapter") return { kind: "adapter", calls: new Set(rule.calls) };
   if (rule.kind !== "resource") return rule;
   return {
     kind: "resource",

@@ -16,7 +16,10 @@ import type { Capability } from "./capabilities.js";
  *   (a request field naming an identity), a caller asking about its own identity needs no
  *   capability (explaining one's own access);
  * - `list`: the capability somewhere; the List returns only what lies under the groups
- *   where the caller holds it.
+ *   where the caller holds it;
+ * - `adapter`: a v1 method, a thin adapter over v2. The caller must be authenticated; each v2
+ *   call the adapter makes (one of `calls`) is then authorized by that v2 RPC's own rule, on
+ *   the v2 request the adapter built, so a v1 call is allowed exactly when the v2 calls are.
  */
 export type Rule =
   | {
@@ -37,7 +40,8 @@ export type Rule =
       self?: true;
       selfField?: string;
     }
-  | { kind: "list"; capability: Capability };
+  | { kind: "list"; capability: Capability }
+  | { kind: "adapter"; calls: readonly string[] };
 
 const crud = (
   service: string,
@@ -70,6 +74,34 @@ const crud = (
 });
 
 const iam = "gatehouse.iam.v2beta1";
+
+/**
+ * The rules of a v1 CRUD service whose methods adapt the v2 service's: Create calls Create,
+ * Update calls Update, Delete calls Delete, and List calls List, or Get for a List by id.
+ * `extra` adds v2 calls a method also makes (hydrating a read shape, for example).
+ */
+const v1crud = (
+  v1Service: string,
+  v2Service: string,
+  singular: string,
+  plural: string,
+  extra: Record<string, readonly string[]> = {},
+): Record<string, Rule> => {
+  const v2 = (m: string) => `${v2Service}/${m}`;
+  const rules: Record<string, readonly string[]> = {
+    Create: [v2(`Create${singular}`)],
+    Update: [v2(`Update${singular}`)],
+    List: [v2(`List${plural}`), v2(`Get${singular}`)],
+    Delete: [v2(`Delete${singular}`)],
+  };
+  const out: Record<string, Rule> = {};
+  for (const [m, calls] of Object.entries(rules)) {
+    out[`${v1Service}/${m}`] = { kind: "adapter", calls: [...calls, ...(extra[m] ?? [])] };
+  }
+  return out;
+};
+
+const iamV1 = "gatehouse.iam.v1";
 
 /**
  * The authorization table: the one place that names what every RPC needs. The server refuses
@@ -159,6 +191,22 @@ export const policy: Readonly<Record<string, Rule>> = {
     "advisories",
     "advisory",
   ),
+  // v1: adapters over the v2 services above (docs/v1-migration.md).
+  ...v1crud(`${iamV1}.GroupsService`, `${iam}.GroupsService`, "Group", "Groups"),
+  ...v1crud(`${iamV1}.IdentitiesService`, `${iam}.IdentitiesService`, "Identity", "Identities"),
+  ...v1crud(`${iamV1}.RolesService`, `${iam}.RolesService`, "Role", "Roles"),
+  ...v1crud(
+    `${iamV1}.RoleBindingsService`,
+    `${iam}.RoleBindingsService`,
+    "RoleBinding",
+    "RoleBindings",
+    // The read shape carries the whole group and role, where the caller may read them.
+    { List: [`${iam}.GroupsService/GetGroup`, `${iam}.RolesService/GetRole`] },
+  ),
+  [`${iamV1}.RoleBindingsService/CreateBatch`]: {
+    kind: "adapter",
+    calls: [`${iam}.RoleBindingsService/CreateRoleBinding`],
+  },
   "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
   // Health checks and the API's shape are public; its data is not.
   "grpc.health.v1.Health/Check": { kind: "public" },

@@ -103,7 +103,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
   const formBodies = new Set(opts.formBodies ?? []);
 
   const endpoints: Endpoint[] = [];
-  for (const { service, impl } of opts.services) {
+  for (const { service, impl, restInput } of opts.services) {
     const rules = compileHttpRules([service]);
     const calls = new Map<string, UnaryCall>();
     for (const rule of rules) {
@@ -114,7 +114,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       }
       endpoints.push({
         ...rule,
-        build: createRequestBuilder(rule),
+        build: createRequestBuilder(rule, restInput === "lenient"),
         call,
         prune: createOutputPruner(rule.method.output),
         timestamps: millisecondTimestamps(rule.method.output),

@@ -12,19 +12,28 @@ import { refuseProtoKeyInJson } from "../services/string-rules.js";
 import { fieldNamed } from "./field-path.js";
 
 /**
- * Merge a parsed JSON value into `target` as protojson (unknown fields rejected). On failure,
+ * Merge a parsed JSON value into `target` as protojson (unknown fields rejected, or ignored
+ * with `ignoreUnknownFields`). On failure,
  * throw INVALID_ARGUMENT whose BadRequest names the failing field by its proto path from
  * `schema` (`group.name`, `group.foo` for an unknown key, `events[2].type`). The precise
  * field is looked for only after the fast path has failed.
  */
-export function mergeJsonBody(schema: DescMessage, target: Message, json: JsonValue): void {
+export function mergeJsonBody(
+  schema: DescMessage,
+  target: Message,
+  json: JsonValue,
+  ignoreUnknownFields = false,
+): void {
   // A map key `__proto__` (a claim) is refused, not dropped without a word.
   refuseProtoKeyInJson(json);
   try {
-    mergeFromJson(schema, target, json);
+    mergeFromJson(schema, target, json, { ignoreUnknownFields });
   } catch (err) {
     throw invalidArgument([
-      locate(schema, json, "") ?? { field: "body", description: reason(err) },
+      (ignoreUnknownFields ? undefined : locate(schema, json, "")) ?? {
+        field: "body",
+        description: reason(err),
+      },
     ]);
   }
 }

@@ -10,13 +10,15 @@ export interface QueryRules {
   /** Proto paths set by the URL path (`uid`, `group.uid`). */
   readonly pathBound: readonly string[];
   readonly body: BodyRule;
+  /** Skip unknown parameters instead of refusing them (v1's gateway ignored them). */
+  readonly ignoreUnknown?: boolean;
 }
 
 /**
  * Set fields of `target` from a query string (without `?`): each parameter names a field by
  * its dotted path, every part in snake_case or camelCase (`page_size`, `uidp.descendantsOf`).
  * A repeated field takes each repetition; other fields may be given once. Throws
- * INVALID_ARGUMENT for an unknown parameter, a message-typed field, a field set by the path or
+ * INVALID_ARGUMENT for an unknown parameter (unless `ignoreUnknown`), a message-typed field, a field set by the path or
  * bound to the body, or a value of the wrong type. With body `*` a parameter may set a field
  * the body left out (`bodyKeys`: the proto names of the body's top-level keys).
  */
@@ -29,7 +31,10 @@ export function applyQuery(
   const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(query)) {
     const path = resolveFieldPath(rules.schema, name);
-    if (!path) throw invalidField(name, "unknown query parameter");
+    if (!path) {
+      if (rules.ignoreUnknown) continue;
+      throw invalidField(name, "unknown query parameter");
+    }
     const leaf = path.fields[path.fields.length - 1]!;
     if (!isTextSettable(leaf, true)) {
       throw invalidField(path.name, "a message field cannot be set from the query; set its fields");

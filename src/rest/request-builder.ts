@@ -23,8 +23,8 @@ export type RequestBuilder = (parts: RestRequestParts) => Message;
 
 /**
  * Create the request builder of a rule. The message is built in three layers, each allowed
- * to overwrite the one before: the body (protojson, unknown fields rejected; empty body = empty
- * message), then query parameters (which may not touch fields bound by the path or the body),
+ * to overwrite the one before: the body (protojson, unknown fields rejected, or ignored with
+ * `lenient`, as are unknown query parameters; empty body = empty message), then query parameters (which may not touch fields bound by the path or the body),
  * then the path variables, so a uid in a PATCH body is replaced by the path's.
  *
  * Update over REST: when the rule's request has an `update_mask` and none was given, the mask
@@ -32,13 +32,14 @@ export type RequestBuilder = (parts: RestRequestParts) => Message;
  * of plain message fields), so `{"description": ""}` clears the description,
  * `{"claimMatch": {"subject": "x"}}` changes the subject alone, and `{}` changes nothing.
  */
-export function createRequestBuilder(rule: RestRule): RequestBuilder {
+export function createRequestBuilder(rule: RestRule, lenient = false): RequestBuilder {
   const schema = rule.method.input;
   const { body, updateMask, pathFields, template } = rule;
   const queryRules: QueryRules = {
     schema,
     pathBound: pathFields.map((p) => p.name),
     body,
+    ignoreUnknown: lenient,
   };
   const bodyName = body.kind === "field" ? body.field.name : "body";
   const maskFrom =
@@ -64,10 +65,10 @@ export function createRequestBuilder(rule: RestRule): RequestBuilder {
     let maskPaths: string[] | undefined;
     if (json !== undefined) {
       if (body.kind === "all") {
-        mergeJsonBody(schema, message, json);
+        mergeJsonBody(schema, message, json, lenient);
         if (isJsonObject(json)) bodyKeys = protoNames(schema, json);
       } else if (body.kind === "field") {
-        mergeJsonBody(schema, message, { [body.field.jsonName]: json });
+        mergeJsonBody(schema, message, { [body.field.jsonName]: json }, lenient);
         if (maskFrom && isJsonObject(json)) {
           bodyKeys = protoNames(maskFrom, json);
           maskPaths = nestedPaths(maskFrom, json);

@@ -1,0 +1,88 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  type Group,
+  GroupListSchema,
+  GroupSchema,
+  type GroupsService,
+} from "../../../gen/gatehouse/iam/v1/groups_pb.js";
+import {
+  type Group as V2Group,
+  GroupsService as V2GroupsService,
+} from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V2Calls } from "./v2-calls.js";
+
+/** What the v1 adapters need: the v2 calls. */
+export interface V1Deps {
+  v2: V2Calls;
+}
+
+const v2 = V2GroupsService.method;
+
+/** Create the v1 GroupsService, an adapter over the v2 GroupsService. */
+export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof GroupsService> {
+  return {
+    async create(req, ctx) {
+      const group = req.group ?? create(GroupSchema);
+      const made = await calls.call(
+        v2.createGroup,
+        { parent: req.parent, group: { name: group.name, description: group.description } },
+        ctx,
+      );
+      return toV1Group(made);
+    },
+
+    async update(req, ctx) {
+      // PUT replaces: every field v1 may write, given or not (absent is its zero value).
+      const updated = await calls.call(
+        v2.updateGroup,
+        {
+          group: { uid: req.id, name: req.name, description: req.description },
+          updateMask: { paths: ["*"] },
+        },
+        ctx,
+      );
+      return toV1Group(updated);
+    },
+
+    async list(req, ctx) {
+      const keep = (g: V2Group) =>
+        uidpKeeps(req.uidp, g.uid) && (req.name === "" || g.name === req.name);
+      const groups =
+        req.id !== ""
+          ? (await getOrNothing(() => calls.call(v2.getGroup, { uid: req.id }, ctx))).filter(keep)
+          : await collectPages(
+              "groups",
+              async (pageSize, pageToken) => {
+                const page = await calls.call(
+                  v2.listGroups,
+                  { uidp: v2Uidp(req.uidp), name: req.name, pageSize, pageToken },
+                  ctx,
+                );
+                return { items: page.groups, nextPageToken: page.nextPageToken };
+              },
+              keep,
+            );
+      return create(GroupListSchema, { items: groups.map(toV1Group) });
+    },
+
+    async delete(req, ctx) {
+      await calls.call(v2.deleteGroup, { uid: req.id }, ctx);
+      return {};
+    },
+  };
+}
+
+/** A v2 group in v1's shape. */
+export function toV1Group(g: V2Group): Group {
+  return create(GroupSchema, {
+    id: g.uid,
+    name: g.name,
+    description: g.description,
+    resourceLimits: g.resourceLimits,
+    verified: g.verified,
+    createdAt: g.createTime,
+    updatedAt: g.updateTime,
+  });
+}

@@ -1,0 +1,130 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ClaimMatchSchema,
+  type IdentitiesService,
+  type Identity,
+  IdentityListSchema,
+  IdentitySchema,
+  StaticKeysSchema,
+} from "../../../gen/gatehouse/iam/v1/identities_pb.js";
+import {
+  IdentitiesService as V2IdentitiesService,
+  type Identity as V2Identity,
+  type IdentitySchema as V2IdentitySchema,
+} from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import type { V1Deps } from "./groups.js";
+import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
+
+const v2 = V2IdentitiesService.method;
+
+/** Create the v1 IdentitiesService, an adapter over the v2 IdentitiesService. */
+export function createV1IdentitiesService({
+  v2: calls,
+}: V1Deps): ServiceImpl<typeof IdentitiesService> {
+  return {
+    async create(req, ctx) {
+      const identity = req.identity ?? create(IdentitySchema);
+      const made = await calls.call(
+        v2.createIdentity,
+        { parent: req.parentId, identity: toV2Identity(identity) },
+        ctx,
+      );
+      return toV1Identity(made);
+    },
+
+    async update(req, ctx) {
+      // PUT replaces: every field v1 may write, given or not.
+      const updated = await calls.call(
+        v2.updateIdentity,
+        { identity: { ...toV2Identity(req), uid: req.id }, updateMask: { paths: ["*"] } },
+        ctx,
+      );
+      return toV1Identity(updated);
+    },
+
+    async list(req, ctx) {
+      const keep = (i: V2Identity) => uidpKeeps(req.uidp, i.uid);
+      const identities =
+        req.id !== ""
+          ? (await getOrNothing(() => calls.call(v2.getIdentity, { uid: req.id }, ctx))).filter(
+              keep,
+            )
+          : await collectPages(
+              "identities",
+              async (pageSize, pageToken) => {
+                const page = await calls.call(
+                  v2.listIdentities,
+                  { uidp: v2Uidp(req.uidp), pageSize, pageToken },
+                  ctx,
+                );
+                return { items: page.identities, nextPageToken: page.nextPageToken };
+              },
+              keep,
+            );
+      return create(IdentityListSchema, { items: identities.map(toV1Identity) });
+    },
+
+    async delete(req, ctx) {
+      await calls.call(v2.deleteIdentity, { uid: req.id }, ctx);
+      return {};
+    },
+  };
+}
+
+/** The writable part of a v1 identity, as v2 takes it. */
+function toV2Identity(i: Identity): MessageInitShape<typeof V2IdentitySchema> {
+  const base = { name: i.name, description: i.description };
+  switch (i.relationship.case) {
+    case "claimMatch": {
+      const { $typeName: _, ...fields } = i.relationship.value;
+      return { ...base, method: { case: "claimMatch", value: fields } };
+    }
+    case "static": {
+      const s = i.relationship.value;
+      return {
+        ...base,
+        method: {
+          case: "staticKeys",
+          value: {
+            issuer: s.issuer,
+            subject: s.subject,
+            issuerKeys: s.issuerKeys,
+            ...(s.expiration ? { expirationTime: s.expiration } : {}),
+          },
+        },
+      };
+    }
+    default:
+      return base;
+  }
+}
+
+/** A v2 identity in v1's shape. */
+export function toV1Identity(i: V2Identity): Identity {
+  const out = create(IdentitySchema, {
+    id: i.uid,
+    name: i.name,
+    description: i.description,
+    createdAt: i.createTime,
+    updatedAt: i.updateTime,
+    lastSeen: i.lastSeenTime,
+  });
+  if (i.method.case === "claimMatch") {
+    const { $typeName: _, ...fields } = i.method.value;
+    out.relationship = { case: "claimMatch", value: create(ClaimMatchSchema, fields) };
+  } else if (i.method.case === "staticKeys") {
+    const s = i.method.value;
+    out.relationship = {
+      case: "static",
+      value: create(StaticKeysSchema, {
+        issuer: s.issuer,
+        subject: s.subject,
+        issuerKeys: s.issuerKeys,
+        expiration: s.expirationTime,
+      }),
+    };
+  }
+  return out;
+}

@@ -1,0 +1,53 @@
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescMethodUnary,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
+import type { ContextValues, HandlerContext } from "@connectrpc/connect";
+import type { ServiceRegistration } from "../../service-registration.js";
+
+/** Authorize one v2 call for the caller of the running v1 call (AccessControl.authorizeCall). */
+export type AuthorizeCall = (
+  method: DescMethod,
+  message: unknown,
+  values: ContextValues,
+) => Promise<void>;
+
+/**
+ * V2Calls is how a v1 adapter reaches v2: the very v2 implementation the server serves,
+ * behind that v2 RPC's own authorization rule, so validation, authorization and business
+ * rules exist once.
+ */
+export interface V2Calls {
+  /** Call a v2 unary method with `request`, as the caller of `ctx`. */
+  call<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    request: MessageInitShape<I>,
+    ctx: HandlerContext,
+  ): Promise<MessageShape<O>>;
+}
+
+type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
+
+/** Create V2Calls over the v2 registrations and the access control's per-call authorization. */
+export function createV2Calls(
+  registrations: readonly ServiceRegistration[],
+  authorizeCall: AuthorizeCall,
+): V2Calls {
+  const impls = new Map(registrations.map((r) => [r.service.typeName, r.impl]));
+  return {
+    async call(method, request, ctx) {
+      const impl = impls.get(method.parent.typeName) as Record<string, unknown> | undefined;
+      const handler = impl?.[method.localName] as UnaryHandler | undefined;
+      // A programming error, not the caller's: the adapter names a method nobody serves.
+      if (!handler)
+        throw new Error(`v1 adapter: ${method.parent.typeName} does not serve ${method.name}`);
+      const message = create(method.input, request);
+      await authorizeCall(method, message, ctx.values);
+      return (await handler(message, ctx)) as MessageShape<typeof method.output>;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import {
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  fromJson,
+  type JsonValue,
+  toJson,
+} from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
+import { IdentitiesService } from "../../gen/gatehouse/iam/v1/identities_pb.js";
+import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
+import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
+import { connectErr } from "./groups-clients.js";
+import { transportFor } from "./iam-clients.js";
+import { type Json, restCall } from "./rest-client.js";
+
+/** How a v1 resource is reached: its REST prefix and collection, its gRPC service, its fields. */
+export interface V1Resource {
+  /** `/iam/v1/groups`. */
+  readonly path: string;
+  readonly service: DescService;
+  /** The Create request's parent field and resource field (proto names). */
+  readonly parentField: string;
+  readonly bodyField: string;
+  /** The Update request's key field, set from the path (`id`; `group` for associations). */
+  readonly keyField?: string;
+}
+
+/** The v1 resources under test, by name. */
+export const v1Resources = {
+  groups: {
+    path: "/iam/v1/groups",
+    service: GroupsService,
+    parentField: "parent",
+    bodyField: "group",
+  },
+  identities: {
+    path: "/iam/v1/identities",
+    service: IdentitiesService,
+    parentField: "parent_id",
+    bodyField: "identity",
+  },
+  roles: {
+    path: "/iam/v1/roles",
+    service: RolesService,
+    parentField: "parent_id",
+    bodyField: "role",
+  },
+  rolebindings: {
+    path: "/iam/v1/rolebindings",
+    service: RoleBindingsService,
+    parentField: "parent",
+    bodyField: "role_binding",
+  },
+} satisfies Record<string, V1Resource>;
+
+/** A v1 answer: OK with the JSON v1 REST would send, or an error's gRPC code and HTTP status. */
+export type V1Reply = { ok: true; json: Json } | { ok: false; code: number; status?: number };
+
+/** The two ways the v1 suites call: REST paths with fetch, and gRPC with connect-node. */
+export const v1Protocols = ["rest", "grpc"] as const;
+export type V1Protocol = (typeof v1Protocols)[number];
+
+/**
+ * A v1 client of one caller over one protocol, speaking JSON either way: over gRPC the
+ * request is built from the same JSON (query keys as dotted field paths, proto or JSON
+ * names) and the answer is turned into the JSON v1 REST sends, so one suite checks both.
+ */
+export interface V1Client {
+  create(r: V1Resource, parent: string, body: Json): Promise<V1Reply>;
+  update(r: V1Resource, id: string, body: Json): Promise<V1Reply>;
+  list(r: V1Resource, query: [string, string][]): Promise<V1Reply>;
+  delete(r: V1Resource, id: string): Promise<V1Reply>;
+  /** Any other method, by name, with its request as JSON and its REST call. */
+  call(
+    r: V1Resource,
+    method: string,
+    request: Json,
+    rest: { method: string; path: string; body?: unknown },
+  ): Promise<V1Reply>;
+}
+
+/** Create a V1Client for `baseUrl` sending `headers`. */
+export function v1Client(
+  protocol: V1Protocol,
+  baseUrl: string,
+  headers: Record<string, string>,
+): V1Client {
+  const transport = transportFor("grpc", baseUrl, headers);
+  const grpcCall = async (r: V1Resource, method: string, request: Json): Promise<V1Reply> => {
+    const m = r.service.methods.find((x) => x.name === method) as DescMethodUnary | undefined;
+    if (!m) throw new Error(`${r.service.typeName} has no ${method}`);
+    const client = createClient(r.service, transport) as unknown as Record<
+      string,
+      (req: unknown) => Promise<unknown>
+    >;
+    try {
+      const res = await client[m.localName]!(fromJson(m.input, request as JsonValue));
+      return {
+        ok: true,
+        json: toJson(m.output as DescMessage, res as never, { alwaysEmitImplicit: true }),
+      };
+    } catch (e) {
+      return { ok: false, code: connectErr(e).code };
+    }
+  };
+  const restDo = async (method: string, path: string, body?: unknown): Promise<V1Reply> => {
+    const res = await restCall(baseUrl, method, path, body, headers);
+    if (res.status === 200) return { ok: true, json: res.json };
+    return { ok: false, code: res.json.code, status: res.status };
+  };
+  return {
+    create(r, parent, body) {
+      if (protocol === "rest") return restDo("POST", `${r.path}/${parent}`, body);
+      return grpcCall(r, "Create", { [r.parentField]: parent, [r.bodyField]: body });
+    },
+    update(r, id, body) {
+      if (protocol === "rest") return restDo("PUT", `${r.path}/${id}`, body);
+      return grpcCall(r, "Update", { ...body, [r.keyField ?? "id"]: id });
+    },
+    list(r, query) {
+      if (protocol === "rest") return restDo("GET", `${r.path}?${new URLSearchParams(query)}`);
+      return grpcCall(r, "List", queryToJson(query));
+    },
+    delete(r, id) {
+      if (protocol === "rest") return restDo("DELETE", `${r.path}/${id}`);
+      return grpcCall(r, "Delete", { [r.keyField ?? "id"]: id });
+    },
+    call(r, method, request, rest) {
+      if (protocol === "rest") return restDo(rest.method, rest.path, rest.body);
+      return grpcCall(r, method, request);
+    },
+  };
+}
+
+/** Dotted query keys as nested JSON: `uidp.children_of=x` gives `{uidp: {children_of: "x"}}`. */
+function queryToJson(query: [string, string][]): Json {
+  const out: Json = {};
+  for (const [key, value] of query) {
+    const parts = key.split(".");
+    let node = out;
+    for (const p of parts.slice(0, -1)) {
+      node[p] = node[p] ?? {};
+      node = node[p];
+    }
+    const leaf = parts[parts.length - 1]!;
+    // `ids` is repeated: a repeated key adds to it.
+    // `in_root` is a bool: JSON wants true, where a query says "true".
+    if (leaf === "in_root" || leaf === "inRoot") node[leaf] = value === "true";
+    else node[leaf] = leaf === "ids" ? [...(node[leaf] ?? []), value] : value;
+  }
+  return out;
+}
