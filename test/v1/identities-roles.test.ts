@@ -1,0 +1,243 @@
+import { toJson } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  IdentitiesService,
+  IdentitySchema,
+} from "../../gen/gatehouse/iam/v2beta1/identities_pb.js";
+import { RoleSchema, RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { builtinRoles } from "../../src/auth/capabilities.js";
+import { newChildUid } from "../../src/uid.js";
+import { transportFor } from "../helpers/iam-clients.js";
+import type { Json } from "../helpers/rest-client.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+
+const { identities, roles } = v1Resources;
+let ts: TestServer;
+let org: TestOrg;
+let team: string;
+
+beforeAll(async () => {
+  ts = await startTestServer();
+  org = await ts.makeOrg("v1-iam");
+  team = newChildUid(org.uid);
+  await ts.store.createGroup({
+    uid: team,
+    parentUid: org.uid,
+    name: "team",
+    description: "",
+    now: 1,
+  });
+});
+afterAll(async () => {
+  await ts?.close();
+});
+
+const transport = () => transportFor("connect", ts.url, org.owner.headers);
+const ok = (r: { ok: boolean; json?: Json }): Json => {
+  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
+  return r.json;
+};
+const idsOf = (json: Json): string[] => (json.items as { id: string }[]).map((x) => x.id).sort();
+
+describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
+  let c: V1Client;
+  const v2 = () => createClient(IdentitiesService, transport());
+  beforeAll(() => {
+    c = v1Client(protocol, ts.url, org.owner.headers);
+  });
+
+  it("creates, lists, replaces and deletes, agreeing with v2 field by field", async () => {
+    const made = ok(
+      await c.create(identities, team, {
+        name: `ci-${protocol}`,
+        description: "builds",
+        claimMatch: { issuer: "https://ci.test", subject: `main-${protocol}` },
+      }),
+    );
+    expect(made).toMatchObject({
+      name: `ci-${protocol}`,
+      claimMatch: { issuer: "https://ci.test", subject: `main-${protocol}` },
+    });
+    const id = made.id as string;
+    const through2 = toJson(IdentitySchema, await v2().getIdentity({ uid: id }), {
+      alwaysEmitImplicit: true,
+    }) as Json;
+    expect(through2).toMatchObject({
+      uid: id,
+      name: made.name,
+      description: made.description,
+      claimMatch: made.claimMatch,
+      createTime: made.createdAt,
+      updateTime: made.updatedAt,
+      lastSeenTime: made.lastSeen,
+    });
+
+    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
+      expect(idsOf(ok(await c.list(identities, [[key, team]])))).toContain(id);
+    }
+    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
+      expect(idsOf(ok(await c.list(identities, [[key, org.uid]])))).toContain(id);
+    }
+    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
+      expect(idsOf(ok(await c.list(identities, [[key, `${id}/x`]])))).toEqual([id]);
+    }
+    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
+      expect(idsOf(ok(await c.list(identities, [[key, "true"]])))).not.toContain(id);
+    }
+    expect(idsOf(ok(await c.list(identities, [["uidp.ids", id]])))).toEqual([id]);
+    expect(ok(await c.list(identities, [["id", id]]))).toEqual({ items: [made] });
+    expect(ok(await c.list(identities, [["id", `${team}/ffffffffffffffff`]]))).toEqual({
+      items: [],
+    });
+
+    // Full replace: the description left out is reset; the claim match is replaced whole.
+    const put = ok(
+      await c.update(identities, id, {
+        name: `ci2-${protocol}`,
+        claimMatch: { issuer: "https://ci.test", subjectPattern: "main-.*" },
+      }),
+    );
+    expect(put).toMatchObject({
+      id,
+      name: `ci2-${protocol}`,
+      description: "",
+      claimMatch: { issuer: "https://ci.test", subject: "", subjectPattern: "main-.*" },
+    });
+    expect(await v2().getIdentity({ uid: id })).toMatchObject({
+      name: `ci2-${protocol}`,
+      description: "",
+    });
+
+    expect(ok(await c.delete(identities, id))).toEqual({});
+    expect(ok(await c.list(identities, [["id", id]]))).toEqual({ items: [] });
+  });
+
+  it("takes and shows static keys", async () => {
+    const jwks = JSON.stringify({ keys: [] });
+    const made = await c.create(identities, team, {
+      name: `static-${protocol}`,
+      static: { issuer: "https://static.test", subject: "s", issuerKeys: jwks },
+    });
+    // Whatever v2 decides about this JWKS, v1 answers the same.
+    const v2Made = await v2()
+      .createIdentity({
+        parent: team,
+        identity: {
+          name: `static2-${protocol}`,
+          method: {
+            case: "staticKeys",
+            value: { issuer: "https://static.test", subject: "s2", issuerKeys: jwks },
+          },
+        },
+      })
+      .then(
+        (i) => ({ ok: true, i }),
+        (e) => ({ ok: false, e }),
+      );
+    expect(made.ok).toBe(v2Made.ok);
+    if (made.ok) {
+      expect(made.json.static).toMatchObject({ issuer: "https://static.test", subject: "s" });
+    }
+  });
+
+  it("shows an identity written through v2", async () => {
+    const i = await v2().createIdentity({
+      parent: team,
+      identity: {
+        name: `v2-${protocol}`,
+        method: { case: "claimMatch", value: { issuer: "https://x.test", subject: protocol } },
+      },
+    });
+    const json = toJson(IdentitySchema, i, { alwaysEmitImplicit: true }) as Json;
+    const [item] = ok(await c.list(identities, [["id", i.uid]])).items;
+    expect(item).toEqual({
+      id: json.uid,
+      name: json.name,
+      description: json.description,
+      createdAt: json.createTime,
+      updatedAt: json.updateTime,
+      lastSeen: json.lastSeenTime,
+      claimMatch: json.claimMatch,
+    });
+  });
+});
+
+describe.each(v1Protocols)("v1 Roles over %s", (protocol) => {
+  let c: V1Client;
+  const v2 = () => createClient(RolesService, transport());
+  beforeAll(() => {
+    c = v1Client(protocol, ts.url, org.owner.headers);
+  });
+
+  it("creates, lists, replaces and deletes, agreeing with v2 field by field", async () => {
+    const made = ok(
+      await c.create(roles, team, {
+        name: `lister-${protocol}`,
+        description: "reads",
+        capabilities: ["groups.list", "identities.list"],
+      }),
+    );
+    expect(made.capabilities).toEqual(["groups.list", "identities.list"]);
+    const id = made.id as string;
+    const json = toJson(RoleSchema, await v2().getRole({ uid: id }), {
+      alwaysEmitImplicit: true,
+    }) as Json;
+    expect(made).toEqual({
+      id: json.uid,
+      name: json.name,
+      description: json.description,
+      capabilities: json.capabilities,
+      createdAt: json.createTime,
+      updatedAt: json.updateTime,
+    });
+
+    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
+      expect(idsOf(ok(await c.list(roles, [[key, team]])))).toEqual([id]);
+    }
+    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
+      expect(idsOf(ok(await c.list(roles, [[key, org.uid]])))).toContain(id);
+    }
+    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
+      expect(idsOf(ok(await c.list(roles, [[key, `${id}/x`]])))).toEqual([id]);
+    }
+    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
+      // The built-in roles are the roles at the root.
+      expect(idsOf(ok(await c.list(roles, [[key, "true"]])))).toEqual(
+        builtinRoles.map((r) => r.uid).sort(),
+      );
+    }
+    expect(idsOf(ok(await c.list(roles, [["uidp.ids", id]])))).toEqual([id]);
+    expect(idsOf(ok(await c.list(roles, [["name", `lister-${protocol}`]])))).toEqual([id]);
+    expect(idsOf(ok(await c.list(roles, [["parent", team]])))).toEqual([id]);
+    expect(idsOf(ok(await c.list(roles, [["parent", "/"]])))).toEqual(
+      builtinRoles.map((r) => r.uid).sort(),
+    );
+    expect(ok(await c.list(roles, [["id", id]]))).toEqual({ items: [made] });
+    expect(ok(await c.list(roles, [["id", `${team}/ffffffffffffffff`]]))).toEqual({ items: [] });
+
+    const put = ok(
+      await c.update(roles, id, { name: `lister2-${protocol}`, capabilities: ["groups.list"] }),
+    );
+    expect(put).toMatchObject({ id, description: "", capabilities: ["groups.list"] });
+    expect(await v2().getRole({ uid: id })).toMatchObject({
+      description: "",
+      capabilities: ["groups.list"],
+    });
+
+    expect(ok(await c.delete(roles, id))).toEqual({});
+    expect(ok(await c.list(roles, [["id", id]]))).toEqual({ items: [] });
+  });
+
+  it("refuses what v2 refuses: an unknown capability, a built-in role's update", async () => {
+    const bad = await c.create(roles, team, { name: `bad-${protocol}`, capabilities: ["nope"] });
+    expect(bad).toMatchObject({ ok: false, code: 3 });
+    const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+    const builtin = await c.update(roles, viewer.uid, {
+      name: "viewer",
+      capabilities: ["groups.list"],
+    });
+    expect(builtin).toMatchObject({ ok: false, code: 9 });
+  });
+});
