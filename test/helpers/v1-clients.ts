@@ -6,7 +6,7 @@ import {
   type JsonValue,
   toJson,
 } from "@bufbuild/protobuf";
-import { createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
 import { IdentitiesService } from "../../gen/gatehouse/iam/v1/identities_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
@@ -54,6 +54,24 @@ export const v1Resources = {
     bodyField: "role_binding",
   },
 } satisfies Record<string, V1Resource>;
+
+/** Typed clients of the v1 services over one transport. */
+export interface V1Clients {
+  groups: Client<typeof GroupsService>;
+  identities: Client<typeof IdentitiesService>;
+  roles: Client<typeof RolesService>;
+  roleBindings: Client<typeof RoleBindingsService>;
+}
+
+/** Create the v1 clients over `transport`. */
+export function v1Clients(transport: Transport): V1Clients {
+  return {
+    groups: createClient(GroupsService, transport),
+    identities: createClient(IdentitiesService, transport),
+    roles: createClient(RolesService, transport),
+    roleBindings: createClient(RoleBindingsService, transport),
+  };
+}
 
 /** A v1 answer: OK with the JSON v1 REST would send, or an error's gRPC code and HTTP status. */
 export type V1Reply = { ok: true; json: Json } | { ok: false; code: number; status?: number };

@@ -1,5 +1,9 @@
 import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupsService as V1Groups } from "../../gen/gatehouse/iam/v1/groups_pb.js";
+import { IdentitiesService as V1Identities } from "../../gen/gatehouse/iam/v1/identities_pb.js";
+import { RoleBindingsService as V1RoleBindings } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
+import { RolesService as V1Roles } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
@@ -17,6 +21,7 @@ import {
   type TestOrg,
   type TestServer,
 } from "../helpers/test-server.js";
+import { type V1Clients, v1Clients } from "../helpers/v1-clients.js";
 
 /**
  * Every RPC, every kind of caller, against resources of organization A: the expected code per
@@ -32,9 +37,17 @@ type Expect = Record<Exclude<CallerName, "advisorA">, number> & { advisorA?: num
 /** The callers inside organization A, who may see its resources. */
 const insideA: readonly CallerName[] = ["ownerA", "viewerA", "advisorA"];
 
-/** The IAM, registry and advisories clients of one caller. */
+/** The v1 services, each an adapter over its v2 twin. */
+const v1Services = {
+  groups: V1Groups,
+  identities: V1Identities,
+  roles: V1Roles,
+  roleBindings: V1RoleBindings,
+} as const;
+
+/** The IAM, registry and advisories clients of one caller, and its v1 clients. */
 type Clients = IamClients &
-  Omit<RegistryClients, "groups"> & { access: Client<typeof AccessService> };
+  Omit<RegistryClients, "groups"> & { access: Client<typeof AccessService>; v1: V1Clients };
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
@@ -72,6 +85,8 @@ interface RpcCase {
   /** `me`: the uid of the calling identity (the anonymous caller's is the viewer's). */
   call: (c: Clients, fx: Fixture, me: string) => Promise<unknown>;
   expect: Expect;
+  /** A v1 List by id: one item exactly where this (its v2 Get's) expectation is 0. */
+  byId?: Expect;
   /** Lists: every caller may call; this is what a caller outside A may see. */
   list?: true;
   /** The caller holds a code of A's: learning the group it joins is the point. */
@@ -635,6 +650,226 @@ const rpcs: RpcCase[] = [
   },
 ];
 
+/**
+ * A v1 method against A's resources, and the v2 row it adapts: it must answer that row's code
+ * for every caller. A v1 List by id answers an empty list where its v2 Get is refused.
+ */
+interface V1Case {
+  rpc: string;
+  call: (c: V1Clients, fx: Fixture) => Promise<unknown>;
+  twin: string;
+  byId?: true;
+}
+
+const v1rpcs: V1Case[] = [
+  { rpc: "v1.GroupsService/List", call: (c) => c.groups.list({}), twin: "ListGroups" },
+  {
+    rpc: "v1.GroupsService/List under A",
+    call: (c, fx) => c.groups.list({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListGroups under A",
+  },
+  {
+    rpc: "v1.GroupsService/List by id",
+    call: (c, fx) => c.groups.list({ id: fx.group }),
+    twin: "GetGroup",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupsService/List by missing id",
+    call: (c, fx) => c.groups.list({ id: fx.missing }),
+    twin: "GetGroup missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupsService/Create",
+    call: (c, fx) => c.groups.create({ parent: fx.org, group: { name: "new-v1" } }),
+    twin: "CreateGroup",
+  },
+  {
+    rpc: "v1.GroupsService/Create organization",
+    call: (c) => c.groups.create({ parent: "", group: { name: "mine-v1" } }),
+    twin: "CreateGroup organization",
+  },
+  {
+    rpc: "v1.GroupsService/Update",
+    call: (c, fx) => c.groups.update({ id: fx.group, name: "renamed" }),
+    twin: "UpdateGroup",
+  },
+  {
+    rpc: "v1.GroupsService/Update missing",
+    call: (c, fx) => c.groups.update({ id: fx.missing, name: "renamed" }),
+    twin: "UpdateGroup missing",
+  },
+  {
+    rpc: "v1.GroupsService/Delete",
+    call: (c, fx) => c.groups.delete({ id: fx.leaf }),
+    twin: "DeleteGroup",
+  },
+  {
+    rpc: "v1.GroupsService/Delete missing",
+    call: (c, fx) => c.groups.delete({ id: fx.missing }),
+    twin: "DeleteGroup missing",
+  },
+  { rpc: "v1.IdentitiesService/List", call: (c) => c.identities.list({}), twin: "ListIdentities" },
+  {
+    rpc: "v1.IdentitiesService/List under A",
+    call: (c, fx) => c.identities.list({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListIdentities under A",
+  },
+  {
+    rpc: "v1.IdentitiesService/List by id",
+    call: (c, fx) => c.identities.list({ id: fx.identity }),
+    twin: "GetIdentity",
+    byId: true,
+  },
+  {
+    rpc: "v1.IdentitiesService/List by missing id",
+    call: (c, fx) => c.identities.list({ id: `${fx.group}/0000000000000000` }),
+    twin: "GetIdentity missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.IdentitiesService/Create",
+    call: (c, fx) =>
+      c.identities.create({
+        parentId: fx.group,
+        identity: {
+          name: "new",
+          relationship: { case: "claimMatch", value: { issuer: "https://i.test", subject: "s" } },
+        },
+      }),
+    twin: "CreateIdentity",
+  },
+  {
+    rpc: "v1.IdentitiesService/Update",
+    call: async (c, fx) => {
+      // A full replace that keeps how the identity signs in: only its description changes.
+      const current = (await ts.store.getIdentity(fx.identity))!;
+      return c.identities.update({
+        id: fx.identity,
+        name: current.name,
+        description: "x",
+        relationship: { case: "claimMatch", value: { ...current.claimMatch! } },
+      });
+    },
+    twin: "UpdateIdentity",
+  },
+  {
+    rpc: "v1.IdentitiesService/Delete",
+    call: (c, fx) => c.identities.delete({ id: fx.identity }),
+    twin: "DeleteIdentity",
+  },
+  { rpc: "v1.RolesService/List", call: (c) => c.roles.list({}), twin: "ListRoles" },
+  {
+    rpc: "v1.RolesService/List under A",
+    call: (c, fx) => c.roles.list({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListRoles under A",
+  },
+  {
+    rpc: "v1.RolesService/List by id",
+    call: (c, fx) => c.roles.list({ id: fx.role }),
+    twin: "GetRole",
+    byId: true,
+  },
+  {
+    rpc: "v1.RolesService/List by built-in id",
+    call: (c) => c.roles.list({ id: viewer.uid }),
+    twin: "GetRole built-in",
+    byId: true,
+  },
+  {
+    rpc: "v1.RolesService/List by missing id",
+    call: (c, fx) => c.roles.list({ id: `${fx.org}/0000000000000000` }),
+    twin: "GetRole missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.RolesService/Create",
+    call: (c, fx) =>
+      c.roles.create({ parentId: fx.org, role: { name: "new", capabilities: ["groups.list"] } }),
+    twin: "CreateRole",
+  },
+  {
+    rpc: "v1.RolesService/Update",
+    call: (c, fx) =>
+      c.roles.update({ id: fx.role, name: "r", description: "x", capabilities: ["groups.list"] }),
+    twin: "UpdateRole",
+  },
+  {
+    rpc: "v1.RolesService/Update built-in",
+    call: (c) => c.roles.update({ id: viewer.uid, name: "viewer", capabilities: ["groups.list"] }),
+    twin: "UpdateRole built-in",
+  },
+  {
+    rpc: "v1.RolesService/Delete",
+    call: (c, fx) => c.roles.delete({ id: fx.freeRole }),
+    twin: "DeleteRole",
+  },
+  {
+    rpc: "v1.RolesService/Delete bound",
+    call: (c, fx) => c.roles.delete({ id: fx.role }),
+    twin: "DeleteRole bound",
+  },
+  {
+    rpc: "v1.RoleBindingsService/List",
+    call: (c) => c.roleBindings.list({}),
+    twin: "ListRoleBindings",
+  },
+  {
+    rpc: "v1.RoleBindingsService/List under A",
+    call: (c, fx) => c.roleBindings.list({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListRoleBindings",
+  },
+  {
+    rpc: "v1.RoleBindingsService/List by id",
+    call: (c, fx) => c.roleBindings.list({ id: fx.binding }),
+    twin: "GetRoleBinding",
+    byId: true,
+  },
+  {
+    rpc: "v1.RoleBindingsService/Create",
+    call: (c, fx) =>
+      c.roleBindings.create({
+        parent: fx.group,
+        roleBinding: { identity: fx.identity, role: viewer.uid },
+      }),
+    twin: "CreateRoleBinding",
+  },
+  {
+    rpc: "v1.RoleBindingsService/CreateBatch",
+    call: (c, fx) =>
+      c.roleBindings.createBatch({
+        parent: fx.group,
+        roleBindings: [{ identity: fx.identity, role: viewer.uid }],
+      }),
+    twin: "CreateRoleBinding",
+  },
+  {
+    rpc: "v1.RoleBindingsService/Update",
+    call: (c, fx) => c.roleBindings.update({ id: fx.binding, role: editor.uid }),
+    twin: "UpdateRoleBinding",
+  },
+  {
+    rpc: "v1.RoleBindingsService/Delete",
+    call: (c, fx) => c.roleBindings.delete({ id: fx.binding }),
+    twin: "DeleteRoleBinding",
+  },
+];
+
+for (const v of v1rpcs) {
+  const twin = rpcs.find((r) => r.rpc === v.twin);
+  if (!twin) throw new Error(`${v.rpc}: no v2 row ${v.twin}`);
+  // A List by id answers OK (found or empty) to every authenticated caller.
+  const expect = v.byId ? list : twin.expect;
+  rpcs.push({
+    rpc: v.rpc,
+    call: (c, fx) => v.call(c.v1, fx),
+    expect,
+    ...(v.byId ? { byId: twin.expect, list: true as const } : {}),
+    ...(twin.list ? { list: true as const } : {}),
+  });
+}
+
 let ts: TestServer;
 let orgA: TestOrg;
 let orgB: TestOrg;
@@ -692,6 +927,7 @@ async function setUp(backend: Backend): Promise<void> {
       tags: createClient(TagsService, transport),
       advisories: createClient(AdvisoriesService, transport),
       access: createClient(AccessService, transport),
+      v1: v1Clients(transport),
     };
   }
   Object.assign(uids, {
@@ -887,6 +1123,11 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
       answer = err.message;
     }
     expect(got).toBe(code);
+    if (r.byId && got === 0) {
+      // Found exactly where the v2 Get answers it; else an empty list.
+      const byId = caller === "advisorA" ? (r.byId.advisorA ?? r.byId.unbound) : r.byId[caller];
+      expect((answer as { items: unknown[] }).items).toHaveLength(byId === 0 ? 1 : 0);
+    }
     if (insideA.includes(caller) || r.invited) return;
     // Outside organization A: nothing of it, in any answer, error messages included (a uid
     // the caller sent may be echoed back only in the request-shaped part of an error).
@@ -905,7 +1146,13 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
 
   it("covers every RPC of the services it names", () => {
     const names = new Set(rpcs.map((r) => r.rpc.split(" ")[0]));
-    for (const service of Object.values(clients.ownerA)) {
+    for (const svc of Object.values(v1Services)) {
+      for (const m of svc.methods) {
+        expect(names).toContain(`v1.${svc.name}/${m.name}`);
+      }
+    }
+    const { v1: _, ...v2Clients } = clients.ownerA;
+    for (const service of Object.values(v2Clients)) {
       for (const method of Object.keys(service)) {
         expect(names).toContain(method[0]!.toUpperCase() + method.slice(1));
       }

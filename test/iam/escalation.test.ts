@@ -4,11 +4,13 @@ import { builtinRoles, capabilities, ownerRole } from "../../src/auth/capabiliti
 import { newChildUid } from "../../src/uid.js";
 import { type IamClients, iamClients, outcome, transportFor } from "../helpers/iam-clients.js";
 import {
+  backends,
   startTestServer,
   type TestCaller,
   type TestOrg,
   type TestServer,
 } from "../helpers/test-server.js";
+import { type V1Clients, v1Clients } from "../helpers/v1-clients.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 // What the admin holds: enough to manage bindings and roles, far from owner.
@@ -23,266 +25,372 @@ const adminCaps = [
   "role_bindings.update",
 ];
 
-let ts: TestServer;
-let org: TestOrg;
-let team: string;
-let adminRole: string;
-let narrowRole: string;
-let admin: TestCaller;
-let teamAdmin: TestCaller;
-let target: TestCaller;
-let asAdmin: IamClients;
-let asTeamAdmin: IamClients;
+describe.each(backends)("escalation on %s", (backend) => {
+  let ts: TestServer;
+  let org: TestOrg;
+  let team: string;
+  let adminRole: string;
+  let narrowRole: string;
+  let admin: TestCaller;
+  let teamAdmin: TestCaller;
+  let target: TestCaller;
+  let asAdmin: IamClients;
+  let asTeamAdmin: IamClients;
+  let v1Admin: V1Clients;
+  let v1TeamAdmin: V1Clients;
 
-beforeAll(async () => {
-  ts = await startTestServer();
-  org = await ts.makeOrg("escalation");
-  const now = Date.now();
-  team = newChildUid(org.uid);
-  await ts.store.createGroup({ uid: team, parentUid: org.uid, name: "team", description: "", now });
-  adminRole = newChildUid(org.uid);
-  await ts.store.createRole({
-    uid: adminRole,
-    groupUid: org.uid,
-    name: "admin",
-    description: "",
-    capabilities: adminCaps,
-    now,
-  });
-  narrowRole = newChildUid(org.uid);
-  await ts.store.createRole({
-    uid: narrowRole,
-    groupUid: org.uid,
-    name: "narrow",
-    description: "",
-    capabilities: ["groups.list"],
-    now,
-  });
-  admin = await ts.makeIdentity(org.uid, [adminRole]);
-  // Bound below the root only.
-  teamAdmin = await ts.makeIdentity(team, [adminRole]);
-  target = await ts.makeIdentity(team);
-  asAdmin = iamClients(transportFor("connect", ts.url, admin.headers));
-  asTeamAdmin = iamClients(transportFor("connect", ts.url, teamAdmin.headers));
-});
-afterAll(async () => {
-  await ts?.close();
-});
-
-const bind = (c: IamClients, parent: string, identityUid: string, roleUid: string) =>
-  c.roleBindings.createRoleBinding({ parent, roleBinding: { identityUid, roleUid } });
-
-describe("no escalation", () => {
-  // [attempt, call, expected code]
-  const attempts: [string, () => Promise<unknown>, number][] = [
-    ["grant owner to itself", () => bind(asAdmin, org.uid, admin.uid, ownerRole.uid), 7],
-    ["grant owner to another", () => bind(asAdmin, team, target.uid, ownerRole.uid), 7],
-    ["grant viewer (lists it lacks)", () => bind(asAdmin, team, target.uid, viewer.uid), 7],
-    [
-      "create a role with capabilities it lacks",
-      () =>
-        asAdmin.roles.createRole({
-          parent: org.uid,
-          role: { name: "sneaky", capabilities: ["groups.list", "groups.delete"] },
-        }),
-      7,
-    ],
-    [
-      "widen a custom role with capabilities it lacks",
-      () =>
-        asAdmin.roles.updateRole({
-          role: { uid: narrowRole, capabilities: ["groups.list", "identities.delete"] },
-        }),
-      7,
-    ],
-    [
-      "bind itself higher up the tree",
-      () => bind(asTeamAdmin, org.uid, teamAdmin.uid, adminRole),
-      7,
-    ],
-    [
-      "create a role higher up the tree",
-      () =>
-        asTeamAdmin.roles.createRole({
-          parent: org.uid,
-          role: { name: "up", capabilities: ["groups.list"] },
-        }),
-      7,
-    ],
-    [
-      "rebind its own binding to owner",
-      async () => {
-        const mine = await asAdmin.roleBindings.listRoleBindings({ identity: admin.uid });
-        const uid = mine.roleBindings[0]!.uid;
-        return asAdmin.roleBindings.updateRoleBinding({
-          roleBinding: { uid, roleUid: ownerRole.uid },
-        });
-      },
-      7,
-    ],
-    // Controls: what the admin holds, it may grant.
-    ["grant a role it holds all of", () => bind(asAdmin, team, target.uid, narrowRole), 0],
-    [
-      "create a role within what it holds",
-      () =>
-        asAdmin.roles.createRole({
-          parent: team,
-          role: { name: "ok", capabilities: ["groups.list", "roles.list"] },
-        }),
-      0,
-    ],
-  ];
-
-  it.each(attempts)("%s", async (_what, call, code) => {
-    expect(await outcome(call())).toBe(code);
-  });
-
-  it("left the admin exactly what it had", async () => {
-    const held = await ts.store.capabilitiesAt(admin.uid, [org.uid, team]);
-    expect([...held].sort()).toEqual([...adminCaps].sort());
-  });
-});
-
-describe("a canary identity with no bindings", () => {
-  it("is never granted anything, whatever others do and whatever it tries", async () => {
-    const canary = await ts.makeIdentity(org.uid);
-    const asCanary = iamClients(transportFor("connect", ts.url, canary.headers));
-    const asOwner = iamClients(transportFor("connect", ts.url, org.owner.headers));
-    const groups = [org.uid, team];
-    const roles = [...builtinRoles.map((r) => r.uid), adminRole, narrowRole];
-    const others = [admin.uid, teamAdmin.uid, target.uid];
-
-    type Step =
-      | { kind: "group"; parent: number }
-      | { kind: "role"; group: number; caps: string[] }
-      | { kind: "bind"; group: number; identity: number; role: number; byAdmin: boolean }
-      | { kind: "canary"; group: number; role: number; caps: string[] };
-    const index = fc.nat({ max: 1000 });
-    const caps = fc.subarray([...capabilities], { minLength: 1, maxLength: 6 });
-    // The owner may only put into a role what it holds itself.
-    const ownerCaps = fc.subarray([...ownerRole.capabilities], { minLength: 1, maxLength: 6 });
-    const step: fc.Arbitrary<Step> = fc.oneof(
-      fc.record({ kind: fc.constant("group" as const), parent: index }),
-      fc.record({ kind: fc.constant("role" as const), group: index, caps: ownerCaps }),
-      fc.record({
-        kind: fc.constant("bind" as const),
-        group: index,
-        identity: index,
-        role: index,
-        byAdmin: fc.boolean(),
-      }),
-      fc.record({ kind: fc.constant("canary" as const), group: index, role: index, caps }),
-    );
-    const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
-
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
-        for (const s of steps) {
-          if (s.kind === "group") {
-            const g = await asOwner.groups.createGroup({
-              parent: pick(groups, s.parent),
-              group: { name: `g${groups.length}` },
-            });
-            groups.push(g.uid);
-          } else if (s.kind === "role") {
-            const r = await asOwner.roles.createRole({
-              parent: pick(groups, s.group),
-              role: { name: "r", capabilities: s.caps },
-            });
-            roles.push(r.uid);
-          } else if (s.kind === "bind") {
-            // Others get bindings (some refused: duplicates, roles from below, escalation).
-            await outcome(
-              bind(
-                s.byAdmin ? asAdmin : asOwner,
-                pick(groups, s.group),
-                pick(others, s.identity),
-                pick(roles, s.role),
-              ),
-            );
-          } else {
-            // The canary tries to help itself; every attempt is refused.
-            const group = pick(groups, s.group);
-            expect(await outcome(bind(asCanary, group, canary.uid, pick(roles, s.role)))).toBe(7);
-            expect(
-              await outcome(
-                asCanary.roles.createRole({
-                  parent: group,
-                  role: { name: "c", capabilities: s.caps },
-                }),
-              ),
-            ).toBe(7);
-            expect(await outcome(asCanary.groups.getGroup({ uid: group }))).toBe(7);
-            const seen = await asCanary.groups.listGroups({});
-            expect(seen.groups).toEqual([]);
-            expect(seen.totalCount).toBe(0n);
-          }
-        }
-        expect(await ts.store.capabilitiesAt(canary.uid, groups)).toEqual(new Set());
-        for (const c of capabilities) {
-          expect(await ts.store.groupsWithCapability(canary.uid, c)).toEqual([]);
-        }
-      }),
-      { numRuns: 25 },
-    );
-  });
-});
-
-describe("taking over a stronger identity", () => {
-  // Changing how an identity authenticates hands its powers to whoever matches the new rule.
-  let manager: TestCaller;
-  let strong: TestCaller;
-  let weak: TestCaller;
-  let asManager: IamClients;
   beforeAll(async () => {
-    const managerRole = newChildUid(org.uid);
-    await ts.store.createRole({
-      uid: managerRole,
-      groupUid: org.uid,
-      name: "identity manager",
+    ts = await startTestServer({}, { backend });
+    org = await ts.makeOrg("escalation");
+    const now = Date.now();
+    team = newChildUid(org.uid);
+    await ts.store.createGroup({
+      uid: team,
+      parentUid: org.uid,
+      name: "team",
       description: "",
-      capabilities: ["identities.list", "identities.update", "identities.delete"],
-      now: Date.now(),
+      now,
     });
-    manager = await ts.makeIdentity(org.uid, [managerRole]);
-    strong = await ts.makeIdentity(team, [ownerRole.uid], org.uid);
-    weak = await ts.makeIdentity(team);
-    asManager = iamClients(transportFor("connect", ts.url, manager.headers));
+    adminRole = newChildUid(org.uid);
+    await ts.store.createRole({
+      uid: adminRole,
+      groupUid: org.uid,
+      name: "admin",
+      description: "",
+      capabilities: adminCaps,
+      now,
+    });
+    narrowRole = newChildUid(org.uid);
+    await ts.store.createRole({
+      uid: narrowRole,
+      groupUid: org.uid,
+      name: "narrow",
+      description: "",
+      capabilities: ["groups.list"],
+      now,
+    });
+    admin = await ts.makeIdentity(org.uid, [adminRole]);
+    // Bound below the root only.
+    teamAdmin = await ts.makeIdentity(team, [adminRole]);
+    target = await ts.makeIdentity(team);
+    asAdmin = iamClients(transportFor("connect", ts.url, admin.headers));
+    asTeamAdmin = iamClients(transportFor("connect", ts.url, teamAdmin.headers));
+    v1Admin = v1Clients(transportFor("connect", ts.url, admin.headers));
+    v1TeamAdmin = v1Clients(transportFor("connect", ts.url, teamAdmin.headers));
   });
-  const myWorkload = {
-    case: "claimMatch" as const,
-    value: { issuer: "https://ci.example.com", subject: "repo:mine" },
-  };
-
-  it("cannot point an owner's claimMatch at its own workload", async () => {
-    const call = asManager.identities.updateIdentity({
-      identity: { uid: strong.uid, method: myWorkload },
-    });
-    expect(await outcome(call)).toBe(7);
-    const after = await ts.store.getIdentity(strong.uid);
-    expect(after?.claimMatch?.subject).not.toBe("repo:mine");
-  });
-
-  it("may rename that identity, and re-point one with no more powers than its own", async () => {
-    const rename = asManager.identities.updateIdentity({
-      identity: { uid: strong.uid, name: "renamed" },
-    });
-    expect(await outcome(rename)).toBe(0);
-    const repoint = asManager.identities.updateIdentity({
-      identity: { uid: weak.uid, method: myWorkload },
-    });
-    expect(await outcome(repoint)).toBe(0);
-  });
-
-  it("cannot delete that identity, dropping its organization-level binding", async () => {
-    const call = asManager.identities.deleteIdentity({ uid: strong.uid });
-    expect(await outcome(call)).toBe(7);
-    expect(await ts.store.getIdentity(strong.uid)).toBeDefined();
+  afterAll(async () => {
+    await ts?.close();
   });
 
-  it("may delete one with no more powers than its own", async () => {
-    const other = await ts.makeIdentity(team);
-    expect(await outcome(asManager.identities.deleteIdentity({ uid: other.uid }))).toBe(0);
-    expect(await ts.store.getIdentity(other.uid)).toBeUndefined();
+  const bind = (c: IamClients, parent: string, identityUid: string, roleUid: string) =>
+    c.roleBindings.createRoleBinding({ parent, roleBinding: { identityUid, roleUid } });
+  const bind1 = (c: V1Clients, parent: string, identity: string, role: string) =>
+    c.roleBindings.create({ parent, roleBinding: { identity, role } });
+
+  describe("no escalation", () => {
+    // [attempt, call, expected code]
+    const attempts: [string, () => Promise<unknown>, number][] = [
+      ["grant owner to itself", () => bind(asAdmin, org.uid, admin.uid, ownerRole.uid), 7],
+      ["grant owner to another", () => bind(asAdmin, team, target.uid, ownerRole.uid), 7],
+      ["grant viewer (lists it lacks)", () => bind(asAdmin, team, target.uid, viewer.uid), 7],
+      [
+        "create a role with capabilities it lacks",
+        () =>
+          asAdmin.roles.createRole({
+            parent: org.uid,
+            role: { name: "sneaky", capabilities: ["groups.list", "groups.delete"] },
+          }),
+        7,
+      ],
+      [
+        "widen a custom role with capabilities it lacks",
+        () =>
+          asAdmin.roles.updateRole({
+            role: { uid: narrowRole, capabilities: ["groups.list", "identities.delete"] },
+          }),
+        7,
+      ],
+      [
+        "bind itself higher up the tree",
+        () => bind(asTeamAdmin, org.uid, teamAdmin.uid, adminRole),
+        7,
+      ],
+      [
+        "create a role higher up the tree",
+        () =>
+          asTeamAdmin.roles.createRole({
+            parent: org.uid,
+            role: { name: "up", capabilities: ["groups.list"] },
+          }),
+        7,
+      ],
+      [
+        "rebind its own binding to owner",
+        async () => {
+          const mine = await asAdmin.roleBindings.listRoleBindings({ identity: admin.uid });
+          const uid = mine.roleBindings[0]!.uid;
+          return asAdmin.roleBindings.updateRoleBinding({
+            roleBinding: { uid, roleUid: ownerRole.uid },
+          });
+        },
+        7,
+      ],
+      // The same through v1: each adapter is refused where its v2 call is.
+      ["v1: grant owner to itself", () => bind1(v1Admin, org.uid, admin.uid, ownerRole.uid), 7],
+      [
+        "v1: grant owner to another in a batch",
+        () =>
+          v1Admin.roleBindings.createBatch({
+            parent: team,
+            roleBindings: [{ identity: target.uid, role: ownerRole.uid }],
+          }),
+        7,
+      ],
+      ["v1: grant viewer (lists it lacks)", () => bind1(v1Admin, team, target.uid, viewer.uid), 7],
+      [
+        "v1: create a role with capabilities it lacks",
+        () =>
+          v1Admin.roles.create({
+            parentId: org.uid,
+            role: { name: "sneaky1", capabilities: ["groups.list", "groups.delete"] },
+          }),
+        7,
+      ],
+      [
+        "v1: widen a custom role with capabilities it lacks",
+        () =>
+          v1Admin.roles.update({
+            id: narrowRole,
+            name: "narrow",
+            capabilities: ["groups.list", "identities.delete"],
+          }),
+        7,
+      ],
+      [
+        "v1: bind itself higher up the tree",
+        () => bind1(v1TeamAdmin, org.uid, teamAdmin.uid, adminRole),
+        7,
+      ],
+      [
+        "v1: create a role higher up the tree",
+        () =>
+          v1TeamAdmin.roles.create({
+            parentId: org.uid,
+            role: { name: "up1", capabilities: ["groups.list"] },
+          }),
+        7,
+      ],
+      [
+        "v1: rebind its own binding to owner",
+        async () => {
+          const mine = await asAdmin.roleBindings.listRoleBindings({ identity: admin.uid });
+          const id = mine.roleBindings[0]!.uid;
+          return v1Admin.roleBindings.update({ id, role: ownerRole.uid });
+        },
+        7,
+      ],
+      // Controls: what the admin holds, it may grant.
+      ["grant a role it holds all of", () => bind(asAdmin, team, target.uid, narrowRole), 0],
+      [
+        "create a role within what it holds",
+        () =>
+          asAdmin.roles.createRole({
+            parent: team,
+            role: { name: "ok", capabilities: ["groups.list", "roles.list"] },
+          }),
+        0,
+      ],
+      [
+        "v1: create a role within what it holds",
+        () =>
+          v1Admin.roles.create({
+            parentId: team,
+            role: { name: "ok1", capabilities: ["groups.list", "roles.list"] },
+          }),
+        0,
+      ],
+    ];
+
+    it.each(attempts)("%s", async (_what, call, code) => {
+      expect(await outcome(call())).toBe(code);
+    });
+
+    it("left the admin exactly what it had", async () => {
+      const held = await ts.store.capabilitiesAt(admin.uid, [org.uid, team]);
+      expect([...held].sort()).toEqual([...adminCaps].sort());
+    });
+  });
+
+  describe("a canary identity with no bindings", () => {
+    it("is never granted anything, whatever others do and whatever it tries", async () => {
+      const canary = await ts.makeIdentity(org.uid);
+      const asCanary = iamClients(transportFor("connect", ts.url, canary.headers));
+      const asOwner = iamClients(transportFor("connect", ts.url, org.owner.headers));
+      const v1Canary = v1Clients(transportFor("connect", ts.url, canary.headers));
+      const groups = [org.uid, team];
+      const roles = [...builtinRoles.map((r) => r.uid), adminRole, narrowRole];
+      const others = [admin.uid, teamAdmin.uid, target.uid];
+
+      type Step =
+        | { kind: "group"; parent: number }
+        | { kind: "role"; group: number; caps: string[] }
+        | { kind: "bind"; group: number; identity: number; role: number; byAdmin: boolean }
+        | { kind: "canary"; group: number; role: number; caps: string[] };
+      const index = fc.nat({ max: 1000 });
+      const caps = fc.subarray([...capabilities], { minLength: 1, maxLength: 6 });
+      // The owner may only put into a role what it holds itself.
+      const ownerCaps = fc.subarray([...ownerRole.capabilities], { minLength: 1, maxLength: 6 });
+      const step: fc.Arbitrary<Step> = fc.oneof(
+        fc.record({ kind: fc.constant("group" as const), parent: index }),
+        fc.record({ kind: fc.constant("role" as const), group: index, caps: ownerCaps }),
+        fc.record({
+          kind: fc.constant("bind" as const),
+          group: index,
+          identity: index,
+          role: index,
+          byAdmin: fc.boolean(),
+        }),
+        fc.record({ kind: fc.constant("canary" as const), group: index, role: index, caps }),
+      );
+      const pick = <T>(xs: readonly T[], i: number): T => xs[i % xs.length]!;
+
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
+          for (const s of steps) {
+            if (s.kind === "group") {
+              const g = await asOwner.groups.createGroup({
+                parent: pick(groups, s.parent),
+                group: { name: `g${groups.length}` },
+              });
+              groups.push(g.uid);
+            } else if (s.kind === "role") {
+              const r = await asOwner.roles.createRole({
+                parent: pick(groups, s.group),
+                role: { name: "r", capabilities: s.caps },
+              });
+              roles.push(r.uid);
+            } else if (s.kind === "bind") {
+              // Others get bindings (some refused: duplicates, roles from below, escalation).
+              await outcome(
+                bind(
+                  s.byAdmin ? asAdmin : asOwner,
+                  pick(groups, s.group),
+                  pick(others, s.identity),
+                  pick(roles, s.role),
+                ),
+              );
+            } else {
+              // The canary tries to help itself; every attempt is refused.
+              const group = pick(groups, s.group);
+              expect(await outcome(bind(asCanary, group, canary.uid, pick(roles, s.role)))).toBe(7);
+              expect(
+                await outcome(
+                  asCanary.roles.createRole({
+                    parent: group,
+                    role: { name: "c", capabilities: s.caps },
+                  }),
+                ),
+              ).toBe(7);
+              expect(await outcome(asCanary.groups.getGroup({ uid: group }))).toBe(7);
+              const seen = await asCanary.groups.listGroups({});
+              expect(seen.groups).toEqual([]);
+              expect(seen.totalCount).toBe(0n);
+              // Through v1 as well: refused, or nothing to see.
+              const role = pick(roles, s.role);
+              expect(await outcome(bind1(v1Canary, group, canary.uid, role))).toBe(7);
+              const batch = [{ identity: canary.uid, role }];
+              expect(
+                await outcome(
+                  v1Canary.roleBindings.createBatch({ parent: group, roleBindings: batch }),
+                ),
+              ).toBe(7);
+              expect(
+                await outcome(
+                  v1Canary.roles.create({
+                    parentId: group,
+                    role: { name: "c", capabilities: s.caps },
+                  }),
+                ),
+              ).toBe(7);
+              expect((await v1Canary.groups.list({ id: group })).items).toEqual([]);
+              expect((await v1Canary.groups.list({})).items).toEqual([]);
+            }
+          }
+          expect(await ts.store.capabilitiesAt(canary.uid, groups)).toEqual(new Set());
+          for (const c of capabilities) {
+            expect(await ts.store.groupsWithCapability(canary.uid, c)).toEqual([]);
+          }
+        }),
+        { numRuns: 25 },
+      );
+    });
+  });
+
+  describe("taking over a stronger identity", () => {
+    // Changing how an identity authenticates hands its powers to whoever matches the new rule.
+    let manager: TestCaller;
+    let strong: TestCaller;
+    let weak: TestCaller;
+    let asManager: IamClients;
+    beforeAll(async () => {
+      const managerRole = newChildUid(org.uid);
+      await ts.store.createRole({
+        uid: managerRole,
+        groupUid: org.uid,
+        name: "identity manager",
+        description: "",
+        capabilities: ["identities.list", "identities.update", "identities.delete"],
+        now: Date.now(),
+      });
+      manager = await ts.makeIdentity(org.uid, [managerRole]);
+      strong = await ts.makeIdentity(team, [ownerRole.uid], org.uid);
+      weak = await ts.makeIdentity(team);
+      asManager = iamClients(transportFor("connect", ts.url, manager.headers));
+      v1Manager = v1Clients(transportFor("connect", ts.url, manager.headers));
+    });
+    let v1Manager: V1Clients;
+    const myWorkload = {
+      case: "claimMatch" as const,
+      value: { issuer: "https://ci.example.com", subject: "repo:mine" },
+    };
+
+    it("cannot point an owner's claimMatch at its own workload", async () => {
+      const call = asManager.identities.updateIdentity({
+        identity: { uid: strong.uid, method: myWorkload },
+      });
+      expect(await outcome(call)).toBe(7);
+      const v1 = v1Manager.identities.update({
+        id: strong.uid,
+        name: "strong",
+        relationship: { case: "claimMatch", value: myWorkload.value },
+      });
+      expect(await outcome(v1)).toBe(7);
+      const after = await ts.store.getIdentity(strong.uid);
+      expect(after?.claimMatch?.subject).not.toBe("repo:mine");
+    });
+
+    it("may rename that identity, and re-point one with no more powers than its own", async () => {
+      const rename = asManager.identities.updateIdentity({
+        identity: { uid: strong.uid, name: "renamed" },
+      });
+      expect(await outcome(rename)).toBe(0);
+      const repoint = asManager.identities.updateIdentity({
+        identity: { uid: weak.uid, method: myWorkload },
+      });
+      expect(await outcome(repoint)).toBe(0);
+    });
+
+    it("cannot delete that identity, dropping its organization-level binding", async () => {
+      const call = asManager.identities.deleteIdentity({ uid: strong.uid });
+      expect(await outcome(call)).toBe(7);
+      expect(await outcome(v1Manager.identities.delete({ id: strong.uid }))).toBe(7);
+      expect(await ts.store.getIdentity(strong.uid)).toBeDefined();
+    });
+
+    it("may delete one with no more powers than its own", async () => {
+      const other = await ts.makeIdentity(team);
+      expect(await outcome(asManager.identities.deleteIdentity({ uid: other.uid }))).toBe(0);
+      expect(await ts.store.getIdentity(other.uid)).toBeUndefined();
+    });
   });
 });
