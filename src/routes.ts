@@ -1,6 +1,14 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  file_gatehouse_iam_v1_account_associations,
+  GroupAccountAssociationsService as V1AccountAssociationsService,
+} from "../gen/gatehouse/iam/v1/account_associations_pb.js";
+import {
+  file_gatehouse_iam_v1_group_invites,
+  GroupInvitesService as V1GroupInvitesService,
+} from "../gen/gatehouse/iam/v1/group_invites_pb.js";
+import {
   file_gatehouse_iam_v1_groups,
   GroupsService as V1GroupsService,
 } from "../gen/gatehouse/iam/v1/groups_pb.js";
@@ -8,6 +16,10 @@ import {
   file_gatehouse_iam_v1_identities,
   IdentitiesService as V1IdentitiesService,
 } from "../gen/gatehouse/iam/v1/identities_pb.js";
+import {
+  file_gatehouse_iam_v1_identity_providers,
+  IdentityProvidersService as V1IdentityProvidersService,
+} from "../gen/gatehouse/iam/v1/identity_providers_pb.js";
 import {
   file_gatehouse_iam_v1_role_bindings,
   RoleBindingsService as V1RoleBindingsService,
@@ -81,8 +93,11 @@ import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
 import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
+import { createV1AccountAssociationsService } from "./services/v1/account-associations.js";
+import { createV1GroupInvitesService } from "./services/v1/group-invites.js";
 import { createV1GroupsService } from "./services/v1/groups.js";
 import { createV1IdentitiesService } from "./services/v1/identities.js";
+import { createV1IdentityProvidersService } from "./services/v1/identity-providers.js";
 import { createV1RoleBindingsService } from "./services/v1/role-bindings.js";
 import { createV1RolesService } from "./services/v1/roles.js";
 import { type AuthorizeCall, createV2Calls } from "./services/v1/v2-calls.js";
@@ -107,6 +122,9 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v1_identities,
   file_gatehouse_iam_v1_roles,
   file_gatehouse_iam_v1_role_bindings,
+  file_gatehouse_iam_v1_identity_providers,
+  file_gatehouse_iam_v1_account_associations,
+  file_gatehouse_iam_v1_group_invites,
 ];
 
 /** The API's services: every one is served over gRPC, gRPC-Web, Connect and REST. */
@@ -128,6 +146,9 @@ export const apiServices: readonly DescService[] = [
   V1IdentitiesService,
   V1RolesService,
   V1RoleBindingsService,
+  V1IdentityProvidersService,
+  V1AccountAssociationsService,
+  V1GroupInvitesService,
 ];
 
 /** What the services need; `authorizeCall` authorizes the v2 calls of the v1 adapters. */
@@ -168,6 +189,9 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(V1IdentitiesService, createV1IdentitiesService(v1), lenient),
     registration(V1RolesService, createV1RolesService(v1), lenient),
     registration(V1RoleBindingsService, createV1RoleBindingsService(v1), lenient),
+    registration(V1IdentityProvidersService, createV1IdentityProvidersService(v1), lenient),
+    registration(V1AccountAssociationsService, createV1AccountAssociationsService(v1), lenient),
+    registration(V1GroupInvitesService, createV1GroupInvitesService(v1), lenient),
   ];
 }
 

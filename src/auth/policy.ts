@@ -207,6 +207,35 @@ export const policy: Readonly<Record<string, Rule>> = {
     kind: "adapter",
     calls: [`${iam}.RoleBindingsService/CreateRoleBinding`],
   },
+  ...v1crud(
+    `${iamV1}.IdentityProvidersService`,
+    `${iam}.IdentityProvidersService`,
+    "IdentityProvider",
+    "IdentityProviders",
+  ),
+  ...v1crud(
+    `${iamV1}.GroupAccountAssociationsService`,
+    `${iam}.AccountAssociationsService`,
+    "AccountAssociation",
+    "AccountAssociations",
+  ),
+  // v1 invites have no Update; their role is shown whole where the caller may read it.
+  [`${iamV1}.GroupInvitesService/Create`]: {
+    kind: "adapter",
+    calls: [`${iam}.GroupInvitesService/CreateGroupInvite`, `${iam}.RolesService/GetRole`],
+  },
+  [`${iamV1}.GroupInvitesService/List`]: {
+    kind: "adapter",
+    calls: [
+      `${iam}.GroupInvitesService/ListGroupInvites`,
+      `${iam}.GroupInvitesService/GetGroupInvite`,
+      `${iam}.RolesService/GetRole`,
+    ],
+  },
+  [`${iamV1}.GroupInvitesService/Delete`]: {
+    kind: "adapter",
+    calls: [`${iam}.GroupInvitesService/DeleteGroupInvite`],
+  },
   "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
   // Health checks and the API's shape are public; its data is not.
   "grpc.health.v1.Health/Check": { kind: "public" },

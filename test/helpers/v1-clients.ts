@@ -7,8 +7,11 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { GroupAccountAssociationsService } from "../../gen/gatehouse/iam/v1/account_associations_pb.js";
+import { GroupInvitesService } from "../../gen/gatehouse/iam/v1/group_invites_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
 import { IdentitiesService } from "../../gen/gatehouse/iam/v1/identities_pb.js";
+import { IdentityProvidersService } from "../../gen/gatehouse/iam/v1/identity_providers_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { connectErr } from "./groups-clients.js";
@@ -53,6 +56,26 @@ export const v1Resources = {
     parentField: "parent",
     bodyField: "role_binding",
   },
+  identityProviders: {
+    path: "/iam/v1/identityProviders",
+    service: IdentityProvidersService,
+    parentField: "parent_id",
+    bodyField: "identity_provider",
+  },
+  // Keyed by group; the body is the whole record (body "*").
+  accountAssociations: {
+    path: "/iam/v1/account_associations",
+    service: GroupAccountAssociationsService,
+    parentField: "group",
+    bodyField: "*",
+    keyField: "group",
+  },
+  groupInvites: {
+    path: "/iam/v1/group_invites",
+    service: GroupInvitesService,
+    parentField: "group",
+    bodyField: "*",
+  },
 } satisfies Record<string, V1Resource>;
 
 /** Typed clients of the v1 services over one transport. */
@@ -61,6 +84,9 @@ export interface V1Clients {
   identities: Client<typeof IdentitiesService>;
   roles: Client<typeof RolesService>;
   roleBindings: Client<typeof RoleBindingsService>;
+  identityProviders: Client<typeof IdentityProvidersService>;
+  accountAssociations: Client<typeof GroupAccountAssociationsService>;
+  groupInvites: Client<typeof GroupInvitesService>;
 }
 
 /** Create the v1 clients over `transport`. */
@@ -70,11 +96,16 @@ export function v1Clients(transport: Transport): V1Clients {
     identities: createClient(IdentitiesService, transport),
     roles: createClient(RolesService, transport),
     roleBindings: createClient(RoleBindingsService, transport),
+    identityProviders: createClient(IdentityProvidersService, transport),
+    accountAssociations: createClient(GroupAccountAssociationsService, transport),
+    groupInvites: createClient(GroupInvitesService, transport),
   };
 }
 
 /** A v1 answer: OK with the JSON v1 REST would send, or an error's gRPC code and HTTP status. */
-export type V1Reply = { ok: true; json: Json } | { ok: false; code: number; status?: number };
+export type V1Reply =
+  | { ok: true; json: Json }
+  | { ok: false; code: number; status?: number; message?: string };
 
 /** The two ways the v1 suites call: REST paths with fetch, and gRPC with connect-node. */
 export const v1Protocols = ["rest", "grpc"] as const;
@@ -120,18 +151,23 @@ export function v1Client(
         json: toJson(m.output as DescMessage, res as never, { alwaysEmitImplicit: true }),
       };
     } catch (e) {
-      return { ok: false, code: connectErr(e).code };
+      const err = connectErr(e);
+      return { ok: false, code: err.code, message: err.message };
     }
   };
   const restDo = async (method: string, path: string, body?: unknown): Promise<V1Reply> => {
     const res = await restCall(baseUrl, method, path, body, headers);
     if (res.status === 200) return { ok: true, json: res.json };
-    return { ok: false, code: res.json.code, status: res.status };
+    return { ok: false, code: res.json.code, status: res.status, message: res.json.message };
   };
   return {
     create(r, parent, body) {
       if (protocol === "rest") return restDo("POST", `${r.path}/${parent}`, body);
-      return grpcCall(r, "Create", { [r.parentField]: parent, [r.bodyField]: body });
+      const request =
+        r.bodyField === "*"
+          ? { ...body, [r.parentField]: parent }
+          : { [r.parentField]: parent, [r.bodyField]: body };
+      return grpcCall(r, "Create", request);
     },
     update(r, id, body) {
       if (protocol === "rest") return restDo("PUT", `${r.path}/${id}`, body);

@@ -1,7 +1,10 @@
 import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupAccountAssociationsService as V1AccountAssociations } from "../../gen/gatehouse/iam/v1/account_associations_pb.js";
+import { GroupInvitesService as V1GroupInvites } from "../../gen/gatehouse/iam/v1/group_invites_pb.js";
 import { GroupsService as V1Groups } from "../../gen/gatehouse/iam/v1/groups_pb.js";
 import { IdentitiesService as V1Identities } from "../../gen/gatehouse/iam/v1/identities_pb.js";
+import { IdentityProvidersService as V1IdentityProviders } from "../../gen/gatehouse/iam/v1/identity_providers_pb.js";
 import { RoleBindingsService as V1RoleBindings } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService as V1Roles } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
@@ -43,6 +46,9 @@ const v1Services = {
   identities: V1Identities,
   roles: V1Roles,
   roleBindings: V1RoleBindings,
+  identityProviders: V1IdentityProviders,
+  accountAssociations: V1AccountAssociations,
+  groupInvites: V1GroupInvites,
 } as const;
 
 /** The IAM, registry and advisories clients of one caller, and its v1 clients. */
@@ -853,6 +859,178 @@ const v1rpcs: V1Case[] = [
     rpc: "v1.RoleBindingsService/Delete",
     call: (c, fx) => c.roleBindings.delete({ id: fx.binding }),
     twin: "DeleteRoleBinding",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/List",
+    call: (c) => c.identityProviders.list({}),
+    twin: "ListIdentityProviders",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/List under A",
+    call: (c, fx) => c.identityProviders.list({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListIdentityProviders under A",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/List by id",
+    call: (c, fx) => c.identityProviders.list({ id: fx.provider }),
+    twin: "GetIdentityProvider",
+    byId: true,
+  },
+  {
+    rpc: "v1.IdentityProvidersService/List by missing id",
+    call: (c, fx) => c.identityProviders.list({ id: fx.missing }),
+    twin: "GetIdentityProvider missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.IdentityProvidersService/Create",
+    call: (c, fx) =>
+      c.identityProviders.create({
+        parentId: fx.group,
+        identityProvider: {
+          name: "new",
+          defaultRole: viewer.uid,
+          configuration: {
+            case: "oidc",
+            value: { issuer: "https://idp.test", clientId: "c", clientSecret: `${secret}-new` },
+          },
+        },
+      }),
+    twin: "CreateIdentityProvider",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/Update",
+    call: (c, fx) =>
+      c.identityProviders.update({
+        id: fx.provider,
+        name: "renamed",
+        defaultRole: viewer.uid,
+        configuration: {
+          case: "oidc",
+          value: { issuer: "https://idp.test", clientId: "gatehouse" },
+        },
+      }),
+    twin: "UpdateIdentityProvider",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/Update missing",
+    call: (c, fx) =>
+      c.identityProviders.update({
+        id: fx.missing,
+        name: "renamed",
+        defaultRole: viewer.uid,
+        configuration: {
+          case: "oidc",
+          value: { issuer: "https://idp.test", clientId: "gatehouse" },
+        },
+      }),
+    twin: "UpdateIdentityProvider missing",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/Delete",
+    call: (c, fx) => c.identityProviders.delete({ id: fx.provider }),
+    twin: "DeleteIdentityProvider",
+  },
+  {
+    rpc: "v1.IdentityProvidersService/Delete missing",
+    call: (c, fx) => c.identityProviders.delete({ id: fx.missing }),
+    twin: "DeleteIdentityProvider missing",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/List",
+    call: (c) => c.accountAssociations.list({}),
+    twin: "ListAccountAssociations",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/List by group",
+    call: (c, fx) => c.accountAssociations.list({ group: fx.association }),
+    twin: "GetAccountAssociation",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/List by group without",
+    call: (c, fx) => c.accountAssociations.list({ group: fx.leaf }),
+    twin: "GetAccountAssociation missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Create",
+    call: (c, fx) =>
+      c.accountAssociations.create({ group: fx.leaf, amazon: { account: "123456789012" } }),
+    twin: "CreateAccountAssociation",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Create second",
+    call: (c, fx) =>
+      c.accountAssociations.create({ group: fx.group, amazon: { account: "123456789012" } }),
+    twin: "CreateAccountAssociation second",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Update",
+    call: (c, fx) =>
+      c.accountAssociations.update({
+        group: fx.association,
+        description: "x",
+        amazon: { account: "123456789012" },
+      }),
+    twin: "UpdateAccountAssociation",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Update missing",
+    call: (c, fx) =>
+      c.accountAssociations.update({
+        group: fx.leaf,
+        description: "x",
+        amazon: { account: "123456789012" },
+      }),
+    twin: "UpdateAccountAssociation missing",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Delete",
+    call: (c, fx) => c.accountAssociations.delete({ group: fx.association }),
+    twin: "DeleteAccountAssociation",
+  },
+  {
+    rpc: "v1.GroupAccountAssociationsService/Delete missing",
+    call: (c, fx) => c.accountAssociations.delete({ group: fx.leaf }),
+    twin: "DeleteAccountAssociation missing",
+  },
+  {
+    rpc: "v1.GroupInvitesService/List",
+    call: (c) => c.groupInvites.list({}),
+    twin: "ListGroupInvites",
+  },
+  {
+    rpc: "v1.GroupInvitesService/List of A's group",
+    call: (c, fx) => c.groupInvites.list({ group: fx.group }),
+    twin: "ListGroupInvites under A",
+  },
+  {
+    rpc: "v1.GroupInvitesService/List by id",
+    call: (c, fx) => c.groupInvites.list({ id: fx.invite }),
+    twin: "GetGroupInvite",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupInvitesService/List by missing id",
+    call: (c, fx) => c.groupInvites.list({ id: fx.missing }),
+    twin: "GetGroupInvite missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.GroupInvitesService/Create",
+    call: (c, fx) => c.groupInvites.create({ group: fx.group, role: viewer.uid }),
+    twin: "CreateGroupInvite",
+  },
+  {
+    rpc: "v1.GroupInvitesService/Delete",
+    call: (c, fx) => c.groupInvites.delete({ id: fx.invite }),
+    twin: "DeleteGroupInvite",
+  },
+  {
+    rpc: "v1.GroupInvitesService/Delete missing",
+    call: (c, fx) => c.groupInvites.delete({ id: fx.missing }),
+    twin: "DeleteGroupInvite missing",
   },
 ];
 

@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { GroupRef } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   type Group,
   GroupListSchema,
@@ -85,4 +86,30 @@ export function toV1Group(g: V2Group): Group {
     createdAt: g.createTime,
     updatedAt: g.updateTime,
   });
+}
+
+/**
+ * A hydrator of groups for v1 read shapes (a binding's group): the whole group where the
+ * caller may read it through v2 (GetGroup), else the summary v2 already showed. Each group is
+ * fetched once per hydrator (one per call).
+ */
+export function groupHydrator(
+  calls: V2Calls,
+  ctx: HandlerContext,
+): (ref: Pick<GroupRef, "uid" | "name" | "description"> | undefined) => Promise<Group> {
+  const seen = new Map<string, Promise<Group | undefined>>();
+  return async (ref) => {
+    const uid = ref?.uid ?? "";
+    let p = seen.get(uid);
+    if (!p) {
+      p = getOrNothing(() => calls.call(v2.getGroup, { uid }, ctx)).then((g) =>
+        g[0] ? toV1Group(g[0]) : undefined,
+      );
+      seen.set(uid, p);
+    }
+    return (
+      (await p) ??
+      create(GroupSchema, { id: uid, name: ref?.name ?? "", description: ref?.description ?? "" })
+    );
+  };
 }

@@ -1,7 +1,5 @@
 import { create } from "@bufbuild/protobuf";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-import type { Group } from "../../../gen/gatehouse/iam/v1/groups_pb.js";
-import { GroupSchema } from "../../../gen/gatehouse/iam/v1/groups_pb.js";
 import {
   type RoleBinding,
   RoleBindingBatchSchema,
@@ -11,16 +9,13 @@ import {
   RoleBindingSchema,
   type RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v1/role_bindings_pb.js";
-import { type Role, RoleSchema } from "../../../gen/gatehouse/iam/v1/roles_pb.js";
-import { GroupsService as V2GroupsService } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import {
   type RoleBinding as V2RoleBinding,
   RoleBindingsService as V2RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
-import { RolesService as V2RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { parentOf } from "../../uid.js";
-import { toV1Group, type V1Deps } from "./groups.js";
-import { toV1Role } from "./roles.js";
+import { groupHydrator, type V1Deps } from "./groups.js";
+import { roleHydrator } from "./roles.js";
 import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
 import type { V2Calls } from "./v2-calls.js";
 
@@ -102,55 +97,18 @@ function toV1RoleBinding(b: V2RoleBinding): RoleBinding {
   });
 }
 
-/**
- * The v1 read shape of bindings: the whole group and role where the caller may read them
- * through v2 (GetGroup, GetRole), else the summary the v2 binding itself carries. Each group
- * and role is fetched once per List.
- */
+/** The v1 read shape of bindings, hydrated by groupHydrator and roleHydrator. */
 function hydrator(calls: V2Calls, ctx: HandlerContext) {
-  const groups = new Map<string, Promise<Group | undefined>>();
-  const roles = new Map<string, Promise<Role | undefined>>();
-  const once = <T>(
-    cache: Map<string, Promise<T | undefined>>,
-    uid: string,
-    get: () => Promise<T>,
-  ) => {
-    let p = cache.get(uid);
-    if (!p) {
-      p = getOrNothing(get).then((found) => found[0]);
-      cache.set(uid, p);
-    }
-    return p;
-  };
-  return async (b: V2RoleBinding): Promise<RoleBindingList_Binding> => {
-    const groupUid = b.group?.uid ?? parentOf(b.uid);
-    const roleUid = b.role?.uid ?? "";
-    const group =
-      (await once(groups, groupUid, async () =>
-        toV1Group(await calls.call(V2GroupsService.method.getGroup, { uid: groupUid }, ctx)),
-      )) ??
-      create(GroupSchema, {
-        id: groupUid,
-        name: b.group?.name ?? "",
-        description: b.group?.description ?? "",
-      });
-    const role =
-      (await once(roles, roleUid, async () =>
-        toV1Role(await calls.call(V2RolesService.method.getRole, { uid: roleUid }, ctx)),
-      )) ??
-      create(RoleSchema, {
-        id: roleUid,
-        name: b.role?.name ?? "",
-        description: b.role?.description ?? "",
-      });
-    return create(RoleBindingList_BindingSchema, {
+  const group = groupHydrator(calls, ctx);
+  const role = roleHydrator(calls, ctx);
+  return async (b: V2RoleBinding): Promise<RoleBindingList_Binding> =>
+    create(RoleBindingList_BindingSchema, {
       id: b.uid,
-      group,
+      group: await group(b.group ?? { uid: parentOf(b.uid), name: "", description: "" }),
       identity: b.identity?.uid ?? "",
-      role,
+      role: await role(b.role),
       claimMatchIssuer: b.identity?.issuer ?? "",
       claimMatchSubject: b.identity?.subject ?? "",
       createdAt: b.createTime,
     });
-  };
 }

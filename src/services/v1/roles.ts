@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { RoleRef } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   type Role,
   RoleListSchema,
@@ -13,6 +14,7 @@ import {
 import { parentOf } from "../../uid.js";
 import type { V1Deps } from "./groups.js";
 import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V2Calls } from "./v2-calls.js";
 
 const v2 = V2RolesService.method;
 
@@ -92,4 +94,30 @@ export function toV1Role(r: V2Role): Role {
     createdAt: r.createTime,
     updatedAt: r.updateTime,
   });
+}
+
+/**
+ * A hydrator of roles for v1 read shapes (a binding's role, an invite's role): the whole role
+ * where the caller may read it through v2 (GetRole), else the summary v2 already showed.
+ * Each role is fetched once per hydrator (one per call).
+ */
+export function roleHydrator(
+  calls: V2Calls,
+  ctx: HandlerContext,
+): (ref: Pick<RoleRef, "uid" | "name" | "description"> | undefined) => Promise<Role> {
+  const seen = new Map<string, Promise<Role | undefined>>();
+  return async (ref) => {
+    const uid = ref?.uid ?? "";
+    let p = seen.get(uid);
+    if (!p) {
+      p = getOrNothing(() => calls.call(v2.getRole, { uid }, ctx)).then((r) =>
+        r[0] ? toV1Role(r[0]) : undefined,
+      );
+      seen.set(uid, p);
+    }
+    return (
+      (await p) ??
+      create(RoleSchema, { id: uid, name: ref?.name ?? "", description: ref?.description ?? "" })
+    );
+  };
 }

@@ -94,3 +94,22 @@ function tooMany(what: string): ConnectError {
       "narrow it with uidp or name filters, or use the v2beta1 List, which pages",
   );
 }
+
+/** How one v1 List reaches v2: by id (a v2 Get) or by pages (a v2 List). */
+export interface ListSource<T> {
+  /** The resources' plural, for the cap's message. */
+  readonly what: string;
+  /** The exact id asked for, or "" for none. */
+  readonly id: string;
+  readonly get: (id: string) => Promise<T>;
+  readonly page: (pageSize: number, pageToken: string) => Promise<V2Page<T>>;
+  /** The filters v2 did not apply (applied again after a Get). */
+  readonly keep: (item: T) => boolean;
+}
+
+/** The items of a v1 List: a Get when it names an id, else every page, filtered. */
+export async function listOrGet<T>(source: ListSource<T>): Promise<T[]> {
+  const { what, id, get, page, keep } = source;
+  if (id !== "") return (await getOrNothing(() => get(id))).filter(keep);
+  return collectPages(what, page, keep);
+}
