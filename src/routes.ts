@@ -65,6 +65,10 @@ import {
   RolesService,
 } from "../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import {
+  file_gatehouse_registry_v1_registry,
+  RegistryService as V1RegistryService,
+} from "../gen/gatehouse/registry/v1/registry_pb.js";
+import {
   file_gatehouse_registry_v2beta1_repos,
   ReposService,
 } from "../gen/gatehouse/registry/v2beta1/repos_pb.js";
@@ -98,6 +102,7 @@ import { createV1GroupInvitesService } from "./services/v1/group-invites.js";
 import { createV1GroupsService } from "./services/v1/groups.js";
 import { createV1IdentitiesService } from "./services/v1/identities.js";
 import { createV1IdentityProvidersService } from "./services/v1/identity-providers.js";
+import { createV1RegistryService } from "./services/v1/registry.js";
 import { createV1RoleBindingsService } from "./services/v1/role-bindings.js";
 import { createV1RolesService } from "./services/v1/roles.js";
 import { type AuthorizeCall, createV2Calls } from "./services/v1/v2-calls.js";
@@ -125,6 +130,7 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v1_identity_providers,
   file_gatehouse_iam_v1_account_associations,
   file_gatehouse_iam_v1_group_invites,
+  file_gatehouse_registry_v1_registry,
 ];
 
 /** The API's services: every one is served over gRPC, gRPC-Web, Connect and REST. */
@@ -149,6 +155,7 @@ export const apiServices: readonly DescService[] = [
   V1IdentityProvidersService,
   V1AccountAssociationsService,
   V1GroupInvitesService,
+  V1RegistryService,
 ];
 
 /** What the services need; `authorizeCall` authorizes the v2 calls of the v1 adapters. */
@@ -192,6 +199,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(V1IdentityProvidersService, createV1IdentityProvidersService(v1), lenient),
     registration(V1AccountAssociationsService, createV1AccountAssociationsService(v1), lenient),
     registration(V1GroupInvitesService, createV1GroupInvitesService(v1), lenient),
+    registration(V1RegistryService, createV1RegistryService(v1), lenient),
   ];
 }
 

@@ -103,6 +103,29 @@ const v1crud = (
 
 const iamV1 = "gatehouse.iam.v1";
 
+const repos = "gatehouse.registry.v2beta1.ReposService";
+const tags = "gatehouse.registry.v2beta1.TagsService";
+const registryV1 = "gatehouse.registry.v1.RegistryService";
+/** v1's one registry service: repos and tags, over the two v2 services. */
+const v1Registry: Record<string, Rule> = {
+  // Create or replace: a name taken in the group makes it an update of that repo.
+  [`${registryV1}/CreateRepo`]: {
+    kind: "adapter",
+    calls: [`${repos}/CreateRepo`, `${repos}/ListRepos`, `${repos}/UpdateRepo`],
+  },
+  [`${registryV1}/UpdateRepo`]: { kind: "adapter", calls: [`${repos}/UpdateRepo`] },
+  [`${registryV1}/ListRepos`]: {
+    kind: "adapter",
+    calls: [`${repos}/ListRepos`, `${repos}/GetRepo`],
+  },
+  [`${registryV1}/DeleteRepo`]: { kind: "adapter", calls: [`${repos}/DeleteRepo`] },
+  [`${registryV1}/CreateTag`]: { kind: "adapter", calls: [`${tags}/CreateTag`] },
+  // v2 has no tag Update: reading the tag and creating it again under its name moves it.
+  [`${registryV1}/UpdateTag`]: { kind: "adapter", calls: [`${tags}/GetTag`, `${tags}/CreateTag`] },
+  [`${registryV1}/DeleteTag`]: { kind: "adapter", calls: [`${tags}/DeleteTag`] },
+  [`${registryV1}/ListTags`]: { kind: "adapter", calls: [`${tags}/ListTags`, `${tags}/GetTag`] },
+};
+
 /**
  * The authorization table: the one place that names what every RPC needs. The server refuses
  * to start if it serves an RPC missing here, and denies any call it was not told about.
@@ -219,6 +242,7 @@ export const policy: Readonly<Record<string, Rule>> = {
     "AccountAssociation",
     "AccountAssociations",
   ),
+  ...v1Registry,
   // v1 invites have no Update; their role is shown whole where the caller may read it.
   [`${iamV1}.GroupInvitesService/Create`]: {
     kind: "adapter",

@@ -14,6 +14,7 @@ import { IdentitiesService } from "../../gen/gatehouse/iam/v1/identities_pb.js";
 import { IdentityProvidersService } from "../../gen/gatehouse/iam/v1/identity_providers_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
+import { RegistryService } from "../../gen/gatehouse/registry/v1/registry_pb.js";
 import { connectErr } from "./groups-clients.js";
 import { transportFor } from "./iam-clients.js";
 import { type Json, restCall } from "./rest-client.js";
@@ -28,6 +29,8 @@ export interface V1Resource {
   readonly bodyField: string;
   /** The Update request's key field, set from the path (`id`; `group` for associations). */
   readonly keyField?: string;
+  /** The method names, when not Create, Update, List and Delete (the registry's). */
+  readonly methods?: { create: string; update: string; list: string; delete: string };
 }
 
 /** The v1 resources under test, by name. */
@@ -76,6 +79,25 @@ export const v1Resources = {
     parentField: "group",
     bodyField: "*",
   },
+  repos: {
+    path: "/registry/v1/repos",
+    service: RegistryService,
+    parentField: "parent_id",
+    bodyField: "repo",
+    methods: {
+      create: "CreateRepo",
+      update: "UpdateRepo",
+      list: "ListRepos",
+      delete: "DeleteRepo",
+    },
+  },
+  tags: {
+    path: "/registry/v1/tags",
+    service: RegistryService,
+    parentField: "repo_id",
+    bodyField: "tag",
+    methods: { create: "CreateTag", update: "UpdateTag", list: "ListTags", delete: "DeleteTag" },
+  },
 } satisfies Record<string, V1Resource>;
 
 /** Typed clients of the v1 services over one transport. */
@@ -87,6 +109,7 @@ export interface V1Clients {
   identityProviders: Client<typeof IdentityProvidersService>;
   accountAssociations: Client<typeof GroupAccountAssociationsService>;
   groupInvites: Client<typeof GroupInvitesService>;
+  registry: Client<typeof RegistryService>;
 }
 
 /** Create the v1 clients over `transport`. */
@@ -99,6 +122,7 @@ export function v1Clients(transport: Transport): V1Clients {
     identityProviders: createClient(IdentityProvidersService, transport),
     accountAssociations: createClient(GroupAccountAssociationsService, transport),
     groupInvites: createClient(GroupInvitesService, transport),
+    registry: createClient(RegistryService, transport),
   };
 }
 
@@ -167,19 +191,19 @@ export function v1Client(
         r.bodyField === "*"
           ? { ...body, [r.parentField]: parent }
           : { [r.parentField]: parent, [r.bodyField]: body };
-      return grpcCall(r, "Create", request);
+      return grpcCall(r, r.methods?.create ?? "Create", request);
     },
     update(r, id, body) {
       if (protocol === "rest") return restDo("PUT", `${r.path}/${id}`, body);
-      return grpcCall(r, "Update", { ...body, [r.keyField ?? "id"]: id });
+      return grpcCall(r, r.methods?.update ?? "Update", { ...body, [r.keyField ?? "id"]: id });
     },
     list(r, query) {
       if (protocol === "rest") return restDo("GET", `${r.path}?${new URLSearchParams(query)}`);
-      return grpcCall(r, "List", queryToJson(query));
+      return grpcCall(r, r.methods?.list ?? "List", queryToJson(query));
     },
     delete(r, id) {
       if (protocol === "rest") return restDo("DELETE", `${r.path}/${id}`);
-      return grpcCall(r, "Delete", { [r.keyField ?? "id"]: id });
+      return grpcCall(r, r.methods?.delete ?? "Delete", { [r.keyField ?? "id"]: id });
     },
     call(r, method, request, rest) {
       if (protocol === "rest") return restDo(rest.method, rest.path, rest.body);
@@ -187,6 +211,14 @@ export function v1Client(
     },
   };
 }
+
+// Filter fields that are bools: JSON wants true, where a query says "true".
+const booleans = new Set(
+  ["in_root", "exclude_referrers", "exclude_dates", "exclude_epochs"].flatMap((k) => [
+    k,
+    k.replace(/_(.)/g, (_m, c: string) => c.toUpperCase()),
+  ]),
+);
 
 /** Dotted query keys as nested JSON: `uidp.children_of=x` gives `{uidp: {children_of: "x"}}`. */
 function queryToJson(query: [string, string][]): Json {
@@ -200,8 +232,7 @@ function queryToJson(query: [string, string][]): Json {
     }
     const leaf = parts[parts.length - 1]!;
     // `ids` is repeated: a repeated key adds to it.
-    // `in_root` is a bool: JSON wants true, where a query says "true".
-    if (leaf === "in_root" || leaf === "inRoot") node[leaf] = value === "true";
+    if (booleans.has(leaf)) node[leaf] = value === "true";
     else node[leaf] = leaf === "ids" ? [...(node[leaf] ?? []), value] : value;
   }
   return out;

@@ -8,6 +8,7 @@ import { IdentityProvidersService as V1IdentityProviders } from "../../gen/gateh
 import { RoleBindingsService as V1RoleBindings } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService as V1Roles } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import { RegistryService as V1Registry } from "../../gen/gatehouse/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
@@ -49,6 +50,7 @@ const v1Services = {
   identityProviders: V1IdentityProviders,
   accountAssociations: V1AccountAssociations,
   groupInvites: V1GroupInvites,
+  registry: V1Registry,
 } as const;
 
 /** The IAM, registry and advisories clients of one caller, and its v1 clients. */
@@ -1031,6 +1033,101 @@ const v1rpcs: V1Case[] = [
     rpc: "v1.GroupInvitesService/Delete missing",
     call: (c, fx) => c.groupInvites.delete({ id: fx.missing }),
     twin: "DeleteGroupInvite missing",
+  },
+  { rpc: "v1.RegistryService/ListRepos", call: (c) => c.registry.listRepos({}), twin: "ListRepos" },
+  {
+    rpc: "v1.RegistryService/ListRepos under A",
+    call: (c, fx) => c.registry.listRepos({ uidp: { descendantsOf: fx.org } }),
+    twin: "ListRepos under A",
+  },
+  {
+    rpc: "v1.RegistryService/ListRepos by id",
+    call: (c, fx) => c.registry.listRepos({ id: fx.repo }),
+    twin: "GetRepo",
+    byId: true,
+  },
+  {
+    rpc: "v1.RegistryService/ListRepos by missing id",
+    call: (c, fx) => c.registry.listRepos({ id: fx.missing }),
+    twin: "GetRepo missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.RegistryService/CreateRepo",
+    call: (c, fx) => c.registry.createRepo({ parentId: fx.group, repo: { name: "new" } }),
+    twin: "CreateRepo",
+  },
+  {
+    rpc: "v1.RegistryService/UpdateRepo",
+    call: (c, fx) => c.registry.updateRepo({ id: fx.repo, name: "renamed" }),
+    twin: "UpdateRepo",
+  },
+  {
+    rpc: "v1.RegistryService/UpdateRepo missing",
+    call: (c, fx) => c.registry.updateRepo({ id: fx.missing, name: "renamed" }),
+    twin: "UpdateRepo missing",
+  },
+  {
+    rpc: "v1.RegistryService/DeleteRepo",
+    call: (c, fx) => c.registry.deleteRepo({ id: fx.emptyRepo }),
+    twin: "DeleteRepo",
+  },
+  {
+    rpc: "v1.RegistryService/DeleteRepo with tags",
+    call: (c, fx) => c.registry.deleteRepo({ id: fx.repo }),
+    twin: "DeleteRepo with tags",
+  },
+  {
+    rpc: "v1.RegistryService/DeleteRepo missing",
+    call: (c, fx) => c.registry.deleteRepo({ id: fx.missing }),
+    twin: "DeleteRepo missing",
+  },
+  { rpc: "v1.RegistryService/ListTags", call: (c) => c.registry.listTags({}), twin: "ListTags" },
+  {
+    rpc: "v1.RegistryService/ListTags of A's repo",
+    call: (c, fx) => c.registry.listTags({ uidp: { childrenOf: fx.repo } }),
+    twin: "ListTags of A's repo",
+  },
+  {
+    rpc: "v1.RegistryService/ListTags by id",
+    call: (c, fx) => c.registry.listTags({ id: fx.tag }),
+    twin: "GetTag",
+    byId: true,
+  },
+  {
+    rpc: "v1.RegistryService/ListTags by missing id",
+    call: (c, fx) => c.registry.listTags({ id: `${fx.repo}/ffffffffffffffff` }),
+    twin: "GetTag missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.RegistryService/CreateTag",
+    call: (c, fx) =>
+      c.registry.createTag({ repoId: fx.repo, tag: { name: "new", digest: digestOf("b") } }),
+    twin: "CreateTag",
+  },
+  {
+    rpc: "v1.RegistryService/UpdateTag",
+    call: (c, fx) => c.registry.updateTag({ id: fx.tag, digest: digestOf("c") }),
+    // A move: the v2 CreateTag of the tag's own name.
+    twin: "CreateTag move",
+  },
+  {
+    rpc: "v1.RegistryService/UpdateTag missing",
+    call: (c, fx) =>
+      c.registry.updateTag({ id: `${fx.repo}/ffffffffffffffff`, digest: digestOf("c") }),
+    // It reads the tag first, as v2 GetTag would.
+    twin: "GetTag missing",
+  },
+  {
+    rpc: "v1.RegistryService/DeleteTag",
+    call: (c, fx) => c.registry.deleteTag({ id: fx.tag }),
+    twin: "DeleteTag",
+  },
+  {
+    rpc: "v1.RegistryService/DeleteTag missing",
+    call: (c, fx) => c.registry.deleteTag({ id: `${fx.repo}/ffffffffffffffff` }),
+    twin: "DeleteTag missing",
   },
 ];
 

@@ -7,7 +7,9 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
+import { fromStoreError } from "../../errors.js";
 import type { ServiceRegistration } from "../../service-registration.js";
+import { StoreError } from "../../store/store.js";
 
 /** Authorize one v2 call for the caller of the running v1 call (AccessControl.authorizeCall). */
 export type AuthorizeCall = (
@@ -47,7 +49,12 @@ export function createV2Calls(
         throw new Error(`v1 adapter: ${method.parent.typeName} does not serve ${method.name}`);
       const message = create(method.input, request);
       await authorizeCall(method, message, ctx.values);
-      return (await handler(message, ctx)) as MessageShape<typeof method.output>;
+      try {
+        return (await handler(message, ctx)) as MessageShape<typeof method.output>;
+      } catch (err) {
+        // As the caller of v2 would see it, so an adapter can act on the code.
+        throw err instanceof StoreError ? fromStoreError(err) : err;
+      }
     },
   };
 }

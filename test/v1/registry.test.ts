@@ -1,0 +1,184 @@
+import { toJson } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RepoSchema, ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { TagSchema, TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { newChildUid } from "../../src/uid.js";
+import { transportFor } from "../helpers/iam-clients.js";
+import { digestOf } from "../helpers/registry-clients.js";
+import type { Json } from "../helpers/rest-client.js";
+import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+
+const { repos, tags } = v1Resources;
+let ts: TestServer;
+let org: TestOrg;
+
+beforeAll(async () => {
+  ts = await startTestServer();
+  org = await ts.makeOrg("v1-registry");
+});
+afterAll(async () => {
+  await ts?.close();
+});
+
+const ok = (r: { ok: boolean; json?: Json }): Json => {
+  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
+  return r.json;
+};
+const idsOf = (json: Json): string[] => (json.items as Json[]).map((x) => x.id as string).sort();
+const transport = () => transportFor("connect", ts.url, org.owner.headers);
+const newGroup = async (name: string) => {
+  const uid = newChildUid(org.uid);
+  await ts.store.createGroup({ uid, parentUid: org.uid, name, description: "", now: 1 });
+  return uid;
+};
+
+describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
+  let c: V1Client;
+  let group: string;
+  const v2Repos = () => createClient(ReposService, transport());
+  const v2Tags = () => createClient(TagsService, transport());
+  beforeAll(async () => {
+    c = v1Client(protocol, ts.url, org.owner.headers);
+    group = await newGroup(`registry-${protocol}`);
+  });
+
+  it("creates, lists, replaces and deletes repos, agreeing with v2", async () => {
+    const made = ok(
+      await c.create(repos, group, { name: "app", description: "d", aliases: ["a"] }),
+    );
+    const id = made.id as string;
+    const json = toJson(RepoSchema, await v2Repos().getRepo({ uid: id }), {
+      alwaysEmitImplicit: true,
+    }) as Json;
+    expect(made).toEqual({
+      id: json.uid,
+      name: json.name,
+      description: json.description,
+      aliases: json.aliases,
+      createTime: json.createTime,
+    });
+    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
+      expect(idsOf(ok(await c.list(repos, [[key, group]])))).toEqual([id]);
+    }
+    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
+      expect(idsOf(ok(await c.list(repos, [[key, org.uid]])))).toContain(id);
+    }
+    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
+      expect(idsOf(ok(await c.list(repos, [[key, `${id}/x`]])))).toEqual([id]);
+    }
+    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
+      expect(idsOf(ok(await c.list(repos, [[key, "true"]])))).toEqual([]);
+    }
+    expect(idsOf(ok(await c.list(repos, [["uidp.ids", id]])))).toEqual([id]);
+    expect(
+      idsOf(
+        ok(
+          await c.list(repos, [
+            ["name", "app"],
+            ["uidp.childrenOf", group],
+          ]),
+        ),
+      ),
+    ).toEqual([id]);
+    expect(ok(await c.list(repos, [["id", id]]))).toEqual({ items: [made] });
+    expect(ok(await c.list(repos, [["id", `${group}/ffffffffffffffff`]]))).toEqual({ items: [] });
+
+    const put = ok(await c.update(repos, id, { name: "app" }));
+    expect(put).toMatchObject({ id, name: "app", description: "", aliases: [] });
+    expect(await v2Repos().getRepo({ uid: id })).toMatchObject({ description: "", aliases: [] });
+
+    expect(ok(await c.delete(repos, id))).toEqual({});
+    expect(ok(await c.list(repos, [["id", id]]))).toEqual({ items: [] });
+  });
+
+  it("replaces a repo of the same name on Create, unless preventExisting", async () => {
+    const first = ok(await c.create(repos, group, { name: "same", description: "one" }));
+    const again = ok(await c.create(repos, group, { name: "same", description: "two" }));
+    expect(again).toMatchObject({ id: first.id, description: "two" });
+    const refused = await c.call(
+      repos,
+      "CreateRepo",
+      { parentId: group, repo: { name: "same" }, preventExisting: true },
+      {
+        method: "POST",
+        path: `/registry/v1/repos/${group}?preventExisting=true`,
+        body: { name: "same" },
+      },
+    );
+    expect(refused).toMatchObject({ ok: false, code: 6 });
+  });
+
+  it("creates, moves, lists with its filters and deletes tags, agreeing with v2", async () => {
+    const repo = ok(await c.create(repos, group, { name: "tagged" })).id as string;
+    const made = ok(await c.create(tags, repo, { name: "latest", digest: digestOf("a") }));
+    const id = made.id as string;
+    const json = toJson(TagSchema, await v2Tags().getTag({ uid: id }), {
+      alwaysEmitImplicit: true,
+    }) as Json;
+    expect(made).toEqual({
+      id: json.uid,
+      name: json.name,
+      digest: json.digest,
+      deprecated: json.deprecated,
+      lastUpdated: json.updateTime,
+    });
+    const dated = ok(await c.create(tags, repo, { name: "1.0-20260101", digest: digestOf("b") }));
+    const epoch = ok(await c.create(tags, repo, { name: "1.0-r2", digest: digestOf("c") }));
+    const referrer = ok(
+      await c.create(tags, repo, { name: `sha256-${"d".repeat(64)}.sig`, digest: digestOf("d") }),
+    );
+    const all = [id, dated.id, epoch.id, referrer.id].sort();
+    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
+      expect(idsOf(ok(await c.list(tags, [[key, repo]])))).toEqual(all);
+    }
+    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
+      expect(idsOf(ok(await c.list(tags, [[key, group]])))).toEqual(all);
+    }
+    for (const [key, gone] of [
+      ["exclude_dates", dated.id],
+      ["excludeDates", dated.id],
+      ["exclude_epochs", epoch.id],
+      ["excludeEpochs", epoch.id],
+      ["exclude_referrers", referrer.id],
+      ["excludeReferrers", referrer.id],
+    ]) {
+      const listed = idsOf(
+        ok(
+          await c.list(tags, [
+            ["uidp.childrenOf", repo],
+            [key!, "true"],
+          ]),
+        ),
+      );
+      expect(listed).toEqual(all.filter((x) => x !== gone));
+    }
+    expect(
+      idsOf(
+        ok(
+          await c.list(tags, [
+            ["uidp.childrenOf", repo],
+            ["digest", digestOf("a")],
+          ]),
+        ),
+      ),
+    ).toEqual([id]);
+    expect(ok(await c.list(tags, [["id", id]]))).toEqual({ items: [made] });
+    expect(ok(await c.list(tags, [["id", `${repo}/ffffffffffffffff`]]))).toEqual({ items: [] });
+
+    // Update moves the tag; a digest left out stays, the name cannot change.
+    const moved = ok(await c.update(tags, id, { digest: digestOf("e"), deprecated: true }));
+    expect(moved).toMatchObject({ id, name: "latest", digest: digestOf("e"), deprecated: true });
+    const kept = ok(await c.update(tags, id, { name: "latest" }));
+    expect(kept).toMatchObject({ id, digest: digestOf("e"), deprecated: false });
+    expect(await v2Tags().getTag({ uid: id })).toMatchObject({
+      digest: digestOf("e"),
+      deprecated: false,
+    });
+    expect(await c.update(tags, id, { name: "other" })).toMatchObject({ ok: false, code: 3 });
+
+    expect(ok(await c.delete(tags, id))).toEqual({});
+    expect(ok(await c.list(tags, [["id", id]]))).toEqual({ items: [] });
+  });
+});
