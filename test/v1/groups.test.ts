@@ -3,6 +3,7 @@ import { createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupSchema, GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { transportFor } from "../helpers/iam-clients.js";
+import { restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
@@ -173,11 +174,27 @@ describe("v1 Groups over REST only", () => {
   });
 
   it("answers errors as a google.rpc.Status body with the code's HTTP status", async () => {
-    const c = v1Client("rest", ts.url, {});
-    expect(await c.list(groups, [])).toEqual({ ok: false, code: 16, status: 401 });
-    const owner = v1Client("rest", ts.url, org.owner.headers);
-    const bad = await owner.create(groups, org.uid, { name: "NOT valid!" });
-    expect(bad).toEqual({ ok: false, code: 3, status: 400 });
+    const anonymous = await restCall(ts.url, "GET", "/iam/v1/groups");
+    expect(anonymous).toMatchObject({ status: 401, json: { code: 16 } });
+    const bad = await restCall(
+      ts.url,
+      "POST",
+      `/iam/v1/groups/${org.uid}`,
+      { name: "NOT valid!" },
+      org.owner.headers,
+    );
+    expect(bad.status).toBe(400);
+    expect(Object.keys(bad.json).sort()).toEqual(["code", "details", "message"]);
+    expect(bad.json.code).toBe(3);
+    expect(Array.isArray(bad.json.details)).toBe(true);
+    const missing = await restCall(
+      ts.url,
+      "DELETE",
+      `/iam/v1/groups/${org.uid}/ffffffffffffffff`,
+      undefined,
+      org.owner.headers,
+    );
+    expect(missing).toMatchObject({ status: 404, json: { code: 5 } });
   });
 
   it("creates an organization with POST /iam/v1/groups", async () => {
