@@ -78,6 +78,10 @@ import {
 } from "../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { file_gatehouse_sts_v1_sts, SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import {
+  file_gatehouse_vulnerabilities_v1_advisories,
+  AdvisoriesService as V1AdvisoriesService,
+} from "../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
+import {
   AdvisoriesService,
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
@@ -98,6 +102,7 @@ import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
 import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
 import { createV1AccountAssociationsService } from "./services/v1/account-associations.js";
+import { createV1AdvisoriesService } from "./services/v1/advisories.js";
 import { createV1GroupInvitesService } from "./services/v1/group-invites.js";
 import { createV1GroupsService } from "./services/v1/groups.js";
 import { createV1IdentitiesService } from "./services/v1/identities.js";
@@ -131,6 +136,7 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v1_account_associations,
   file_gatehouse_iam_v1_group_invites,
   file_gatehouse_registry_v1_registry,
+  file_gatehouse_vulnerabilities_v1_advisories,
 ];
 
 /** The API's services: every one is served over gRPC, gRPC-Web, Connect and REST. */
@@ -156,6 +162,7 @@ export const apiServices: readonly DescService[] = [
   V1AccountAssociationsService,
   V1GroupInvitesService,
   V1RegistryService,
+  V1AdvisoriesService,
 ];
 
 /** What the services need; `authorizeCall` authorizes the v2 calls of the v1 adapters. */
@@ -200,6 +207,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(V1AccountAssociationsService, createV1AccountAssociationsService(v1), lenient),
     registration(V1GroupInvitesService, createV1GroupInvitesService(v1), lenient),
     registration(V1RegistryService, createV1RegistryService(v1), lenient),
+    registration(V1AdvisoriesService, createV1AdvisoriesService(v1), lenient),
   ];
 }
 

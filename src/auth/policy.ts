@@ -243,6 +243,12 @@ export const policy: Readonly<Record<string, Rule>> = {
     "AccountAssociations",
   ),
   ...v1Registry,
+  ...v1crud(
+    "gatehouse.vulnerabilities.v1.AdvisoriesService",
+    "gatehouse.vulnerabilities.v2beta1.AdvisoriesService",
+    "Advisory",
+    "Advisories",
+  ),
   // v1 invites have no Update; their role is shown whole where the caller may read it.
   [`${iamV1}.GroupInvitesService/Create`]: {
     kind: "adapter",

@@ -1,9 +1,11 @@
 import {
+  type DescField,
   type DescMessage,
   type DescMethodUnary,
   type DescService,
   fromJson,
   type JsonValue,
+  ScalarType,
   toJson,
 } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
@@ -15,6 +17,7 @@ import { IdentityProvidersService } from "../../gen/gatehouse/iam/v1/identity_pr
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { RegistryService } from "../../gen/gatehouse/registry/v1/registry_pb.js";
+import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
 import { connectErr } from "./groups-clients.js";
 import { transportFor } from "./iam-clients.js";
 import { type Json, restCall } from "./rest-client.js";
@@ -91,6 +94,13 @@ export const v1Resources = {
       delete: "DeleteRepo",
     },
   },
+  // Create takes the parent in the body, at the collection's own path.
+  advisories: {
+    path: "/vulnerabilities/v1/advisories",
+    service: AdvisoriesService,
+    parentField: "parent_id",
+    bodyField: "advisory",
+  },
   tags: {
     path: "/registry/v1/tags",
     service: RegistryService,
@@ -110,6 +120,7 @@ export interface V1Clients {
   accountAssociations: Client<typeof GroupAccountAssociationsService>;
   groupInvites: Client<typeof GroupInvitesService>;
   registry: Client<typeof RegistryService>;
+  advisories: Client<typeof AdvisoriesService>;
 }
 
 /** Create the v1 clients over `transport`. */
@@ -123,6 +134,7 @@ export function v1Clients(transport: Transport): V1Clients {
     accountAssociations: createClient(GroupAccountAssociationsService, transport),
     groupInvites: createClient(GroupInvitesService, transport),
     registry: createClient(RegistryService, transport),
+    advisories: createClient(AdvisoriesService, transport),
   };
 }
 
@@ -199,7 +211,9 @@ export function v1Client(
     },
     list(r, query) {
       if (protocol === "rest") return restDo("GET", `${r.path}?${new URLSearchParams(query)}`);
-      return grpcCall(r, r.methods?.list ?? "List", queryToJson(query));
+      const name = r.methods?.list ?? "List";
+      const input = r.service.methods.find((m) => m.name === name)!.input;
+      return grpcCall(r, name, queryToJson(input, query));
     },
     delete(r, id) {
       if (protocol === "rest") return restDo("DELETE", `${r.path}/${id}`);
@@ -212,28 +226,32 @@ export function v1Client(
   };
 }
 
-// Filter fields that are bools: JSON wants true, where a query says "true".
-const booleans = new Set(
-  ["in_root", "exclude_referrers", "exclude_dates", "exclude_epochs"].flatMap((k) => [
-    k,
-    k.replace(/_(.)/g, (_m, c: string) => c.toUpperCase()),
-  ]),
-);
-
-/** Dotted query keys as nested JSON: `uidp.children_of=x` gives `{uidp: {children_of: "x"}}`. */
-function queryToJson(query: [string, string][]): Json {
+/**
+ * Dotted query keys as the nested JSON of `schema`, as v1's gateway read them: each part by
+ * its proto or JSON name; a repeated field collects its repetitions; a bool takes "true".
+ */
+function queryToJson(schema: DescMessage, query: [string, string][]): Json {
   const out: Json = {};
   for (const [key, value] of query) {
-    const parts = key.split(".");
+    let desc: DescMessage | undefined = schema;
     let node = out;
-    for (const p of parts.slice(0, -1)) {
-      node[p] = node[p] ?? {};
-      node = node[p];
+    const parts = key.split(".");
+    for (const [k, part] of parts.entries()) {
+      const field: DescField | undefined = desc?.fields.find(
+        (f) => f.name === part || f.jsonName === part,
+      );
+      if (!field) break; // Unknown keys are ignored, as over REST.
+      if (k < parts.length - 1) {
+        node[field.name] = node[field.name] ?? {};
+        node = node[field.name];
+        desc = field.fieldKind === "message" ? field.message : undefined;
+        continue;
+      }
+      if (field.fieldKind === "list") node[field.name] = [...(node[field.name] ?? []), value];
+      else if (field.fieldKind === "scalar" && field.scalar === ScalarType.BOOL) {
+        node[field.name] = value === "true";
+      } else node[field.name] = value;
     }
-    const leaf = parts[parts.length - 1]!;
-    // `ids` is repeated: a repeated key adds to it.
-    if (booleans.has(leaf)) node[leaf] = value === "true";
-    else node[leaf] = leaf === "ids" ? [...(node[leaf] ?? []), value] : value;
   }
   return out;
 }

@@ -11,6 +11,7 @@ import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { RegistryService as V1Registry } from "../../gen/gatehouse/registry/v1/registry_pb.js";
 import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { AdvisoriesService as V1Advisories } from "../../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { hashCode } from "../../src/services/iam/group-invites.js";
@@ -51,6 +52,7 @@ const v1Services = {
   accountAssociations: V1AccountAssociations,
   groupInvites: V1GroupInvites,
   registry: V1Registry,
+  advisories: V1Advisories,
 } as const;
 
 /** The IAM, registry and advisories clients of one caller, and its v1 clients. */
@@ -1128,6 +1130,44 @@ const v1rpcs: V1Case[] = [
     rpc: "v1.RegistryService/DeleteTag missing",
     call: (c, fx) => c.registry.deleteTag({ id: `${fx.repo}/ffffffffffffffff` }),
     twin: "DeleteTag missing",
+  },
+  { rpc: "v1.AdvisoriesService/List", call: (c) => c.advisories.list({}), twin: "ListAdvisories" },
+  {
+    rpc: "v1.AdvisoriesService/List by id",
+    call: (c, fx) => c.advisories.list({ id: fx.advisory }),
+    twin: "GetAdvisory",
+    byId: true,
+  },
+  {
+    rpc: "v1.AdvisoriesService/List by missing id",
+    call: (c, fx) => c.advisories.list({ id: fx.missing }),
+    twin: "GetAdvisory missing",
+    byId: true,
+  },
+  {
+    rpc: "v1.AdvisoriesService/Create",
+    call: (c, fx) => c.advisories.create({ parentId: fx.group, advisory: { advisoryId: "NEW-1" } }),
+    twin: "CreateAdvisory",
+  },
+  {
+    rpc: "v1.AdvisoriesService/Update",
+    call: (c, fx) => c.advisories.update({ id: fx.advisory, advisoryId: "RENAMED-1" }),
+    twin: "UpdateAdvisory",
+  },
+  {
+    rpc: "v1.AdvisoriesService/Update missing",
+    call: (c, fx) => c.advisories.update({ id: fx.missing, advisoryId: "RENAMED-1" }),
+    twin: "UpdateAdvisory missing",
+  },
+  {
+    rpc: "v1.AdvisoriesService/Delete",
+    call: (c, fx) => c.advisories.delete({ id: fx.advisory }),
+    twin: "DeleteAdvisory",
+  },
+  {
+    rpc: "v1.AdvisoriesService/Delete missing",
+    call: (c, fx) => c.advisories.delete({ id: fx.missing }),
+    twin: "DeleteAdvisory missing",
   },
 ];
 
