@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { v1ListCap } from "../../src/services/v1/v1-list.js";
 import { newChildUid } from "../../src/uid.js";
@@ -98,5 +99,12 @@ describe("a v1 List has no pages", () => {
       org.owner.headers,
     );
     expect(named.json.items).toHaveLength(1);
+  });
+});
+
+describe("the documented cap", () => {
+  it("is the cap the server applies", () => {
+    const doc = readFileSync("docs/v1-migration.md", "utf8");
+    expect(doc).toContain(`**At most ${v1ListCap.toLocaleString("en-US")} items**`);
   });
 });
