@@ -123,6 +123,19 @@ export interface V1Clients {
   advisories: Client<typeof AdvisoriesService>;
 }
 
+/** Every v1 service. */
+export const v1Services: readonly DescService[] = [
+  GroupsService,
+  IdentitiesService,
+  RolesService,
+  RoleBindingsService,
+  IdentityProvidersService,
+  GroupAccountAssociationsService,
+  GroupInvitesService,
+  RegistryService,
+  AdvisoriesService,
+];
+
 /** Create the v1 clients over `transport`. */
 export function v1Clients(transport: Transport): V1Clients {
   return {

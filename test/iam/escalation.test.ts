@@ -10,7 +10,7 @@ import {
   type TestOrg,
   type TestServer,
 } from "../helpers/test-server.js";
-import { type V1Clients, v1Clients } from "../helpers/v1-clients.js";
+import { type V1Clients, v1Clients, v1Services } from "../helpers/v1-clients.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 // What the admin holds: enough to manage bindings and roles, far from owner.
@@ -391,6 +391,112 @@ describe.each(backends)("escalation on %s", (backend) => {
       const other = await ts.makeIdentity(team);
       expect(await outcome(asManager.identities.deleteIdentity({ uid: other.uid }))).toBe(0);
       expect(await ts.store.getIdentity(other.uid)).toBeUndefined();
+    });
+  });
+
+  describe("an identity with no bindings, through every v1 method", () => {
+    // Each v1 method against organization A's resources: a write is refused, a List shows
+    // nothing, and nothing changes.
+    const calls = (c: V1Clients, me: string): Record<string, () => Promise<unknown>> => {
+      const child = `${team}/0000000000000001`;
+      return {
+        "GroupsService/Create": () => c.groups.create({ parent: team, group: { name: "x" } }),
+        "GroupsService/Update": () => c.groups.update({ id: team, name: "x" }),
+        "GroupsService/List": () => c.groups.list({ id: team }),
+        "GroupsService/Delete": () => c.groups.delete({ id: team }),
+        "IdentitiesService/Create": () =>
+          c.identities.create({
+            parentId: team,
+            identity: {
+              name: "x",
+              relationship: { case: "claimMatch", value: { issuer: "https://x", subject: "x" } },
+            },
+          }),
+        "IdentitiesService/Update": () => c.identities.update({ id: target.uid, name: "x" }),
+        "IdentitiesService/List": () => c.identities.list({ id: target.uid }),
+        "IdentitiesService/Delete": () => c.identities.delete({ id: target.uid }),
+        "RolesService/Create": () =>
+          c.roles.create({ parentId: team, role: { name: "x", capabilities: ["groups.list"] } }),
+        "RolesService/Update": () =>
+          c.roles.update({ id: narrowRole, name: "x", capabilities: ["groups.list"] }),
+        "RolesService/List": () => c.roles.list({ id: narrowRole }),
+        "RolesService/Delete": () => c.roles.delete({ id: narrowRole }),
+        "RoleBindingsService/Create": () => bind1(c, team, me, ownerRole.uid),
+        "RoleBindingsService/CreateBatch": () =>
+          c.roleBindings.createBatch({
+            parent: team,
+            roleBindings: [{ identity: me, role: ownerRole.uid }],
+          }),
+        "RoleBindingsService/Update": () =>
+          c.roleBindings.update({ id: child, role: ownerRole.uid }),
+        "RoleBindingsService/List": () => c.roleBindings.list({ uidp: { descendantsOf: org.uid } }),
+        "RoleBindingsService/Delete": () => c.roleBindings.delete({ id: child }),
+        "IdentityProvidersService/Create": () =>
+          c.identityProviders.create({
+            parentId: team,
+            identityProvider: {
+              name: "x",
+              defaultRole: ownerRole.uid,
+              configuration: { case: "oidc", value: { issuer: "https://x.test", clientId: "c" } },
+            },
+          }),
+        "IdentityProvidersService/Update": () =>
+          c.identityProviders.update({ id: child, name: "x" }),
+        "IdentityProvidersService/List": () => c.identityProviders.list({}),
+        "IdentityProvidersService/Delete": () => c.identityProviders.delete({ id: child }),
+        "GroupAccountAssociationsService/Create": () =>
+          c.accountAssociations.create({ group: team, amazon: { account: "123456789012" } }),
+        "GroupAccountAssociationsService/Update": () =>
+          c.accountAssociations.update({ group: team, amazon: { account: "123456789012" } }),
+        "GroupAccountAssociationsService/List": () => c.accountAssociations.list({ group: team }),
+        "GroupAccountAssociationsService/Delete": () =>
+          c.accountAssociations.delete({ group: team }),
+        "GroupInvitesService/Create": () =>
+          c.groupInvites.create({ group: team, role: ownerRole.uid }),
+        "GroupInvitesService/List": () => c.groupInvites.list({ group: team }),
+        "GroupInvitesService/Delete": () => c.groupInvites.delete({ id: child }),
+        "RegistryService/CreateRepo": () =>
+          c.registry.createRepo({ parentId: team, repo: { name: "x" } }),
+        "RegistryService/UpdateRepo": () => c.registry.updateRepo({ id: child, name: "x" }),
+        "RegistryService/ListRepos": () => c.registry.listRepos({}),
+        "RegistryService/DeleteRepo": () => c.registry.deleteRepo({ id: child }),
+        "RegistryService/CreateTag": () =>
+          c.registry.createTag({
+            repoId: child,
+            tag: { name: "x", digest: `sha256:${"a".repeat(64)}` },
+          }),
+        "RegistryService/UpdateTag": () => c.registry.updateTag({ id: `${child}/0000000000000002`, name: "x" }),
+        "RegistryService/ListTags": () => c.registry.listTags({}),
+        "RegistryService/DeleteTag": () => c.registry.deleteTag({ id: `${child}/0000000000000002` }),
+        "AdvisoriesService/Create": () =>
+          c.advisories.create({ parentId: team, advisory: { advisoryId: "GO-2024-0001" } }),
+        "AdvisoriesService/Update": () =>
+          c.advisories.update({ id: child, advisoryId: "GO-2024-0001" }),
+        "AdvisoriesService/List": () => c.advisories.list({}),
+        "AdvisoriesService/Delete": () => c.advisories.delete({ id: child }),
+      };
+    };
+
+    it("is refused every write and shown nothing, and holds nothing after", async () => {
+      const canary = await ts.makeIdentity(team);
+      const c = v1Clients(transportFor("connect", ts.url, canary.headers));
+      const table = calls(c, canary.uid);
+      for (const [name, call] of Object.entries(table)) {
+        if (name.includes("/List")) {
+          const answer = (await call()) as { items: unknown[] };
+          expect(answer.items, name).toEqual([]);
+        } else {
+          expect(await outcome(call()), name).toBe(7);
+        }
+      }
+      expect(await ts.store.capabilitiesAt(canary.uid, [org.uid, team])).toEqual(new Set());
+    });
+
+    it("covers every v1 method", () => {
+      const names = Object.keys(calls(v1Clients(transportFor("connect", ts.url, {})), ""));
+      for (const svc of v1Services) {
+        for (const m of svc.methods) expect(names).toContain(`${svc.name}/${m.name}`);
+      }
     });
   });
 });
