@@ -1,5 +1,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
+import { createContextValues } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupsService as V1GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { createAccessControl } from "../../src/auth/access-interceptor.js";
 import { ruleOf } from "../../src/auth/policy.js";
@@ -21,6 +23,24 @@ describe("guard", () => {
     expect(() => access.guard([GroupsService.method.getGroup, unknown])).toThrow(
       /no rule for gatehouse\.test\.v1\.SecretsService\/GetSecret/,
     );
+  });
+});
+
+describe("v1 adapters", () => {
+  it("stop the server when a v2 call they name is not served", () => {
+    const access = createAccessControl(unusedDeps);
+    expect(() => access.guard([V1GroupsService.method.create])).toThrow(
+      /gatehouse\.iam\.v2beta1\.GroupsService\/CreateGroup \(called by gatehouse\.iam\.v1\.GroupsService\/Create\)/,
+    );
+  });
+
+  it("may make only the v2 calls their rule names", async () => {
+    const access = createAccessControl(unusedDeps);
+    access.guard([...GroupsService.methods, ...V1GroupsService.methods]);
+    // Outside a v1 call (no adapter rule ran), no v2 call is authorized this way.
+    await expect(
+      access.authorizeCall(GroupsService.method.deleteGroup, {}, createContextValues()),
+    ).rejects.toThrow(/does not name gatehouse\.iam\.v2beta1\.GroupsService\/DeleteGroup/);
   });
 });
 
