@@ -14,8 +14,8 @@ import {
   type AccountAssociationSchema as V2AccountAssociationSchema,
   AccountAssociationsService as V2AccountAssociationsService,
 } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
-import type { V1Deps } from "./groups.js";
 import { listOrGet } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2AccountAssociationsService.method;
 

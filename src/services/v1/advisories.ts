@@ -19,8 +19,8 @@ import {
   type EventSchema as V2EventSchema,
 } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { invalidField } from "../../errors.js";
-import type { V1Deps } from "./groups.js";
 import { getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2AdvisoriesService.method;
 

@@ -11,9 +11,9 @@ import {
   GroupInvitesService as V2GroupInvitesService,
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { parentOf } from "../../uid.js";
-import type { V1Deps } from "./groups.js";
 import { roleHydrator } from "./roles.js";
 import { listOrGet } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2GroupInvitesService.method;
 

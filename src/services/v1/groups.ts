@@ -11,13 +11,8 @@ import {
   type Group as V2Group,
   GroupsService as V2GroupsService,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
-import type { V2Calls } from "./v2-calls.js";
-
-/** What the v1 adapters need: the v2 calls. */
-export interface V1Deps {
-  v2: V2Calls;
-}
+import { getOrNothing, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps, V2Calls } from "./v2-calls.js";
 
 const v2 = V2GroupsService.method;
 
@@ -50,21 +45,20 @@ export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof
     async list(req, ctx) {
       const keep = (g: V2Group) =>
         uidpKeeps(req.uidp, g.uid) && (req.name === "" || g.name === req.name);
-      const groups =
-        req.id !== ""
-          ? (await getOrNothing(() => calls.call(v2.getGroup, { uid: req.id }, ctx))).filter(keep)
-          : await collectPages(
-              "groups",
-              async (pageSize, pageToken) => {
-                const page = await calls.call(
-                  v2.listGroups,
-                  { uidp: v2Uidp(req.uidp), name: req.name, pageSize, pageToken },
-                  ctx,
-                );
-                return { items: page.groups, nextPageToken: page.nextPageToken };
-              },
-              keep,
-            );
+      const groups = await listOrGet({
+        what: "groups",
+        id: req.id,
+        get: (uid) => calls.call(v2.getGroup, { uid }, ctx),
+        page: async (pageSize, pageToken) => {
+          const page = await calls.call(
+            v2.listGroups,
+            { uidp: v2Uidp(req.uidp), name: req.name, pageSize, pageToken },
+            ctx,
+          );
+          return { items: page.groups, nextPageToken: page.nextPageToken };
+        },
+        keep,
+      });
       return create(GroupListSchema, { items: groups.map(toV1Group) });
     },
 

@@ -14,8 +14,8 @@ import {
   type Identity as V2Identity,
   type IdentitySchema as V2IdentitySchema,
 } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
-import type { V1Deps } from "./groups.js";
-import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
+import { listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2IdentitiesService.method;
 
@@ -46,23 +46,20 @@ export function createV1IdentitiesService({
 
     async list(req, ctx) {
       const keep = (i: V2Identity) => uidpKeeps(req.uidp, i.uid);
-      const identities =
-        req.id !== ""
-          ? (await getOrNothing(() => calls.call(v2.getIdentity, { uid: req.id }, ctx))).filter(
-              keep,
-            )
-          : await collectPages(
-              "identities",
-              async (pageSize, pageToken) => {
-                const page = await calls.call(
-                  v2.listIdentities,
-                  { uidp: v2Uidp(req.uidp), pageSize, pageToken },
-                  ctx,
-                );
-                return { items: page.identities, nextPageToken: page.nextPageToken };
-              },
-              keep,
-            );
+      const identities = await listOrGet({
+        what: "identities",
+        id: req.id,
+        get: (uid) => calls.call(v2.getIdentity, { uid }, ctx),
+        page: async (pageSize, pageToken) => {
+          const page = await calls.call(
+            v2.listIdentities,
+            { uidp: v2Uidp(req.uidp), pageSize, pageToken },
+            ctx,
+          );
+          return { items: page.identities, nextPageToken: page.nextPageToken };
+        },
+        keep,
+      });
       return create(IdentityListSchema, { items: identities.map(toV1Identity) });
     },
 

@@ -12,8 +12,8 @@ import {
   type IdentityProviderSchema as V2IdentityProviderSchema,
   IdentityProvidersService as V2IdentityProvidersService,
 } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
-import type { V1Deps } from "./groups.js";
 import { listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2IdentityProvidersService.method;
 

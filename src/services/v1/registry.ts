@@ -19,8 +19,8 @@ import {
 } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { invalidField } from "../../errors.js";
 import { parentOf } from "../../uid.js";
-import type { V1Deps } from "./groups.js";
 import { collectPages, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps } from "./v2-calls.js";
 
 const repos = V2ReposService.method;
 const tags = V2TagsService.method;

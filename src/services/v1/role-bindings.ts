@@ -14,10 +14,10 @@ import {
   RoleBindingsService as V2RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { parentOf } from "../../uid.js";
-import { groupHydrator, type V1Deps } from "./groups.js";
+import { groupHydrator } from "./groups.js";
 import { roleHydrator } from "./roles.js";
-import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
-import type { V2Calls } from "./v2-calls.js";
+import { listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps, V2Calls } from "./v2-calls.js";
 
 const v2 = V2RoleBindingsService.method;
 
@@ -57,23 +57,20 @@ export function createV1RoleBindingsService({
 
     async list(req, ctx) {
       const keep = (b: V2RoleBinding) => uidpKeeps(req.uidp, b.uid);
-      const bindings =
-        req.id !== ""
-          ? (await getOrNothing(() => calls.call(v2.getRoleBinding, { uid: req.id }, ctx))).filter(
-              keep,
-            )
-          : await collectPages(
-              "role bindings",
-              async (pageSize, pageToken) => {
-                const page = await calls.call(
-                  v2.listRoleBindings,
-                  { uidp: v2Uidp(req.uidp), pageSize, pageToken },
-                  ctx,
-                );
-                return { items: page.roleBindings, nextPageToken: page.nextPageToken };
-              },
-              keep,
-            );
+      const bindings = await listOrGet({
+        what: "role bindings",
+        id: req.id,
+        get: (uid) => calls.call(v2.getRoleBinding, { uid }, ctx),
+        page: async (pageSize, pageToken) => {
+          const page = await calls.call(
+            v2.listRoleBindings,
+            { uidp: v2Uidp(req.uidp), pageSize, pageToken },
+            ctx,
+          );
+          return { items: page.roleBindings, nextPageToken: page.nextPageToken };
+        },
+        keep,
+      });
       const hydrate = hydrator(calls, ctx);
       const items: RoleBindingList_Binding[] = [];
       for (const b of bindings) items.push(await hydrate(b));

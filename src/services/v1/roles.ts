@@ -12,9 +12,8 @@ import {
   RolesService as V2RolesService,
 } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { parentOf } from "../../uid.js";
-import type { V1Deps } from "./groups.js";
-import { collectPages, getOrNothing, uidpKeeps, v2Uidp } from "./v1-list.js";
-import type { V2Calls } from "./v2-calls.js";
+import { getOrNothing, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps, V2Calls } from "./v2-calls.js";
 
 const v2 = V2RolesService.method;
 
@@ -59,21 +58,20 @@ export function createV1RolesService({ v2: calls }: V1Deps): ServiceImpl<typeof 
         uidpKeeps(req.uidp, r.uid) &&
         (req.name === "" || r.name === req.name) &&
         (req.parent === "" || parentOf(r.uid) === parent);
-      const roles =
-        req.id !== ""
-          ? (await getOrNothing(() => calls.call(v2.getRole, { uid: req.id }, ctx))).filter(keep)
-          : await collectPages(
-              "roles",
-              async (pageSize, pageToken) => {
-                const page = await calls.call(
-                  v2.listRoles,
-                  { uidp: v2Uidp(req.uidp), name: req.name, pageSize, pageToken },
-                  ctx,
-                );
-                return { items: page.roles, nextPageToken: page.nextPageToken };
-              },
-              keep,
-            );
+      const roles = await listOrGet({
+        what: "roles",
+        id: req.id,
+        get: (uid) => calls.call(v2.getRole, { uid }, ctx),
+        page: async (pageSize, pageToken) => {
+          const page = await calls.call(
+            v2.listRoles,
+            { uidp: v2Uidp(req.uidp), name: req.name, pageSize, pageToken },
+            ctx,
+          );
+          return { items: page.roles, nextPageToken: page.nextPageToken };
+        },
+        keep,
+      });
       return create(RoleListSchema, { items: roles.map(toV1Role) });
     },
 

@@ -32,6 +32,11 @@ export interface V2Calls {
   ): Promise<MessageShape<O>>;
 }
 
+/** What the v1 adapters need: the v2 calls. */
+export interface V1Deps {
+  v2: V2Calls;
+}
+
 type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
 
 /** Create V2Calls over the v2 registrations and the access control's per-call authorization. */
