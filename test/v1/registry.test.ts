@@ -85,7 +85,13 @@ describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
     expect(ok(await c.list(repos, [["id", id]]))).toEqual({ items: [made] });
     expect(ok(await c.list(repos, [["id", `${group}/ffffffffffffffff`]]))).toEqual({ items: [] });
 
+    // What v1 does not show is kept: a public repo stays public.
+    await v2Repos().updateRepo({
+      repo: { uid: id, public: true },
+      updateMask: { paths: ["public"] },
+    });
     const put = ok(await c.update(repos, id, { name: "app" }));
+    expect((await v2Repos().getRepo({ uid: id })).public).toBe(true);
     expect(put).toMatchObject({ id, name: "app", description: "", aliases: [] });
     expect(await v2Repos().getRepo({ uid: id })).toMatchObject({ description: "", aliases: [] });
 

@@ -30,12 +30,13 @@ export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof
     },
 
     async update(req, ctx) {
-      // PUT replaces: every field v1 may write, given or not (absent is its zero value).
+      // PUT replaces every field v1 shows and may write (absent is its zero value); fields v1
+      // does not show are named nowhere here, so v2 keeps them.
       const updated = await calls.call(
         v2.updateGroup,
         {
           group: { uid: req.id, name: req.name, description: req.description },
-          updateMask: { paths: ["*"] },
+          updateMask: { paths: ["name", "description"] },
         },
         ctx,
       );

@@ -38,7 +38,10 @@ export function createV1IdentitiesService({
       // PUT replaces: every field v1 may write, given or not.
       const updated = await calls.call(
         v2.updateIdentity,
-        { identity: { ...toV2Identity(req), uid: req.id }, updateMask: { paths: ["*"] } },
+        {
+          identity: { ...toV2Identity(req), uid: req.id },
+          updateMask: { paths: ["name", "description", "claim_match", "static_keys"] },
+        },
         ctx,
       );
       return toV1Identity(updated);

@@ -36,7 +36,10 @@ export function createV1IdentityProvidersService({
       // PUT replaces every field v1 may write; v2 keeps a secret left out (same issuer, client).
       const updated = await calls.call(
         v2.updateIdentityProvider,
-        { identityProvider: { ...toV2(req), uid: req.id }, updateMask: { paths: ["*"] } },
+        {
+          identityProvider: { ...toV2(req), uid: req.id },
+          updateMask: { paths: ["name", "description", "default_role", "oidc"] },
+        },
         ctx,
       );
       return toV1IdentityProvider(updated);

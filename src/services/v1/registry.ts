@@ -32,12 +32,13 @@ const epochSuffix = /-r\d+$/;
 export function createV1RegistryService({
   v2: calls,
 }: V1Deps): ServiceImpl<typeof RegistryService> {
+  // A PUT replaces what v1 shows; `public`, which it does not, is kept.
   const replaceRepo = async (uid: string, r: Repo, ctx: HandlerContext) =>
     calls.call(
       repos.updateRepo,
       {
         repo: { uid, name: r.name, description: r.description, aliases: r.aliases },
-        updateMask: { paths: ["*"] },
+        updateMask: { paths: ["name", "description", "aliases"] },
       },
       ctx,
     );

@@ -49,7 +49,7 @@ export function createV1RoleBindingsService({
       // The role is all a binding lets change: PUT replaces it. Its identity and group stay.
       const updated = await calls.call(
         v2.updateRoleBinding,
-        { roleBinding: { uid: req.id, roleUid: req.role }, updateMask: { paths: ["*"] } },
+        { roleBinding: { uid: req.id, roleUid: req.role }, updateMask: { paths: ["role_uid"] } },
         ctx,
       );
       return toV1RoleBinding(updated);

@@ -44,7 +44,7 @@ export function createV1RolesService({ v2: calls }: V1Deps): ServiceImpl<typeof 
             description: req.description,
             capabilities: req.capabilities,
           },
-          updateMask: { paths: ["*"] },
+          updateMask: { paths: ["name", "description", "capabilities"] },
         },
         ctx,
       );
