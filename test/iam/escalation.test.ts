@@ -465,9 +465,11 @@ describe.each(backends)("escalation on %s", (backend) => {
             repoId: child,
             tag: { name: "x", digest: `sha256:${"a".repeat(64)}` },
           }),
-        "RegistryService/UpdateTag": () => c.registry.updateTag({ id: `${child}/0000000000000002`, name: "x" }),
+        "RegistryService/UpdateTag": () =>
+          c.registry.updateTag({ id: `${child}/0000000000000002`, name: "x" }),
         "RegistryService/ListTags": () => c.registry.listTags({}),
-        "RegistryService/DeleteTag": () => c.registry.deleteTag({ id: `${child}/0000000000000002` }),
+        "RegistryService/DeleteTag": () =>
+          c.registry.deleteTag({ id: `${child}/0000000000000002` }),
         "AdvisoriesService/Create": () =>
           c.advisories.create({ parentId: team, advisory: { advisoryId: "GO-2024-0001" } }),
         "AdvisoriesService/Update": () =>
