@@ -46,8 +46,10 @@ export function selfSignedCertificate(record: SigningKeyRecord, cn: string, now:
   const privateKey = createPrivateKey({ key: JSON.parse(record.privateJwk), format: "jwk" });
   const spki = createPublicKey(privateKey).export({ type: "spki", format: "der" });
   const name = seq(set(seq(commonName, utf8(cn))));
+  // A positive serial in minimal DER: a first byte of 0x40-0x7f needs no leading zero and
+  // is not one (Go's x509, which distribution uses, refuses a redundant leading 0x00).
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
+  serial[0] = (serial[0]! & 0x3f) | 0x40;
   const tbs = seq(
     explicit(0, integer(Buffer.from([2]))),
     integer(serial),
