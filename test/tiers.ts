@@ -18,8 +18,8 @@ export const tierSetup: Record<Tier, { postgres: boolean; console: boolean }> = 
   api: { postgres: false, console: false },
   postgres: { postgres: true, console: false },
   browser: { postgres: false, console: true },
-  // Reliability suites include PostgreSQL faults; they are the slow tier anyway.
-  reliability: { postgres: true, console: false },
+  // Those on PostgreSQL (its faults and stalls) run in the postgres tier, which starts it.
+  reliability: { postgres: false, console: false },
 };
 
 /** Where test files live: `*.test.ts` anywhere in these directories. */
@@ -63,21 +63,20 @@ export function needsPostgres(source: string): boolean {
 }
 
 /**
- * Each test file's tier, first rule that matches: test/reliability, then the console and
- * anything driving Chromium (browser), then whatever uses the shared PostgreSQL or lives in
- * test/postgres, then anything opening sockets, starting servers or processes (api), and
- * the rest: pure functions, in-process only (unit).
+ * Each test file's tier, first rule that matches: whatever uses the shared PostgreSQL or
+ * lives in test/postgres (postgres: only it starts one), then test/reliability, then the
+ * console and anything driving Chromium (browser), then anything opening sockets, starting
+ * servers or processes (api), and the rest: pure functions, in-process only (unit).
  */
 export function classify(root: string): Map<string, Tier> {
   const tiers = new Map<string, Tier>();
   for (const file of listTestFiles(root)) {
     const source = readFileSync(join(root, file), "utf8");
     let tier: Tier;
-    if (file.startsWith("test/reliability/")) tier = "reliability";
+    if (file.startsWith("test/postgres/") || needsPostgres(source)) tier = "postgres";
+    else if (file.startsWith("test/reliability/")) tier = "reliability";
     else if (file.startsWith("test/console/") || /helpers\/browser\./.test(source)) {
       tier = "browser";
-    } else if (file.startsWith("test/postgres/") || needsPostgres(source)) {
-      tier = "postgres";
     } else if (usesSockets.test(source)) tier = "api";
     else tier = "unit";
     tiers.set(file, tier);
