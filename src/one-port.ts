@@ -302,8 +302,12 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           headersTimeout: timeouts.headersTimeoutMs,
           requestTimeout: timeouts.requestTimeoutMs,
           // Node checks the two timeouts above on this period (default 30 s, which would let
-          // a slow client hold a connection up to 40 s against a 10 s headers timeout).
-          connectionsCheckingInterval: Math.min(1_000, timeouts.headersTimeoutMs),
+          // a slow client hold a connection up to 40 s against a 10 s headers timeout); a
+          // quarter of the shorter one at most, so a client outlives neither by more than that.
+          connectionsCheckingInterval: Math.max(
+            10,
+            Math.min(1_000, timeouts.headersTimeoutMs / 4, timeouts.requestTimeoutMs / 4),
+          ),
           keepAliveTimeout: 5_000,
         },
         handler,

