@@ -357,7 +357,7 @@ export const settings: readonly Setting[] = [
  * Settings that no longer exist. Given one, the server refuses to start and says what replaced
  * it: ignoring it would leave a deployment expecting something the server no longer does.
  */
-const removedSettings: readonly { env: string; flag: string; instead: string }[] = [
+export const removedSettings: readonly { env: string; flag: string; instead: string }[] = [
   {
     // The grpc-js port (issue 25): a fifth entry point that the one port's connection caps,
     // unsent-bytes budget and pipelining limits did not cover, and no faster than the one port.

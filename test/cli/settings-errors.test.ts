@@ -129,3 +129,21 @@ it.each(["9090", ""])(
     }
   },
 );
+
+// Every command takes the server's settings, so every command names the removed one the same way.
+it.each(["bootstrap", "token"])(
+  "%s refuses --grpc-port, saying the main port serves gRPC",
+  async (c) => {
+    const run = await runCli([
+      c,
+      "--db",
+      join(dir, `db-${Math.random()}.db`),
+      "--grpc-port",
+      "9090",
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /GATEHOUSE_GRPC_PORT \(--grpc-port\): the separate gRPC port was removed: the main port \(GATEHOUSE_PORT, --port\) serves gRPC/,
+    );
+  },
+);
