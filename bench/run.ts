@@ -172,8 +172,6 @@ if (want("grpc")) {
 }
 
 // --- Gatehouse --------------------------------------------------------------------------------
-// gRPC also through grpc-js's own server, on a second port (GATEHOUSE_GRPC_PORT).
-const nativePort = await freePort();
 const server = await startChild(
   [
     ...serverFlags,
@@ -184,7 +182,6 @@ const server = await startChild(
   {
     GATEHOUSE_HOST: "127.0.0.1",
     GATEHOUSE_PORT: String(port),
-    GATEHOUSE_GRPC_PORT: String(nativePort),
     GATEHOUSE_BASE_URL: baseUrl,
     GATEHOUSE_DB: dbPath,
     // Per-request info lines would measure the logger; warnings and errors still show.
@@ -213,10 +210,9 @@ const connectLoad: Load = {
   body: JSON.stringify({ uid: m.leaf }),
 };
 // Each protocol's closed-loop capacity, measured once: the open-loop rates are shares of it.
-const capacity: Record<"rest" | "grpc" | "grpc-native" | "connect", number | undefined> = {
+const capacity: Record<"rest" | "grpc" | "connect", number | undefined> = {
   rest: undefined,
   grpc: undefined,
-  "grpc-native": undefined,
   connect: undefined,
 };
 if (want("rest")) {
@@ -241,19 +237,6 @@ if (want("grpc")) {
     `${pct(grpcRps / grpcBaseline)} ${yes(grpcRps / grpcBaseline >= 0.7)}`,
   );
 }
-// `--only=native` measures this alone (with --profile: a profile of the grpc-js path only).
-if (want("grpc") || want("native")) {
-  phase = "grpc/native";
-  const nativeRps = await grpcThroughput(nativePort, auth, m.leaf, server.pid);
-  capacity["grpc-native"] = nativeRps;
-  row(
-    "authorized gRPC GetGroup (grpc-js), GATEHOUSE_GRPC_PORT (grpc-js server)",
-    rps(nativeRps),
-    ">= 70% of bare grpc-js",
-    `${pct(nativeRps / grpcBaseline)} ${yes(nativeRps / grpcBaseline >= 0.7)}`,
-  );
-}
-
 if (want("connect")) {
   phase = "connect";
   const connect = await throughput(connectLoad);
@@ -274,19 +257,16 @@ if (want("latency")) {
   phase = "latency";
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
   capacity.grpc ??= await grpcThroughput(port, auth, m.leaf);
-  capacity["grpc-native"] ??= await grpcThroughput(nativePort, auth, m.leaf);
   capacity.connect ??= await throughput(connectLoad);
   // The open loop calls gRPC through node:http2 directly (bench/h2-grpc-sender.ts): the
   // grpc-js client's own garbage collections in this process were counted as latency.
   const grpcCall = h2GrpcSender(port, auth, m.leaf);
-  const nativeCall = h2GrpcSender(nativePort, auth, m.leaf);
   const senders = {
     rest: restSend,
     grpc: grpcCall.send,
-    "grpc-native": nativeCall.send,
     connect: httpSender(keepAlive, connectGetUrl, connectLoad),
   };
-  for (const protocol of ["rest", "grpc", "grpc-native", "connect"] as const) {
+  for (const protocol of ["rest", "grpc", "connect"] as const) {
     for (const share of [0.25, 0.5, 0.75]) {
       const rate = Math.round(capacity[protocol]! * share);
       const r = await openLoopRun(rate, senders[protocol]);
@@ -301,7 +281,6 @@ if (want("latency")) {
     }
   }
   grpcCall.close();
-  nativeCall.close();
 }
 
 const listUrl = (q: Record<string, string>) =>
@@ -539,7 +518,7 @@ if (want("mixed")) {
 if (want("postgres")) {
   phase = "postgres";
   capacity.rest ??= await throughput({ url: getUrl, headers: auth });
-  capacity["grpc-native"] ??= await grpcThroughput(nativePort, auth, m.leaf);
+  capacity.grpc ??= await grpcThroughput(port, auth, m.leaf);
 }
 
 clearInterval(memory);
@@ -568,7 +547,7 @@ if (want("postgres")) {
     row,
     throughput,
     grpcThroughput,
-    sqlite: { rest: capacity.rest!, grpcNative: capacity["grpc-native"]! },
+    sqlite: { rest: capacity.rest!, grpc: capacity.grpc! },
   });
 }
 if (only) printTable();

@@ -10,12 +10,12 @@
  * those causes it overlaps, or to nothing.
  *
  * --target: fastify (the bare baseline route), bare-grpc and bare-connect (the constant
- *   GetGroup of bench/baseline-servers.ts), rest, native (grpc-js server port), grpc
- *   (connect-node on the main port) or connect; --seconds (default 6, after a 1 s warm-up);
+ *   GetGroup of bench/baseline-servers.ts), rest, grpc (the main port's gRPC) or connect;
+ *   --seconds (default 6, after a 1 s warm-up);
  * --server-flags="--single-threaded-gc ..." node flags for the server child, instead of the
  *   ones it ships with (src/node-flags.ts; --server-flags= for none);
  * --nice=<n>: renice both processes' threads (root, for A/B runs on a shared machine);
- * --client=h2 (grpc and native): call with bench/h2-grpc-sender.ts instead of grpc-js;
+ * --client=h2 (grpc): call with bench/h2-grpc-sender.ts instead of grpc-js;
  * --no-pin: neither process pinned; --json=<file>: append the summary as one JSON line;
  * --writes=create:<n> (rest only): CreateGroup at n a second beside the reads, as the mixed
  *   figures of `npm run bench` run them (only the reads are measured).
@@ -104,11 +104,9 @@ if (target === "fastify") {
   const token = (await createTokenIssuer({ keyRing, issuer: baseUrl }).issue(m.admin, baseUrl))
     .token;
   await store.close();
-  const nativePort = await freePort();
   server = await startChild(["bin/gatehouse.js", "serve"], port, {
     GATEHOUSE_HOST: "127.0.0.1",
     GATEHOUSE_PORT: String(port),
-    GATEHOUSE_GRPC_PORT: String(nativePort),
     GATEHOUSE_BASE_URL: baseUrl,
     GATEHOUSE_DB: dbPath,
     GATEHOUSE_LOG_LEVEL: "warn",
@@ -134,11 +132,10 @@ if (target === "fastify") {
       headers: { ...auth, "content-type": "application/json" },
       body: JSON.stringify({ uid: m.leaf }),
     });
-  } else if (target === "native" || target === "grpc") {
-    const at = target === "native" ? nativePort : port;
+  } else if (target === "grpc") {
     // --client=h2: the lean node:http2 sender (bench/h2-grpc-sender.ts), not grpc-js.
     const c =
-      arg("client") === "h2" ? h2GrpcSender(at, auth, m.leaf) : grpcCaller(at, auth, m.leaf);
+      arg("client") === "h2" ? h2GrpcSender(port, auth, m.leaf) : grpcCaller(port, auth, m.leaf);
     send = c.send;
     close = c.close;
   } else {

@@ -24,8 +24,8 @@ export interface CallContextInit {
 }
 
 /**
- * The HandlerContext of one call served outside connect's router (REST, and gRPC on
- * grpc-js's own server): what connect's createHandlerContext makes, except that the
+ * The HandlerContext of one call served outside connect's router (REST and the lean gRPC
+ * and Connect paths): what connect's createHandlerContext makes, except that the
  * AbortSignal, and the deadline timer behind it, are made only when someone reads `signal`.
  * Most calls never do. Connect's context makes two linked AbortControllers per call (13% of a
  * REST GetGroup in a profile), and its deadline timer stays armed after the call until the

@@ -5,8 +5,6 @@ import { durationForms, parseDurationSeconds } from "./duration.js";
 export interface Config {
   host: string;
   port: number;
-  /** A second port serving gRPC only, through grpc-js's own server; undefined: off. */
-  grpcPort: number | undefined;
   /** The public address of the API; token audience and `iss` default from it. */
   baseUrl: string;
   /** The public address of the token endpoints; defaults to baseUrl. */
@@ -114,13 +112,6 @@ export const settings: readonly Setting[] = [
     flag: "port",
     default: "8080",
     help: "port for every protocol",
-  },
-  {
-    key: "grpcPort",
-    env: "GATEHOUSE_GRPC_PORT",
-    flag: "grpc-port",
-    default: "",
-    help: "also serve gRPC (only) on this port, through grpc-js's server; empty: off",
   },
   {
     key: "baseUrl",
@@ -362,6 +353,22 @@ export const settings: readonly Setting[] = [
   },
 ];
 
+/**
+ * Settings that no longer exist. Given one, the server refuses to start and says what replaced
+ * it: ignoring it would leave a deployment expecting something the server no longer does.
+ */
+export const removedSettings: readonly { env: string; flag: string; instead: string }[] = [
+  {
+    // The grpc-js port (issue 25): a fifth entry point that the one port's connection caps,
+    // unsent-bytes budget and pipelining limits did not cover, and no faster than the one port.
+    env: "GATEHOUSE_GRPC_PORT",
+    flag: "grpc-port",
+    instead:
+      "the separate gRPC port was removed: the main port (GATEHOUSE_PORT, --port) serves gRPC, " +
+      "as it serves Connect, gRPC-Web and REST; point gRPC clients at it and unset this setting",
+  },
+];
+
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 
 /** ConfigError is a bad setting, reported at start-up with a clear message. */
@@ -374,7 +381,9 @@ export class ConfigError extends Error {
  * Throws ConfigError naming the setting for any bad value.
  */
 export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
-  const options = Object.fromEntries(settings.map((s) => [s.flag, { type: "string" as const }]));
+  const options = Object.fromEntries(
+    [...settings, ...removedSettings].map((s) => [s.flag, { type: "string" as const }]),
+  );
   let flags: Record<string, string | undefined>;
   try {
     flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false })
@@ -382,7 +391,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  const raw = (s: Setting): string | undefined => flags[s.flag] ?? env[s.env];
+  const raw = (s: Pick<Setting, "env" | "flag">): string | undefined => flags[s.flag] ?? env[s.env];
   const get = (key: keyof Config): string | undefined => {
     const s = settings.find((x) => x.key === key)!;
     return raw(s);
@@ -392,15 +401,12 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     return `${s.env} (--${s.flag})`;
   };
 
-  const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
-  const grpcPortSetting = (get("grpcPort") ?? "").trim();
-  const grpcPort =
-    grpcPortSetting === ""
-      ? undefined
-      : parseInteger(grpcPortSetting, describe("grpcPort"), 0, 65535);
-  if (grpcPort !== undefined && grpcPort !== 0 && grpcPort === port) {
-    throw new ConfigError(`${describe("grpcPort")}: must differ from GATEHOUSE_PORT (${port})`);
+  // Set at all, even empty (once "off"): the setting is gone, so a deployment still naming it
+  // learns so now rather than when its gRPC clients cannot connect.
+  for (const r of removedSettings) {
+    if (raw(r) !== undefined) throw new ConfigError(`${r.env} (--${r.flag}): ${r.instead}`);
   }
+  const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
   const tlsCertPath = get("tlsCertPath") ?? "";
   const tlsKeyPath = get("tlsKeyPath") ?? "";
   if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
@@ -455,7 +461,6 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   return {
     host: get("host") ?? "0.0.0.0",
     port,
-    grpcPort,
     baseUrl,
     authUrl,
     domain,

@@ -8,7 +8,7 @@
  * `--max-semi-space-size=8`: a young generation of 2 x 8 MB instead of V8's default growth to
  * 2 x 32 MB on a machine with memory to spare. Almost nothing of a call outlives a scavenge
  * (16 bytes of a REST GetGroup), so smaller semi-spaces cost no throughput (REST 12.7k
- * against 13.3k req/s, gRPC port 7.9k against 7.4k, same run) and take about 100 MB off the
+ * against 13.3k req/s, gRPC on the grpc-js port then 7.9k against 7.4k, same run) and take about 100 MB off the
  * server's peak (bench/RESULTS.md, "Memory").
  */
 export const serverNodeFlags: readonly string[] = ["--max-semi-space-size=8"];

@@ -40,7 +40,6 @@ import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
 import { addGrpcWebText } from "./grpc/grpc-web-text.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
-import { createNativeGrpcServer, type NativeGrpcServer } from "./grpc/native-grpc-server.js";
 import { reflectionServices } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
 import { rpcPath } from "./grpc/rpc-path.js";
@@ -92,10 +91,8 @@ export interface Server {
   authorizer: Authorizer;
   /** Every RPC the server serves, each guarded by an authorization rule. */
   served: readonly DescMethod[];
-  /** Listen on the configured host and port (port 0 picks a free one), and the gRPC port. */
+  /** Listen on the configured host and port (port 0 picks a free one), for every protocol. */
   listen(): Promise<AddressInfo>;
-  /** The grpc-js server's port once listening (GATEHOUSE_GRPC_PORT), if it is on. */
-  readonly grpcPort: number | undefined;
   /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
   close(): Promise<void>;
 }
@@ -413,32 +410,6 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       }),
     );
   }
-  // gRPC through grpc-js's own server, on a port of its own: the same implementations and
-  // interceptors (so the same guard), without connect-node's per-call protocol work.
-  const peers = new Map<string, object>();
-  const native: NativeGrpcServer | undefined =
-    config.grpcPort === undefined
-      ? undefined
-      : createNativeGrpcServer({
-          registrations,
-          interceptors,
-          readMaxBytes: bodyLimit,
-          tls,
-          shutdownSignal: shutdown.signal,
-          requestId: requestIdFor,
-          contextValues: ({ peer, requestId }) => {
-            // One object per client connection (its peer address), for per-connection limits.
-            let connection = peers.get(peer);
-            if (!connection) {
-              if (peers.size >= 10_000) peers.delete(peers.keys().next().value as string);
-              connection = {};
-              peers.set(peer, connection);
-            }
-            return createContextValues().set(kCallInfo, { connection, requestId });
-          },
-          log: (fields) => app.log.info({ ...fields, protocol: "grpc-native" }, "request"),
-        });
-  let grpcPort: number | undefined;
   // After CORS and Connect: its catch-all leaves their exact routes alone.
   await app.register(restGateway, {
     services,
@@ -481,23 +452,13 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     authorizer,
     served,
     async listen() {
-      const address = await onePort.listen(config.host, config.port);
-      if (native && config.grpcPort !== undefined) {
-        grpcPort = await native.listen(config.host, config.grpcPort);
-      }
-      return address;
-    },
-    get grpcPort() {
-      return grpcPort;
+      return onePort.listen(config.host, config.port);
     },
     async close() {
       // Calls still running when the grace period ends are aborted, as their connections are.
       const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
       try {
-        await Promise.all([
-          onePort.close(config.shutdownTimeoutMs),
-          native?.close(config.shutdownTimeoutMs),
-        ]);
+        await onePort.close(config.shutdownTimeoutMs);
         await app.close();
       } finally {
         clearTimeout(cutOff);

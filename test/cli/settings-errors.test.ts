@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/run-cli.js";
 
 // A setting the server cannot start with is one line naming it, and exit 2: never a stack
@@ -95,6 +95,11 @@ it.each<[string, () => string[], RegExp]>([
     () => ["--lean-paths", "sometimes"],
     /GATEHOUSE_LEAN_PATHS \(--lean-paths\): not a boolean: "sometimes"/,
   ],
+  [
+    "the removed gRPC port flag",
+    () => ["--port", "0", "--grpc-port", "0"],
+    /GATEHOUSE_GRPC_PORT \(--grpc-port\): the separate gRPC port was removed: the main port \(GATEHOUSE_PORT, --port\) serves gRPC/,
+  ],
 ])("refuses %s with one line and exit 2", async (_what, flags, message) => {
   const run = await serve(...flags());
   expect(run.code).toBe(2);
@@ -102,3 +107,43 @@ it.each<[string, () => string[], RegExp]>([
   expect(run.stderr).toMatch(message);
   expect(run.stderr.trim().split("\n")).toHaveLength(1);
 });
+
+// A deployment still naming the removed gRPC port learns at start-up, not when its gRPC clients
+// cannot connect: even empty (once "off"), the variable is refused. `serve` reads the process's
+// own environment, as it does in production.
+it.each(["9090", ""])(
+  "refuses GATEHOUSE_GRPC_PORT=%j, saying the main port serves gRPC",
+  async (v) => {
+    vi.stubEnv("GATEHOUSE_GRPC_PORT", v);
+    try {
+      const run = await serve("--port", "0");
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr.trim().split("\n")).toEqual([
+        expect.stringMatching(
+          /GATEHOUSE_GRPC_PORT \(--grpc-port\): the separate gRPC port was removed: the main port \(GATEHOUSE_PORT, --port\) serves gRPC, as it serves Connect, gRPC-Web and REST; point gRPC clients at it and unset this setting$/,
+        ),
+      ]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  },
+);
+
+// Every command takes the server's settings, so every command names the removed one the same way.
+it.each(["bootstrap", "token"])(
+  "%s refuses --grpc-port, saying the main port serves gRPC",
+  async (c) => {
+    const run = await runCli([
+      c,
+      "--db",
+      join(dir, `db-${Math.random()}.db`),
+      "--grpc-port",
+      "9090",
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(
+      /GATEHOUSE_GRPC_PORT \(--grpc-port\): the separate gRPC port was removed: the main port \(GATEHOUSE_PORT, --port\) serves gRPC/,
+    );
+  },
+);

@@ -17,7 +17,7 @@ let pair: LeanPair;
 let org: TestOrg;
 
 beforeAll(async () => {
-  pair = await startLeanPair(spy, { GATEHOUSE_GRPC_PORT: "0" });
+  pair = await startLeanPair(spy);
   org = await pair.lean.makeOrg();
 });
 afterAll(async () => {
@@ -31,10 +31,9 @@ const getGroup = (uid: string) =>
 const paths = () => ({
   lean: pair.lean.url,
   router: pair.routerUrl,
-  native: `http://127.0.0.1:${pair.lean.server.grpcPort}`,
 });
 
-for (const which of ["lean", "router", "native"] as const) {
+for (const which of ["lean", "router"] as const) {
   for (const timeout of ["0n", "0S", "0H"]) {
     it(`${which}: grpc-timeout ${timeout} is DEADLINE_EXCEEDED, and the call does not run`, async () => {
       const reqId = `expired-${which}-${timeout}`;
