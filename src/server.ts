@@ -33,6 +33,7 @@ import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js
 import { createDeadlineGate } from "./deadline-gate.js";
 import { codeName, toApiError, toRestErrorBody } from "./errors.js";
 import { addBodyGate } from "./grpc/body-gate.js";
+import { createAuditInterceptor } from "./events/audit-interceptor.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
@@ -312,6 +313,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
+    createAuditInterceptor(),
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();

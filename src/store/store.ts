@@ -28,6 +28,7 @@
  */
 
 import type { AdvisoryStore } from "./advisory-store.js";
+import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
@@ -173,7 +174,8 @@ export interface Store
     OAuthStore,
     SignInUpkeepStore,
     RegistryStore,
-    AdvisoryStore {
+    AdvisoryStore,
+    EventStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

@@ -312,6 +312,28 @@ export const pgMigrations: readonly PgMigration[] = [
       CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens (expire_time);
     `,
   },
+  {
+    description: "the audit trail: one CloudEvent a change, written in the change's transaction",
+    sql: `
+      CREATE TABLE events (
+        seq BIGSERIAL PRIMARY KEY,
+        id TEXT COLLATE "C" NOT NULL UNIQUE,
+        -- The event as a child of its subject in the uid tree (subject/id): the list
+        -- machinery's tree filters, cursor and scope work on it as on any resource.
+        uid TEXT COLLATE "C" NOT NULL UNIQUE,
+        group_uid TEXT COLLATE "C" NOT NULL,
+        type TEXT COLLATE "C" NOT NULL,
+        source TEXT NOT NULL,
+        subject TEXT COLLATE "C" NOT NULL,
+        time BIGINT NOT NULL,
+        actor_uid TEXT COLLATE "C" NOT NULL,
+        data TEXT NOT NULL
+      );
+      CREATE INDEX events_time ON events (time, seq);
+      CREATE INDEX events_subject ON events (subject);
+      CREATE INDEX events_uid ON events (uid text_pattern_ops);
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

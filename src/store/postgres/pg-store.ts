@@ -1,7 +1,9 @@
+import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAccountAssociationOps } from "./account-associations.js";
 import { createPgAdvisoryOps } from "./advisories.js";
+import { appendPgEvent, createPgEventOps } from "./events.js";
 import { createPgGroupInviteOps } from "./group-invites.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgIdentityOps } from "./identities.js";
@@ -51,18 +53,32 @@ export async function createPostgresStore(
     await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
     const ops = dataOps(db, opts.roles, now);
     let closed = false;
+    const clock = opts.now ?? Date.now;
     const store: PostgresStore = {
-      ...guard(ops, () => closed),
+      // A write made for a mutating RPC runs in a transaction of its own that also appends
+      // the call's event (the tx guard below): the outbox row commits with the change.
+      ...guard(ops, () => closed, {
+        reroute: (name, args) =>
+          store.atomically((tx) =>
+            (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
+              ...args,
+            ),
+          ),
+      }),
       db,
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
       atomically: (fn) => {
         if (closed) return Promise.reject(new StoreError("unavailable", "the store is closed"));
         // db.write maps what escapes to StoreErrors, as every write does.
+        // A retried transaction starts without the event its failed attempt wrote.
+        const scope = auditScope.getStore();
+        const recorded = scope?.recorded;
         return db.write(async (sql) => {
+          if (scope && recorded !== undefined) scope.recorded = recorded;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, now), () => closed),
+            ...guard(dataOps(txDb, opts.roles, now), () => closed, { sql, now: clock }),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
             atomically: (inner) => inner(tx),
@@ -112,6 +128,7 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
     ...createPgRepoOps(db),
     ...createPgTagOps(db),
     ...createPgAdvisoryOps(db),
+    ...createPgEventOps(db),
   };
 }
 
@@ -132,13 +149,38 @@ function boundTo(sql: Sql): PgDb {
   };
 }
 
-/** Refuse operations once closed; let only StoreErrors out for what a caller can cause. */
-function guard<T extends object>(ops: T, isClosed: () => boolean): T {
+/**
+ * Where the events of changes made for a mutating RPC go: on the pool, `reroute` runs such a
+ * write in a transaction of its own; inside one, the event is appended on its `sql`.
+ */
+interface AuditHooks {
+  reroute?: (name: string, args: unknown[]) => Promise<unknown>;
+  sql?: Sql;
+  now?: () => number;
+}
+
+/**
+ * Refuse operations once closed; let only StoreErrors out for what a caller can cause; write
+ * the event of a change made for a mutating RPC in the change's transaction.
+ */
+function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHooks): T {
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
+    const audited = isAuditedWrite(name);
     out[name] = async (...args: unknown[]) => {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+      const scope = audited ? auditScope.getStore() : undefined;
       try {
+        if (scope && !scope.recorded) {
+          if (audit.reroute) return await audit.reroute(name, args);
+          const result = await op(...args);
+          const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
+          if (row && audit.sql) {
+            await appendPgEvent(audit.sql, row);
+            scope.recorded = true;
+          }
+          return result;
+        }
         return await op(...args);
       } catch (err) {
         throw fromPgError(err);

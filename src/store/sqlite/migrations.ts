@@ -480,6 +480,27 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX oauth_refresh_tokens_expiry ON oauth_refresh_tokens (expire_time);
     `,
   },
+  {
+    description: "the audit trail: one CloudEvent a change, written in the change's transaction",
+    sql: `
+      CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        -- The event as a child of its subject in the uid tree (subject/id): the list
+        -- machinery's tree filters, cursor and scope work on it as on any resource.
+        uid TEXT NOT NULL UNIQUE,
+        group_uid TEXT NOT NULL,
+        type TEXT NOT NULL,
+        source TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        actor_uid TEXT NOT NULL,
+        data TEXT NOT NULL
+      );
+      CREATE INDEX events_time ON events (time, seq);
+      CREATE INDEX events_subject ON events (subject);
+    `,
+  },
 ];
 
 /**

@@ -1,11 +1,13 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
+import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
 import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
+import { createEventOps, createSqliteEventWriter, type SqliteEventWriter } from "./events.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupInviteOps } from "./group-invites.js";
@@ -97,6 +99,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createRepoOps(db),
     ...createTagOps(db),
     ...createAdvisoryOps(db),
+    ...createEventOps(db),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone) leave the read cache warm: under a steady stream of group creates or tag pushes,
@@ -145,18 +148,25 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
       else if (outcome.committed > 0) fullSince = undefined;
     },
   );
+  const events = { writer: createSqliteEventWriter(db), now: opts.now ?? Date.now };
+  // The change and its event commit together: a savepoint inside a batch or atomically.
+  const recording = <R>(fn: () => R): R => db.transaction(fn)();
   const guarded = guard(
     ops,
+    recording,
     () => closed,
     watch,
     () => held !== undefined && waitTurn(),
+    events,
     commits,
   );
   const inside = guard(
     ops,
+    recording,
     () => closed,
     watch,
     () => false,
+    events,
   );
   const tx: Store = {
     ...inside,
@@ -170,6 +180,9 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     async atomically(fn) {
       if (closed) throw new StoreError("unavailable", "the store is closed");
       await waitTurn();
+      // A rolled-back transaction takes its event with it: the call may still record one.
+      const scope = auditScope.getStore();
+      const recorded = scope?.recorded;
       let release!: () => void;
       held = new Promise((r) => {
         release = r;
@@ -183,6 +196,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
           return result;
         } catch (err) {
           if (db.inTransaction) db.exec("ROLLBACK");
+          if (scope && recorded !== undefined) scope.recorded = recorded;
           readCache.clear();
           throw err;
         }
@@ -279,21 +293,44 @@ type AsyncOps<T> = {
  * a caller can cause. */
 function guard<T extends Record<string, (...args: never[]) => unknown>>(
   ops: T,
+  recording: <R>(fn: () => R) => R,
   isClosed: () => boolean,
   watch: { before: () => number; after: (err: unknown, before: number) => void },
   /** A promise to wait for before running (another caller's transaction), or false. */
   turn: () => Promise<void> | false,
+  /** Where a change made for a mutating RPC writes its event, in the change's transaction. */
+  events: { writer: SqliteEventWriter; now: () => number },
   /** Where writes go to share a commit; without it, every operation runs at once. */
   commits?: GroupCommit,
 ): AsyncOps<T> {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
-  for (const [name, op] of Object.entries(ops)) {
+  for (const [name, plain] of Object.entries(ops)) {
+    // The one place a change meets its event: a write made for a mutating RPC appends the
+    // call's event in its own transaction (a savepoint of the batch's, or of atomically's).
+    const audited = isAuditedWrite(name);
+    const op = (...args: never[]) => {
+      const scope = audited ? auditScope.getStore() : undefined;
+      if (!scope || scope.recorded) return plain(...args);
+      return recording(() => {
+        const result = plain(...args);
+        const row = eventFor(scope, args, result, events.now());
+        if (row) {
+          events.writer.append(row);
+          scope.recorded = true;
+        }
+        return result;
+      });
+    };
     if (commits && !runsAtOnce(name)) {
       out[name] = async (...args) => {
         const wait = turn();
         if (wait) await wait;
         if (isClosed()) throw new StoreError("unavailable", "the store is closed");
-        return commits.enqueue(() => op(...args));
+        // The scope is read here: the batch runs later, outside this call's async context.
+        const scope = audited ? auditScope.getStore() : undefined;
+        return commits.enqueue(() =>
+          scope ? auditScope.run(scope, () => op(...args)) : op(...args),
+        );
       };
       continue;
     }

@@ -1,0 +1,86 @@
+import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import type { Interceptor } from "@connectrpc/connect";
+import { kPrincipal } from "../auth/principal.js";
+import { kCallInfo } from "../call-info.js";
+import { auditScope } from "./audit-scope.js";
+
+/** Whether an RPC changes something (everything but Get*, List* and the caller's own view). */
+export function isMutating(method: DescMethod): boolean {
+  return !/^(Get|List|Batch(Get|List)|Search)[A-Z]?/.test(method.name);
+}
+
+/**
+ * The CloudEvents type of a mutating RPC, derived from its descriptor: the API domain from the
+ * package, the resource and the verb from the method name. `gatehouse.iam.v2beta1` and
+ * `CreateGroupInvite` give `dev.gatehouse.iam.group_invite.created.v1`; a method without a
+ * noun (`Exchange`) takes its service's (`security_token`).
+ */
+export function eventTypeOf(service: DescService, method: DescMethod): string {
+  const domain = service.typeName.split(".")[1] ?? "api";
+  const words = method.name.match(/[A-Z][a-z0-9]*/g) ?? [method.name];
+  const verb = words[0]!.toLowerCase();
+  const noun =
+    words.length > 1
+      ? words.slice(1)
+      : (service.name.replace(/Service$/, "").match(/[A-Z][a-z0-9]*/g) ?? []);
+  const resource = noun.map((w) => w.toLowerCase()).join("_");
+  return `dev.gatehouse.${domain}.${resource}.${pastTense(verb)}.v1`;
+}
+
+function pastTense(verb: string): string {
+  return verb.endsWith("e") ? `${verb}d` : `${verb}ed`;
+}
+
+/**
+ * Create the interceptor that opens the audit scope of every mutating RPC, after the access
+ * interceptor (so the caller is known): the store writes the call's event with its change.
+ */
+export function createAuditInterceptor(): Interceptor {
+  const types = new Map<DescMethod, string>();
+  return (next) => async (req) => {
+    if (!isMutating(req.method)) return next(req);
+    let type = types.get(req.method);
+    if (type === undefined) {
+      type = eventTypeOf(req.service, req.method);
+      types.set(req.method, type);
+    }
+    const message = req.message as Record<string, unknown>;
+    const mask = (message.updateMask as { paths?: string[] } | undefined)?.paths;
+    return auditScope.run(
+      {
+        type,
+        source: `/${req.service.typeName}`,
+        actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
+        requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
+        protocol: protocolOf(req.header, req.url),
+        requestUid: requestUid(message, req.method.input),
+        ...(mask ? { changedFields: [...mask] } : {}),
+        recorded: false,
+      },
+      () => next(req),
+    );
+  };
+}
+
+/** The uid a request names: its own `uid` field, or its resource message's. */
+function requestUid(message: Record<string, unknown>, desc: DescMessage): string {
+  if (typeof message.uid === "string") return message.uid;
+  for (const field of desc.fields) {
+    if (field.fieldKind !== "message") continue;
+    const inner = message[field.localName] as { uid?: unknown } | undefined;
+    if (typeof inner?.uid === "string") return inner.uid;
+  }
+  return "";
+}
+
+/** The protocol a call came in with, as the request log names it. */
+function protocolOf(header: Headers, url: string): string {
+  const ct = header.get("content-type") ?? "";
+  if (ct.startsWith("application/grpc-web")) return "grpc-web";
+  if (ct.startsWith("application/grpc")) return "grpc";
+  if (header.get("connect-protocol-version") || ct.startsWith("application/connect")) {
+    return "connect";
+  }
+  const path = new URL(url, "http://x").pathname;
+  return /^\/[a-z0-9_.]+\.[A-Za-z0-9]+\/[A-Za-z0-9]+$/.test(path) ? "connect" : "rest";
+}

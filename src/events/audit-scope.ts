@@ -1,0 +1,126 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * AuditScope is what one mutating RPC tells the store about itself, so that the store can
+ * write the call's event in the transaction of its change (an outbox): the event type derived
+ * from the RPC, the actor, the request id and the protocol. The audit interceptor opens it;
+ * each backend's one generic write path reads it (src/store/sqlite/sqlite-store.ts and
+ * src/store/postgres/pg-store.ts).
+ */
+export interface AuditScope {
+  /** CloudEvents type, e.g. `dev.gatehouse.iam.group.created.v1`. */
+  readonly type: string;
+  /** CloudEvents source: the API service, e.g. `/gatehouse.iam.v2beta1.GroupsService`. */
+  readonly source: string;
+  /** The caller's identity uid, "" when the call is not authenticated (a login). */
+  readonly actorUid: string;
+  readonly requestId: string;
+  readonly protocol: string;
+  /** The uid the request names (update, delete), the subject when the write returns none. */
+  readonly requestUid: string;
+  /** For updates: the field paths of the update mask. */
+  readonly changedFields?: readonly string[];
+  /** Set once the call's event is written: one event per call, with its first change. */
+  recorded: boolean;
+}
+
+/** The scope of the mutating RPC being served, if any. */
+export const auditScope = new AsyncLocalStorage<AuditScope>();
+
+/** One event as a store writes it: CloudEvents attributes and the data as JSON text. */
+export interface EventRow {
+  id: string;
+  type: string;
+  source: string;
+  subject: string;
+  /** Milliseconds since the epoch. */
+  time: number;
+  actorUid: string;
+  /** JSON: requestId, protocol, changedFields; the store adds the actor's issuer and subject. */
+  data: string;
+}
+
+/** Outcome kinds of store operations that report a refusal without throwing. */
+const successKinds = new Set(["redeemed", "granted"]);
+
+/**
+ * The event of a write that ran in `scope` and returned `result`, or undefined when the call
+ * already has its event or the write changed nothing (an outcome that reports a refusal).
+ */
+export function eventFor(
+  scope: AuditScope | undefined,
+  args: readonly unknown[],
+  result: unknown,
+  now: number,
+): EventRow | undefined {
+  if (!scope || scope.recorded) return undefined;
+  if (result && typeof result === "object" && "kind" in result) {
+    if (!successKinds.has(String((result as { kind: unknown }).kind))) return undefined;
+  }
+  return {
+    id: crypto.randomUUID(),
+    type: scope.type,
+    source: scope.source,
+    subject: subjectOf(args, result) || scope.requestUid,
+    time: now,
+    actorUid: scope.actorUid,
+    data: JSON.stringify({
+      requestId: scope.requestId,
+      protocol: scope.protocol,
+      ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
+    }),
+  };
+}
+
+/** The uid a write names: its result's, a created record's or a redeemed binding's. */
+function subjectOf(args: readonly unknown[], result: unknown): string {
+  const uidOf = (v: unknown) =>
+    v && typeof v === "object" && typeof (v as { uid?: unknown }).uid === "string"
+      ? (v as { uid: string }).uid
+      : "";
+  return (
+    uidOf(result) ||
+    uidOf((result as { binding?: unknown } | undefined)?.binding) ||
+    uidOf(args[0]) ||
+    ""
+  );
+}
+
+/**
+ * Whether a store operation is a change an event records: not a read, not bookkeeping
+ * (last-seen times, server secrets and settings, signing keys written at start-up).
+ */
+export function isAuditedWrite(name: string): boolean {
+  return !(/^(get|list|find)[A-Z]/.test(name) || notAudited.has(name));
+}
+
+const notAudited = new Set([
+  "identityExists",
+  "capabilitiesAt",
+  "groupsWithCapability",
+  "touchIdentity",
+  "sessionActive",
+  "getOrCreateSecret",
+  "putSetting",
+  "addSigningKey",
+  "pruneSigningKeys",
+  "appendEvent",
+  "pruneEvents",
+]);
+
+/** The event's data with its actor: the identity uid, and a person's issuer and subject. */
+export function withActor(row: EventRow, who?: { issuer: string; subject: string }): string {
+  const data = JSON.parse(row.data) as Record<string, unknown>;
+  return JSON.stringify({
+    actor: {
+      uid: row.actorUid,
+      ...(who?.issuer ? { issuer: who.issuer, subject: who.subject } : {}),
+    },
+    ...data,
+  });
+}
+
+/** The list columns of an event row: a child of its subject, in its organization. */
+export function eventPlacement(row: EventRow): { uid: string; groupUid: string } {
+  return { uid: `${row.subject}/${row.id}`, groupUid: row.subject.split("/")[0] ?? "" };
+}

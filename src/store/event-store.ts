@@ -1,0 +1,40 @@
+import type { ListPage, ListQuery } from "./store.js";
+
+/** A stored event of the audit trail (a CloudEvent; data as JSON text). */
+export interface EventRecord {
+  /** The event as a child of its subject in the uid tree: `subject/id`. */
+  uid: string;
+  /** The CloudEvents id. */
+  id: string;
+  type: string;
+  source: string;
+  subject: string;
+  /** Milliseconds since the epoch. */
+  time: number;
+  actorUid: string;
+  /** JSON text: actor, requestId, protocol, changedFields. */
+  data: string;
+}
+
+/** Resource filters of listEvents (absent: no filter); all present ones must hold. */
+export interface EventFilters {
+  type?: string;
+  actorUid?: string;
+  /** At or after this time (ms). */
+  since?: number;
+  /** Strictly before this time (ms). */
+  before?: number;
+}
+
+/**
+ * The read side of the audit trail; the write side is each backend's write path, which
+ * appends a mutating RPC's event in its change's transaction (src/events/audit-scope.ts).
+ */
+export interface EventStore {
+  /**
+   * List events. Tree filters work on the event's uid (`subject/id`): childrenOf S gives the
+   * events about S, descendantsOf S those about S and everything below it. Sort fields:
+   * create_time and update_time are the event's time, name its type.
+   */
+  listEvents(query: ListQuery<EventFilters>): Promise<ListPage<EventRecord>>;
+}

@@ -1,0 +1,48 @@
+import type { EventFilters, EventRecord } from "../event-store.js";
+import type { ListClause, ListColumns } from "../list-clauses.js";
+
+/** An events row as both backends read it. */
+export interface EventRow {
+  uid: string;
+  id: string;
+  type: string;
+  source: string;
+  subject: string;
+  time: number | string;
+  actor_uid: string;
+  data: string;
+}
+
+/** Where the events table keeps what the list SQL needs: an event is a child of its subject. */
+export const eventListColumns: ListColumns = {
+  table: "events",
+  uid: "uid",
+  parent: "subject",
+  group: "group_uid",
+  name: "type",
+  sort: { name: "type", create_time: "time", update_time: "time", uid: "uid" },
+};
+
+/** The record of a row (PostgreSQL returns BIGINT as text). */
+export function eventRecordOf(r: EventRow): EventRecord {
+  return {
+    uid: r.uid,
+    id: r.id,
+    type: r.type,
+    source: r.source,
+    subject: r.subject,
+    time: Number(r.time),
+    actorUid: r.actor_uid,
+    data: r.data,
+  };
+}
+
+/** The conditions of the event filters, with `?` placeholders. */
+export function eventConditions(f: EventFilters): ListClause[] {
+  const out: ListClause[] = [];
+  if (f.type !== undefined) out.push({ sql: "t.type = ?", params: [f.type] });
+  if (f.actorUid !== undefined) out.push({ sql: "t.actor_uid = ?", params: [f.actorUid] });
+  if (f.since !== undefined) out.push({ sql: "t.time >= ?", params: [f.since] });
+  if (f.before !== undefined) out.push({ sql: "t.time < ?", params: [f.before] });
+  return out;
+}
