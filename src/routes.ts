@@ -1,6 +1,10 @@
 import type { DescFile, DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
+  EventsService,
+  file_gatehouse_events_v2beta1_events,
+} from "../gen/gatehouse/events/v2beta1/events_pb.js";
+import {
   file_gatehouse_iam_v1_account_associations,
   GroupAccountAssociationsService as V1AccountAssociationsService,
 } from "../gen/gatehouse/iam/v1/account_associations_pb.js";
@@ -86,6 +90,7 @@ import {
   file_gatehouse_vulnerabilities_v2beta1_advisories,
 } from "../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { registration, type ServiceRegistration } from "./service-registration.js";
+import { createEventsService } from "./services/events/events.js";
 import { createAccessService } from "./services/iam/access.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
 import { createCallerService } from "./services/iam/caller.js";
@@ -137,6 +142,7 @@ export const apiFiles: readonly DescFile[] = [
   file_gatehouse_iam_v1_group_invites,
   file_gatehouse_registry_v1_registry,
   file_gatehouse_vulnerabilities_v1_advisories,
+  file_gatehouse_events_v2beta1_events,
 ];
 
 /** The API's services: every one is served over gRPC, gRPC-Web, Connect and REST. */
@@ -163,6 +169,7 @@ export const apiServices: readonly DescService[] = [
   V1GroupInvitesService,
   V1RegistryService,
   V1AdvisoriesService,
+  EventsService,
 ];
 
 /** What the services need; `authorizeCall` authorizes the v2 calls of the v1 adapters. */
@@ -192,6 +199,7 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
     registration(TagsService, createTagsService(deps)),
     registration(AdvisoriesService, createAdvisoriesService(deps)),
     registration(SecurityTokenService, createSecurityTokenService(deps)),
+    registration(EventsService, createEventsService(deps)),
   ];
   // v1: adapters over the implementations above, each v2 call behind its own v2 rule. Their
   // REST paths ignore unknown query keys and body fields, as v1's gateway did.

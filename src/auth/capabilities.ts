@@ -33,7 +33,8 @@ const advisoryWrites: readonly Capability[] = [
   "advisories.update",
   "advisories.delete",
 ];
-const lists = capabilities.filter((c) => c.endsWith(".list"));
+// The audit trail is the owners': viewers and editors list everything else.
+const lists = capabilities.filter((c) => c.endsWith(".list") && c !== "events.list");
 const repoAndTagWrites: Capability[] = [
   "repo.create",
   "repo.update",

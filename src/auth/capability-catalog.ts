@@ -46,4 +46,5 @@ export const capabilities = [
   "advisories.create",
   "advisories.update",
   "advisories.delete",
+  "events.list",
 ] as const;

@@ -267,6 +267,8 @@ export const policy: Readonly<Record<string, Rule>> = {
     calls: [`${iam}.GroupInvitesService/DeleteGroupInvite`],
   },
   "gatehouse.sts.v1.SecurityTokenService/Exchange": { kind: "public" },
+  // The audit trail: only under the groups where the caller holds events.list (owners).
+  "gatehouse.events.v2beta1.EventsService/ListEvents": { kind: "list", capability: "events.list" },
   // Health checks and the API's shape are public; its data is not.
   "grpc.health.v1.Health/Check": { kind: "public" },
   // A watcher with a token gets a slot that anonymous watchers cannot take (health.ts).
