@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { isUid } from "../uid.js";
 
 /**
  * AuditScope is what one mutating RPC tells the store about itself, so that the store can
@@ -72,18 +73,25 @@ export function eventFor(
   };
 }
 
-/** The uid a write names: its result's, a created record's or a redeemed binding's. */
+/**
+ * The uid a write names: its result's, or that of a record in its result (a put tag, a
+ * redeemed binding), or the created record's or the uid it was given.
+ */
 function subjectOf(args: readonly unknown[], result: unknown): string {
   const uidOf = (v: unknown) =>
     v && typeof v === "object" && typeof (v as { uid?: unknown }).uid === "string"
       ? (v as { uid: string }).uid
       : "";
-  return (
-    uidOf(result) ||
-    uidOf((result as { binding?: unknown } | undefined)?.binding) ||
-    uidOf(args[0]) ||
-    ""
-  );
+  const own = uidOf(result);
+  if (own) return own;
+  if (result && typeof result === "object") {
+    for (const value of Object.values(result)) {
+      const inner = uidOf(value);
+      if (inner) return inner;
+    }
+  }
+  const first = args[0];
+  return uidOf(first) || (typeof first === "string" && isUid(first) ? first : "");
 }
 
 /**
