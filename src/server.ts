@@ -79,6 +79,11 @@ export interface ServerDeps {
   timeouts?: Partial<Timeouts>;
   /** The built web console (default: dist/console of the package). */
   consoleDir?: string;
+  /**
+   * Record the audit trail (default true). Only the events benchmark turns it off, to measure
+   * what it costs: a served change without its event is not an option of the product.
+   */
+  auditTrail?: boolean;
 }
 
 /** Server is a built, not yet listening, Gatehouse. */
@@ -313,7 +318,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
-    createAuditInterceptor(),
+    ...(deps.auditTrail === false ? [] : [createAuditInterceptor()]),
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();
