@@ -25,6 +25,7 @@ Commands:
                                 the capabilities you hold at a group
   registry repos|tags list|get|create|update|delete [flags]
   advisories list|get|create|update|delete [flags]
+  events list [flags]           (the audit trail: --type, --actor, --start-time, ...)
                                 manage a remote server's resources over the Connect protocol
                                 (--api or GATEHOUSE_API; the token of gatehouse auth, or
                                 GATEHOUSE_TOKEN); --output table|json; gatehouse iam groups

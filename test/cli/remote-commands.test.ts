@@ -319,6 +319,25 @@ describe("registry and advisories", () => {
   });
 });
 
+describe("gatehouse events", () => {
+  it("events list answers who made a change, filtered by type", async () => {
+    const made = await json(["iam", "groups", "create", "--parent", org.uid, "--name", "audited"]);
+    const r = await json([
+      "events",
+      "list",
+      "--children-of",
+      made.uid,
+      "--type",
+      "dev.gatehouse.iam.group.created.v1",
+    ]);
+    expect(r.events).toHaveLength(1);
+    expect(r.events[0]).toMatchObject({
+      subject: made.uid,
+      data: { actor: { uid: org.owner.uid } },
+    });
+  });
+});
+
 describe("usage", () => {
   it("exit 3 without a token, 2 for an unknown flag or a bad value, help with exit 0", async () => {
     const none = await runCli(["iam", "groups", "list"], {

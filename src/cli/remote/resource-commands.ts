@@ -11,6 +11,7 @@ import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, CommanderError, Option } from "commander";
+import { EventsService } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
 import {
   AccessService,
   AccessShortfall_Lack,
@@ -124,6 +125,10 @@ export const remoteGroups: Record<
     resources: [
       { command: "", service: AdvisoriesService, noun: "Advisory", plural: "Advisories" },
     ],
+  },
+  events: {
+    about: "the audit trail: one CloudEvent for every change (owners)",
+    resources: [{ command: "", service: EventsService, noun: "Event", plural: "Events" }],
   },
 };
 
@@ -268,8 +273,13 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   const update = methodOf(r.service, `Update${r.noun}`);
   const del = methodOf(r.service, `Delete${r.noun}`);
   const redeem = methodOf(r.service, `Redeem${r.noun}`);
-  const resourceDesc = get?.output;
-  if (!list || !get || !resourceDesc) throw new Error(`${r.service.typeName}: no List or Get`);
+  // A read-only service (events) may have a List alone: its items give the resource shape.
+  const itemsDesc = list?.output.fields.find(
+    (f) => f.fieldKind === "list" && f.listKind === "message",
+  );
+  const resourceDesc =
+    get?.output ?? (itemsDesc?.fieldKind === "list" ? itemsDesc.message : undefined);
+  if (!list || !resourceDesc) throw new Error(`${r.service.typeName}: no List`);
 
   // list
   const listFlags = messageFlags(list.input).filter((f) => f.flag !== "page-token");
@@ -323,18 +333,20 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   );
 
   // get
-  const getCmd = common(
-    parent
-      .command("get")
-      .description(`get one ${spaced(r.noun)} by uid`)
-      .argument("<uid>"),
-  );
-  getCmd.action((uid: string) =>
-    run(ctx, getCmd, async (call) => {
-      const res = (await call.unary(get, create(get.input, { uid } as never))) as Message;
-      call.print(resourceDesc, res);
-    }),
-  );
+  if (get) {
+    const getCmd = common(
+      parent
+        .command("get")
+        .description(`get one ${spaced(r.noun)} by uid`)
+        .argument("<uid>"),
+    );
+    getCmd.action((uid: string) =>
+      run(ctx, getCmd, async (call) => {
+        const res = (await call.unary(get, create(get.input, { uid } as never))) as Message;
+        call.print(resourceDesc, res);
+      }),
+    );
+  }
 
   // create
   if (createM) {
