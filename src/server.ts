@@ -318,7 +318,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
-    ...(deps.auditTrail === false ? [] : [createAuditInterceptor()]),
+    ...(deps.auditTrail === false ? [] : [createAuditInterceptor(store)]),
     ...(deps.interceptors ?? []),
   ];
   const shutdown = new AbortController();

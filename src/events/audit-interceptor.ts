@@ -2,6 +2,7 @@ import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
+import type { Store } from "../store/store.js";
 import { auditScope } from "./audit-scope.js";
 
 /** Whether an RPC changes something (everything but Get*, List* and the caller's own view). */
@@ -35,7 +36,7 @@ function pastTense(verb: string): string {
  * Create the interceptor that opens the audit scope of every mutating RPC, after the access
  * interceptor (so the caller is known): the store writes the call's event with its change.
  */
-export function createAuditInterceptor(): Interceptor {
+export function createAuditInterceptor(store: Pick<Store, "recordChange">): Interceptor {
   const types = new Map<DescMethod, string>();
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
@@ -57,9 +58,32 @@ export function createAuditInterceptor(): Interceptor {
         ...(mask ? { changedFields: [...mask] } : {}),
         recorded: false,
       },
-      () => next(req),
+      async () => {
+        const res = await next(req);
+        const scope = auditScope.getStore()!;
+        // An exchange of a workload's token stores nothing, yet is recorded: subject and actor
+        // are the identity the token was issued for (its `sub`; the token is never kept).
+        if (!scope.recorded && recordedAlone.has(req.method.name)) {
+          await store.recordChange(subOf((res.message as { token?: unknown }).token));
+        }
+        return res;
+      },
     );
   };
+}
+
+/** RPCs recorded even when they store nothing. */
+const recordedAlone = new Set(["Exchange"]);
+
+/** The `sub` of a JWT the server just minted, or "". */
+function subOf(token: unknown): string {
+  if (typeof token !== "string") return "";
+  try {
+    const payload = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString());
+    return typeof payload.sub === "string" ? payload.sub : "";
+  } catch {
+    return "";
+  }
 }
 
 /** The uid a request names: its own `uid` field, or its resource message's. */

@@ -58,13 +58,15 @@ export function eventFor(
   if (result && typeof result === "object" && "kind" in result) {
     if (!successKinds.has(String((result as { kind: unknown }).kind))) return undefined;
   }
+  const subject = subjectOf(args, result) || scope.requestUid;
   return {
     id: crypto.randomUUID(),
     type: scope.type,
     source: scope.source,
-    subject: subjectOf(args, result) || scope.requestUid,
+    subject,
     time: now,
-    actorUid: scope.actorUid,
+    // A call without a caller is a login: whoever logs in is its actor.
+    actorUid: scope.actorUid || subject,
     data: JSON.stringify({
       requestId: scope.requestId,
       protocol: scope.protocol,

@@ -37,4 +37,10 @@ export interface EventStore {
    * create_time and update_time are the event's time, name its type.
    */
   listEvents(query: ListQuery<EventFilters>): Promise<ListPage<EventRecord>>;
+  /**
+   * Record the current mutating call's event about `subjectUid` when the call changed nothing
+   * else stored (an STS exchange of a workload): a write of nothing, which the backend's write
+   * path turns into the event as for any change. Outside a mutating call it does nothing.
+   */
+  recordChange(subjectUid: string): Promise<void>;
 }

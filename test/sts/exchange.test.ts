@@ -2,6 +2,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { bootstrapOrganization } from "../../src/cli/bootstrap.js";
@@ -22,6 +23,7 @@ const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
 let ts: TestServer;
 let idp: OidcIssuer;
 let orgUid: string;
+let ownerUid: string;
 let clients: ReturnType<typeof stsClients>;
 // Cases beyond the protocols go over Connect; the per-protocol suite covers REST.
 const rest = () => clients.Connect!;
@@ -95,7 +97,7 @@ beforeAll(async () => {
     { now },
   );
   clients = stsClients(ts.url);
-  ({ orgUid } = await bootstrapOrganization(ts.store, "acme", now()));
+  ({ orgUid, identityUid: ownerUid } = await bootstrapOrganization(ts.store, "acme", now()));
 });
 afterAll(async () => {
   await ts?.close();
@@ -120,6 +122,21 @@ describe.each(["REST GET", "REST POST JSON", "REST POST form", "Connect", "gRPC-
       });
       expect(Math.abs(res.expiry.getTime() - (now() + 3600_000))).toBeLessThan(5000);
       expect(await readOrg(res.token)).toBe("OK");
+      // The exchange is in the audit trail, by and about the workload, without its token.
+      const events = createClient(
+        EventsService,
+        createConnectTransport({ baseUrl: ts.url, httpVersion: "1.1" }),
+      );
+      const trail = await events.listEvents(
+        { uidp: { childrenOf: uid, descendantsOf: "" } },
+        { headers: { authorization: `Bearer ${await ts.tokenFor(ownerUid)}` } },
+      );
+      expect(trail.events.map((e) => [e.type, e.data?.actor])).toMatchObject([
+        ["dev.gatehouse.sts.security_token.exchanged.v1", { uid }],
+      ]);
+      expect(JSON.stringify(trail.events.map((e) => e.data))).not.toContain(
+        res.token.split(".")[2],
+      );
     });
 
     it("answers a failed match and an unknown identity identically", async () => {

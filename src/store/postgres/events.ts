@@ -33,7 +33,7 @@ export async function appendPgEvent(sql: Sql, row: EventRow): Promise<void> {
 }
 
 /** The event reads of the PostgreSQL store. */
-export type PgEventOps = PgOps<"listEvents">;
+export type PgEventOps = PgOps<"listEvents" | "recordChange">;
 
 /** Create the event reads on a migrated database. */
 export function createPgEventOps(db: PgDb): PgEventOps {
@@ -43,5 +43,7 @@ export function createPgEventOps(db: PgDb): PgEventOps {
       const page = await lists.list(query, eventConditions(query.filters));
       return { items: page.rows.map(eventRecordOf), total: page.total, hasMore: page.hasMore };
     },
+    // The write path appends the event (pg-store.ts): there is nothing else to write.
+    recordChange: async () => undefined,
   };
 }

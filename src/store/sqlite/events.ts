@@ -42,7 +42,7 @@ export function createSqliteEventWriter(db: Database): SqliteEventWriter {
 }
 
 /** The event reads of the SQLite store. */
-export type EventOps = SyncOps<"listEvents">;
+export type EventOps = SyncOps<"listEvents" | "recordChange">;
 
 /** Create the event reads on an open, migrated database. */
 export function createEventOps(db: Database): EventOps {
@@ -52,5 +52,7 @@ export function createEventOps(db: Database): EventOps {
       const page = lists.list(query, eventConditions(query.filters));
       return { items: page.rows.map(eventRecordOf), total: page.total, hasMore: page.hasMore };
     },
+    // The write path appends the event (sqlite-store.ts): there is nothing else to write.
+    recordChange: () => undefined,
   };
 }
