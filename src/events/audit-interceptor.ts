@@ -1,13 +1,17 @@
 import type { DescMessage, DescMethod, DescService } from "@bufbuild/protobuf";
+import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
 import type { Store } from "../store/store.js";
 import { auditScope } from "./audit-scope.js";
 
-/** Whether an RPC changes something (everything but Get*, List* and the caller's own view). */
+/**
+ * Whether an RPC may change something: every RPC its proto does not mark
+ * `idempotency_level = NO_SIDE_EFFECTS` (every Get, List and check is marked).
+ */
 export function isMutating(method: DescMethod): boolean {
-  return !/^(Get|List|Batch(Get|List)|Search)[A-Z]?/.test(method.name);
+  return method.idempotency !== MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS;
 }
 
 /**
