@@ -28,6 +28,19 @@ export interface AuditScope {
 /** The scope of the mutating RPC being served, if any. */
 export const auditScope = new AsyncLocalStorage<AuditScope>();
 
+/** The scope of a person's browser sign-in (/oauth/callback): its actor is the person. */
+export function signInScope(requestId: string): AuditScope {
+  return {
+    type: "dev.gatehouse.auth.person.signed_in.v1",
+    source: "/oauth/callback",
+    actorUid: "",
+    requestId,
+    protocol: "http",
+    requestUid: "",
+    recorded: false,
+  };
+}
+
 /** One event as a store writes it: CloudEvents attributes and the data as JSON text. */
 export interface EventRow {
   id: string;

@@ -143,6 +143,20 @@ describe("the authorization code flow", () => {
     expect(me.json.identity.uid).toBe(personUid(idp.issuer, "alice"));
     expect(me.json.identity.name).toBe("Alice Example");
     expect(me.json.identity.email).toBe("alice@example.com");
+    // The sign-in is in the audit trail, by and about the person. A person belongs to no
+    // organization, so no API caller lists it yet: the operator's view (the store) does.
+    const trail = await gh.store.listEvents({
+      childrenOf: personUid(idp.issuer, "alice"),
+      filters: { type: "dev.gatehouse.auth.person.signed_in.v1" },
+      order: { field: "create_time", desc: false },
+      skip: 0,
+      limit: 10,
+    });
+    expect(trail.items.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(trail.items[0]!.data)).toMatchObject({
+      actor: { uid: personUid(idp.issuer, "alice"), subject: "alice" },
+      protocol: "http",
+    });
   });
 
   it("accepts the IPv6 loopback redirect of RFC 8252, any port", async () => {

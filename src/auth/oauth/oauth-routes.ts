@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
+import { auditScope, signInScope } from "../../events/audit-scope.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { isUid } from "../../uid.js";
@@ -315,7 +316,8 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     }
     const login = personLogin(claims, now(), scope);
     const created = !(await store.identityExists(login.uid));
-    const person = await store.upsertPerson(login);
+    // The sign-in is in the audit trail: the person's record is written with its event.
+    const person = await auditScope.run(signInScope(req.id), () => store.upsertPerson(login));
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
