@@ -1,3 +1,4 @@
+import type { CacheCounts } from "../access-answers.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAccountAssociationOps } from "./account-associations.js";
@@ -31,7 +32,7 @@ export interface PostgresStore extends Store {
   readonly db: PgDb;
 }
 
-type DataOps = Omit<Store, "ping" | "close" | "atomically">;
+type DataOps = Omit<Store, "ping" | "close" | "atomically" | "accessCacheCounts">;
 
 /**
  * Open a Store on the PostgreSQL database at `url` (postgres://user:pass@host:port/db): bring
@@ -49,11 +50,14 @@ export async function createPostgresStore(
     await migratePg(db);
     const now = (opts.now ?? Date.now)();
     await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
-    const ops = dataOps(db, opts.roles, now);
+    // One count for the pool's cache and every transaction's: the access-cache metric.
+    const counts: CacheCounts = { hits: 0, misses: 0 };
+    const ops = dataOps(db, opts.roles, now, counts);
     let closed = false;
     const store: PostgresStore = {
       ...guard(ops, () => closed),
       db,
+      accessCacheCounts: () => ({ ...counts }),
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
       atomically: (fn) => {
@@ -62,10 +66,11 @@ export async function createPostgresStore(
         return db.write(async (sql) => {
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, now), () => closed),
+            ...guard(dataOps(txDb, opts.roles, now, counts), () => closed),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
             atomically: (inner) => inner(tx),
+            accessCacheCounts: () => ({ ...counts }),
           };
           return fn(tx);
         });
@@ -88,7 +93,7 @@ export async function createPostgresStore(
 }
 
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
-function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
+function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
   const lastOwner = createPgLastOwnerGuard(roles.ownerRoleUid);
   const roleBindings = createPgRoleBindingOps(db, groups.createGroupIn, lastOwner);
@@ -106,7 +111,7 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgOAuthOps(db),
     ...createPgSignInUpkeepOps(db),
-    ...createPgAccessOps(db),
+    ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),
     ...createPgSecretOps(db),
     ...createPgRepoOps(db),

@@ -1,0 +1,204 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { apiServices } from "../../src/routes.js";
+import {
+  connectGroups,
+  connectTransports,
+  type GroupsApi,
+  restGroups,
+  withHeaders,
+} from "../helpers/groups-clients.js";
+import { type Exposition, parsePrometheusText, valueOf } from "../helpers/prometheus-text.js";
+import { startTestServer, type TestServer } from "../helpers/test-server.js";
+
+// GATEHOUSE_METRICS_PORT: /metrics on its own port, counting every protocol's calls.
+let ts: TestServer;
+let metricsUrl: string;
+let org: string;
+let headers: Record<string, string>;
+const closers: (() => void)[] = [];
+
+beforeAll(async () => {
+  ts = await startTestServer({ GATEHOUSE_METRICS_PORT: "0", GATEHOUSE_GRPC_PORT: "0" });
+  metricsUrl = `http://127.0.0.1:${ts.server.metricsPort}/metrics`;
+  const made = await ts.makeOrg();
+  org = made.uid;
+  headers = made.owner.headers;
+});
+
+afterAll(async () => {
+  for (const c of closers) c();
+  await ts?.close();
+});
+
+async function scrape(): Promise<Exposition> {
+  const res = await fetch(metricsUrl);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/plain; version=0\.0\.4/);
+  return parsePrometheusText(await res.text());
+}
+
+const getGroupOk = (protocol: string) => ({
+  service: GroupsService.typeName,
+  method: "GetGroup",
+  protocol,
+  code: "OK",
+});
+
+describe("the metrics port", () => {
+  it("serves /metrics there, and nothing of it on the API port", async () => {
+    const e = await scrape();
+    expect(e.types.get("gatehouse_rpc_requests_total")).toBe("counter");
+    expect(e.types.get("gatehouse_rpc_duration_seconds")).toBe("histogram");
+    // prom-client's process and event-loop metrics.
+    expect(e.types.get("process_cpu_seconds_total")).toBe("counter");
+    expect(e.types.get("nodejs_eventloop_lag_seconds")).toBe("gauge");
+    const api = await fetch(`${ts.url}/metrics`);
+    expect(api.status).toBe(404);
+    expect(await api.text()).not.toContain("gatehouse_rpc");
+    const other = await fetch(`http://127.0.0.1:${ts.server.metricsPort}/other`);
+    expect(other.status).toBe(404);
+  });
+
+  it("is off without GATEHOUSE_METRICS_PORT", async () => {
+    const off = await startTestServer();
+    try {
+      expect(off.server.metricsPort).toBeUndefined();
+      expect(off.server.metrics.registry).toBeUndefined();
+    } finally {
+      await off.close();
+    }
+  });
+});
+
+describe("RPC counters", () => {
+  const clients: Record<string, () => GroupsApi> = {
+    rest: () => restGroups(ts.url, headers),
+    connect: () => connectGroups(connectTransports(ts.url, headers).connect),
+    "grpc-web": () => connectGroups(connectTransports(ts.url, headers).grpcWeb),
+    grpc: () => connectGroups(connectTransports(ts.url, headers).grpc),
+  };
+
+  it.each(Object.keys(clients))("counts GetGroup over %s, with its latency", async (protocol) => {
+    const before = await scrape();
+    const api = clients[protocol]!();
+    await api.get(org);
+    await api.get(org);
+    const after = await scrape();
+    const labels = getGroupOk(protocol);
+    expect(valueOf(after, "gatehouse_rpc_requests_total", labels)).toBe(
+      valueOf(before, "gatehouse_rpc_requests_total", labels) + 2,
+    );
+    expect(valueOf(after, "gatehouse_rpc_duration_seconds_count", labels)).toBe(
+      valueOf(before, "gatehouse_rpc_duration_seconds_count", labels) + 2,
+    );
+    expect(valueOf(after, "gatehouse_rpc_duration_seconds_sum", labels)).toBeGreaterThan(
+      valueOf(before, "gatehouse_rpc_duration_seconds_sum", labels),
+    );
+  });
+
+  it("counts the Connect router's calls (GET) and errors by code", async () => {
+    const transport = createConnectTransport({
+      baseUrl: ts.url,
+      httpVersion: "1.1",
+      useHttpGet: true,
+      interceptors: [withHeaders(headers)],
+    });
+    const client = createClient(GroupsService, transport);
+    const before = await scrape();
+    await client.getGroup({ uid: org });
+    await expect(client.getGroup({ uid: `${org}/0123456789abcdef` })).rejects.toThrow();
+    const after = await scrape();
+    const ok = getGroupOk("connect");
+    const notFound = { ...ok, code: "PERMISSION_DENIED" };
+    expect(valueOf(after, "gatehouse_rpc_requests_total", ok)).toBe(
+      valueOf(before, "gatehouse_rpc_requests_total", ok) + 1,
+    );
+    // A group that does not exist is not the caller's to know of: denied, not NOT_FOUND.
+    const deniedOrMissing =
+      valueOf(after, "gatehouse_rpc_requests_total", notFound) +
+      valueOf(after, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" }) -
+      valueOf(before, "gatehouse_rpc_requests_total", notFound) -
+      valueOf(before, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" });
+    expect(deniedOrMissing).toBe(1);
+  });
+
+  it("counts authorization decisions, store latency and access-cache lookups", async () => {
+    const before = await scrape();
+    const api = restGroups(ts.url, headers);
+    await api.get(org);
+    const stranger = await ts.makeOrg();
+    await expect(restGroups(ts.url, stranger.owner.headers).get(org)).rejects.toThrow();
+    await expect(restGroups(ts.url, { authorization: "Bearer nope" }).get(org)).rejects.toThrow();
+    const after = await scrape();
+    const moved = (name: string, labels: Record<string, string>) =>
+      valueOf(after, name, labels) - valueOf(before, name, labels);
+    expect(moved("gatehouse_authorization_decisions_total", { outcome: "allowed" })).toBe(1);
+    expect(moved("gatehouse_authorization_decisions_total", { outcome: "denied" })).toBe(1);
+    expect(moved("gatehouse_authorization_decisions_total", { outcome: "unauthenticated" })).toBe(
+      1,
+    );
+    expect(
+      moved("gatehouse_store_operation_duration_seconds_count", { operation: "getGroup" }),
+    ).toBe(1);
+    expect(
+      moved("gatehouse_access_cache_lookups_total", { result: "hit" }) +
+        moved("gatehouse_access_cache_lookups_total", { result: "miss" }),
+    ).toBeGreaterThan(0);
+  });
+});
+
+describe("label sets", () => {
+  const served = new Set(
+    apiServices.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`)),
+  );
+  const seriesOf = (e: Exposition) =>
+    e.samples.filter((s) => s.name === "gatehouse_rpc_requests_total");
+
+  it("stay bounded under random paths, methods and protocols", async () => {
+    const before = seriesOf(await scrape()).length;
+    const contentTypes = [
+      "application/json",
+      "application/proto",
+      "application/grpc-web+proto",
+      "application/connect+json",
+      "text/plain",
+    ];
+    const service = fc.oneof(
+      fc.constantFrom(...apiServices.map((s) => s.typeName)),
+      fc.stringMatching(/^[a-z.]{1,20}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"),
+        fc.oneof(
+          fc.tuple(service, fc.stringMatching(/^[A-Za-z]{1,12}$/)).map(([s, m]) => `/${s}/${m}`),
+          fc.webPath().map((p) => (p.startsWith("/") ? p : `/${p}`)),
+          fc.uuid().map((u) => `/iam/v2beta1/groups/${org}/${u}`),
+        ),
+        fc.constantFrom(...contentTypes),
+        async (method, path, type) => {
+          const res = await fetch(`${ts.url}${path}`, {
+            method,
+            headers: { ...headers, "content-type": type, "connect-protocol-version": "1" },
+            ...(method === "GET" ? {} : { body: "{}" }),
+          }).catch(() => undefined);
+          await res?.arrayBuffer();
+        },
+      ),
+      { numRuns: 150 },
+    );
+    const series = seriesOf(await scrape());
+    // Random paths add at most the one "unknown" method per protocol and code.
+    expect(series.length - before).toBeLessThanOrEqual(4 * 18);
+    for (const s of series) {
+      const rpc = `${s.labels.service}/${s.labels.method}`;
+      if (rpc !== "unknown/unknown") expect(served.has(rpc) || rpc.startsWith("grpc.")).toBe(true);
+      expect(s.labels.code).toMatch(/^[A-Z_]+$/);
+      expect(["grpc", "grpc-web", "connect", "rest"]).toContain(s.labels.protocol);
+    }
+  });
+});
