@@ -111,7 +111,7 @@ function checkHistograms(samples: Sample[], types: Map<string, string>): void {
 }
 
 /** The value of the sample named `name` whose labels include `labels` (0 if none). */
-export function valueOf(e: Exposition, name: string, labels: Record<string, string>): number {
+export function sampleValue(e: Exposition, name: string, labels: Record<string, string>): number {
   const found = e.samples.find(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
   );

@@ -11,7 +11,7 @@ import {
   restGroups,
   withHeaders,
 } from "../helpers/groups-clients.js";
-import { type Exposition, parsePrometheusText, valueOf } from "../helpers/prometheus-text.js";
+import { type Exposition, parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 
 // GATEHOUSE_METRICS_PORT: /metrics on its own port, counting every protocol's calls.
@@ -89,14 +89,14 @@ describe("RPC counters", () => {
     await api.get(org);
     const after = await scrape();
     const labels = getGroupOk(protocol);
-    expect(valueOf(after, "gatehouse_rpc_requests_total", labels)).toBe(
-      valueOf(before, "gatehouse_rpc_requests_total", labels) + 2,
+    expect(sampleValue(after, "gatehouse_rpc_requests_total", labels)).toBe(
+      sampleValue(before, "gatehouse_rpc_requests_total", labels) + 2,
     );
-    expect(valueOf(after, "gatehouse_rpc_duration_seconds_count", labels)).toBe(
-      valueOf(before, "gatehouse_rpc_duration_seconds_count", labels) + 2,
+    expect(sampleValue(after, "gatehouse_rpc_duration_seconds_count", labels)).toBe(
+      sampleValue(before, "gatehouse_rpc_duration_seconds_count", labels) + 2,
     );
-    expect(valueOf(after, "gatehouse_rpc_duration_seconds_sum", labels)).toBeGreaterThan(
-      valueOf(before, "gatehouse_rpc_duration_seconds_sum", labels),
+    expect(sampleValue(after, "gatehouse_rpc_duration_seconds_sum", labels)).toBeGreaterThan(
+      sampleValue(before, "gatehouse_rpc_duration_seconds_sum", labels),
     );
   });
 
@@ -114,15 +114,15 @@ describe("RPC counters", () => {
     const after = await scrape();
     const ok = getGroupOk("connect");
     const notFound = { ...ok, code: "PERMISSION_DENIED" };
-    expect(valueOf(after, "gatehouse_rpc_requests_total", ok)).toBe(
-      valueOf(before, "gatehouse_rpc_requests_total", ok) + 1,
+    expect(sampleValue(after, "gatehouse_rpc_requests_total", ok)).toBe(
+      sampleValue(before, "gatehouse_rpc_requests_total", ok) + 1,
     );
     // A group that does not exist is not the caller's to know of: denied, not NOT_FOUND.
     const deniedOrMissing =
-      valueOf(after, "gatehouse_rpc_requests_total", notFound) +
-      valueOf(after, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" }) -
-      valueOf(before, "gatehouse_rpc_requests_total", notFound) -
-      valueOf(before, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" });
+      sampleValue(after, "gatehouse_rpc_requests_total", notFound) +
+      sampleValue(after, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" }) -
+      sampleValue(before, "gatehouse_rpc_requests_total", notFound) -
+      sampleValue(before, "gatehouse_rpc_requests_total", { ...ok, code: "NOT_FOUND" });
     expect(deniedOrMissing).toBe(1);
   });
 
@@ -135,7 +135,7 @@ describe("RPC counters", () => {
     await expect(restGroups(ts.url, { authorization: "Bearer nope" }).get(org)).rejects.toThrow();
     const after = await scrape();
     const moved = (name: string, labels: Record<string, string>) =>
-      valueOf(after, name, labels) - valueOf(before, name, labels);
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
     expect(moved("gatehouse_authorization_decisions_total", { outcome: "allowed" })).toBe(1);
     expect(moved("gatehouse_authorization_decisions_total", { outcome: "denied" })).toBe(1);
     expect(moved("gatehouse_authorization_decisions_total", { outcome: "unauthenticated" })).toBe(
