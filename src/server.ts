@@ -127,6 +127,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
           services: [...apiServices, Health, ServerReflection, ServerReflectionAlpha],
           storeOperations: storeOperations(deps.store),
           accessCache: () => deps.store.accessCacheCounts(),
+          tokenRpcs: {
+            [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`]:
+              "sts_exchange",
+          },
         });
   const store = metrics === noMetrics ? deps.store : timedStore(deps.store, metrics);
   const now = deps.now ?? Date.now;
@@ -310,6 +314,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     now,
     log: (fields, msg) => app.log.info(fields, msg),
     logError: (fields, msg) => app.log.error(fields, msg),
+    onLogin: (outcome) => metrics.token("login", outcome),
   });
   // An organization's provider found by its name, for the console's sign-in page.
   await app.register(signInProviderRoutes, { store, authUrl: config.authUrl });

@@ -65,6 +65,11 @@ export interface MetricsOptions {
   services: readonly DescService[];
   /** The store's method names, the only `operation` label values. */
   storeOperations?: readonly string[];
+  /**
+   * RPCs that issue tokens (`package.Service/Method` to kind): each call also counts as a
+   * token request, issued (OK), refused (a client's mistake or a refusal) or error.
+   */
+  tokenRpcs?: Readonly<Record<string, TokenKind>>;
   /** Read at scrape time: the access cache's hit and miss counts so far. */
   accessCache?: () => { hits: number; misses: number };
   /** Also collect prom-client's process and event-loop metrics (default true). */
@@ -141,12 +146,27 @@ export function createMetrics(opts: MetricsOptions): Metrics {
 
   // Every (service, method) served, with one slot array per protocol: the label children are
   // looked up by index after the first call, never rebuilt per request.
-  const byRpc = new Map<string, { service: string; method: string; slots: CodeSlots[] }>();
-  const entry = (service: string, method: string) => ({
-    service,
-    method,
-    slots: protocols.map(() => new Array(codeCount).fill(undefined) as CodeSlots),
-  });
+  interface RpcEntry {
+    service: string;
+    method: string;
+    slots: CodeSlots[];
+    /** The token counters of a token-issuing RPC, by outcome. */
+    token: Record<TokenOutcome, Counter.Internal> | undefined;
+  }
+  const byRpc = new Map<string, RpcEntry>();
+  const entry = (service: string, method: string): RpcEntry => {
+    const kind = opts.tokenRpcs?.[`${service}/${method}`];
+    return {
+      service,
+      method,
+      slots: protocols.map(() => new Array(codeCount).fill(undefined) as CodeSlots),
+      token: kind && {
+        issued: tokens.labels(kind, "issued"),
+        refused: tokens.labels(kind, "refused"),
+        error: tokens.labels(kind, "error"),
+      },
+    };
+  };
   for (const s of opts.services) {
     for (const m of s.methods) byRpc.set(`${s.typeName}/${m.name}`, entry(s.typeName, m.name));
   }
@@ -192,6 +212,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       }
       child.count.inc();
       child.latency.observe(seconds);
+      if (e.token) e.token[tokenOutcome(c)].inc();
     },
     authorization(outcome) {
       decisionChildren[outcome].inc();
@@ -203,4 +224,12 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       storeChildren.get(operation)?.observe(seconds);
     },
   };
+}
+
+/** A token RPC's outcome from its code: OK issued; server-side failures error; else refused. */
+function tokenOutcome(code: number): TokenOutcome {
+  if (code === 0) return "issued";
+  // UNKNOWN, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ABORTED, INTERNAL, UNAVAILABLE, DATA_LOSS,
+  // and calls whose code was not recorded.
+  return [2, 4, 8, 10, 13, 14, 15, notRecorded].includes(code) ? "error" : "refused";
 }

@@ -151,6 +151,31 @@ describe("RPC counters", () => {
   });
 });
 
+describe("token requests", () => {
+  it("count STS exchanges by outcome", async () => {
+    const before = await scrape();
+    // No OIDC token as the bearer: refused, over REST and Connect alike.
+    const rest = await fetch(`${ts.url}/sts/exchange`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ aud: ts.config.baseUrl }),
+    });
+    expect(rest.status).toBe(401);
+    const connect = await fetch(`${ts.url}/gatehouse.sts.v1.SecurityTokenService/Exchange`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer not-a-jwt" },
+      body: JSON.stringify({ aud: ts.config.baseUrl }),
+    });
+    expect(connect.ok).toBe(false);
+    const after = await scrape();
+    const refused = { kind: "sts_exchange", outcome: "refused" };
+    expect(
+      sampleValue(after, "gatehouse_token_requests_total", refused) -
+        sampleValue(before, "gatehouse_token_requests_total", refused),
+    ).toBe(2);
+  });
+});
+
 describe("label sets", () => {
   const served = new Set(
     apiServices.flatMap((s) => s.methods.map((m) => `${s.typeName}/${m.name}`)),
