@@ -53,6 +53,8 @@ import { createMetrics, type Metrics, noMetrics, type Protocol } from "./metrics
 import { createMetricsListener, type MetricsListener } from "./metrics/metrics-listener.js";
 import { storeOperations, timedStore } from "./metrics/timed-store.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
+import { docsRoutes, packageVersion } from "./openapi/docs-routes.js";
+import { buildOpenApiDocument } from "./openapi/openapi-document.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
@@ -296,6 +298,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(consoleRoutes, {
     dir: deps.consoleDir ?? consoleDir(),
     onMissing: (dir) => app.log.warn({ dir }, "the web console is not built: run npm run build"),
+  });
+  // The REST API's OpenAPI document, from the same descriptors and http rules the gateway
+  // routes by, and its rendering at /docs.
+  await app.register(docsRoutes, {
+    document: buildOpenApiDocument({
+      services: apiServices,
+      version: packageVersion(),
+      serverUrl: config.baseUrl,
+    }),
   });
   // People's sign-in: Gatehouse as an OAuth server for its own clients, and as an OIDC client
   // of the login provider or an organization's identity provider.
