@@ -1,14 +1,14 @@
 import type { DescService } from "@bufbuild/protobuf";
-import {
-  Counter,
-  type CounterConfiguration,
-  collectDefaultMetrics,
-  Histogram,
-  type LabelValues,
-  Registry,
-} from "prom-client";
+import { collectDefaultMetrics, Registry } from "prom-client";
 import type { DecisionOutcome } from "../auth/access-interceptor.js";
 import { codeName } from "../errors.js";
+import {
+  type CounterCell,
+  counterFamily,
+  type HistogramCell,
+  histogramFamily,
+  observe,
+} from "./families.js";
 
 /** The protocols a call arrives over. */
 export const protocols = ["grpc", "grpc-web", "connect", "rest"] as const;
@@ -83,8 +83,8 @@ const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 const codeCount = 18;
 const notRecorded = 17;
 
-/** The children of one (service, method, protocol): one pair per code, made on first use. */
-type CodeSlots = ({ count: Counter.Internal; latency: Histogram.Internal<string> } | undefined)[];
+/** The series of one (service, method, protocol): one pair per code, made on first use. */
+type CodeSlots = ({ count: CounterCell; latency: HistogramCell } | undefined)[];
 
 /**
  * Create the metrics of one server on a registry of its own (never prom-client's global one,
@@ -93,66 +93,79 @@ type CodeSlots = ({ count: Counter.Internal; latency: Histogram.Internal<string>
 export function createMetrics(opts: MetricsOptions): Metrics {
   const registry = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
-  const counter = <T extends string>(c: CounterConfiguration<T>) =>
-    new Counter({ ...c, registers: [registry] });
 
-  const rpcLabels = ["service", "method", "protocol", "code"] as const;
-  const requests = counter({
-    name: "gatehouse_rpc_requests_total",
-    help: "RPCs answered, by service, method, protocol and gRPC code.",
-    labelNames: rpcLabels,
-  });
-  const latency = new Histogram({
-    name: "gatehouse_rpc_duration_seconds",
-    help: "Time from a request's arrival to its answer, by service, method, protocol and gRPC code.",
-    labelNames: rpcLabels,
-    buckets: latencyBuckets,
-    registers: [registry],
-  });
-  const decisions = counter({
-    name: "gatehouse_authorization_decisions_total",
-    help: "Access decisions on non-public RPCs, by outcome (allowed, denied, unauthenticated, invalid).",
-    labelNames: ["outcome"],
-  });
-  const tokens = counter({
-    name: "gatehouse_token_requests_total",
-    help: "Requests to token endpoints (STS exchange, login, registry token), by outcome.",
-    labelNames: ["kind", "outcome"],
-  });
-  const store = new Histogram({
-    name: "gatehouse_store_operation_duration_seconds",
-    help: "Store operations, by operation (a Store method).",
-    labelNames: ["operation"],
-    buckets: latencyBuckets,
-    registers: [registry],
-  });
+  const rpcLabels = ["service", "method", "protocol", "code"];
+  const requests = counterFamily(
+    registry,
+    "gatehouse_rpc_requests_total",
+    "RPCs answered, by service, method, protocol and gRPC code.",
+    rpcLabels,
+  );
+  const latency = histogramFamily(
+    registry,
+    "gatehouse_rpc_duration_seconds",
+    "Time from a request's arrival to its answer, by service, method, protocol and gRPC code.",
+    rpcLabels,
+    latencyBuckets,
+  );
+  const decisions = counterFamily(
+    registry,
+    "gatehouse_authorization_decisions_total",
+    "Access decisions on non-public RPCs, by outcome (allowed, denied, unauthenticated, invalid).",
+    ["outcome"],
+  );
+  const tokens = counterFamily(
+    registry,
+    "gatehouse_token_requests_total",
+    "Requests to token endpoints (STS exchange, login, registry token), by outcome.",
+    ["kind", "outcome"],
+  );
+  const store = histogramFamily(
+    registry,
+    "gatehouse_store_operation_duration_seconds",
+    "Store operations, by operation (a Store method).",
+    ["operation"],
+    latencyBuckets,
+  );
   if (opts.accessCache) {
     const read = opts.accessCache;
-    // Counted by the store as plain integers (no call into prom-client on its hot path),
-    // read here at scrape time.
-    let seen = { hits: 0, misses: 0 };
-    counter({
+    // Counted by the store as plain integers, read here at scrape time.
+    registry.registerMetric({
       name: "gatehouse_access_cache_lookups_total",
-      help: "Access-cache lookups (capabilities, identity existence), by result (hit, miss).",
-      labelNames: ["result"],
-      collect() {
+      get: () => {
         const now = read();
-        this.inc({ result: "hit" }, now.hits - seen.hits);
-        this.inc({ result: "miss" }, now.misses - seen.misses);
-        seen = { ...now };
+        return {
+          name: "gatehouse_access_cache_lookups_total",
+          help: "Access-cache lookups (capabilities, identity existence), by result (hit, miss).",
+          type: "counter",
+          values: [
+            { labels: { result: "hit" }, value: now.hits },
+            { labels: { result: "miss" }, value: now.misses },
+          ],
+        };
       },
-    });
+    } as never);
   }
 
-  // Every (service, method) served, with one slot array per protocol: the label children are
-  // looked up by index after the first call, never rebuilt per request.
+  // Every (service, method) served, with one slot array per protocol: the series are looked
+  // up by index after the first call, never rebuilt per request.
   interface RpcEntry {
     service: string;
     method: string;
     slots: CodeSlots[];
     /** The token counters of a token-issuing RPC, by outcome. */
-    token: Record<TokenOutcome, Counter.Internal> | undefined;
+    token: Record<TokenOutcome, CounterCell> | undefined;
   }
+  const tokenCells = (kind: TokenKind): Record<TokenOutcome, CounterCell> => ({
+    issued: tokens.cell([kind, "issued"]),
+    refused: tokens.cell([kind, "refused"]),
+    error: tokens.cell([kind, "error"]),
+  });
+  const byKind: Record<TokenKind, Record<TokenOutcome, CounterCell>> = {
+    sts_exchange: tokenCells("sts_exchange"),
+    login: tokenCells("login"),
+    registry_token: tokenCells("registry_token"),
+  };
   const byRpc = new Map<string, RpcEntry>();
   const entry = (service: string, method: string): RpcEntry => {
     const kind = opts.tokenRpcs?.[`${service}/${method}`];
@@ -160,11 +173,7 @@ export function createMetrics(opts: MetricsOptions): Metrics {
       service,
       method,
       slots: protocols.map(() => new Array(codeCount).fill(undefined) as CodeSlots),
-      token: kind && {
-        issued: tokens.labels(kind, "issued"),
-        refused: tokens.labels(kind, "refused"),
-        error: tokens.labels(kind, "error"),
-      },
+      token: kind && byKind[kind],
     };
   };
   for (const s of opts.services) {
@@ -178,50 +187,46 @@ export function createMetrics(opts: MetricsOptions): Metrics {
     codeIndex.set(codeName(c), c);
   }
 
-  const decisionChildren: Record<DecisionOutcome, Counter.Internal> = {
-    allowed: decisions.labels("allowed"),
-    denied: decisions.labels("denied"),
-    unauthenticated: decisions.labels("unauthenticated"),
-    invalid: decisions.labels("invalid"),
+  const decisionCells: Record<DecisionOutcome, CounterCell> = {
+    allowed: decisions.cell(["allowed"]),
+    denied: decisions.cell(["denied"]),
+    unauthenticated: decisions.cell(["unauthenticated"]),
+    invalid: decisions.cell(["invalid"]),
   };
-  const tokenChildren = new Map<string, Counter.Internal>();
-  for (const kind of ["sts_exchange", "login", "registry_token"] satisfies TokenKind[]) {
-    for (const outcome of ["issued", "refused", "error"] satisfies TokenOutcome[]) {
-      tokenChildren.set(`${kind} ${outcome}`, tokens.labels(kind, outcome));
-    }
-  }
-  const storeChildren = new Map<string, Histogram.Internal<string>>();
-  for (const op of opts.storeOperations ?? []) storeChildren.set(op, store.labels(op));
+  const storeCells = new Map<string, HistogramCell>();
+  for (const op of opts.storeOperations ?? []) storeCells.set(op, store.cell([op]));
 
   return {
     registry,
     rpc(rpc, protocol, code, seconds) {
       const e = (rpc === undefined ? undefined : byRpc.get(rpc)) ?? unknown;
-      const slots = e.slots[protocolIndex.get(protocol) ?? 0]!;
+      const p = protocolIndex.get(protocol) ?? 0;
+      const slots = e.slots[p]!;
       const c = (code === undefined ? undefined : codeIndex.get(code)) ?? notRecorded;
-      let child = slots[c];
-      if (!child) {
-        const labels: LabelValues<(typeof rpcLabels)[number]> = {
-          service: e.service,
-          method: e.method,
-          protocol,
-          code: c === notRecorded ? "NOT_RECORDED" : codeName(c),
-        };
-        child = { count: requests.labels(labels), latency: latency.labels(labels) };
-        slots[c] = child;
+      let slot = slots[c];
+      if (!slot) {
+        const labels = [
+          e.service,
+          e.method,
+          protocols[p]!,
+          c === notRecorded ? "NOT_RECORDED" : codeName(c),
+        ];
+        slot = { count: requests.cell(labels), latency: latency.cell(labels) };
+        slots[c] = slot;
       }
-      child.count.inc();
-      child.latency.observe(seconds);
-      if (e.token) e.token[tokenOutcome(c)].inc();
+      slot.count.value++;
+      observe(slot.latency, latencyBuckets, seconds);
+      if (e.token) e.token[tokenOutcome(c)].value++;
     },
     authorization(outcome) {
-      decisionChildren[outcome].inc();
+      decisionCells[outcome].value++;
     },
     token(kind, outcome) {
-      tokenChildren.get(`${kind} ${outcome}`)?.inc();
+      byKind[kind][outcome].value++;
     },
     storeOperation(operation, seconds) {
-      storeChildren.get(operation)?.observe(seconds);
+      const cell = storeCells.get(operation);
+      if (cell) observe(cell, latencyBuckets, seconds);
     },
   };
 }
