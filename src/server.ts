@@ -282,6 +282,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       authorizer,
       signer: createRegistryTokenSigner({ keyRing, issuer: config.authUrl, now }),
       log: (fields, msg) => app.log.info(fields, msg),
+      onOutcome: (outcome) => metrics.token("registry_token", outcome),
     });
   }
   // Tags follow the registry's pushes and deletes; off without a secret.

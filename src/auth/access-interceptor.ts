@@ -201,10 +201,16 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
   const refusal = async (rpc: string, authorization: string | null, requestId?: string) => {
     const rule = compiled.get(rpc) ?? { kind: "deny" };
     if (rule.kind === "public") return undefined;
-    if (rule.kind === "deny") return permissionDenied(rpc.slice(rpc.indexOf("/") + 1));
+    // A call refused here never reaches the interceptor: its decision is counted here. One
+    // that passes is decided (and counted) by the interceptor.
+    const refused = (err: Error) => {
+      deps.onDecision?.(outcomeOf(err));
+      return err;
+    };
+    if (rule.kind === "deny") return refused(permissionDenied(rpc.slice(rpc.indexOf("/") + 1)));
     return authenticate(authorization, deps, requestId).then(
       () => undefined,
-      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => refused(e instanceof Error ? e : new Error(String(e))),
     );
   };
   return { interceptor, guard, refusal, authorizeCall };

@@ -19,10 +19,15 @@ let ts: TestServer;
 let metricsUrl: string;
 let org: string;
 let headers: Record<string, string>;
+const registryService = "127.0.0.1:5999";
 const closers: (() => void)[] = [];
 
 beforeAll(async () => {
-  ts = await startTestServer({ GATEHOUSE_METRICS_PORT: "0", GATEHOUSE_GRPC_PORT: "0" });
+  ts = await startTestServer({
+    GATEHOUSE_METRICS_PORT: "0",
+    GATEHOUSE_GRPC_PORT: "0",
+    GATEHOUSE_REGISTRY_AUDIENCE: registryService,
+  });
   metricsUrl = `http://127.0.0.1:${ts.server.metricsPort}/metrics`;
   const made = await ts.makeOrg();
   org = made.uid;
@@ -173,6 +178,24 @@ describe("token requests", () => {
       sampleValue(after, "gatehouse_token_requests_total", refused) -
         sampleValue(before, "gatehouse_token_requests_total", refused),
     ).toBe(2);
+  });
+});
+
+describe("registry token requests", () => {
+  it("count by outcome", async () => {
+    const before = await scrape();
+    const url = `${ts.config.authUrl}/registry/token?service=${registryService}`;
+    // Anonymous, no scope: a token granting nothing.
+    expect((await fetch(url)).status).toBe(200);
+    // A Gatehouse token that is not one: refused.
+    const basic = `Basic ${Buffer.from("someone:not-a-token").toString("base64")}`;
+    expect((await fetch(url, { headers: { authorization: basic } })).status).toBe(401);
+    const after = await scrape();
+    const moved = (outcome: string) =>
+      sampleValue(after, "gatehouse_token_requests_total", { kind: "registry_token", outcome }) -
+      sampleValue(before, "gatehouse_token_requests_total", { kind: "registry_token", outcome });
+    expect(moved("issued")).toBe(1);
+    expect(moved("refused")).toBe(1);
   });
 });
 
