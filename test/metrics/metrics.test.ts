@@ -25,7 +25,6 @@ const closers: (() => void)[] = [];
 beforeAll(async () => {
   ts = await startTestServer({
     GATEHOUSE_METRICS_PORT: "0",
-    GATEHOUSE_GRPC_PORT: "0",
     GATEHOUSE_REGISTRY_AUDIENCE: registryService,
   });
   metricsUrl = `http://127.0.0.1:${ts.server.metricsPort}/metrics`;
