@@ -172,14 +172,9 @@ if (want("grpc")) {
 }
 
 // --- Gatehouse --------------------------------------------------------------------------------
-const server = await startChild(
-  [
-    ...serverFlags,
-    ...(profile ? ["--cpu-prof", "--cpu-prof-dir=data/bench/profiles"] : []),
-    "bin/gatehouse.js",
-  ],
-  port,
-  {
+/** The Gatehouse child's settings; `more` adds to them (the metrics section's port). */
+function serverEnv(more: Record<string, string> = {}): Record<string, string> {
+  return {
     GATEHOUSE_HOST: "127.0.0.1",
     GATEHOUSE_PORT: String(port),
     GATEHOUSE_BASE_URL: baseUrl,
@@ -188,7 +183,17 @@ const server = await startChild(
     GATEHOUSE_LOG_LEVEL: "warn",
     GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
     GATEHOUSE_REGISTRY_AUDIENCE: registryService,
-  },
+    ...more,
+  };
+}
+const server = await startChild(
+  [
+    ...serverFlags,
+    ...(profile ? ["--cpu-prof", "--cpu-prof-dir=data/bench/profiles"] : []),
+    "bin/gatehouse.js",
+  ],
+  port,
+  serverEnv(),
   ["serve"],
 );
 let peakRss = 0;
@@ -535,6 +540,57 @@ row(
 );
 await stop(server);
 await issuer.stop();
+
+// Metrics on against off (GATEHOUSE_METRICS_PORT), the same server otherwise, one at a time
+// on the same port and database, alternating off/on twice so that a shared machine's drift
+// falls on both sides.
+if (want("metrics")) {
+  phase = "metrics";
+  const metricsPort = await freePort();
+  const measure = async (on: boolean) => {
+    const child = await startChild(
+      [...serverFlags, "bin/gatehouse.js"],
+      port,
+      serverEnv(on ? { GATEHOUSE_METRICS_PORT: String(metricsPort) } : {}),
+      ["serve"],
+    );
+    const rest = await throughput({ url: getUrl, headers: auth });
+    const grpc = await grpcThroughput(port, auth, m.leaf);
+    let counted = 0;
+    if (on) {
+      // The figure is only worth something if the calls were counted.
+      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      for (const line of text.split("\n")) {
+        if (
+          line.startsWith("gatehouse_rpc_requests_total{") &&
+          line.includes('method="GetGroup"')
+        ) {
+          counted += Number(line.slice(line.lastIndexOf(" ") + 1));
+        }
+      }
+      if (counted === 0) throw new Error("metrics on, but no GetGroup call was counted");
+    }
+    await stop(child);
+    return { rest, grpc };
+  };
+  const runs: { on: boolean; rest: number; grpc: number }[] = [];
+  for (const on of [false, true, false, true]) runs.push({ on, ...(await measure(on)) });
+  const mean = (on: boolean, k: "rest" | "grpc") =>
+    runs.filter((r) => r.on === on).reduce((sum, r) => sum + r[k], 0) / 2;
+  for (const [k, label] of [
+    ["rest", "REST GetGroup"],
+    ["grpc", "gRPC GetGroup (grpc-js, lean path)"],
+  ] as const) {
+    const off = mean(false, k);
+    const on = mean(true, k);
+    row(
+      `${label} with metrics on (GATEHOUSE_METRICS_PORT) against off, mean of two each`,
+      `${rps(on)} against ${rps(off)}`,
+      ">= 95% of off",
+      `${pct(on / off)} ${yes(on / off >= 0.95)}`,
+    );
+  }
+}
 
 // With the SQLite server stopped: Gatehouse on PostgreSQL, one to three replicas (bench/postgres.ts).
 if (want("postgres")) {

@@ -5,6 +5,10 @@ import { durationForms, parseDurationSeconds } from "./duration.js";
 export interface Config {
   host: string;
   port: number;
+  /** The port of the Prometheus `/metrics` listener (never the API port); undefined: off. */
+  metricsPort: number | undefined;
+  /** The address the metrics listener binds (default loopback: metrics are not public). */
+  metricsHost: string;
   /** The public address of the API; token audience and `iss` default from it. */
   baseUrl: string;
   /** The public address of the token endpoints; defaults to baseUrl. */
@@ -112,6 +116,20 @@ export const settings: readonly Setting[] = [
     flag: "port",
     default: "8080",
     help: "port for every protocol",
+  },
+  {
+    key: "metricsPort",
+    env: "GATEHOUSE_METRICS_PORT",
+    flag: "metrics-port",
+    default: "",
+    help: "serve Prometheus metrics at /metrics on this port (never the API port); empty: off",
+  },
+  {
+    key: "metricsHost",
+    env: "GATEHOUSE_METRICS_HOST",
+    flag: "metrics-host",
+    default: "127.0.0.1",
+    help: "address the metrics port listens on",
   },
   {
     key: "baseUrl",
@@ -407,6 +425,14 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     if (raw(r) !== undefined) throw new ConfigError(`${r.env} (--${r.flag}): ${r.instead}`);
   }
   const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
+  const metricsPortSetting = (get("metricsPort") ?? "").trim();
+  const metricsPort =
+    metricsPortSetting === ""
+      ? undefined
+      : parseInteger(metricsPortSetting, describe("metricsPort"), 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && [port].includes(metricsPort)) {
+    throw new ConfigError(`${describe("metricsPort")}: must differ from the API's ports`);
+  }
   const tlsCertPath = get("tlsCertPath") ?? "";
   const tlsKeyPath = get("tlsKeyPath") ?? "";
   if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
@@ -461,6 +487,8 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   return {
     host: get("host") ?? "0.0.0.0",
     port,
+    metricsPort,
+    metricsHost: get("metricsHost") ?? "127.0.0.1",
     baseUrl,
     authUrl,
     domain,

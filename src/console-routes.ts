@@ -13,9 +13,11 @@ export interface ConsoleOptions {
   onMissing?: (dir: string) => void;
 }
 
-// The console's own files only: scripts and styles from 'self', API calls to 'self', no inline
-// code, no framing.
-const csp = [
+/**
+ * The console's own files only: scripts and styles from 'self', API calls to 'self', no inline
+ * code, no framing. /docs is served under the same policy.
+ */
+export const csp = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
@@ -38,7 +40,7 @@ const encodings = ["br", "gzip"] as const;
 type Encoding = (typeof encodings)[number];
 
 /** A console file: its bytes, and the same compressed where that is smaller. */
-interface ConsoleFile {
+export interface ConsoleFile {
   body: Buffer;
   type: string;
   encoded: Partial<Record<Encoding, Buffer>>;
@@ -48,7 +50,7 @@ interface ConsoleFile {
  * Read a built file and its compressed forms: those `console/build.mjs` wrote beside it
  * (`<name>.br`, `<name>.gz`), else compressed here once; each kept only if smaller.
  */
-function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
+export function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
   const body = readFileSync(join(dir, name));
   const encoded: ConsoleFile["encoded"] = {};
   const made: Record<Encoding, () => Buffer> = {
@@ -67,7 +69,11 @@ function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
  * Send a console file in the best encoding the client accepts (Accept-Encoding), saying so in
  * Content-Encoding; Vary tells caches that the bytes depend on that header.
  */
-function sendFile(req: FastifyRequest, reply: FastifyReply, file: ConsoleFile): FastifyReply {
+export function sendFile(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  file: ConsoleFile,
+): FastifyReply {
   reply.header("vary", "Accept-Encoding").type(file.type);
   const header = req.headers["accept-encoding"];
   const offered = encodings.filter((e) => file.encoded[e]);

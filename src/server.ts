@@ -17,6 +17,8 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
+import { ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ServerReflectionAlpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { createAccessControl } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
@@ -48,7 +50,12 @@ import { addUnaryConnect } from "./grpc/unary-connect.js";
 import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
+import { createMetrics, type Metrics, noMetrics, type Protocol } from "./metrics/metrics.js";
+import { createMetricsListener, type MetricsListener } from "./metrics/metrics-listener.js";
+import { storeOperations, timedStore } from "./metrics/timed-store.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
+import { docsRoutes, packageVersion } from "./openapi/docs-routes.js";
+import { buildOpenApiDocument } from "./openapi/openapi-document.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
@@ -99,6 +106,10 @@ export interface Server {
   served: readonly DescMethod[];
   /** Listen on the configured host and port (port 0 picks a free one), for every protocol. */
   listen(): Promise<AddressInfo>;
+  /** What the server records for Prometheus (noMetrics when GATEHOUSE_METRICS_PORT is empty). */
+  metrics: Metrics;
+  /** The metrics listener's port once listening (GATEHOUSE_METRICS_PORT), if it is on. */
+  readonly metricsPort: number | undefined;
   /** Stop accepting, finish in-flight calls, close the app. The store is the caller's. */
   close(): Promise<void>;
 }
@@ -114,7 +125,22 @@ const bodyLimit = 1024 * 1024;
 
 /** Build the server: one fastify app serving every protocol, not yet listening. */
 export async function createServer(deps: ServerDeps): Promise<Server> {
-  const { config, store } = deps;
+  const { config } = deps;
+  // Metrics are recorded only when they are served: off, the hot paths call empty functions
+  // and the store is not wrapped.
+  const metrics: Metrics =
+    config.metricsPort === undefined
+      ? noMetrics
+      : createMetrics({
+          services: [...apiServices, Health, ServerReflection, ServerReflectionAlpha],
+          storeOperations: storeOperations(deps.store),
+          accessCache: () => deps.store.accessCacheCounts(),
+          tokenRpcs: {
+            [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`]:
+              "sts_exchange",
+          },
+        });
+  const store = metrics === noMetrics ? deps.store : timedStore(deps.store, metrics);
   const now = deps.now ?? Date.now;
   // ErrorInfo.domain of every error, whatever the protocol.
   const errorDomain = `iam.${config.domain}`;
@@ -189,6 +215,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     identityExists: (uid) => store.identityExists(uid),
     sessionActive: (sid) => store.sessionActive(sid),
     onRejectedToken: (reason, reqId) => app.log.info({ reqId, reason }, "bearer token rejected"),
+    onDecision: (outcome) => metrics.authorization(outcome),
   });
   // Workload and user tokens from external issuers, for the STS exchange.
   const oidc = createOidcVerifier({
@@ -261,6 +288,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       authorizer,
       signer: createRegistryTokenSigner({ keyRing, issuer: config.authUrl, now }),
       log: (fields, msg) => app.log.info(fields, msg),
+      onOutcome: (outcome) => metrics.token("registry_token", outcome),
     });
   }
   // Tags follow the registry's pushes and deletes; off without a secret.
@@ -277,6 +305,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   await app.register(consoleRoutes, {
     dir: deps.consoleDir ?? consoleDir(),
     onMissing: (dir) => app.log.warn({ dir }, "the web console is not built: run npm run build"),
+  });
+  // The REST API's OpenAPI document, from the same descriptors and http rules the gateway
+  // routes by, and its rendering at /docs.
+  await app.register(docsRoutes, {
+    document: buildOpenApiDocument({
+      services: apiServices,
+      version: packageVersion(),
+      serverUrl: config.baseUrl,
+    }),
   });
   // People's sign-in: Gatehouse as an OAuth server for its own clients, and as an OIDC client
   // of the login provider or an organization's identity provider.
@@ -295,6 +332,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     now,
     log: (fields, msg) => app.log.info(fields, msg),
     logError: (fields, msg) => app.log.error(fields, msg),
+    onLogin: (outcome) => metrics.token("login", outcome),
   });
   // An organization's provider found by its name, for the console's sign-in page.
   await app.register(signInProviderRoutes, { store, authUrl: config.authUrl });
@@ -409,14 +447,22 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
-        log: ({ reqId, method, code, durationMs }) =>
+        log: ({ reqId, method, code, durationMs }) => {
+          metrics.rpc(method, "grpc", code, durationMs / 1000);
           app.log.info(
             { reqId, method, protocol: "grpc", status: 200, code, durationMs },
             "request",
-          ),
+          );
+        },
       }),
     );
   }
+  let metricsPort: number | undefined;
+  const metricsListener: MetricsListener | undefined = metrics.registry
+    ? createMetricsListener(metrics.registry, (err) =>
+        app.log.error({ err }, "metrics collection failed"),
+      )
+    : undefined;
   // After CORS and Connect: its catch-all leaves their exact routes alone.
   await app.register(restGateway, {
     services,
@@ -438,11 +484,18 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   });
   app.addHook("onResponse", async (req, reply) => {
     const info = callInfoOf(req);
+    const protocol = protocolOf(req);
+    // Every call of the RPC layer (the Connect router, the lean Connect path, the REST
+    // gateway, whose unknown routes included) and every RPC-protocol request (unknown RPCs):
+    // not the console's files or health checks.
+    if (info || protocol !== "rest") {
+      metrics.rpc(info?.rpc, protocol, info?.code, reply.elapsedTime / 1000);
+    }
     app.log.info(
       {
         reqId: req.id,
         method: info?.rpc ?? `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`,
-        protocol: protocolOf(req),
+        protocol,
         status: reply.statusCode,
         code: info?.code === undefined ? undefined : codeName(info.code),
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
@@ -458,14 +511,22 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     keyRing,
     authorizer,
     served,
+    metrics,
     async listen() {
-      return onePort.listen(config.host, config.port);
+      const address = await onePort.listen(config.host, config.port);
+      if (metricsListener && config.metricsPort !== undefined) {
+        metricsPort = await metricsListener.listen(config.metricsHost, config.metricsPort);
+      }
+      return address;
+    },
+    get metricsPort() {
+      return metricsPort;
     },
     async close() {
       // Calls still running when the grace period ends are aborted, as their connections are.
       const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
       try {
-        await onePort.close(config.shutdownTimeoutMs);
+        await Promise.all([onePort.close(config.shutdownTimeoutMs), metricsListener?.close()]);
         await app.close();
       } finally {
         clearTimeout(cutOff);
@@ -475,7 +536,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
 }
 
 /** Tell the protocol of a request from its content type, for the request log. */
-function protocolOf(req: FastifyRequest): string {
+function protocolOf(req: FastifyRequest): Protocol {
   const ct = req.headers["content-type"] ?? "";
   if (ct.startsWith("application/grpc-web")) return "grpc-web";
   if (ct.startsWith("application/grpc")) return "grpc";

@@ -1,5 +1,5 @@
 import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
-import { type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
+import { Code, type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { kCallInfo } from "../call-info.js";
 import { invalidField, invalidToken, permissionDenied, unauthenticated } from "../errors.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
@@ -19,6 +19,19 @@ export interface AccessDeps {
   authorizer: Authorizer;
   /** Told why a token was refused (never the token itself), with the request's id. */
   onRejectedToken?: (reason: string, requestId: string | undefined) => void;
+  /** Told the outcome of every decision about a non-public RPC (for metrics). */
+  onDecision?: (outcome: DecisionOutcome) => void;
+}
+
+/** How an access decision ended: the call went on, or was refused, and why. */
+export type DecisionOutcome = "allowed" | "denied" | "unauthenticated" | "invalid";
+
+/** The outcome of a refused call, from the error it was refused with. */
+function outcomeOf(err: unknown): DecisionOutcome {
+  const code = (err as { code?: unknown }).code;
+  if (code === Code.PermissionDenied) return "denied";
+  if (code === Code.Unauthenticated) return "unauthenticated";
+  return "invalid";
 }
 
 /** A rule compiled for one method: how to read its target uid from the request message. */
@@ -120,6 +133,18 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
       }
       return next(req);
     }
+    try {
+      await check(req, rule);
+    } catch (err) {
+      deps.onDecision?.(outcomeOf(err));
+      throw err;
+    }
+    deps.onDecision?.("allowed");
+    return next(req);
+  };
+  // Authenticate the caller and apply the method's rule; throws to refuse the call.
+  const check = async (req: Parameters<Parameters<Interceptor>[0]>[0], rule: Compiled) => {
+    if (rule.kind === "public") return;
     if (rule.kind === "deny") throw permissionDenied(req.method.name);
     const principal = await authenticate(
       req.header.get("authorization"),
@@ -129,7 +154,6 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
     req.contextValues.set(kPrincipal, principal);
     if (rule.kind === "adapter") req.contextValues.set(kAdapterCalls, rule.calls);
     else await decide(rule, principal, req.message, req.contextValues);
-    return next(req);
   };
   const authorizeCall = async (method: DescMethod, message: unknown, values: ContextValues) => {
     const rpc = `${method.parent.typeName}/${method.name}`;
@@ -177,10 +201,16 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
   const refusal = async (rpc: string, authorization: string | null, requestId?: string) => {
     const rule = compiled.get(rpc) ?? { kind: "deny" };
     if (rule.kind === "public") return undefined;
-    if (rule.kind === "deny") return permissionDenied(rpc.slice(rpc.indexOf("/") + 1));
+    // A call refused here never reaches the interceptor: its decision is counted here. One
+    // that passes is decided (and counted) by the interceptor.
+    const refused = (err: Error) => {
+      deps.onDecision?.(outcomeOf(err));
+      return err;
+    };
+    if (rule.kind === "deny") return refused(permissionDenied(rpc.slice(rpc.indexOf("/") + 1)));
     return authenticate(authorization, deps, requestId).then(
       () => undefined,
-      (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      (e: unknown) => refused(e instanceof Error ? e : new Error(String(e))),
     );
   };
   return { interceptor, guard, refusal, authorizeCall };

@@ -27,6 +27,8 @@ export interface RegistryTokenOptions {
   signer: RegistryTokenSigner;
   /** Told why a request was refused: reasons and uids, never a credential. */
   log(fields: Record<string, unknown>, msg: string): void;
+  /** Told how each token request ended (for metrics): a token issued, refused, or a failure. */
+  onOutcome?: (outcome: "issued" | "refused" | "error") => void;
 }
 
 /** The most bytes a token request's query (or form) may have. */
@@ -222,6 +224,7 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
       credentials === undefined ? "" : await authenticate(credentials.user, credentials.password);
     const access = await grant(uid, scopes);
     const { token, issuedAt, expiresIn } = await opts.signer.sign(uid, service[0]!, access);
+    opts.onOutcome?.("issued");
     return reply
       .header("cache-control", "no-store")
       .header("pragma", "no-cache")
@@ -237,6 +240,7 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
   }
 
   function refuse(reply: FastifyReply, err: unknown) {
+    opts.onOutcome?.(err instanceof Refusal ? "refused" : "error");
     if (!(err instanceof Refusal)) throw err;
     if (err.status === 401) reply.header("www-authenticate", `Basic realm="${realm}"`);
     return reply

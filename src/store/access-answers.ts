@@ -26,3 +26,9 @@ export function createInterner(): (name: string) => string {
     return name;
   };
 }
+
+/** How often an access cache answered from memory (hits) or asked the database (misses). */
+export interface CacheCounts {
+  hits: number;
+  misses: number;
+}

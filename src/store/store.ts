@@ -192,6 +192,8 @@ export interface Store
   atomically<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
   close(): Promise<void>;
+  /** How often the access cache answered (hits) or asked the database (misses), so far. */
+  accessCacheCounts(): { hits: number; misses: number };
 
   /**
    * Create a group, and its closure rows (depth 0 included). `uid` must be a root uid (when

@@ -33,6 +33,8 @@ export interface OAuthRoutesOptions {
   log: (fields: Record<string, unknown>, msg: string) => void;
   /** Told of a failure of the server itself (a database error), with its cause. */
   logError: (fields: Record<string, unknown>, msg: string) => void;
+  /** Told how each sign-in at an identity provider ended (for metrics). */
+  onLogin?: (outcome: "issued" | "refused") => void;
 }
 
 /** A code is redeemed within a minute or never. */
@@ -273,6 +275,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
     const refuse = (reason: string, description: string, detail?: string) => {
       log({ provider: pending.provider, reason, ...(detail ? { detail } : {}) }, "login refused");
+      opts.onLogin?.("refused");
       return back({ error: "access_denied", error_description: description });
     };
     // An answer at another provider's callback is a mix-up: a provider relaying the browser
@@ -336,6 +339,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       now: now(),
     });
     log({ identity: person.uid, provider: pending.provider }, "person signed in");
+    opts.onLogin?.("issued");
     return back({ code });
   }
 

@@ -1,4 +1,9 @@
-import { capabilitiesKey, createInterner, groupsWithKey } from "../access-answers.js";
+import {
+  type CacheCounts,
+  capabilitiesKey,
+  createInterner,
+  groupsWithKey,
+} from "../access-answers.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 
 /** The access queries of the PostgreSQL store, which every authenticated call uses. */
@@ -16,8 +21,12 @@ export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWit
  * - an answer is kept only if the epoch did not move while its query ran, so a query that
  *   read the database before a commit cannot store its answer after that commit's notice.
  */
-export function createPgAccessOps(db: PgDb, maxEntries = 10_000): PgAccessOps {
-  const cache = createEpochCache(db.changes, maxEntries);
+export function createPgAccessOps(
+  db: PgDb,
+  counts: CacheCounts = { hits: 0, misses: 0 },
+  maxEntries = 10_000,
+): PgAccessOps {
+  const cache = createEpochCache(db.changes, maxEntries, counts);
 
   const intern = createInterner();
 
@@ -61,7 +70,7 @@ export function createPgAccessOps(db: PgDb, maxEntries = 10_000): PgAccessOps {
 }
 
 /** A cache of query answers valid while the change feed's epoch stays the same. */
-function createEpochCache(feed: ChangeFeed, maxEntries: number) {
+function createEpochCache(feed: ChangeFeed, maxEntries: number, counts: CacheCounts) {
   const entries = new Map<string, unknown>();
   let cachedEpoch: number | undefined;
   return {
@@ -73,13 +82,20 @@ function createEpochCache(feed: ChangeFeed, maxEntries: number) {
       const space = `${name}\u0000`;
       return async (...args) => {
         const epoch = feed.epoch();
-        if (epoch === undefined) return query(...args);
+        if (epoch === undefined) {
+          counts.misses++;
+          return query(...args);
+        }
         if (epoch !== cachedEpoch) {
           entries.clear();
           cachedEpoch = epoch;
         }
         const k = space + key(...args);
-        if (entries.has(k)) return entries.get(k) as R;
+        if (entries.has(k)) {
+          counts.hits++;
+          return entries.get(k) as R;
+        }
+        counts.misses++;
         const answer = await query(...args);
         if (feed.epoch() === epoch && cachedEpoch === epoch) {
           if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);

@@ -1,4 +1,5 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
+import type { CacheCounts } from "../access-answers.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAccountAssociationOps } from "./account-associations.js";
@@ -33,7 +34,7 @@ export interface PostgresStore extends Store {
   readonly db: PgDb;
 }
 
-type DataOps = Omit<Store, "ping" | "close" | "atomically">;
+type DataOps = Omit<Store, "ping" | "close" | "atomically" | "accessCacheCounts">;
 
 /**
  * Open a Store on the PostgreSQL database at `url` (postgres://user:pass@host:port/db): bring
@@ -51,7 +52,9 @@ export async function createPostgresStore(
     await migratePg(db);
     const now = (opts.now ?? Date.now)();
     await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
-    const ops = dataOps(db, opts.roles, now);
+    // One count for the pool's cache and every transaction's: the access-cache metric.
+    const counts: CacheCounts = { hits: 0, misses: 0 };
+    const ops = dataOps(db, opts.roles, now, counts);
     let closed = false;
     const clock = opts.now ?? Date.now;
     const store: PostgresStore = {
@@ -66,6 +69,7 @@ export async function createPostgresStore(
           ),
       }),
       db,
+      accessCacheCounts: () => ({ ...counts }),
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
       atomically: (fn) => {
@@ -78,10 +82,11 @@ export async function createPostgresStore(
           if (scope && recorded !== undefined) scope.recorded = recorded;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, now), () => closed, { sql, now: clock }),
+            ...guard(dataOps(txDb, opts.roles, now, counts), () => closed, { sql, now: clock }),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
             atomically: (inner) => inner(tx),
+            accessCacheCounts: () => ({ ...counts }),
           };
           return fn(tx);
         });
@@ -104,7 +109,7 @@ export async function createPostgresStore(
 }
 
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
-function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
+function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
   const lastOwner = createPgLastOwnerGuard(roles.ownerRoleUid);
   const roleBindings = createPgRoleBindingOps(db, groups.createGroupIn, lastOwner);
@@ -122,7 +127,7 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number): DataOps {
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgOAuthOps(db),
     ...createPgSignInUpkeepOps(db),
-    ...createPgAccessOps(db),
+    ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),
     ...createPgSecretOps(db),
     ...createPgRepoOps(db),

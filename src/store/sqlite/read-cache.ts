@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import type { CacheCounts } from "../access-answers.js";
 
 /**
  * A cache of query answers that is only ever used while the database is unchanged. Every
@@ -27,6 +28,8 @@ export interface ReadCache {
    * answers read inside the rolled-back transaction would otherwise outlive it.
    */
   clear(): void;
+  /** Lookups answered from the cache and lookups that ran their query, so far. */
+  readonly counts: Readonly<CacheCounts>;
 }
 
 /** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
@@ -35,6 +38,7 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   let changes = -1;
   let dataVersion = -1;
   const entries = new Map<string, unknown>();
+  const counts: CacheCounts = { hits: 0, misses: 0 };
 
   const fresh = () => {
     const [c, v] = version.get() as [number, number];
@@ -46,6 +50,7 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   };
 
   return {
+    counts,
     clear() {
       entries.clear();
     },
@@ -63,7 +68,11 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
       return (...args) => {
         fresh();
         const k = space + key(...args);
-        if (entries.has(k)) return entries.get(k) as ReturnType<typeof query>;
+        if (entries.has(k)) {
+          counts.hits++;
+          return entries.get(k) as ReturnType<typeof query>;
+        }
+        counts.misses++;
         const answer = query(...args);
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
         entries.set(k, answer);

@@ -49,7 +49,7 @@ export interface SqliteStore extends Store {
   readonly db: Database;
 }
 
-type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically">>;
+type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically" | "accessCacheCounts">>;
 
 /** How long readiness reports a full disk after a write was refused for lack of space. */
 const fullForMs = 30_000;
@@ -173,10 +173,12 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ping: () => Promise.resolve(),
     close: () => Promise.reject(new Error("close() inside atomically")),
     atomically: (fn) => fn(tx),
+    accessCacheCounts: () => ({ ...readCache.counts }),
   };
   return {
     ...guarded,
     db,
+    accessCacheCounts: () => ({ ...readCache.counts }),
     async atomically(fn) {
       if (closed) throw new StoreError("unavailable", "the store is closed");
       await waitTurn();
