@@ -1,8 +1,9 @@
 import type { RepoRecord } from "../store/registry-store.js";
-import type { ListQuery, Store } from "../store/store.js";
+import type { GroupRecord, ListQuery, Store } from "../store/store.js";
+import { parentOf } from "../uid.js";
 
-/** What resolving a registry name reads. */
-export type NamesStore = Pick<Store, "findOrganization" | "listGroups" | "listRepos">;
+/** What resolving a registry name reads (and naming a repo: getGroup). */
+export type NamesStore = Pick<Store, "findOrganization" | "listGroups" | "listRepos" | "getGroup">;
 
 /** The longest registry name distribution accepts (its repository name limit). */
 export const maxRegistryNameLength = 255;
@@ -39,24 +40,54 @@ function byName(childrenOf: string, name: string): ListQuery {
  *   group above it.
  */
 export function createRegistryNames(store: NamesStore) {
+  const groups = new Map<string, Promise<GroupRecord | undefined>>();
+  const groupOf = (uid: string) => {
+    let g = groups.get(uid);
+    if (!g) {
+      g = store.getGroup(uid);
+      groups.set(uid, g);
+    }
+    return g;
+  };
+  // The repo `name` addresses, or undefined (also for a name that is not well formed).
+  async function resolve(name: string): Promise<RepoRecord | undefined> {
+    if (!isRegistryName(name)) return undefined;
+    const parts = name.split("/");
+    const org = await store.findOrganization(parts[0]!);
+    if (!org) return undefined;
+    let group = org.uid;
+    for (let i = 1; i < parts.length; i++) {
+      const repoName = parts.slice(i).join("/");
+      const [repo] = (await store.listRepos(byName(group, repoName))).items;
+      if (repo) return repo;
+      if (i === parts.length - 1) break;
+      const [sub] = (await store.listGroups(byName(group, parts[i]!))).items;
+      if (!sub) return undefined;
+      group = sub.uid;
+    }
+    return undefined;
+  }
   return {
     /** The repo `name` addresses, or undefined (also for a name that is not well formed). */
-    async resolve(name: string): Promise<RepoRecord | undefined> {
-      if (!isRegistryName(name)) return undefined;
-      const parts = name.split("/");
-      const org = await store.findOrganization(parts[0]!);
-      if (!org) return undefined;
-      let group = org.uid;
-      for (let i = 1; i < parts.length; i++) {
-        const repoName = parts.slice(i).join("/");
-        const [repo] = (await store.listRepos(byName(group, repoName))).items;
-        if (repo) return repo;
-        if (i === parts.length - 1) break;
-        const [sub] = (await store.listGroups(byName(group, parts[i]!))).items;
-        if (!sub) return undefined;
-        group = sub.uid;
+    resolve,
+
+    /**
+     * The registry name of `repo`: its organization's and groups' names from the top, then
+     * its own, when that name resolves back to this very repo (so it is exactly what the
+     * token endpoint accepts for it); undefined otherwise (an older organization of the same
+     * name, a repo of the same address higher in the tree, a name that is not an OCI name).
+     * Group names are memoized for the life of this object: make one per request.
+     */
+    async nameOf(repo: RepoRecord): Promise<string | undefined> {
+      const names: string[] = [];
+      for (let uid = repo.groupUid; uid !== ""; uid = parentOf(uid)) {
+        const group = await groupOf(uid);
+        if (!group) return undefined;
+        names.unshift(group.name);
       }
-      return undefined;
+      const name = `${names.join("/")}/${repo.name}`;
+      const found = await resolve(name);
+      return found?.uid === repo.uid ? name : undefined;
     },
   };
 }

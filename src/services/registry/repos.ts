@@ -7,6 +7,8 @@ import {
   RepoSchema,
   type ReposService,
 } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import type { Config } from "../../config.js";
+import { createRegistryNames } from "../../registry/registry-names.js";
 import type { ListEngine } from "../../store/list.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
@@ -23,11 +25,13 @@ export interface ReposDeps {
   store: Store;
   lists: ListEngine;
   now: () => number;
+  /** registryService: the registry host of pull references ("" for none). */
+  config: Pick<Config, "registryService">;
 }
 
 const maskRules = {
   mutable: ["name", "description", "aliases", "public"],
-  ignored: ["uid", "create_time", "update_time"],
+  ignored: ["uid", "create_time", "update_time", "pull_reference"],
 } as const;
 
 /**
@@ -36,15 +40,30 @@ const maskRules = {
  */
 export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposService> {
   const { store, lists, now } = deps;
+  const host = deps.config.registryService;
+  // A repo's message with its pull reference, computed by the token endpoint's own naming
+  // rule so API, CLI and console show exactly the name the registry accepts. One namer per
+  // request: it memoizes group names.
+  const withReference = async (repos: RepoRecord[]): Promise<Repo[]> => {
+    if (host === "") return repos.map((r) => toRepo(r));
+    const names = createRegistryNames(store);
+    const out: Repo[] = [];
+    for (const r of repos) {
+      const name = await names.nameOf(r);
+      out.push(toRepo(r, name === undefined ? "" : `${host}/${name}`));
+    }
+    return out;
+  };
+  const one = async (r: RepoRecord) => (await withReference([r]))[0]!;
   return {
     async listRepos(req, ctx) {
       const query = lists.parse(req, {}, listOptionsOf(ctx));
       const { items, ...envelope } = lists.finish(query, await store.listRepos(query), sortValueOf);
-      return create(ListReposResponseSchema, { repos: items.map(toRepo), ...envelope });
+      return create(ListReposResponseSchema, { repos: await withReference(items), ...envelope });
     },
 
     async getRepo(req) {
-      return toRepo(await requireFound("repo", req.uid, (uid) => store.getRepo(uid)));
+      return one(await requireFound("repo", req.uid, (uid) => store.getRepo(uid)));
     },
 
     async createRepo(req) {
@@ -64,7 +83,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
         public: body.public,
         now: now(),
       });
-      return toRepo(repo);
+      return one(repo);
     },
 
     async updateRepo(req) {
@@ -88,7 +107,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
       }
       if (fields.has("public")) patch.public = body.public;
       v.throwIfAny();
-      return toRepo(await store.updateRepo(body.uid, patch, now()));
+      return one(await store.updateRepo(body.uid, patch, now()));
     },
 
     async deleteRepo(req) {
@@ -101,10 +120,11 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
   };
 }
 
-/** Map a stored repo to its API message. */
-export function toRepo(r: RepoRecord): Repo {
+/** Map a stored repo to its API message; `pullReference` is computed by the service. */
+export function toRepo(r: RepoRecord, pullReference = ""): Repo {
   return create(RepoSchema, {
     uid: r.uid,
+    pullReference,
     name: r.name,
     description: r.description,
     aliases: r.aliases,
