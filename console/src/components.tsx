@@ -392,3 +392,33 @@ export function time(t: { seconds: bigint; nanos: number } | undefined): string 
     .replace("T", " ")
     .slice(0, 19);
 }
+
+/**
+ * `text` in a code span with a button that copies it (a pull reference, say). `shown` is what
+ * is displayed when it differs (a tag list shows only `:tag`); the button names the whole text.
+ */
+export function CopyText(props: { text: string; shown?: string }) {
+  const [copied, setCopied] = useState("");
+  return (
+    <span class="copy">
+      <code>{props.shown ?? props.text}</code>{" "}
+      <button
+        type="button"
+        aria-label={`Copy ${props.text}`}
+        onClick={async () => {
+          // No clipboard outside a secure context (plain http to a remote host): say so.
+          try {
+            await navigator.clipboard.writeText(props.text);
+            setCopied(" Copied");
+          } catch {
+            setCopied(" Copy failed: select the text instead");
+          }
+        }}
+      >
+        Copy
+      </button>
+      {/* Announced to screen readers once the text is on the clipboard. */}
+      <span role="status">{copied}</span>
+    </span>
+  );
+}

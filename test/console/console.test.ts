@@ -81,6 +81,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
         GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
         // The organization provider of the sign-in-by-name test is the test IdP on loopback.
         GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+        // Repos show pull references on this registry host (nothing is fetched from it).
+        GATEHOUSE_REGISTRY_AUDIENCE: "registry.example.com",
       },
       { port },
     );
@@ -518,6 +520,14 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     const form = page.getByRole("form", { name: "Create a repo" });
     await form.getByLabel("Name", { exact: true }).fill("app");
     await form.getByRole("button", { name: "Create repo" }).click();
+    // The pull reference the server computed, copied by its button.
+    const ref = "registry.example.com/console-org/app";
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
+    const row = page.getByRole("row", { name: /^app / });
+    await row.getByText(ref, { exact: true }).waitFor();
+    await row.getByRole("button", { name: `Copy ${ref}`, exact: true }).click();
+    await row.getByRole("status").filter({ hasText: "Copied" }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ref);
     await page.getByRole("button", { name: "app", exact: true }).click();
     const tags = page.getByRole("region", { name: "Repo app", exact: true });
     await tags.getByText("None of 0").waitFor();
@@ -540,6 +550,16 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await add.getByRole("button", { name: "Add tag" }).click();
     await tags.getByRole("row", { name: new RegExp(`^v1\\.0 ${sha}`) }).waitFor();
     await tags.getByText("1–1 of 1").waitFor();
+    // Each tag pulls by tag and by digest.
+    await tags.getByText(":v1.0", { exact: true }).waitFor();
+    await tags.getByRole("button", { name: `Copy ${ref}@${sha}`, exact: true }).click();
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe(`${ref}@${sha}`);
+    await tags.getByRole("button", { name: `Copy ${ref}:v1.0`, exact: true }).click();
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe(`${ref}:v1.0`);
     await expectAccessible("repos and tags");
   });
 

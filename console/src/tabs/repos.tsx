@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import type { Repo } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { api } from "../api.js";
 import type { Can } from "../caps.js";
-import { ConfirmButton, FormView, ListView, time } from "../components.js";
+import { ConfirmButton, CopyText, FormView, ListView, time } from "../components.js";
 
 /** A group's repos, and the tags of the one chosen. */
 export function ReposTab({ uid, can }: { uid: string; can: Can }) {
@@ -26,6 +26,11 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
                 {r.name}
               </button>
             ),
+          },
+          {
+            // The server computes it by the registry's naming rule; empty without a registry.
+            title: "Pull reference",
+            render: (r) => (r.pullReference ? <CopyText text={r.pullReference} /> : ""),
           },
           { title: "Description", render: (r) => r.description },
           {
@@ -103,6 +108,11 @@ function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
   return (
     <section class="detail" aria-label={`Repo ${repo.name}`}>
       <h3>Tags of {repo.name}</h3>
+      {repo.pullReference && (
+        <p>
+          Pull: <CopyText text={repo.pullReference} />
+        </p>
+      )}
       <ListView
         key={repo.uid}
         label={`Tags of ${repo.name}`}
@@ -115,6 +125,23 @@ function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
           { title: "Tag", render: (t) => t.name },
           { title: "Digest", render: (t) => <span class="uid">{t.digest}</span> },
           { title: "Deprecated", render: (t) => (t.deprecated ? "yes" : "") },
+          ...(repo.pullReference
+            ? [
+                {
+                  // By tag (moves with pushes) and by digest (pinned).
+                  title: "Pull",
+                  render: (t: { name: string; digest: string }) => (
+                    <>
+                      <CopyText text={`${repo.pullReference}:${t.name}`} shown={`:${t.name}`} />{" "}
+                      <CopyText
+                        text={`${repo.pullReference}@${t.digest}`}
+                        shown={`@${t.digest.slice(0, 19)}…`}
+                      />
+                    </>
+                  ),
+                },
+              ]
+            : []),
           { title: "Updated", render: (t) => time(t.updateTime) },
         ]}
       />
