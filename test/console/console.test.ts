@@ -527,7 +527,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await row.getByText(ref, { exact: true }).waitFor();
     await row.getByRole("button", { name: `Copy ${ref}`, exact: true }).click();
     await row.getByRole("status").filter({ hasText: "Copied" }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ref);
+    expect(await page.evaluate("navigator.clipboard.readText()")).toBe(ref);
     await page.getByRole("button", { name: "app", exact: true }).click();
     const tags = page.getByRole("region", { name: "Repo app", exact: true });
     await tags.getByText("None of 0").waitFor();
@@ -553,13 +553,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     // Each tag pulls by tag and by digest.
     await tags.getByText(":v1.0", { exact: true }).waitFor();
     await tags.getByRole("button", { name: `Copy ${ref}@${sha}`, exact: true }).click();
-    await expect
-      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
-      .toBe(`${ref}@${sha}`);
+    await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(`${ref}@${sha}`);
     await tags.getByRole("button", { name: `Copy ${ref}:v1.0`, exact: true }).click();
-    await expect
-      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
-      .toBe(`${ref}:v1.0`);
+    await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(`${ref}:v1.0`);
     await expectAccessible("repos and tags");
   });
 
