@@ -158,6 +158,8 @@ export interface IdentityProviderRecord {
    * default role; "" for a provider written before writers were recorded (it grants nothing).
    */
   writerUid: string;
+  /** Email domains the provider declares (lowercase DNS names, no repeats); not verified. */
+  emailDomains: string[];
   createTime: number;
   updateTime: number;
 }
@@ -172,6 +174,8 @@ export interface NewIdentityProvider {
   oidc: OidcRecord;
   /** The identity creating the provider. */
   writerUid: string;
+  /** Default none. */
+  emailDomains?: string[];
   now: number;
 }
 
@@ -183,6 +187,7 @@ export interface IdentityProviderPatch {
   oidc?: OidcRecord;
   /** The identity making the change. */
   writerUid?: string;
+  emailDomains?: string[];
 }
 
 /** The cloud accounts of an account association; an absent block is not linked. */
@@ -326,6 +331,14 @@ export interface IamStore {
   listIdentityProviders(query: ListQuery): Promise<ListPage<IdentityProviderRecord>>;
   /** How many identity providers the organization `root` (a root uid) has, in all its groups. */
   countIdentityProviders(root: string): Promise<number>;
+  /**
+   * The providers that declare `domain` (lowercase), uid and name only, oldest first (equal
+   * times by uid), at most `limit`: a later declaration cannot push an earlier one out.
+   */
+  findIdentityProvidersByDomain(
+    domain: string,
+    limit: number,
+  ): Promise<{ uid: string; name: string }[]>;
 
   /**
    * Create the account association of the group `uid`. Throws `not_found` if the group does

@@ -56,6 +56,7 @@ export function orgAdminCases(store: () => Store): void {
         defaultRole: viewer.uid,
         oidc,
         writerUid: "w".repeat(40),
+        emailDomains: [],
         createTime: 10,
         updateTime: 10,
       });
@@ -73,6 +74,55 @@ export function orgAdminCases(store: () => Store): void {
       expect(await store().getIdentityProvider(P1)).toBeUndefined();
       await storeError(() => store().deleteIdentityProvider(P1), "not_found");
       await storeError(() => store().updateIdentityProvider(P1, {}, 1), "not_found");
+    });
+
+    it("finds providers by a declared email domain, oldest first, bounded", async () => {
+      const P2 = `${H}/000000000000000b`;
+      const P3 = `${OTHER}/000000000000000c`;
+      const declare = (uid: string, group: string, name: string, now: number, d: string[]) =>
+        store().createIdentityProvider({
+          uid,
+          groupUid: group,
+          name,
+          description: "secret-ish",
+          defaultRole: viewer.uid,
+          oidc,
+          emailDomains: d,
+          writerUid: "w".repeat(40),
+          now,
+        });
+      const made = await declare(P1, G, "corp", 10, ["acme.com", "acme.io"]);
+      expect(made.emailDomains).toEqual(["acme.com", "acme.io"]);
+      expect(await store().getIdentityProvider(P1)).toEqual(made);
+      await declare(P3, OTHER, "squatter", 30, ["acme.com"]);
+      await declare(P2, H, "api", 20, ["acme.com"]);
+      const find = (d: string, n = 10) => store().findIdentityProvidersByDomain(d, n);
+      // Only uid and name; the earliest declaration first, whatever the uid order.
+      expect(await find("acme.com")).toEqual([
+        { uid: P1, name: "corp" },
+        { uid: P2, name: "api" },
+        { uid: P3, name: "squatter" },
+      ]);
+      expect(await find("acme.com", 2)).toEqual([
+        { uid: P1, name: "corp" },
+        { uid: P2, name: "api" },
+      ]);
+      expect(await find("acme.io")).toEqual([{ uid: P1, name: "corp" }]);
+      expect(await find("other.com")).toEqual([]);
+      // A change of the list moves the index with it; other changes keep it.
+      const moved = await store().updateIdentityProvider(
+        P1,
+        { emailDomains: ["corp.example"] },
+        40,
+      );
+      expect(moved.emailDomains).toEqual(["corp.example"]);
+      await store().updateIdentityProvider(P1, { description: "kept" }, 41);
+      expect(await find("acme.io")).toEqual([]);
+      expect(await find("corp.example")).toEqual([{ uid: P1, name: "corp" }]);
+      expect((await store().getIdentityProvider(P1))?.emailDomains).toEqual(["corp.example"]);
+      // Deleting a provider takes its domains with it.
+      await store().deleteIdentityProvider(P2);
+      expect(await find("acme.com")).toEqual([{ uid: P3, name: "squatter" }]);
     });
 
     it("refuses a missing group and a taken uid", async () => {

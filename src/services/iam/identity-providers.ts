@@ -12,6 +12,7 @@ import {
 import type { Authorizer } from "../../auth/authorizer.js";
 import { isPrivateAddress } from "../../auth/login/private-address.js";
 import { callbackUri, issuerShapeProblem } from "../../auth/login/upstream.js";
+import { isEmailDomain, maxEmailDomains } from "../../auth/oauth/email-domains.js";
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
@@ -51,7 +52,7 @@ export interface IdentityProvidersDeps {
 }
 
 const maskRules = {
-  mutable: ["name", "description", "default_role", "oidc"],
+  mutable: ["name", "description", "default_role", "oidc", "email_domains"],
   ignored: ["uid", "create_time", "update_time"],
 } as const;
 
@@ -136,6 +137,7 @@ export function createIdentityProvidersService(
       checkRoleUid(v, body.defaultRole);
       const oidc = toOidcRecord(body.oidc ?? create(OidcSchema));
       checkOidc(v, oidc, oidcRules);
+      const emailDomains = checkEmailDomains(v, body.emailDomains);
       v.throwIfAny();
       const uid = newChildUid(req.parent);
       const provider = await atomically(store, async (tx, authorizer) => {
@@ -156,6 +158,7 @@ export function createIdentityProvidersService(
           defaultRole: body.defaultRole,
           oidc,
           writerUid: callerOf(ctx).identityUid,
+          emailDomains,
           now: now(),
         });
       });
@@ -186,6 +189,9 @@ export function createIdentityProvidersService(
       if (fields.has("oidc")) {
         patch.oidc = mergeOidc(current.oidc, body.oidc ?? create(OidcSchema), req.updateMask);
         checkOidc(v, patch.oidc, oidcRules);
+      }
+      if (fields.has("email_domains")) {
+        patch.emailDomains = checkEmailDomains(v, body.emailDomains);
       }
       v.throwIfAny();
       // The default role is granted with the authority of whoever last changed the provider.
@@ -322,7 +328,24 @@ export function identityProviderMessage(
     }),
     writerUid: p.writerUid,
     defaultRoleGrantable: grantable,
+    emailDomains: p.emailDomains,
     createTime: timestampFromMs(p.createTime),
     updateTime: timestampFromMs(p.updateTime),
   });
+}
+
+// Email domains as stored: lowercase DNS names, each once, a bounded list.
+function checkEmailDomains(v: Violations, domains: readonly string[]): string[] {
+  const lower = domains.map((d) => d.toLowerCase());
+  if (lower.length > maxEmailDomains) {
+    v.add("emailDomains", `must be at most ${maxEmailDomains} domains`);
+  } else if (lower.some((d) => !isEmailDomain(d))) {
+    v.add(
+      "email_domains",
+      "each must be a DNS name such as example.com (letters, digits, hyphens)",
+    );
+  } else if (new Set(lower).size !== lower.length) {
+    v.add("emailDomains", "must not name a domain twice");
+  }
+  return lower;
 }

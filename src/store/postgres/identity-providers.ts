@@ -18,6 +18,7 @@ export type PgIdentityProviderOps = PgOps<
   | "deleteIdentityProvider"
   | "listIdentityProviders"
   | "countIdentityProviders"
+  | "findIdentityProvidersByDomain"
 >;
 
 /** Create the identity-provider operations on a migrated database. */
@@ -30,6 +31,16 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
     return row;
   };
   const lists = createPgListSql<IdentityProviderRow>(db, identityProviderListColumns);
+  // The lookup table follows the JSON column, in the same transaction.
+  const setDomains = async (sql: Sql, uid: string, domains: readonly string[]) => {
+    await sql.run("DELETE FROM identity_provider_domains WHERE provider_uid = $1", [uid]);
+    for (const d of new Set(domains)) {
+      await sql.run(
+        "INSERT INTO identity_provider_domains (domain, provider_uid) VALUES ($1, $2)",
+        [d, uid],
+      );
+    }
+  };
 
   return {
     createIdentityProvider: (p) =>
@@ -46,8 +57,8 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
         const o = oidcColumns(p.oidc);
         const row = await sql.one<IdentityProviderRow>(
           `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-             client_secret, writer_uid, create_time, update_time)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
+             client_secret, writer_uid, email_domains, create_time, update_time)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING *`,
           [
             p.uid,
             p.groupUid,
@@ -57,9 +68,11 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
             o.oidc,
             o.clientSecret,
             p.writerUid,
+            JSON.stringify(p.emailDomains ?? []),
             p.now,
           ],
         );
+        await setDomains(sql, p.uid, p.emailDomains ?? []);
         return identityProviderRecordOf(row!);
       }),
 
@@ -75,7 +88,8 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
         const o = oidcColumns(patch.oidc ?? current.oidc);
         const row = await sql.one<IdentityProviderRow>(
           `UPDATE identity_providers SET name = $1, description = $2, default_role = $3,
-             oidc = $4, client_secret = $5, update_time = $6, writer_uid = $8
+             oidc = $4, client_secret = $5, update_time = $6, writer_uid = $8,
+             email_domains = $9
            WHERE uid = $7 RETURNING *`,
           [
             patch.name ?? current.name,
@@ -86,14 +100,17 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
             now,
             uid,
             patch.writerUid ?? current.writerUid,
+            JSON.stringify(patch.emailDomains ?? current.emailDomains),
           ],
         );
+        if (patch.emailDomains) await setDomains(sql, uid, patch.emailDomains);
         return identityProviderRecordOf(row!);
       }),
 
     deleteIdentityProvider: (uid) =>
       db.write(async (sql) => {
         await mustFind(sql, uid);
+        await sql.run("DELETE FROM identity_provider_domains WHERE provider_uid = $1", [uid]);
         await sql.run("DELETE FROM identity_providers WHERE uid = $1", [uid]);
       }),
 
@@ -105,6 +122,14 @@ export function createPgIdentityProviderOps(db: PgDb): PgIdentityProviderOps {
       );
       return Number(row?.n ?? 0);
     },
+
+    findIdentityProvidersByDomain: (domain, limit) =>
+      db.sql.rows<{ uid: string; name: string }>(
+        `SELECT p.uid, p.name FROM identity_provider_domains AS d
+           JOIN identity_providers AS p ON p.uid = d.provider_uid
+         WHERE d.domain = $1 ORDER BY p.create_time, p.uid LIMIT $2`,
+        [domain, limit],
+      ),
 
     listIdentityProviders: async (query) => {
       const page = await lists.list(query);

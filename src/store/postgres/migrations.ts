@@ -334,6 +334,19 @@ export const pgMigrations: readonly PgMigration[] = [
       CREATE INDEX events_uid ON events (uid text_pattern_ops);
     `,
   },
+  {
+    // As SQLite's: the JSON column is read back, the table is the sign-in page's index.
+    description: "email domains of identity providers",
+    sql: `
+      ALTER TABLE identity_providers ADD COLUMN email_domains TEXT COLLATE "C" NOT NULL DEFAULT '[]';
+      CREATE TABLE identity_provider_domains (
+        domain TEXT COLLATE "C" NOT NULL,
+        provider_uid TEXT COLLATE "C" NOT NULL REFERENCES identity_providers (uid) ON DELETE CASCADE,
+        PRIMARY KEY (domain, provider_uid)
+      );
+      CREATE INDEX identity_provider_domains_provider ON identity_provider_domains (provider_uid);
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -12,6 +12,8 @@ export interface IdentityProviderRow {
   oidc: string;
   client_secret: string;
   writer_uid: string;
+  /** The declared email domains, as a JSON array (the lookup reads their own table). */
+  email_domains: string;
   create_time: number;
   update_time: number;
 }
@@ -39,6 +41,7 @@ export function identityProviderRecordOf(row: IdentityProviderRow): IdentityProv
       groupsClaim: oidc.groupsClaim,
     },
     writerUid: row.writer_uid,
+    emailDomains: JSON.parse(row.email_domains) as string[],
     createTime: row.create_time,
     updateTime: row.update_time,
   };

@@ -20,6 +20,7 @@ export type IdentityProviderOps = SyncOps<
   | "deleteIdentityProvider"
   | "listIdentityProviders"
   | "countIdentityProviders"
+  | "findIdentityProvidersByDomain"
 >;
 
 /** Create the identity-provider operations on an open, migrated database. */
@@ -28,14 +29,28 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
   const groupExists = db.prepare("SELECT 1 FROM groups WHERE uid = ?");
   const insert = db.prepare(
     `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-       client_secret, writer_uid, create_time, update_time)
+       client_secret, writer_uid, email_domains, create_time, update_time)
      VALUES (@uid, @group, @name, @description, @defaultRole, @oidc, @clientSecret, @writer,
-       @now, @now)`,
+       @emailDomains, @now, @now)`,
   );
+  const clearDomains = db.prepare("DELETE FROM identity_provider_domains WHERE provider_uid = ?");
+  const addDomain = db.prepare(
+    "INSERT INTO identity_provider_domains (domain, provider_uid) VALUES (?, ?)",
+  );
+  const byDomain = db.prepare(
+    `SELECT p.uid, p.name FROM identity_provider_domains AS d
+       JOIN identity_providers AS p ON p.uid = d.provider_uid
+     WHERE d.domain = ? ORDER BY p.create_time, p.uid LIMIT ?`,
+  );
+  // The lookup table follows the JSON column, in the same transaction.
+  const setDomains = (uid: string, domains: readonly string[]) => {
+    clearDomains.run(uid);
+    for (const d of new Set(domains)) addDomain.run(d, uid);
+  };
   const update = db.prepare(
     `UPDATE identity_providers SET name = @name, description = @description,
        default_role = @defaultRole, oidc = @oidc, client_secret = @clientSecret,
-       writer_uid = @writer, update_time = @now
+       writer_uid = @writer, email_domains = @emailDomains, update_time = @now
      WHERE uid = @uid`,
   );
   const remove = db.prepare("DELETE FROM identity_providers WHERE uid = ?");
@@ -68,9 +83,11 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
         description: p.description,
         defaultRole: p.defaultRole,
         writer: p.writerUid,
+        emailDomains: JSON.stringify(p.emailDomains ?? []),
         now: p.now,
         ...oidcColumns(p.oidc),
       });
+      setDomains(p.uid, p.emailDomains ?? []);
       return identityProviderRecordOf(find(p.uid)!);
     }).immediate,
 
@@ -89,19 +106,25 @@ export function createIdentityProviderOps(db: Database): IdentityProviderOps {
           description: patch.description ?? current.description,
           defaultRole: patch.defaultRole ?? current.defaultRole,
           writer: patch.writerUid ?? current.writerUid,
+          emailDomains: JSON.stringify(patch.emailDomains ?? current.emailDomains),
           now,
           ...oidcColumns(patch.oidc ?? current.oidc),
         });
+        if (patch.emailDomains) setDomains(uid, patch.emailDomains);
         return identityProviderRecordOf(find(uid)!);
       },
     ).immediate,
 
     deleteIdentityProvider: db.transaction((uid: string) => {
       mustFind(uid);
+      clearDomains.run(uid);
       remove.run(uid);
     }).immediate,
 
     countIdentityProviders: (root) => (count.get(root) as { n: number }).n,
+
+    findIdentityProvidersByDomain: (domain, limit) =>
+      byDomain.all(domain, limit) as { uid: string; name: string }[],
 
     listIdentityProviders: (query) => {
       const page = lists.list(query);

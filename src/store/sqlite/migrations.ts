@@ -501,6 +501,20 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX events_subject ON events (subject);
     `,
   },
+  {
+    // The JSON column is what a provider reads back; the table is the sign-in page's index
+    // from a domain to the providers declaring it.
+    description: "email domains of identity providers",
+    sql: `
+      ALTER TABLE identity_providers ADD COLUMN email_domains TEXT NOT NULL DEFAULT '[]';
+      CREATE TABLE identity_provider_domains (
+        domain TEXT NOT NULL,
+        provider_uid TEXT NOT NULL REFERENCES identity_providers (uid) ON DELETE CASCADE,
+        PRIMARY KEY (domain, provider_uid)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX identity_provider_domains_provider ON identity_provider_domains (provider_uid);
+    `,
+  },
 ];
 
 /**
