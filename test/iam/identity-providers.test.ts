@@ -162,6 +162,25 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
     );
   });
 
+  it("keeps declared email domains lowercase, changed alone through a mask", async () => {
+    const made = await c.identityProviders.createIdentityProvider({
+      parent: group,
+      identityProvider: { name: "domains", oidc: oidc(), emailDomains: ["Corp.Example", "b.io"] },
+    });
+    expect(made.emailDomains).toEqual(["corp.example", "b.io"]);
+    const kept = await c.identityProviders.updateIdentityProvider({
+      identityProvider: { uid: made.uid, description: "d" },
+      updateMask: { paths: ["description"] },
+    });
+    expect(kept.emailDomains).toEqual(["corp.example", "b.io"]);
+    const changed = await c.identityProviders.updateIdentityProvider({
+      identityProvider: { uid: made.uid, emailDomains: [] },
+      updateMask: { paths: ["email_domains"] },
+    });
+    expect(changed.emailDomains).toEqual([]);
+    await c.identityProviders.deleteIdentityProvider({ uid: made.uid });
+  });
+
   // [case, provider body, failing fields]
   const invalid: [string, Record<string, unknown>, string[]][] = [
     ["no name", { name: "", oidc: oidc() }, ["name"]],
@@ -188,6 +207,26 @@ describe.each(protocols)("identity providers over %s", (protocol) => {
       ["oidc.additionalScopes"],
     ],
     ["a malformed role", { name: "n", defaultRole: "admin", oidc: oidc() }, ["defaultRole"]],
+    [
+      "a domain that is no DNS name",
+      { name: "n", oidc: oidc(), emailDomains: ["a@b.com"] },
+      ["emailDomains"],
+    ],
+    [
+      "a one-label domain",
+      { name: "n", oidc: oidc(), emailDomains: ["localhost"] },
+      ["emailDomains"],
+    ],
+    [
+      "a domain twice",
+      { name: "n", oidc: oidc(), emailDomains: ["a.com", "A.com"] },
+      ["emailDomains"],
+    ],
+    [
+      "21 domains",
+      { name: "n", oidc: oidc(), emailDomains: Array.from({ length: 21 }, (_, i) => `d${i}.com`) },
+      ["emailDomains"],
+    ],
     [
       "an unknown role",
       { name: "n", defaultRole: `${"0".repeat(40)}/0000000000000000`, oidc: oidc() },

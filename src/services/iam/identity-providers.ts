@@ -341,7 +341,7 @@ function checkEmailDomains(v: Violations, domains: readonly string[]): string[] 
     v.add("emailDomains", `must be at most ${maxEmailDomains} domains`);
   } else if (lower.some((d) => !isEmailDomain(d))) {
     v.add(
-      "email_domains",
+      "emailDomains",
       "each must be a DNS name such as example.com (letters, digits, hyphens)",
     );
   } else if (new Set(lower).size !== lower.length) {
