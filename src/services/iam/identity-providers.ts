@@ -340,10 +340,7 @@ function checkEmailDomains(v: Violations, domains: readonly string[]): string[] 
   if (lower.length > maxEmailDomains) {
     v.add("emailDomains", `must be at most ${maxEmailDomains} domains`);
   } else if (lower.some((d) => !isEmailDomain(d))) {
-    v.add(
-      "emailDomains",
-      "each must be a DNS name such as example.com (letters, digits, hyphens)",
-    );
+    v.add("emailDomains", "each must be a DNS name such as example.com (letters, digits, hyphens)");
   } else if (new Set(lower).size !== lower.length) {
     v.add("emailDomains", "must not name a domain twice");
   }
