@@ -9,8 +9,8 @@ import { groupHref } from "./routes.js";
 import {
   completeBrowserSignIn,
   discovery,
+  findProviders,
   onSessionChange,
-  providersNamed,
   signedIn,
   signInWithToken,
   signOut,
@@ -81,16 +81,30 @@ function SignIn({ error }: { error: string | undefined }) {
                 await startBrowserSignIn(wanted);
                 return;
               }
-              const found = await providersNamed(wanted).catch(() => undefined);
-              if (!found) setLookupError("Could not look the provider up; try again.");
+              // An email address picks the providers that declare its domain; anything else
+              // is a provider's name.
+              const byEmail = wanted.includes("@");
+              const found = await findProviders(byEmail ? "email" : "name", wanted).catch(
+                () => undefined,
+              );
+              if (!found)
+                setLookupError(
+                  byEmail
+                    ? "Could not look the provider up: is this an email address? Try again."
+                    : "Could not look the provider up; try again.",
+                );
               else if (found.length === 1 && found[0]) await startBrowserSignIn(found[0].uid);
               else if (found.length === 0)
-                setLookupError(`No identity provider is named ${wanted}.`);
+                setLookupError(
+                  byEmail
+                    ? `No identity provider declares the domain of ${wanted}: ask your administrator for its name.`
+                    : `No identity provider is named ${wanted}.`,
+                );
               else setChoices(found);
             }}
           >
             <label>
-              Your organization's identity provider (its name)
+              Your work email, or your organization's identity provider (its name)
               <input
                 name="identityProvider"
                 value={provider}
@@ -107,8 +121,8 @@ function SignIn({ error }: { error: string | undefined }) {
             )}
           </form>
           {choices && (
-            <section aria-label="Providers with this name">
-              <p>Several organizations have a provider of this name: which one is yours?</p>
+            <section aria-label="Matching providers">
+              <p>Several identity providers match: which one is yours?</p>
               <ul>
                 {choices.map((c, i) => (
                   <li key={c.uid}>

@@ -76,14 +76,18 @@ function random(): string {
 }
 
 /**
- * The organizations' identity providers with exactly this name (uid and name only), from the
- * server's lookup beside its authorization endpoint.
+ * The organizations' identity providers with exactly this name, or declaring this email
+ * address's domain (uid and name only), from the server's lookup beside its authorization
+ * endpoint.
  */
-export async function providersNamed(name: string): Promise<{ uid: string; name: string }[]> {
+export async function findProviders(
+  by: "name" | "email",
+  value: string,
+): Promise<{ uid: string; name: string }[]> {
   const ep = await discovery();
   if (!ep.authorization_endpoint) throw new Error("this server offers no browser sign-in");
   const url = new URL(ep.authorization_endpoint.replace(/\/authorize$/, "/identity-providers"));
-  url.searchParams.set("name", name);
+  url.searchParams.set(by, value);
   const res = await fetch(url);
   if (!res.ok) throw new Error(`provider lookup: HTTP ${res.status}`);
   return ((await res.json()) as { identityProviders: { uid: string; name: string }[] })

@@ -848,7 +848,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${providerUid}`]);
     await freshPage("org-provider-sign-in");
     await page.goto(`${gh.url}/console/`);
-    const field = page.getByLabel("Your organization's identity provider (its name)");
+    const field = page.getByLabel(
+      "Your work email, or your organization's identity provider (its name)",
+    );
     await field.fill("no-such-sso");
     await page.getByRole("button", { name: "Sign in through this provider" }).click();
     await page.getByRole("alert").getByText("No identity provider is named no-such-sso.").waitFor();
@@ -862,5 +864,53 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await page.getByRole("heading", { name: "Your groups" }).waitFor();
     // The provider's default role, at its organization.
     await page.getByRole("row", { name: /^console-org viewer/ }).waitFor();
+  });
+
+  it("declares a provider's email domains and signs a person in by their email", async () => {
+    await freshPage("provider email domains");
+    await signInWithToken(org.owner.token);
+    await openGroup(org.uid, "providers");
+    const form = page.getByRole("form", { name: "Add an identity provider" });
+    await form.getByLabel("Name", { exact: true }).fill("console-org-mail");
+    await form.getByLabel("Issuer (https URL)").fill(idp.issuer);
+    await form.getByLabel("Client ID").fill(idp.clientId);
+    await form.getByLabel("Client secret (never shown again)").fill(idp.clientSecret);
+    // A bad domain is refused beside its field.
+    const domains = form.getByLabel(/^Email domains that sign in here/);
+    await domains.fill("console-org.example, not_a_domain");
+    await form.getByRole("button", { name: "Add provider" }).click();
+    await expect.poll(() => domains.getAttribute("aria-invalid")).toBe("true");
+    await domains.fill("Console-Org.example, mail.console-org.example");
+    await form.getByRole("button", { name: "Add provider" }).click();
+    const row = page.getByRole("row", { name: /^console-org-mail / });
+    await row.getByText("console-org.example, mail.console-org.example").waitFor();
+    await expectAccessible("identity providers");
+    const listed = await fetch(`${gh.url}/iam/v2beta1/identityProviders?name=console-org-mail`, {
+      headers: org.owner.headers,
+    });
+    const uid = ((await listed.json()) as { identityProviders: { uid: string }[] })
+      .identityProviders[0]!.uid;
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${uid}`]);
+
+    await context.close();
+    await freshPage("sign-in by email");
+    await page.goto(`${gh.url}/console/`);
+    const field = page.getByLabel(
+      "Your work email, or your organization's identity provider (its name)",
+    );
+    await field.fill("alice@elsewhere.example");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    await page
+      .getByRole("alert")
+      .getByText(/No identity provider declares the domain of alice@elsewhere\.example/)
+      .waitFor();
+    await field.fill("Alice@MAIL.console-org.example");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    // At the provider the domain chose (through Gatehouse's authorize with its uid).
+    await page.locator("input[name=login]").fill("alice");
+    await page.locator("input[name=password]").fill("any");
+    await page.locator("button[type=submit]").click();
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByRole("heading", { name: "Your groups" }).waitFor();
   });
 });

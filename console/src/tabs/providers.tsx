@@ -31,6 +31,7 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
           { title: "Name", render: (p) => <span title={p.uid}>{p.name}</span> },
           { title: "Issuer", render: (p) => p.oidc?.issuer ?? "" },
           { title: "Client ID", render: (p) => p.oidc?.clientId ?? "" },
+          { title: "Email domains", render: (p) => p.emailDomains.join(", ") },
           {
             title: "Redirect URI (register it at the provider)",
             render: (p) => <span class="uid">{p.redirectUri}</span>,
@@ -62,6 +63,11 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
             { name: "clientId", label: "Client ID", required: true },
             { name: "clientSecret", label: "Client secret (never shown again)", type: "password" },
             {
+              // A claim, not proof of ownership: it only picks this provider at sign-in.
+              name: "emailDomains",
+              label: "Email domains that sign in here (comma separated, optional)",
+            },
+            {
               name: "defaultRole",
               label: "Default role",
               type: "select",
@@ -75,6 +81,7 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
               identityProvider: {
                 name: v.name as string,
                 defaultRole: v.defaultRole as string,
+                emailDomains: (v.emailDomains as string).split(/[\s,]+/).filter((d) => d !== ""),
                 oidc: {
                   issuer: v.issuer as string,
                   clientId: v.clientId as string,
