@@ -7,6 +7,7 @@ import { decodeJwt } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { protocols, registryClients } from "../helpers/registry-clients.js";
 import { restCall } from "../helpers/rest-client.js";
+import { runCli } from "../helpers/run-cli.js";
 import {
   freePort,
   startTestServer,
@@ -91,6 +92,18 @@ describe("pull references", () => {
       org.owner.headers,
     );
     expect(got.json.pullReference).toBe(made.json.pullReference);
+  });
+
+  it("are printed by the CLI", async () => {
+    const env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
+    const made = await runCli(
+      ["registry", "repos", "create", "--parent", team, "--name", "cli-app", "--output", "json"],
+      env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const uid = (JSON.parse(made.stdout) as { uid: string }).uid;
+    const got = await runCli(["registry", "repos", "get", uid, "--output", "json"], env);
+    expect(JSON.parse(got.stdout).pullReference).toBe(`${service}/acme/team-a/cli-app`);
   });
 
   it("are empty when the name addresses another repo", async () => {
