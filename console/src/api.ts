@@ -1,5 +1,6 @@
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
+import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { AccountAssociationsService } from "../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { CallerService } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
@@ -38,6 +39,7 @@ export const api = {
   repos: createClient(ReposService, transport),
   tags: createClient(TagsService, transport),
   advisories: createClient(AdvisoriesService, transport),
+  events: createClient(EventsService, transport),
 };
 
 /** An API error as the console shows it: the status message, and violations by field. */

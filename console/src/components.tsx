@@ -63,12 +63,21 @@ export function ListView<T>(props: {
   pageSize?: number;
   /** What the API's `name` filter and order mean for this list (a binding's is its role's). */
   nameLabel?: string;
+  /** The orders offered, the first by default (the usual ones when not given). */
+  orders?: [value: string, label: string][];
 }) {
   const pageSize = props.pageSize ?? 50;
   const nameLabel = props.nameLabel ?? "Name";
+  const orders = props.orders ?? [
+    ["name", nameLabel.toLowerCase()],
+    ["name desc", `${nameLabel.toLowerCase()}, descending`],
+    ["create_time", "oldest first"],
+    ["create_time desc", "newest first"],
+    ["update_time desc", "recently changed"],
+  ];
   const [name, setName] = useState("");
   const [filter, setFilter] = useState("");
-  const [orderBy, setOrderBy] = useState("name");
+  const [orderBy, setOrderBy] = useState(orders[0]?.[0] ?? "name");
   const [tokens, setTokens] = useState<string[]>([""]);
   const [page, setPage] = useState<Page<T> | undefined>();
   const [problem, setProblem] = useState<Problem | undefined>();
@@ -116,11 +125,11 @@ export function ListView<T>(props: {
         <label>
           Order
           <select name="order" value={orderBy} onChange={(e) => setOrderBy(e.currentTarget.value)}>
-            <option value="name">{nameLabel.toLowerCase()}</option>
-            <option value="name desc">{nameLabel.toLowerCase()}, descending</option>
-            <option value="create_time">oldest first</option>
-            <option value="create_time desc">newest first</option>
-            <option value="update_time desc">recently changed</option>
+            {orders.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
           </select>
         </label>
       </form>

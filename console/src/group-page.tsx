@@ -9,6 +9,7 @@ import { AccessTab } from "./tabs/access.js";
 import { AccountTab } from "./tabs/account.js";
 import { AdvisoriesTab } from "./tabs/advisories.js";
 import { BindingsTab } from "./tabs/bindings.js";
+import { EventsTab } from "./tabs/events.js";
 import { IdentitiesTab } from "./tabs/identities.js";
 import { InvitesTab } from "./tabs/invites.js";
 import { MembersTab } from "./tabs/members.js";
@@ -18,7 +19,8 @@ import { RolesTab } from "./tabs/roles.js";
 import { SubgroupsTab } from "./tabs/subgroups.js";
 import { TreeTab } from "./tabs/tree.js";
 
-const tabs: [id: string, label: string][] = [
+/** The group page's tabs; one with a capability is offered only to a caller holding it. */
+const tabs: [id: string, label: string, capability?: string][] = [
   ["subgroups", "Subgroups"],
   ["tree", "Tree"],
   ["members", "Members"],
@@ -31,6 +33,7 @@ const tabs: [id: string, label: string][] = [
   ["account", "Account association"],
   ["repos", "Repos"],
   ["advisories", "Advisories"],
+  ["events", "Events", "events.list"],
 ];
 
 /** A group: breadcrumbs by name, its name and description, and one tab of its resources. */
@@ -107,11 +110,13 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
         </details>
       )}
       <nav class="tabs" aria-label="Group sections">
-        {tabs.map(([id, label]) => (
-          <a key={id} href={groupHref(uid, id)} aria-current={id === tab ? "page" : undefined}>
-            {label}
-          </a>
-        ))}
+        {tabs
+          .filter(([, , capability]) => !capability || can(capability))
+          .map(([id, label]) => (
+            <a key={id} href={groupHref(uid, id)} aria-current={id === tab ? "page" : undefined}>
+              {label}
+            </a>
+          ))}
       </nav>
       <section class="tab">
         {tab === "subgroups" && <SubgroupsTab uid={uid} can={can} />}
@@ -126,6 +131,7 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
         {tab === "account" && <AccountTab uid={uid} can={can} />}
         {tab === "repos" && <ReposTab uid={uid} can={can} />}
         {tab === "advisories" && <AdvisoriesTab uid={uid} />}
+        {tab === "events" && <EventsTab uid={uid} groupName={group.name} />}
       </section>
     </>
   );

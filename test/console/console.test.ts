@@ -266,6 +266,59 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     expect(await page.getByRole("form", { name: "Grant a role here" }).count()).toBe(0);
   });
 
+  it("lists an owner's change on the Events page, newest first; a viewer is not offered it", async () => {
+    await freshPage("events");
+    await signInWithToken(org.owner.token);
+    await openGroup(org.uid);
+    await page.getByRole("heading", { name: "console-org" }).waitFor();
+    const create = page.getByRole("form", { name: "Create a subgroup" });
+    await create.getByLabel("Name").fill("audited");
+    await create.getByRole("button", { name: "Create subgroup" }).click();
+    await page.getByRole("link", { name: "audited" }).click();
+    await page.getByRole("heading", { name: "audited" }).waitFor();
+    await page.getByText("Rename or delete this group").click();
+    const rename = page.getByRole("form", { name: "Rename group" });
+    await rename.getByLabel("New name").fill("audited-2");
+    await rename.getByRole("button", { name: "Rename" }).click();
+    await page.getByRole("heading", { name: "audited-2" }).waitFor();
+
+    await page.getByRole("link", { name: "console-org" }).click();
+    await page.getByRole("link", { name: "Events", exact: true }).click();
+    const events = page.getByRole("region", { name: "Events" });
+    // Newest first: the rename (its changed field), then the creation, both by the owner.
+    const rows = events.getByRole("row");
+    await rows.nth(1).getByText("group updated").waitFor();
+    expect(await rows.nth(1).textContent()).toMatch(/group updatedaudited-2.+name$/);
+    expect(await rows.nth(2).textContent()).toMatch(/group createdaudited-2/);
+    const owner = await page.evaluate(async (token) => {
+      const r = await fetch("/iam/v2beta1/caller", {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      return ((await r.json()) as { identity: { uid: string } }).identity.uid;
+    }, org.owner.token);
+    expect(await rows.nth(1).getByTitle(owner, { exact: true }).count()).toBe(1);
+    await expectAccessible("events");
+
+    // Filtered by a type: only the updates.
+    await events.getByLabel("Type").fill("dev.gatehouse.iam.group.updated.v1");
+    await events.getByRole("button", { name: "Filter" }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(1);
+    await expect
+      .poll(async () => (await events.getByRole("cell", { name: "group created" }).count()) === 0)
+      .toBe(true);
+    expect(await events.getByRole("cell", { name: "group updated" }).count()).toBeGreaterThan(0);
+
+    const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
+    await freshPage("events viewer");
+    await signInWithToken(viewer.token);
+    const caps = page.waitForResponse((r) => r.url().endsWith("/ListCallerCapabilities"));
+    await openGroup(org.uid, "members");
+    await (await caps).finished();
+    await page.getByRole("table", { name: "Members" }).waitFor();
+    expect(await page.getByRole("link", { name: "Members", exact: true }).count()).toBe(1);
+    expect(await page.getByRole("link", { name: "Events", exact: true }).count()).toBe(0);
+  });
+
   it("tells a caller whose role went while the page was open which capability it lacks (403)", async () => {
     const editor = await gh.makeIdentity(org.uid, ["owner"]);
     await freshPage("forbidden");
