@@ -418,6 +418,11 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     const s = settings.find((x) => x.key === key)!;
     return `${s.env} (--${s.flag})`;
   };
+  // An integer or boolean setting with its default: the shape most settings share.
+  const int = (key: keyof Config, dflt: string, min: number, max: number) =>
+    parseInteger(get(key) ?? dflt, describe(key), min, max);
+  const bool = (key: keyof Config, dflt: "true" | "false") =>
+    parseBool(get(key) ?? dflt, describe(key));
 
   // Set at all, even empty (once "off"): the setting is gone, so a deployment still naming it
   // learns so now rather than when its gRPC clients cannot connect.
@@ -455,10 +460,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       `${describe("registryNotificationsSecret")}: must be at least 16 characters`,
     );
   }
-  const allowInsecureLoopbackIssuers = parseBool(
-    get("allowInsecureLoopbackIssuers") ?? "false",
-    describe("allowInsecureLoopbackIssuers"),
-  );
+  const allowInsecureLoopbackIssuers = bool("allowInsecureLoopbackIssuers", "false");
   const trustedUserIssuers = list(get("trustedUserIssuers"));
   for (const iss of trustedUserIssuers) {
     const u = new URL(parseUrl(iss, describe("trustedUserIssuers")));
@@ -503,52 +505,29 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     registryNotificationsSecret,
     trustedUserIssuers,
     allowInsecureLoopbackIssuers,
-    allowPrivateIssuerAddresses: parseBool(
-      get("allowPrivateIssuerAddresses") ?? "false",
-      describe("allowPrivateIssuerAddresses"),
-    ),
-    maxIdentityProvidersPerOrganization: parseInteger(
-      get("maxIdentityProvidersPerOrganization") ?? "20",
-      describe("maxIdentityProvidersPerOrganization"),
+    allowPrivateIssuerAddresses: bool("allowPrivateIssuerAddresses", "false"),
+    maxIdentityProvidersPerOrganization: int(
+      "maxIdentityProvidersPerOrganization",
+      "20",
       1,
       10_000,
     ),
-    shutdownTimeoutMs: parseInteger(
-      get("shutdownTimeoutMs") ?? "10000",
-      describe("shutdownTimeoutMs"),
-      0,
-      600_000,
-    ),
-    requestBufferBytes: parseInteger(
-      get("requestBufferBytes") ?? "67108864",
-      describe("requestBufferBytes"),
-      1024 * 1024,
-      2 ** 40,
-    ),
-    allowReadableDb: parseBool(get("allowReadableDb") ?? "false", describe("allowReadableDb")),
-    leanPaths: parseBool(get("leanPaths") ?? "true", describe("leanPaths")),
+    shutdownTimeoutMs: int("shutdownTimeoutMs", "10000", 0, 600_000),
+    requestBufferBytes: int("requestBufferBytes", "67108864", 1024 * 1024, 2 ** 40),
+    allowReadableDb: bool("allowReadableDb", "false"),
+    leanPaths: bool("leanPaths", "true"),
     ...login,
     refreshTokenTtlSeconds: parseDuration(
       get("refreshTokenTtlSeconds") ?? "7d",
       describe("refreshTokenTtlSeconds"),
     ),
-    oauthRateLimit: parseInteger(
-      get("oauthRateLimit") ?? "60",
-      describe("oauthRateLimit"),
-      1,
-      1_000_000,
-    ),
-    signInRateLimit: parseInteger(
-      get("signInRateLimit") ?? "120",
-      describe("signInRateLimit"),
-      1,
-      1_000_000,
-    ),
+    oauthRateLimit: int("oauthRateLimit", "60", 1, 1_000_000),
+    signInRateLimit: int("signInRateLimit", "120", 1, 1_000_000),
     signInPurgeIntervalSeconds: parseDuration(
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),
     ),
-    ...connectionSettings(get, describe),
+    ...connectionSettings(int),
   };
 }
 
@@ -564,11 +543,8 @@ type ConnectionSettings = Pick<
 
 /** The bounds on connections and database waits (README "Connections, stalls and shutdown"). */
 function connectionSettings(
-  get: (key: keyof Config) => string | undefined,
-  describe: (key: keyof Config) => string,
+  int: (key: keyof ConnectionSettings, dflt: string, min: number, max: number) => number,
 ): ConnectionSettings {
-  const int = (key: keyof ConnectionSettings, dflt: string, min: number, max: number) =>
-    parseInteger(get(key) ?? dflt, describe(key), min, max);
   return {
     maxConnections: int("maxConnections", "4096", 1, 1_000_000),
     maxConnectionsPerAddress: int("maxConnectionsPerAddress", "512", 1, 1_000_000),
