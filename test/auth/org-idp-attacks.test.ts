@@ -59,6 +59,17 @@ async function register(
   );
 }
 
+/** Delete a provider the attacker registered, so later tests start within the org's limit. */
+async function unregister(uid: string) {
+  await restCall(
+    gh.url,
+    "DELETE",
+    `/iam/v2beta1/identityProviders/${uid}`,
+    undefined,
+    attacker.owner.headers,
+  );
+}
+
 /**
  * A provider row as an older Gatehouse stored it, without today's checks on its issuer: the
  * fix must hold for those too.
@@ -192,13 +203,7 @@ describe("critical: signing in as another person through an organization's provi
       expect(token).toBeUndefined();
       expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -282,13 +287,7 @@ describe("high: mix-up through the one shared callback", () => {
       expect(h.tokenRequests()).toHaveLength(0);
       expect(logged(from).find((l) => l.msg === "login refused")?.reason).toBe("wrong_callback");
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -307,13 +306,7 @@ describe("high: mix-up through the one shared callback", () => {
         `${gh.url}/oauth/callback/${created.json.uid}`,
       );
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -339,13 +332,7 @@ describe("high: mix-up through the one shared callback", () => {
         expect(back.searchParams.get("error")).toBe("access_denied");
         expect(h.tokenRequests()).toHaveLength(0);
       } finally {
-        await restCall(
-          gh.url,
-          "DELETE",
-          `/iam/v2beta1/identityProviders/${created.json.uid}`,
-          undefined,
-          attacker.owner.headers,
-        );
+        await unregister(created.json.uid);
       }
     },
   );
@@ -366,13 +353,7 @@ describe("high: provider documents are bounded and expire", () => {
       expect(back.searchParams.get("error")).toBe(error);
       expect(JSON.stringify(logged(from))).toMatch(/larger than 131072 bytes/);
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -388,13 +369,7 @@ describe("high: provider documents are bounded and expire", () => {
       await fetch(authorizeUrl(gh, created.json.uid, "v".repeat(43)), { redirect: "manual" });
       expect(discoveries()).toBe(2);
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -441,13 +416,7 @@ describe("low: what sign-in tells and stores", () => {
       );
       expect(JSON.stringify(logged(from))).toMatch(/ECONNREFUSED/);
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -467,13 +436,7 @@ describe("low: what sign-in tells and stores", () => {
         /control characters|too long/,
       );
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
@@ -510,13 +473,7 @@ describe("low: what sign-in tells and stores", () => {
       expect(redeemed.status).toBeGreaterThanOrEqual(400);
       expect(JSON.stringify(redeemed.json)).toMatch(/email/i);
     } finally {
-      await restCall(
-        gh.url,
-        "DELETE",
-        `/iam/v2beta1/identityProviders/${created.json.uid}`,
-        undefined,
-        attacker.owner.headers,
-      );
+      await unregister(created.json.uid);
     }
   });
 
