@@ -173,9 +173,16 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         Object.assign(head, statusTrailers(err));
         head["grpc-message"] = encodeGrpcMessage(err.rawMessage);
         stream.respond(head, { endStream: true });
-        // An answer before the whole request arrived (a refused size, a second message): the
-        // rest is not read. RST_STREAM(NO_ERROR) tells the client to stop sending it.
-        if (!stream.readableEnded) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+        // An answer before the whole request arrived (a refused size, a second message, a
+        // call refused from its headers): the rest is not read. RST_STREAM(NO_ERROR) tells the
+        // client to stop sending it, once the HEADERS frame has been written. Submitted in the
+        // same tick, on Node 22 and 26 the reset wins: nghttp2 no longer sends the HEADERS (the
+        // stream is closing) and the client sees a bare RST_STREAM, grpc-js as INTERNAL and
+        // connect-node as no answer at all. It shows when the call is refused with no I/O
+        // (no token, a malformed one, an unknown kid) on a connection that served a call
+        // before; Node 24 writes the HEADERS first. A check-phase callback runs after the
+        // session's own write, which is scheduled as a native immediate.
+        if (!stream.readableEnded) setImmediate(resetUnread, stream);
         return;
       }
       const trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
@@ -225,6 +232,11 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
 }
 
 function ignore(): void {}
+
+/** RST_STREAM(NO_ERROR) for a stream answered in full whose request is still coming. */
+function resetUnread(stream: ServerHttp2Stream): void {
+  if (!stream.closed && !stream.destroyed) stream.close(http2.constants.NGHTTP2_NO_ERROR);
+}
 
 /**
  * Answer a stream: headers, the message, then trailers. Out here, not inside the call's

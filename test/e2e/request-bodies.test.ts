@@ -110,6 +110,45 @@ describe("an unauthenticated body is refused before it is read", () => {
     }
   });
 
+  it("lean gRPC: a refusal sent while the request is still open arrives whole, then RST_STREAM(NO_ERROR)", async () => {
+    // Node 22 and 26 dropped the answer when the reset went out with it, on a connection that
+    // had served a call before: the client got a bare RST_STREAM (grpc-js: INTERNAL,
+    // connect-node: no answer at all). Node 24 sent both, in order.
+    const session = http2.connect(ts.url);
+    const call = (headers: Record<string, string>) =>
+      session.request({
+        ":method": "POST",
+        ":path": createGroup,
+        "content-type": "application/grpc",
+        te: "trailers",
+        ...headers,
+      });
+    const answer = (req: http2.ClientHttp2Stream) =>
+      new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        req.once("response", resolve);
+        req.once("close", () => reject(new Error(`reset (${req.rstCode}) with no answer`)));
+      });
+    try {
+      // A call served first, on the same connection (an empty message: INVALID_ARGUMENT).
+      const served = call(org.owner.headers);
+      served.end(grpcEnvelope(Buffer.alloc(0)));
+      expect((await answer(served))["grpc-status"]).toBe("3");
+      for (const headers of [{}, { authorization: "Bearer not.a.jwt" }]) {
+        const req = call(headers);
+        // The first bytes of a message and no END_STREAM: the server answers from the headers.
+        req.write(bigCreateGroup(org.uid, 100).subarray(0, 8));
+        expect((await answer(req))["grpc-status"]).toBe("16");
+        await new Promise((resolve) =>
+          req.closed ? resolve(undefined) : req.once("close", resolve),
+        );
+        // The client is told to stop sending the rest, without an error.
+        expect(req.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+      }
+    } finally {
+      session.close();
+    }
+  });
+
   it("REST and Connect answer 401 without reading the body either", async () => {
     const big = JSON.stringify({ name: "big", description: "a".repeat(900 * 1024) });
     for (const [path, type] of [
