@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { DescService, JsonValue } from "@bufbuild/protobuf";
 import type { FastifyInstance, RawServerBase } from "fastify";
-import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
+import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
 
 /**
  * Add a hook (to the app) that gives every Timestamp of a successful unary Connect JSON

@@ -16,7 +16,7 @@ import {
   runningCalls,
 } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
-import { millisecondTimestampsIfAny } from "../rest/timestamp-json.js";
+import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import {

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { headerPairs } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
+import { millisecondTimestamps } from "../json/timestamp-json.js";
 import { budgetExhausted, isBudgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
@@ -28,7 +29,6 @@ import { compileHttpRules, type RestRule } from "./http-rules.js";
 import { createOutputPruner, type OutputPruner } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
-import { millisecondTimestamps } from "./timestamp-json.js";
 import { createUnaryCall, type UnaryCall } from "./unary-call.js";
 
 /** What the REST gateway serves and how; the same parts the Connect router is given. */

@@ -1,5 +1,8 @@
 import type { DescField, DescMessage, JsonValue } from "@bufbuild/protobuf";
 
+// How messages look as JSON, for every path that writes JSON (REST, Connect JSON on the
+// router and on the lean path): a neutral room, importing nothing from the paths above it.
+
 /** Rewrites one JSON value of a field's type; returns the value to keep. */
 type ValueFix = (v: JsonValue) => JsonValue;
 
