@@ -1,8 +1,8 @@
-import { violations } from "../services/validate.js";
 import { checkAdvisoryFields } from "../services/vulnerabilities/advisory-rules.js";
 import type { AdvisoryContent } from "../store/advisory-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
+import { violations } from "../validation/field-rules.js";
 import {
   describeViolations,
   emptySummary,

@@ -1,5 +1,5 @@
 import { notFound } from "../errors.js";
-import { checkUid, violations } from "./validate.js";
+import { checkUid, violations } from "../validation/field-rules.js";
 
 /**
  * Check that `uid` is a well-formed uid (INVALID_ARGUMENT on `field` otherwise), load it with

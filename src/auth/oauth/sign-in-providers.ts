@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
-import { maxNameLength } from "../../services/validate.js";
 import type { Store } from "../../store/store.js";
+import { maxNameLength } from "../../validation/field-rules.js";
 import { domainOfEmail, isEmailDomain, maxDomainLength } from "./email-domains.js";
 
 /** Options of signInProviderRoutes. */

@@ -10,8 +10,8 @@ import {
 import type { EventFilters, EventRecord } from "../../store/event-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
+import { violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
-import { violations } from "../validate.js";
 
 /** What the events service needs. */
 export interface EventsDeps {

@@ -15,9 +15,9 @@ import { capabilities, isCapability } from "../../auth/capabilities.js";
 import type { RoleBindingRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
+import { checkUid, violations } from "../../validation/field-rules.js";
 import { callerOf } from "../caller.js";
 import { identityBindings } from "../identity-bindings.js";
-import { checkUid, violations } from "../validate.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the access service needs. */

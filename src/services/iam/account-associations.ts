@@ -19,10 +19,6 @@ import type {
 } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
-import { listOptionsOf } from "../caller.js";
-import { requireFound } from "../require-found.js";
-import { sortValueOf } from "../sort-value.js";
-import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 import {
   checkDescription,
   checkUid,
@@ -31,7 +27,11 @@ import {
   maxNameLength,
   type Violations,
   violations,
-} from "../validate.js";
+} from "../../validation/field-rules.js";
+import { listOptionsOf } from "../caller.js";
+import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
+import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 
 /** What the account-associations service needs. */
 export interface AccountAssociationsDeps {

@@ -16,12 +16,12 @@ import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-sto
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
+import { checkUid, type Violations, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { mayStillGrant, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
-import { checkUid, type Violations, violations } from "../validate.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the group-invites service needs. */

@@ -12,11 +12,16 @@ import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../store/list.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
 import { depthOf, maxGroupDepth, newChildUid, newRootUid } from "../../uid.js";
+import {
+  checkDescription,
+  checkGroupName,
+  checkUid,
+  violations,
+} from "../../validation/field-rules.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
-import { checkDescription, checkGroupName, checkUid, violations } from "../validate.js";
 
 /** What the groups service needs. */
 export interface GroupsDeps {

@@ -26,19 +26,19 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { atomically } from "../atomic.js";
-import { callerOf, listOptionsOf } from "../caller.js";
-import { requireIdentityPowers } from "../escalation.js";
-import { requireFound } from "../require-found.js";
-import { sortValueOf } from "../sort-value.js";
-import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 import {
   checkDescription,
   checkDisplayName,
   checkUid,
   type Violations,
   violations,
-} from "../validate.js";
+} from "../../validation/field-rules.js";
+import { atomically } from "../atomic.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireIdentityPowers } from "../escalation.js";
+import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
+import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 
 /** What the identities service needs. */
 export interface IdentitiesDeps {

@@ -25,19 +25,19 @@ import type { ListEngine } from "../../store/list.js";
 import { isEmptyPatch } from "../../store/patch.js";
 import type { Store } from "../../store/store.js";
 import { isUid, newChildUid, rootOf } from "../../uid.js";
-import { atomically } from "../atomic.js";
-import { callerOf, listOptionsOf } from "../caller.js";
-import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
-import { requireFound } from "../require-found.js";
-import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
 import {
   checkDescription,
   checkDisplayName,
   checkUid,
   type Violations,
   violations,
-} from "../validate.js";
+} from "../../validation/field-rules.js";
+import { atomically } from "../atomic.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
+import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
 
 /** What the identity-providers service needs. */
 export interface IdentityProvidersDeps {

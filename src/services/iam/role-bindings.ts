@@ -18,12 +18,12 @@ import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-stor
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
+import { checkUid, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { resolveMask } from "../update-mask.js";
-import { checkUid, violations } from "../validate.js";
 
 /** What the role-bindings service needs. */
 export interface RoleBindingsDeps {

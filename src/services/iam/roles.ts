@@ -14,19 +14,19 @@ import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
 import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { atomically } from "../atomic.js";
-import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll } from "../escalation.js";
-import { requireFound } from "../require-found.js";
-import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
 import {
   checkDescription,
   checkDisplayName,
   checkUid,
   type Violations,
   violations,
-} from "../validate.js";
+} from "../../validation/field-rules.js";
+import { atomically } from "../atomic.js";
+import { callerOf, listOptionsOf } from "../caller.js";
+import { requireAll } from "../escalation.js";
+import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
+import { resolveMask } from "../update-mask.js";
 
 /** What the roles service needs. */
 export interface RolesDeps {

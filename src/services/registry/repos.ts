@@ -13,11 +13,11 @@ import type { ListEngine } from "../../store/list.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
+import { checkDescription, checkUid, violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
-import { checkDescription, checkUid, violations } from "../validate.js";
 import { checkRepoAliases, checkRepoName } from "./registry-rules.js";
 
 /** What the repos service needs. */

@@ -4,7 +4,7 @@ import type {
   AdvisorySeverity,
   EventTypeNumber,
 } from "../../store/advisory-store.js";
-import { maxNameLength, type Violations } from "../validate.js";
+import { maxNameLength, type Violations } from "../../validation/field-rules.js";
 
 /** Limits of advisory fields (API.md leaves them open; these hold real OSV data). */
 export const advisoryLimits = {

@@ -2,6 +2,9 @@ import type { FieldViolation } from "../errors.js";
 import { invalidArgument } from "../errors.js";
 import { isUid } from "../uid.js";
 
+// The rules every layer checks input against (the handlers, the CLI's bootstrap, the
+// importers, sign-in providers): a neutral room, importing only errors and uids.
+
 /** Limits of API.md: names at most 256 characters, descriptions at most 512. */
 export const maxNameLength = 256;
 export const maxDescriptionLength = 512;
