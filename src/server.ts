@@ -65,10 +65,10 @@ import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { apiServices, createServiceImpls, registerServices } from "./routes.js";
 import { registration } from "./service-registration.js";
-import { createNulGate } from "./services/string-rules.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
+import { createNulGate } from "./validation/string-rules.js";
 
 // Where a request served through fastify keeps its CallInfo (the request log reads it back).
 const kRequestCallInfo = Symbol("gatehouse call info");

@@ -7,7 +7,7 @@ import {
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { toApiError } from "../errors.js";
 import type { ServiceRegistration } from "../service-registration.js";
-import { refuseDroppedProtoKey, refuseProtoKeyInJsonText } from "../services/string-rules.js";
+import { refuseDroppedProtoKey, refuseProtoKeyInJsonText } from "../validation/string-rules.js";
 import { requestParseError } from "./request-parse-errors.js";
 import { protocolError } from "./status-trailers.js";
 

@@ -8,7 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation } from "@bufbuild/protobuf/wkt";
 import { type FieldViolation, invalidArgument } from "../errors.js";
-import { refuseProtoKeyInJson } from "../services/string-rules.js";
+import { refuseProtoKeyInJson } from "../validation/string-rules.js";
 import { fieldNamed } from "./field-path.js";
 
 /**

@@ -5,7 +5,7 @@ import { reflect } from "@bufbuild/protobuf/reflect";
  * Call `visit` with every string of a message, nested messages included: string fields,
  * string list items, and the keys and string values of maps, each with its path in JSON
  * names (`identity.claimMatch.claims[name]`, `... (key)` for a map key). The checks that
- * hold for every string input on every path (src/services/string-rules.ts) walk requests with it.
+ * hold for every string input on every path (src/validation/string-rules.ts) walk requests with it.
  */
 export function forEachString(
   schema: DescMessage,
