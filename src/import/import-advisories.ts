@@ -1,7 +1,7 @@
-import { checkAdvisoryFields } from "../services/vulnerabilities/advisory-rules.js";
 import type { AdvisoryContent } from "../store/advisory-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
+import { checkAdvisoryFields } from "../validation/advisory-rules.js";
 import { violations } from "../validation/field-rules.js";
 import {
   describeViolations,

@@ -1,8 +1,8 @@
-import { checkDigest, checkTagName } from "../services/registry/registry-rules.js";
 import type { NewTag } from "../store/registry-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
 import { violations } from "../validation/field-rules.js";
+import { checkDigest, checkTagName } from "../validation/registry-rules.js";
 import {
   describeViolations,
   emptySummary,

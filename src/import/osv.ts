@@ -1,5 +1,5 @@
-import { advisoryLimits } from "../services/vulnerabilities/advisory-rules.js";
 import type { AdvisoryContent, AdvisoryEvent } from "../store/advisory-store.js";
+import { advisoryLimits } from "../validation/advisory-rules.js";
 
 /** OsvError is an OSV document that cannot become an advisory; its message is the reason. */
 export class OsvError extends Error {

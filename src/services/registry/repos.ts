@@ -14,11 +14,11 @@ import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { checkDescription, checkUid, violations } from "../../validation/field-rules.js";
+import { checkRepoAliases, checkRepoName } from "../../validation/registry-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
-import { checkRepoAliases, checkRepoName } from "./registry-rules.js";
 
 /** What the repos service needs. */
 export interface ReposDeps {

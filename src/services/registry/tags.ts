@@ -12,10 +12,10 @@ import type { TagFilters, TagRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
+import { checkDigest, checkTagName } from "../../validation/registry-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { checkDigest, checkTagName } from "./registry-rules.js";
 
 /** What the tags service needs. */
 export interface TagsDeps {

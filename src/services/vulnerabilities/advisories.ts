@@ -19,12 +19,12 @@ import type {
 import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
+import { checkAdvisoryFields, checkQuery, isEventType } from "../../validation/advisory-rules.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { resolveMask } from "../update-mask.js";
-import { checkAdvisoryFields, checkQuery, isEventType } from "./advisory-rules.js";
 
 /** What the advisories service needs. */
 export interface AdvisoriesDeps {

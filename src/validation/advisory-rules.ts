@@ -3,8 +3,8 @@ import type {
   AdvisoryEvent,
   AdvisorySeverity,
   EventTypeNumber,
-} from "../../store/advisory-store.js";
-import { maxNameLength, type Violations } from "../../validation/field-rules.js";
+} from "../store/advisory-store.js";
+import { maxNameLength, type Violations } from "./field-rules.js";
 
 /** Limits of advisory fields (API.md leaves them open; these hold real OSV data). */
 export const advisoryLimits = {

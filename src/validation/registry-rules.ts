@@ -1,4 +1,4 @@
-import { maxNameLength, type Violations } from "../../validation/field-rules.js";
+import { maxNameLength, type Violations } from "./field-rules.js";
 
 /**
  * A repo name is an OCI repository name: one or more path components separated by `/`, each
