@@ -4,14 +4,7 @@ import type { Identity } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.
 import { api } from "../api.js";
 import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ListView } from "../components.js";
-
-/** What an identity is: a person, or a workload and the issuer it comes from. */
-export function identityKind(i: Identity): string {
-  const m = i.method;
-  if (m.case === "claimMatch") return `workload: ${m.value.issuer || m.value.issuerPattern}`;
-  if (m.case === "staticKeys") return `workload (static keys): ${m.value.issuer}`;
-  return `person${i.email ? ` <${i.email}>` : ""}`;
-}
+import { identityKind } from "../identity-detail.js";
 
 /** The claimMatch fields of the create and edit forms, in the API's own (camelCase) names. */
 const claimMatchFields = [

@@ -4,9 +4,9 @@ import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindin
 import { api, type Problem, problemOf } from "../api.js";
 import type { Can } from "../caps.js";
 import { ConfirmButton, FormView, ProblemBox } from "../components.js";
+import { BoundIdentity } from "../identity-detail.js";
 import { all, ancestors, usePickers } from "../pickers.js";
 import { groupHref } from "../routes.js";
-import { BoundIdentity } from "./bindings.js";
 
 /** How a binding reaches the group a page shows. */
 type Reach = "inherited" | "direct" | "below";
