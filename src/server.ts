@@ -17,8 +17,6 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { ServerReflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
-import { ServerReflection as ServerReflectionAlpha } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { createAccessControl } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
@@ -63,8 +61,9 @@ import { registryTokenRoutes } from "./registry/token-routes.js";
 import { createRequestBudget } from "./request-budget.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
-import { apiServices, createServiceImpls, registerServices } from "./routes.js";
+import { createServiceImpls, registerServices } from "./service-impls.js";
 import { registration } from "./service-registration.js";
+import { apiServices, protocolServices } from "./service-table.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
@@ -132,7 +131,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     config.metricsPort === undefined
       ? noMetrics
       : createMetrics({
-          services: [...apiServices, Health, ServerReflection, ServerReflectionAlpha],
+          services: [...apiServices, ...protocolServices.map((p) => p.service)],
           storeOperations: storeOperations(deps.store),
           accessCache: () => deps.store.accessCacheCounts(),
           tokenRpcs: {

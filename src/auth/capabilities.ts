@@ -1,12 +1,10 @@
 import { createHash } from "node:crypto";
 
+import { serviceEntries } from "../service-table.js";
 import type { StoreRoles } from "../store/store.js";
-import { capabilities } from "./capability-catalog.js";
+import { type Capability, capabilities } from "./capability-catalog.js";
 
-export { capabilities };
-
-/** Capability is one entry of the catalog. */
-export type Capability = (typeof capabilities)[number];
+export { type Capability, capabilities };
 
 const known = new Set<string>(capabilities);
 
@@ -28,13 +26,25 @@ export interface BuiltinRole {
 const builtinUid = (name: string) =>
   createHash("sha1").update(`gatehouse/builtin-role/${name}`).digest("hex");
 
+/** The capabilities of the table's services that `pick` chooses, in catalog order. */
+const derived = (
+  pick: (
+    caps: NonNullable<(typeof serviceEntries)[number]["capabilities"]>,
+    verb: string,
+  ) => boolean,
+): Capability[] =>
+  serviceEntries.flatMap(({ capabilities: c }) =>
+    c ? c.verbs.filter((v) => pick(c, v)).map((v) => `${c.kind}.${v}` as Capability) : [],
+  );
+// Writes the owner role leaves to a role of their own (advisories.admin).
+const notOwners = derived((c, v) => c.ownerWrites === false && v !== "list");
 const advisoryWrites: readonly Capability[] = [
   "advisories.create",
   "advisories.update",
   "advisories.delete",
 ];
-// The audit trail is the owners': viewers and editors list everything else.
-const lists = capabilities.filter((c) => c.endsWith(".list") && c !== "events.list");
+// Viewers and editors list everything but what is the owners' alone (the audit trail).
+const lists = derived((c, v) => v === "list" && c.viewers !== false);
 const repoAndTagWrites: Capability[] = [
   "repo.create",
   "repo.update",
@@ -64,7 +74,7 @@ export const builtinRoles: readonly BuiltinRole[] = [
   builtin(
     "owner",
     "every capability but advisory writes",
-    capabilities.filter((c) => !advisoryWrites.includes(c)),
+    capabilities.filter((c) => !notOwners.includes(c)),
   ),
   builtin("registry.pull", "pull images", ["repo.list", "tag.list", "registry.pull"]),
   builtin("registry.push", "pull and push images", [

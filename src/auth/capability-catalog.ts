@@ -1,50 +1,39 @@
-// No imports: the web console bundles this catalog too.
+// Runtime imports: the service table only (generated descriptors). The web console bundles
+// this catalog too.
+import { type ServiceTable, serviceEntries } from "../service-table.js";
+import type { CapabilityOfRule } from "./rule.js";
+
+type Entry = ServiceTable[keyof ServiceTable];
+type CapabilitiesOf<E> = E extends {
+  capabilities: { kind: infer K extends string; verbs: readonly (infer V extends string)[] };
+}
+  ? `${K}.${V}` | (E["capabilities"] extends { also: readonly (infer A)[] } ? A : never)
+  : never;
 
 /**
- * The capability catalog: every capability a role can hold. A capability is held at a group
- * and, through the tree, at every group below it. Reads (List and Get) need `<kind>.list`.
+ * Capability is one entry of the catalog: `<kind>.<verb>` of a service in the table, or one
+ * it adds (`registry.pull`). A union of literals: a name that is not one fails to compile.
  */
-export const capabilities = [
-  "groups.list",
-  "groups.create",
-  "groups.update",
-  "groups.delete",
-  "identities.list",
-  "identities.create",
-  "identities.update",
-  "identities.delete",
-  "roles.list",
-  "roles.create",
-  "roles.update",
-  "roles.delete",
-  "role_bindings.list",
-  "role_bindings.create",
-  "role_bindings.update",
-  "role_bindings.delete",
-  "identity_providers.list",
-  "identity_providers.create",
-  "identity_providers.update",
-  "identity_providers.delete",
-  "account_associations.list",
-  "account_associations.create",
-  "account_associations.update",
-  "account_associations.delete",
-  "group_invites.list",
-  "group_invites.create",
-  "group_invites.update",
-  "group_invites.delete",
-  "repo.list",
-  "repo.create",
-  "repo.update",
-  "repo.delete",
-  "tag.list",
-  "tag.create",
-  "tag.delete",
-  "registry.pull",
-  "registry.push",
-  "advisories.list",
-  "advisories.create",
-  "advisories.update",
-  "advisories.delete",
-  "events.list",
-] as const;
+export type Capability = CapabilitiesOf<Entry>;
+
+/**
+ * The capability catalog: every capability a role can hold, in the order of the service
+ * table. A capability is held at a group and, through the tree, at every group below it.
+ * Reads (List and Get) need `<kind>.list`.
+ */
+export const capabilities: readonly Capability[] = serviceEntries.flatMap(({ capabilities: c }) =>
+  c ? [...c.verbs.map((v) => `${c.kind}.${v}`), ...(c.also ?? [])] : [],
+) as Capability[];
+
+// Compile-time checks, at no cost at run time: the catalog is made of literals (a widened
+// `string` would accept any typo), and every capability a rule of the table names is in it.
+type RuleCapabilities = {
+  [N in keyof ServiceTable]: CapabilityOfRule<
+    ServiceTable[N]["rules"][keyof ServiceTable[N]["rules"]]
+  >;
+}[keyof ServiceTable];
+type Exactly<T> = [T] extends [never] ? true : { notInTheCatalog: T };
+/** True, or the compiler names the capability a rule uses that no table entry declares. */
+export const rulesNameCatalogCapabilities: Exactly<Exclude<RuleCapabilities, Capability>> = true;
+/** True, or the catalog has widened to `string` and checks nothing. */
+export const catalogIsLiteral: Exactly<string extends Capability ? string : never> = true;

@@ -16,7 +16,7 @@ import { AdvisoriesService as V1Advisories } from "../../gen/gatehouse/vulnerabi
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { eventTypeOf, isMutating } from "../../src/events/audit-interceptor.js";
-import { apiServices } from "../../src/routes.js";
+import { apiServices } from "../../src/service-table.js";
 import { hashCode } from "../../src/services/iam/group-invites.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";

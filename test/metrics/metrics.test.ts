@@ -3,7 +3,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { apiServices } from "../../src/routes.js";
+import { apiServices } from "../../src/service-table.js";
 import {
   connectGroups,
   connectTransports,

@@ -1,6 +1,6 @@
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { apiServices } from "../../src/routes.js";
+import { apiServices } from "../../src/service-table.js";
 import { browserAvailable, launchBrowser } from "../helpers/browser.js";
 import { startTestServer, type TestServer } from "../helpers/test-server.js";
 

@@ -24,7 +24,7 @@ import { invalidField } from "../../src/errors.js";
 import { createErrorInterceptor } from "../../src/interceptors.js";
 import { createFrameworkErrorHandler } from "../../src/rest/error-reply.js";
 import { restGateway } from "../../src/rest/gateway.js";
-import { registerServices } from "../../src/routes.js";
+import { registerServices } from "../../src/service-impls.js";
 import { registration } from "../../src/service-registration.js";
 
 const domain = "gatehouse.test";
