@@ -71,8 +71,15 @@ export interface ServiceEntry {
   readonly adapter?: true;
   /** The store operations its handlers call; the store suites must exercise each. */
   readonly store: readonly string[] | Not;
-  /** Its command line: `gatehouse <group> <command> list|get|...` (command "" for none). */
-  readonly cli: { readonly group: string; readonly command: string } | Not;
+  /**
+   * Its command line: a resource is `gatehouse <group> <command> list|get|...` (command ""
+   * puts the verbs on the group itself); a service of other RPCs names a command per method
+   * (`actions`, command to method), whose help and output src/cli/remote must then describe.
+   */
+  readonly cli:
+    | { readonly group: string; readonly command: string }
+    | { readonly group: string; readonly actions: Readonly<Record<string, string>> }
+    | Not;
   /** Its key in the web console's client map (console/src/api.ts). */
   readonly console: string | Not;
   /** The cross-organization matrix (test/iam/cross-org-matrix.test.ts) has a row per RPC. */
@@ -301,8 +308,11 @@ export const serviceTable = {
       ListCallerCapabilities: { kind: "authenticated" },
     },
     store: ["getRole", "listRoleBindings", "capabilitiesAt"],
-    // Its two RPCs are actions of the iam group (check-access, capabilities), not a resource.
-    cli: { group: "iam", command: "" },
+    // Its two RPCs are commands of the iam group, not a resource's verbs.
+    cli: {
+      group: "iam",
+      actions: { "check-access": "CheckAccess", capabilities: "ListCallerCapabilities" },
+    },
     console: "access",
     matrix: true,
   },

@@ -1,8 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
+import type { Capability } from "../../src/auth/capability-catalog.js";
 import { api } from "./api.js";
 
-/** Whether the signed-in caller holds a capability at the group a page shows. */
-export type Can = (capability: string) => boolean;
+/**
+ * Whether the signed-in caller holds a capability at the group a page shows. Typed by the
+ * catalog: a misspelled capability in a tab fails to compile instead of hiding a button.
+ */
+export type Can = (capability: Capability) => boolean;
 
 /**
  * The caller's capabilities at `uid`, from ListCallerCapabilities: the console offers only the

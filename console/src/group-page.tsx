@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Group } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import type { Capability } from "../../src/auth/capability-catalog.js";
 import { api, type Problem, problemOf } from "./api.js";
 import { useCan } from "./caps.js";
 import { ConfirmButton, FormView, ProblemBox } from "./components.js";
@@ -20,7 +21,7 @@ import { SubgroupsTab } from "./tabs/subgroups.js";
 import { TreeTab } from "./tabs/tree.js";
 
 /** The group page's tabs; one with a capability is offered only to a caller holding it. */
-const tabs: [id: string, label: string, capability?: string][] = [
+const tabs: [id: string, label: string, capability?: Capability][] = [
   ["subgroups", "Subgroups"],
   ["tree", "Tree"],
   ["members", "Members"],

@@ -6,7 +6,7 @@ import { CliError, type CliIo, processIo, terminalSafeIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
 import { importCommand, importUsage } from "./import.js";
 import { keys } from "./keys.js";
-import { remoteCommand, remoteGroups } from "./remote/resource-commands.js";
+import { remoteCommand, remoteGroups, remoteUsage } from "./remote/resource-commands.js";
 import { serve } from "./serve.js";
 import { token, tokenOptions } from "./token.js";
 import { trustBundleCommand } from "./trust-bundle.js";
@@ -17,15 +17,7 @@ Commands:
   auth login|token|status|logout|configure-docker
                                 sign in to a Gatehouse server (browser or workload token) and
                                 print API tokens; see gatehouse help auth
-  iam groups|identities|roles|role-bindings|identity-providers|account-associations|invites
-      list|get|create|update|delete [flags]   (invites also: redeem <code>)
-  iam check-access --identity-uid <uid> --capability <name> --group-uid <uid>
-                                whether an identity holds a capability at a group, and why
-  iam capabilities --group-uid <uid>
-                                the capabilities you hold at a group
-  registry repos|tags list|get|create|update|delete [flags]
-  advisories list|get|create|update|delete [flags]
-  events list [flags]           (the audit trail: --type, --actor, --start-time, ...)
+${remoteUsage()}
                                 manage a remote server's resources over the Connect protocol
                                 (--api or GATEHOUSE_API; the token of gatehouse auth, or
                                 GATEHOUSE_TOKEN); --output table|json; gatehouse iam groups

@@ -11,28 +11,16 @@ import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, CommanderError, Option } from "commander";
-import { EventsService } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
 import {
-  AccessService,
   AccessShortfall_Lack,
   type CheckAccessResponse,
   type ListCallerCapabilitiesResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
-import { AccountAssociationsService } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
-import { GroupInvitesService } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
-import { GroupsService } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { IdentitiesService } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
-import { IdentityProvidersService } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
-import {
-  type RoleBinding,
-  RoleBindingsService,
-} from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
-import { ReposService } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
-import { TagsService } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
-import { AdvisoriesService } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { builtinRoles } from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
+import { isNot, type ServiceName, type ServiceTable, serviceEntries } from "../../service-table.js";
 import { isUid, rootOf } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
@@ -60,77 +48,118 @@ interface Action {
   text: (res: Message) => string;
 }
 
-/** The remote command groups, the resources of each and its other commands. */
-export const remoteGroups: Record<
-  string,
-  { about: string; resources: Resource[]; actions?: Action[] }
-> = {
-  iam: {
-    about:
-      "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
-    actions: [
-      {
-        command: "check-access",
-        about: "whether an identity holds a capability at a group, and the role bindings why",
-        method: AccessService.method.checkAccess,
-        text: (res) => accessText(res as CheckAccessResponse),
-      },
-      {
-        command: "capabilities",
-        about: "the capabilities you hold at a group",
-        method: AccessService.method.listCallerCapabilities,
-        text: (res) =>
-          (res as ListCallerCapabilitiesResponse).capabilities.map((c) => `${c}\n`).join(""),
-      },
-    ],
-    resources: [
-      { command: "groups", service: GroupsService, noun: "Group", plural: "Groups" },
-      { command: "identities", service: IdentitiesService, noun: "Identity", plural: "Identities" },
-      { command: "roles", service: RolesService, noun: "Role", plural: "Roles" },
-      {
-        command: "role-bindings",
-        service: RoleBindingsService,
-        noun: "RoleBinding",
-        plural: "RoleBindings",
-      },
-      {
-        command: "identity-providers",
-        service: IdentityProvidersService,
-        noun: "IdentityProvider",
-        plural: "IdentityProviders",
-      },
-      {
-        command: "account-associations",
-        service: AccountAssociationsService,
-        noun: "AccountAssociation",
-        plural: "AccountAssociations",
-      },
-      {
-        command: "invites",
-        service: GroupInvitesService,
-        noun: "GroupInvite",
-        plural: "GroupInvites",
-      },
-    ],
+type CliOf<N extends ServiceName> = ServiceTable[N]["cli"];
+/** A command group of the service table (`iam`, `registry`, ...). */
+type CliGroup = {
+  [N in ServiceName]: CliOf<N> extends { group: infer G } ? G : never;
+}[ServiceName];
+/** A command of the table that runs one RPC (`check-access`). */
+type ActionCommand = {
+  [N in ServiceName]: CliOf<N> extends { actions: infer A } ? keyof A : never;
+}[ServiceName];
+
+// What the table cannot say: each group's summary, and each action's help and table output.
+// A group or action added to the table without its line here fails to compile.
+const groupAbout: Record<CliGroup, string> = {
+  iam: "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
+  registry: "container repositories and their tags",
+  advisories: "vulnerability advisories",
+  events: "the audit trail: one CloudEvent for every change (owners)",
+};
+/** What a group's usage line adds in parentheses. */
+const usageNote: Partial<Record<CliGroup, string>> = {
+  events: "the audit trail: --type, --actor, --start-time, ...",
+};
+const actionShown: Record<ActionCommand, Pick<Action, "about" | "text">> = {
+  "check-access": {
+    about: "whether an identity holds a capability at a group, and why",
+    text: (res) => accessText(res as CheckAccessResponse),
   },
-  registry: {
-    about: "container repositories and their tags",
-    resources: [
-      { command: "repos", service: ReposService, noun: "Repo", plural: "Repos" },
-      { command: "tags", service: TagsService, noun: "Tag", plural: "Tags" },
-    ],
-  },
-  advisories: {
-    about: "vulnerability advisories",
-    resources: [
-      { command: "", service: AdvisoriesService, noun: "Advisory", plural: "Advisories" },
-    ],
-  },
-  events: {
-    about: "the audit trail: one CloudEvent for every change (owners)",
-    resources: [{ command: "", service: EventsService, noun: "Event", plural: "Events" }],
+  capabilities: {
+    about: "the capabilities you hold at a group",
+    text: (res) =>
+      (res as ListCallerCapabilitiesResponse).capabilities.map((c) => `${c}\n`).join(""),
   },
 };
+
+/** A CRUD service's noun and plural, read from its methods (`GetGroup`, `ListGroups`). */
+function resourceOf(command: string, service: DescService): Resource {
+  const list = service.methods.find((m) => m.name.startsWith("List"));
+  const items = list?.output.fields.find((f) => f.fieldKind === "list" && f.listKind === "message");
+  const get = service.methods.find((m) => m.name.startsWith("Get"));
+  const noun =
+    get?.name.slice("Get".length) ?? (items?.fieldKind === "list" ? items.message?.name : "");
+  if (!list || !noun) throw new Error(`${service.typeName}: no List of a resource`);
+  return { command, service, noun, plural: list.name.slice("List".length) };
+}
+
+/** The remote command groups, the resources of each and its other commands, from the table. */
+export const remoteGroups: Record<
+  string,
+  { about: string; resources: Resource[]; actions: Action[] }
+> = {};
+for (const { cli, service } of serviceEntries) {
+  if (isNot(cli)) continue;
+  const group = cli.group as CliGroup;
+  remoteGroups[group] ??= { about: groupAbout[group], resources: [], actions: [] };
+  const spec = remoteGroups[group];
+  if ("command" in cli) {
+    spec.resources.push(resourceOf(cli.command, service));
+    continue;
+  }
+  for (const [command, name] of Object.entries(cli.actions)) {
+    const method = service.methods.find((m) => m.name === name);
+    if (!method) throw new Error(`${service.typeName} has no ${name} for ${command}`);
+    spec.actions.push({ command, method, ...actionShown[command as ActionCommand] });
+  }
+}
+
+/**
+ * The remote commands' lines of `gatehouse help`: each group's resources and the verbs they
+ * have, and each action with its required flags.
+ */
+export function remoteUsage(): string {
+  const lines: string[] = [];
+  const verbs = ["list", "get", "create", "update", "delete"];
+  for (const [group, spec] of Object.entries(remoteGroups)) {
+    if (spec.resources.length > 0) {
+      const has = (r: Resource, verb: string) =>
+        r.service.methods.some(
+          (m) =>
+            m.name ===
+            `${verb[0]?.toUpperCase()}${verb.slice(1)}${verb === "list" ? r.plural : r.noun}`,
+        );
+      const common = verbs.filter((v) => spec.resources.some((r) => has(r, v)));
+      const commands = spec.resources.map((r) => r.command).filter((c) => c !== "");
+      const head = `  ${[group, commands.join("|")].filter((w) => w !== "").join(" ")}`;
+      const tail = `${common.join("|")} [flags]`;
+      const notes = spec.resources.flatMap((r) => {
+        const missing = common.filter((v) => !has(r, v));
+        const more = r.service.methods.some((m) => m.name === `Redeem${r.noun}`)
+          ? ["redeem <code>"]
+          : [];
+        return [
+          ...(missing.length > 0 && commands.length > 1
+            ? [`${r.command}: no ${missing.join(", ")}`]
+            : []),
+          ...(more.length > 0 ? [`${r.command} also: ${more.join(", ")}`] : []),
+        ];
+      });
+      const noted = [...notes, ...(usageNote[group as CliGroup] ?? [])];
+      const note = noted.length > 0 ? `   (${noted.join("; ")})` : "";
+      if (head.length + tail.length + note.length + 1 <= 96) lines.push(`${head} ${tail}${note}`);
+      else lines.push(head, `      ${tail}${note}`);
+    }
+    for (const a of spec.actions) {
+      const required = messageFlags(a.method.input)
+        .filter((f) => f.required)
+        .map((f) => `--${f.flag} <${f.flag.endsWith("uid") ? "uid" : "value"}>`);
+      lines.push(`  ${group} ${a.command} ${required.join(" ")}`.trimEnd());
+      lines.push(`${" ".repeat(32)}${a.about}`);
+    }
+  }
+  return lines.join("\n");
+}
 
 // Fields that take a role uid, where a role name is accepted too.
 const roleFields = new Set(["role-uid", "default-role", "role"]);
@@ -167,7 +196,7 @@ export function remoteProgram(group: string, ctx: RunContext): Command {
     const parent = r.command === "" ? root : root.command(r.command).description(spaced(r.plural));
     addVerbs(parent, r, ctx);
   }
-  for (const a of spec.actions ?? []) addAction(root, a, ctx);
+  for (const a of spec.actions) addAction(root, a, ctx);
   return root;
 }
 
