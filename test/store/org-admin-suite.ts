@@ -148,6 +148,10 @@ export function orgAdminCases(store: () => Store): void {
       expect(await names(listQuery({ name: "eng" }))).toEqual(["eng"]);
       const page = await store().listIdentityProviders(listQuery({ limit: 2 }));
       expect(page).toMatchObject({ total: 4, hasMore: true });
+      // An organization's count takes in every group of it, and no other organization's.
+      expect(await store().countIdentityProviders(R)).toBe(3);
+      expect(await store().countIdentityProviders(OTHER)).toBe(1);
+      expect(await store().countIdentityProviders("e".repeat(40))).toBe(0);
     });
 
     it("blocks the delete of its group", async () => {

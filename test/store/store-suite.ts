@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
+import { type AuditScope, auditScope } from "../../src/events/audit-scope.js";
 import type {
   ClaimMatchRecord,
   RoleBindingFilters,
@@ -837,6 +838,36 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
     describe("sign-in upkeep", () => signInUpkeepCases(() => store));
+
+    describe("audit trail", () => {
+      it("lists the event of a write made in a mutating call's scope, and of no other", async () => {
+        const scope: AuditScope = {
+          type: "dev.gatehouse.iam.group.created.v1",
+          source: "/gatehouse.iam.v2beta1.GroupsService",
+          actorUid: "",
+          requestId: "req-1",
+          protocol: "connect",
+          requestUid: "",
+          recorded: false,
+        };
+        await auditScope.run(scope, () => create(R1, "", "acme", 100));
+        // Outside a call's scope (bootstrap, imports): a write records nothing.
+        await create(R2, "", "quiet", 100);
+        const page = await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0]);
+        expect(page.total).toBe(1);
+        expect(page.items[0]).toMatchObject({
+          type: scope.type,
+          source: scope.source,
+          subject: R1,
+        });
+        // An event is a child of its subject in the uid tree.
+        const about = await store.listEvents({
+          ...(listQuery({ childrenOf: R1 }) as Parameters<Store["listEvents"]>[0]),
+        });
+        expect(about.items.map((e) => e.uid)).toEqual([page.items[0]?.uid]);
+        expect(page.items[0]?.uid.startsWith(`${R1}/`)).toBe(true);
+      });
+    });
 
     describe("atomically", () => {
       const C1 = uids.E;
