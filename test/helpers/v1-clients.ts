@@ -18,6 +18,7 @@ import { RoleBindingsService } from "../../gen/gatehouse/iam/v1/role_bindings_pb
 import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { RegistryService } from "../../gen/gatehouse/registry/v1/registry_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
+import { serviceEntries } from "../../src/service-table.js";
 import { connectErr } from "./groups-clients.js";
 import { transportFor } from "./iam-clients.js";
 import { type Json, restCall } from "./rest-client.js";
@@ -123,18 +124,10 @@ export interface V1Clients {
   advisories: Client<typeof AdvisoriesService>;
 }
 
-/** Every v1 service. */
-export const v1Services: readonly DescService[] = [
-  GroupsService,
-  IdentitiesService,
-  RolesService,
-  RoleBindingsService,
-  IdentityProvidersService,
-  GroupAccountAssociationsService,
-  GroupInvitesService,
-  RegistryService,
-  AdvisoriesService,
-];
+/** Every v1 service: the service table's adapters. */
+export const v1Services: readonly DescService[] = serviceEntries
+  .filter((e) => e.adapter)
+  .map((e) => e.service);
 
 /** Create the v1 clients over `transport`. */
 export function v1Clients(transport: Transport): V1Clients {
