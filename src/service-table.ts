@@ -36,6 +36,25 @@ export type Verb = "list" | "create" | "update" | "delete";
 /** A method of a service by its proto name (`GetGroup`), as the compiler knows them. */
 export type MethodName<S extends DescService> = Capitalize<keyof S["method"] & string>;
 
+/** The capabilities of one resource (see ServiceEntry.capabilities). */
+export interface CapabilityBlock {
+  readonly kind: string;
+  readonly verbs: readonly Verb[];
+  readonly also?: readonly string[];
+  readonly viewers?: false;
+  readonly ownerWrites?: false;
+}
+
+/**
+ * Where a service is on the command line: a resource is `gatehouse <group> <command>
+ * list|get|...` (command "" puts the verbs on the group itself; `noun` picks the resource of a
+ * service that has two, else its first List's); a service of other RPCs names a command per
+ * method (`actions`, command to method), whose help and output src/cli/remote must describe.
+ */
+export type CliPlace =
+  | { readonly group: string; readonly command: string; readonly noun?: string }
+  | { readonly group: string; readonly actions: Readonly<Record<string, string>> };
+
 /** Something a service is deliberately left out of, and why (the reason is shown in tests). */
 export interface Not {
   readonly none: string;
@@ -51,17 +70,12 @@ export interface ServiceEntry {
   readonly service: DescService;
   /**
    * The capabilities this service adds to the catalog, `<kind>.<verb>` in this order, then
-   * `also`. `viewers: false` keeps its reads from the viewer and editor roles (the audit
-   * trail is the owners'); `ownerWrites: false` keeps its writes from the owner role (a
-   * role of their own holds them). Capabilities are derived, never typed in twice.
+   * `also`; a service of two resources has a block for each. `viewers: false` keeps its reads
+   * from the viewer and editor roles (the audit trail is the owners'); `ownerWrites: false`
+   * keeps its writes from the owner role (a role of their own holds them). Capabilities are
+   * derived, never typed in twice.
    */
-  readonly capabilities?: {
-    readonly kind: string;
-    readonly verbs: readonly Verb[];
-    readonly also?: readonly string[];
-    readonly viewers?: false;
-    readonly ownerWrites?: false;
-  };
+  readonly capabilities?: readonly CapabilityBlock[];
   /** What each RPC needs, by method name. Every method needs a rule, or the server stops. */
   readonly rules: Readonly<Record<string, Rule<string>>>;
   /**
@@ -71,15 +85,8 @@ export interface ServiceEntry {
   readonly adapter?: true;
   /** The store operations its handlers call; the store suites must exercise each. */
   readonly store: readonly string[] | Not;
-  /**
-   * Its command line: a resource is `gatehouse <group> <command> list|get|...` (command ""
-   * puts the verbs on the group itself); a service of other RPCs names a command per method
-   * (`actions`, command to method), whose help and output src/cli/remote must then describe.
-   */
-  readonly cli:
-    | { readonly group: string; readonly command: string }
-    | { readonly group: string; readonly actions: Readonly<Record<string, string>> }
-    | Not;
+  /** Its command line: one place, one per resource it holds, or none and why. */
+  readonly cli: CliPlace | readonly CliPlace[] | Not;
   /** Its key in the web console's client map (console/src/api.ts). */
   readonly console: string | Not;
   /** The cross-organization matrix (test/iam/cross-org-matrix.test.ts) has a row per RPC. */
@@ -93,18 +100,20 @@ const crudVerbs = ["list", "create", "update", "delete"] as const satisfies read
  * Get `<kind>.list` at the resource, Create `<kind>.create` at the parent, Update and Delete
  * theirs at the resource (`field` is the request field holding the resource on Update). Only
  * the verbs given get rules: a method left out has none, and the server refuses to start.
+ * `noun` picks the resource of a service that holds two (default: its first List's).
  */
 function crud<const K extends string, const V extends Verb = (typeof crudVerbs)[number]>(
   service: DescService,
   kind: K,
   field: string,
-  verbs: readonly V[] = crudVerbs as unknown as readonly V[],
+  opts: { verbs?: readonly V[]; noun?: string } = {},
 ): Record<string, Rule<`${K}.${V}`>> {
-  const items = service.methods.find((m) => m.name.startsWith("List"));
+  const verbs = opts.verbs ?? (crudVerbs as unknown as readonly V[]);
+  const items = service.methods.find((m) => m.name.startsWith(`List${opts.noun ?? ""}`));
   if (!items) throw new Error(`${service.typeName}: a CRUD service has a List method`);
   const plural = items.name.slice("List".length);
-  const get = service.methods.find((m) => m.name.startsWith("Get"));
-  const noun = get?.name.slice("Get".length) ?? "";
+  const get = service.methods.find((m) => m.name.startsWith(`Get${opts.noun ?? ""}`));
+  const noun = opts.noun ?? get?.name.slice("Get".length) ?? "";
   const cap = <W extends V>(verb: W) => `${kind}.${verb}` as `${K}.${W}`;
   const rules: Record<string, Rule<`${K}.${V}`>> = {};
   for (const verb of verbs) {
@@ -165,7 +174,7 @@ const v1Adapter: Not = { none: "an adapter: its v2 calls use the v2 store operat
 export const serviceTable = {
   groups: {
     service: GroupsService,
-    capabilities: { kind: "groups", verbs: crudVerbs },
+    capabilities: [{ kind: "groups", verbs: crudVerbs }],
     rules: {
       ...crud(GroupsService, "groups", "group"),
       CreateGroup: {
@@ -189,7 +198,7 @@ export const serviceTable = {
   },
   identities: {
     service: IdentitiesService,
-    capabilities: { kind: "identities", verbs: crudVerbs },
+    capabilities: [{ kind: "identities", verbs: crudVerbs }],
     rules: {
       ...crud(IdentitiesService, "identities", "identity"),
       GetIdentity: { kind: "resource", capability: "identities.list", target: "uid", self: true },
@@ -201,7 +210,7 @@ export const serviceTable = {
   },
   roles: {
     service: RolesService,
-    capabilities: { kind: "roles", verbs: crudVerbs },
+    capabilities: [{ kind: "roles", verbs: crudVerbs }],
     rules: {
       ...crud(RolesService, "roles", "role"),
       GetRole: { kind: "resource", capability: "roles.list", target: "uid", role: "read" },
@@ -220,7 +229,7 @@ export const serviceTable = {
   },
   roleBindings: {
     service: RoleBindingsService,
-    capabilities: { kind: "role_bindings", verbs: crudVerbs },
+    capabilities: [{ kind: "role_bindings", verbs: crudVerbs }],
     rules: crud(RoleBindingsService, "role_bindings", "role_binding"),
     store: [
       "listRoleBindings",
@@ -235,7 +244,7 @@ export const serviceTable = {
   },
   identityProviders: {
     service: IdentityProvidersService,
-    capabilities: { kind: "identity_providers", verbs: crudVerbs },
+    capabilities: [{ kind: "identity_providers", verbs: crudVerbs }],
     rules: crud(IdentityProvidersService, "identity_providers", "identity_provider"),
     store: [
       "listIdentityProviders",
@@ -251,7 +260,7 @@ export const serviceTable = {
   },
   accountAssociations: {
     service: AccountAssociationsService,
-    capabilities: { kind: "account_associations", verbs: crudVerbs },
+    capabilities: [{ kind: "account_associations", verbs: crudVerbs }],
     rules: crud(AccountAssociationsService, "account_associations", "account_association"),
     store: [
       "listAccountAssociations",
@@ -266,7 +275,7 @@ export const serviceTable = {
   },
   groupInvites: {
     service: GroupInvitesService,
-    capabilities: { kind: "group_invites", verbs: crudVerbs },
+    capabilities: [{ kind: "group_invites", verbs: crudVerbs }],
     rules: {
       ...crud(GroupInvitesService, "group_invites", "group_invite"),
       RedeemGroupInvite: { kind: "authenticated" },
@@ -318,7 +327,7 @@ export const serviceTable = {
   },
   repos: {
     service: ReposService,
-    capabilities: { kind: "repo", verbs: crudVerbs },
+    capabilities: [{ kind: "repo", verbs: crudVerbs }],
     rules: crud(ReposService, "repo", "repo"),
     store: ["listRepos", "getRepo", "createRepo", "updateRepo", "deleteRepo"],
     cli: { group: "registry", command: "repos" },
@@ -329,12 +338,14 @@ export const serviceTable = {
     service: TagsService,
     // No update: creating an existing tag moves it. Pulling and pushing images through the
     // registry's token service are capabilities of their own.
-    capabilities: {
-      kind: "tag",
-      verbs: ["list", "create", "delete"],
-      also: ["registry.pull", "registry.push"],
-    },
-    rules: crud(TagsService, "tag", "tag", ["list", "create", "delete"]),
+    capabilities: [
+      {
+        kind: "tag",
+        verbs: ["list", "create", "delete"],
+        also: ["registry.pull", "registry.push"],
+      },
+    ],
+    rules: crud(TagsService, "tag", "tag", { verbs: ["list", "create", "delete"] }),
     store: ["listTags", "getTag", "putTag", "deleteTag"],
     cli: { group: "registry", command: "tags" },
     console: "tags",
@@ -343,7 +354,7 @@ export const serviceTable = {
   advisories: {
     service: AdvisoriesService,
     // Only advisories.admin writes advisories: the owner role leaves the writes out.
-    capabilities: { kind: "advisories", verbs: crudVerbs, ownerWrites: false },
+    capabilities: [{ kind: "advisories", verbs: crudVerbs, ownerWrites: false }],
     rules: crud(AdvisoriesService, "advisories", "advisory"),
     store: ["listAdvisories", "getAdvisory", "createAdvisory", "updateAdvisory", "deleteAdvisory"],
     cli: { group: "advisories", command: "" },
@@ -491,7 +502,7 @@ export const serviceTable = {
   events: {
     service: EventsService,
     // The audit trail: only under the groups where the caller holds events.list (owners).
-    capabilities: { kind: "events", verbs: ["list"], viewers: false },
+    capabilities: [{ kind: "events", verbs: ["list"], viewers: false }],
     rules: { ListEvents: { kind: "list", capability: "events.list" } },
     store: ["listEvents"],
     cli: { group: "events", command: "" },
@@ -529,6 +540,12 @@ export const protocolServices = [
   { service: ServerReflection, rules: { ServerReflectionInfo: { kind: "public" } } },
   { service: ServerReflectionAlpha, rules: { ServerReflectionInfo: { kind: "public" } } },
 ] as const satisfies readonly Pick<ServiceEntry, "service" | "rules">[];
+
+/** The places of an entry on the command line: none, one, or one per resource. */
+export function cliPlaces(entry: Pick<ServiceEntry, "cli">): readonly CliPlace[] {
+  if (isNot(entry.cli)) return [];
+  return Array.isArray(entry.cli) ? entry.cli : [entry.cli as CliPlace];
+}
 
 /** Whether an entry field is a deliberate absence (`{ none: why }`). */
 export function isNot(v: unknown): v is Not {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 
-import { serviceEntries } from "../service-table.js";
+import { type CapabilityBlock, serviceEntries } from "../service-table.js";
 import type { StoreRoles } from "../store/store.js";
 import { type Capability, capabilities } from "./capability-catalog.js";
 
@@ -27,14 +27,11 @@ const builtinUid = (name: string) =>
   createHash("sha1").update(`gatehouse/builtin-role/${name}`).digest("hex");
 
 /** The capabilities of the table's services that `pick` chooses, in catalog order. */
-const derived = (
-  pick: (
-    caps: NonNullable<(typeof serviceEntries)[number]["capabilities"]>,
-    verb: string,
-  ) => boolean,
-): Capability[] =>
-  serviceEntries.flatMap(({ capabilities: c }) =>
-    c ? c.verbs.filter((v) => pick(c, v)).map((v) => `${c.kind}.${v}` as Capability) : [],
+const derived = (pick: (block: CapabilityBlock, verb: string) => boolean): Capability[] =>
+  serviceEntries.flatMap((e) =>
+    (e.capabilities ?? []).flatMap((c) =>
+      c.verbs.filter((v) => pick(c, v)).map((v) => `${c.kind}.${v}` as Capability),
+    ),
   );
 // Writes the owner role leaves to a role of their own (advisories.admin).
 const notOwners = derived((c, v) => c.ownerWrites === false && v !== "list");

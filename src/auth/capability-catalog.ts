@@ -4,25 +4,30 @@ import { type ServiceTable, serviceEntries } from "../service-table.js";
 import type { CapabilityOfRule } from "./rule.js";
 
 type Entry = ServiceTable[keyof ServiceTable];
-type CapabilitiesOf<E> = E extends {
-  capabilities: { kind: infer K extends string; verbs: readonly (infer V extends string)[] };
+type BlockOf<E> = E extends { capabilities: readonly (infer B)[] } ? B : never;
+type CapabilitiesOf<B> = B extends {
+  kind: infer K extends string;
+  verbs: readonly (infer V extends string)[];
 }
-  ? `${K}.${V}` | (E["capabilities"] extends { also: readonly (infer A)[] } ? A : never)
+  ? `${K}.${V}` | (B extends { also: readonly (infer A)[] } ? A : never)
   : never;
 
 /**
  * Capability is one entry of the catalog: `<kind>.<verb>` of a service in the table, or one
  * it adds (`registry.pull`). A union of literals: a name that is not one fails to compile.
  */
-export type Capability = CapabilitiesOf<Entry>;
+export type Capability = CapabilitiesOf<BlockOf<Entry>>;
 
 /**
  * The capability catalog: every capability a role can hold, in the order of the service
  * table. A capability is held at a group and, through the tree, at every group below it.
  * Reads (List and Get) need `<kind>.list`.
  */
-export const capabilities: readonly Capability[] = serviceEntries.flatMap(({ capabilities: c }) =>
-  c ? [...c.verbs.map((v) => `${c.kind}.${v}`), ...(c.also ?? [])] : [],
+export const capabilities: readonly Capability[] = serviceEntries.flatMap((e) =>
+  (e.capabilities ?? []).flatMap((c) => [
+    ...c.verbs.map((v) => `${c.kind}.${v}`),
+    ...(c.also ?? []),
+  ]),
 ) as Capability[];
 
 // Compile-time checks, at no cost at run time: the catalog is made of literals (a widened

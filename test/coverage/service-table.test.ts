@@ -6,6 +6,7 @@ import { policy, policyOf } from "../../src/auth/policy.js";
 import { remoteGroups } from "../../src/cli/remote/resource-commands.js";
 import {
   apiServices,
+  cliPlaces,
   isNot,
   protocolServices,
   type ServiceEntry,
@@ -62,16 +63,18 @@ describe.each(entries)("%s", (_name, entry: ServiceEntry) => {
 
   it("is reachable from the CLI, every RPC of it", () => {
     if (isNot(entry.cli)) return expect(entry.cli.none).toBeTruthy();
-    const group = remoteGroups[entry.cli.group];
-    expect(group, `CLI group ${entry.cli.group}`).toBeDefined();
-    const reached = new Set(
-      group?.actions.filter((a) => a.method.parent === service).map((a) => a.method.name),
-    );
-    for (const r of group?.resources.filter((r) => r.service === service) ?? []) {
-      for (const m of service.methods) {
-        const verb = /^(List|Get|Create|Update|Delete|Redeem)(\w+)$/.exec(m.name);
-        const noun = verb?.[1] === "List" ? r.plural : r.noun;
-        if (verb && verb[2] === noun) reached.add(m.name);
+    const reached = new Set<string>();
+    for (const place of cliPlaces(entry)) {
+      const group = remoteGroups[place.group];
+      expect(group, `CLI group ${place.group}`).toBeDefined();
+      for (const a of group?.actions ?? [])
+        if (a.method.parent === service) reached.add(a.method.name);
+      for (const r of group?.resources.filter((r) => r.service === service) ?? []) {
+        for (const m of service.methods) {
+          const verb = /^(List|Get|Create|Update|Delete|Redeem)(\w+)$/.exec(m.name);
+          const noun = verb?.[1] === "List" ? r.plural : r.noun;
+          if (verb && verb[2] === noun) reached.add(m.name);
+        }
       }
     }
     const missing = service.methods.map((m) => m.name).filter((m) => !reached.has(m));
@@ -97,7 +100,7 @@ describe("the service table", () => {
     const keys = serviceEntries.flatMap((e) => (isNot(e.console) ? [] : [e.console]));
     expect(new Set(keys).size).toBe(keys.length);
     const commands = serviceEntries.flatMap((e) =>
-      isNot(e.cli) ? [] : "command" in e.cli ? [`${e.cli.group} ${e.cli.command}`] : [],
+      cliPlaces(e).flatMap((p) => ("command" in p ? [`${p.group} ${p.command}`] : [])),
     );
     expect(new Set(commands).size).toBe(commands.length);
   });

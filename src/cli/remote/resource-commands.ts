@@ -20,7 +20,12 @@ import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindin
 import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { builtinRoles } from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
-import { isNot, type ServiceName, type ServiceTable, serviceEntries } from "../../service-table.js";
+import {
+  cliPlaces,
+  type ServiceName,
+  type ServiceTable,
+  serviceEntries,
+} from "../../service-table.js";
 import { isUid, rootOf } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
@@ -48,7 +53,10 @@ interface Action {
   text: (res: Message) => string;
 }
 
-type CliOf<N extends ServiceName> = ServiceTable[N]["cli"];
+/** The table's command line places of an entry, one at a time. */
+type CliOf<N extends ServiceName> = ServiceTable[N]["cli"] extends readonly (infer P)[]
+  ? P
+  : ServiceTable[N]["cli"];
 /** A command group of the service table (`iam`, `registry`, ...). */
 type CliGroup = {
   [N in ServiceName]: CliOf<N> extends { group: infer G } ? G : never;
@@ -82,13 +90,15 @@ const actionShown: Record<ActionCommand, Pick<Action, "about" | "text">> = {
   },
 };
 
-/** A CRUD service's noun and plural, read from its methods (`GetGroup`, `ListGroups`). */
-function resourceOf(command: string, service: DescService): Resource {
-  const list = service.methods.find((m) => m.name.startsWith("List"));
+/** A CRUD resource's noun and plural, read from its methods (`GetGroup`, `ListGroups`). */
+function resourceOf(command: string, service: DescService, only?: string): Resource {
+  const list = service.methods.find((m) => m.name.startsWith(`List${only ?? ""}`));
   const items = list?.output.fields.find((f) => f.fieldKind === "list" && f.listKind === "message");
-  const get = service.methods.find((m) => m.name.startsWith("Get"));
+  const get = service.methods.find((m) => m.name.startsWith(`Get${only ?? ""}`));
   const noun =
-    get?.name.slice("Get".length) ?? (items?.fieldKind === "list" ? items.message?.name : "");
+    only ??
+    get?.name.slice("Get".length) ??
+    (items?.fieldKind === "list" ? items.message?.name : "");
   if (!list || !noun) throw new Error(`${service.typeName}: no List of a resource`);
   return { command, service, noun, plural: list.name.slice("List".length) };
 }
@@ -98,19 +108,21 @@ export const remoteGroups: Record<
   string,
   { about: string; resources: Resource[]; actions: Action[] }
 > = {};
-for (const { cli, service } of serviceEntries) {
-  if (isNot(cli)) continue;
-  const group = cli.group as CliGroup;
-  remoteGroups[group] ??= { about: groupAbout[group], resources: [], actions: [] };
-  const spec = remoteGroups[group];
-  if ("command" in cli) {
-    spec.resources.push(resourceOf(cli.command, service));
-    continue;
-  }
-  for (const [command, name] of Object.entries(cli.actions)) {
-    const method = service.methods.find((m) => m.name === name);
-    if (!method) throw new Error(`${service.typeName} has no ${name} for ${command}`);
-    spec.actions.push({ command, method, ...actionShown[command as ActionCommand] });
+for (const entry of serviceEntries) {
+  const { service } = entry;
+  for (const place of cliPlaces(entry)) {
+    const group = place.group as CliGroup;
+    remoteGroups[group] ??= { about: groupAbout[group], resources: [], actions: [] };
+    const spec = remoteGroups[group];
+    if ("command" in place) {
+      spec.resources.push(resourceOf(place.command, service, place.noun));
+      continue;
+    }
+    for (const [command, name] of Object.entries(place.actions)) {
+      const method = service.methods.find((m) => m.name === name);
+      if (!method) throw new Error(`${service.typeName} has no ${name} for ${command}`);
+      spec.actions.push({ command, method, ...actionShown[command as ActionCommand] });
+    }
   }
 }
 
