@@ -89,8 +89,19 @@ function groupsProtoClient(port: number) {
 }
 
 it("stops a List whose deadline passed before it began, on gRPC", async () => {
-  const before = lists;
   const client = groupsProtoClient(ts.port);
+  // Connected first, with a call that has time: on a busy machine a 100 ms deadline can run
+  // out while the client is still connecting, and then the server never sees the call.
+  const fast = new grpc.Metadata();
+  fast.set("authorization", org.owner.headers.authorization!);
+  const listed = () =>
+    new Promise<void>((resolve, reject) =>
+      client.listGroups({}, fast, { deadline: Date.now() + 5000 }, (e: grpc.ServiceError | null) =>
+        e ? reject(e) : resolve(),
+      ),
+    );
+  await listed();
+  const before = lists;
   const md = new grpc.Metadata();
   md.set("authorization", org.owner.headers.authorization!);
   md.set("x-test-slow", "1");
@@ -107,13 +118,7 @@ it("stops a List whose deadline passed before it began, on gRPC", async () => {
   await passed;
   expect(lists).toBe(before);
   // Without the wait, the same call runs.
-  const fast = new grpc.Metadata();
-  fast.set("authorization", org.owner.headers.authorization!);
-  await new Promise<void>((resolve, reject) =>
-    client.listGroups({}, fast, { deadline: Date.now() + 5000 }, (e: grpc.ServiceError | null) =>
-      e ? reject(e) : resolve(),
-    ),
-  );
+  await listed();
   expect(lists).toBe(before + 1);
   client.close();
 });
