@@ -153,6 +153,16 @@ function unknownEncodingUnauthenticated(c: {
   return !known && (c.auth === "none" || c.auth === "bad");
 }
 
+/**
+ * A known difference, left out of the property and pinned in describeKnownDifferences: a
+ * body that is a message's 5-byte prefix alone (a length above 0, then nothing) is
+ * UNIMPLEMENTED "missing input message" on the router (connect's envelope reader ends
+ * without a message or an error) and INVALID_ARGUMENT "incomplete envelope" on the lean path.
+ */
+function prefixAlone(body: Buffer): boolean {
+  return body.length === 5 && body.readUInt32BE(1) > 0;
+}
+
 /** The gRPC property and the Connect property, over the state's served methods. */
 export function describeProperties(state: () => DifferentialState): void {
   it("gRPC: any headers and body get the router's answer", async () => {
@@ -206,6 +216,7 @@ export function describeProperties(state: () => DifferentialState): void {
           headers,
           body: grpcBody(c.method, json, c.body),
         };
+        fc.pre(!prefixAlone(req.body as Buffer));
         const { lean, mismatch } = await compare(s.pair, "grpc", req, rpcOf(c.method));
         expect(mismatch).toBeUndefined();
         seen.add(lean.trailers["grpc-status"] ?? lean.headers["grpc-status"]);
@@ -322,6 +333,19 @@ export function describeKnownDifferences(state: () => DifferentialState): void {
         const { mismatch } = await compare(s.pair, "grpc", req, `${rpcOf(method)} ${a}`);
         expect(mismatch).toBeUndefined();
       }
+    }
+  });
+
+  it.fails("gRPC: a message's prefix alone is refused as the router refuses it", async () => {
+    const s = state();
+    for (const method of s.methods.slice(0, 5)) {
+      const req: RawRequest = {
+        path: `/${rpcOf(method)}`,
+        headers: { "content-type": "application/grpc", te: "trailers", ...s.callers.owner.headers },
+        body: grpcEnvelope(Buffer.from([0x0a, 1, 0x61])).subarray(0, 5),
+      };
+      const { mismatch } = await compare(s.pair, "grpc", req, rpcOf(method));
+      expect(mismatch).toBeUndefined();
     }
   });
 }
