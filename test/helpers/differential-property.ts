@@ -3,6 +3,7 @@ import type { DescMethod, JsonObject } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { ruleOf } from "../../src/auth/policy.js";
+import { compare } from "./differential-compare.js";
 import type { RawRequest } from "./differential-pair.js";
 import {
   type Auth,
@@ -12,7 +13,7 @@ import {
   orgRequest,
   readsOnly,
 } from "./differential-requests.js";
-import { compare, type DifferentialState, rpcOf } from "./differential-suite.js";
+import { type DifferentialState, rpcOf } from "./differential-suite.js";
 import { grpcEnvelope } from "./raw-grpc.js";
 
 // The differential suite's property: whatever the headers and the body of a unary call (the

@@ -1,6 +1,7 @@
 import type { DescMethod, JsonObject } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compare, type Mismatch } from "./differential-compare.js";
 import {
   type DifferentialPair,
   pathOf,
@@ -33,33 +34,6 @@ import type { Backend } from "./test-server.js";
  * served (the entry is stale) or when it answers the same on both paths after all.
  */
 export const unexercised: Readonly<Record<string, string>> = {};
-
-/** What must match between the two paths' answers to one gRPC call. */
-export function grpcView(a: RawAnswer) {
-  const status = a.trailers["grpc-status"] ?? a.headers["grpc-status"];
-  // An error may go out trailers-only (the lean path) or as headers then trailers (the
-  // router): the gRPC spec allows both, and clients read the status from either.
-  const split = status === "0";
-  return {
-    status: a.status,
-    headers: split ? stripped(a.headers) : stripped({ ...a.headers, ...a.trailers }),
-    trailers: split ? a.trailers : undefined,
-    body: a.body.toString("base64"),
-    reset: a.reset,
-  };
-}
-
-/** What must match between the two paths' answers to one Connect call. */
-export function connectView(a: RawAnswer) {
-  const { connection: _c, "keep-alive": _k, ...headers } = stripped(a.headers);
-  return { status: a.status, headers, trailers: a.trailers, body: a.body.toString("base64") };
-}
-
-/** Headers without what differs between any two answers: the date and the request id. */
-function stripped(h: RawAnswer["headers"]) {
-  const { date: _d, "x-request-id": _r, ...rest } = h;
-  return rest;
-}
 
 /** The request of one generated call on one protocol. */
 export function wireRequest(
@@ -223,31 +197,6 @@ async function foundRequest(
   });
   const first = firstListed(await res.json());
   return first ? { [key.jsonName]: first.value } : undefined;
-}
-
-/** One call whose answers differ: where, and both answers as compared. */
-export interface Mismatch {
-  call: string;
-  lean: unknown;
-  router: unknown;
-}
-
-/** Send one request to both servers: the lean answer, and a mismatch if what must match does not. */
-export async function compare(
-  pair: DifferentialPair,
-  protocol: WireProtocol,
-  req: RawRequest,
-  label: string,
-): Promise<{ lean: RawAnswer; mismatch?: Mismatch }> {
-  const { lean, router } = await pair.both(req);
-  const view = protocol === "grpc" ? grpcView : connectView;
-  const [a, b] = [view(lean), view(router)];
-  try {
-    expect(a).toEqual(b);
-    return { lean };
-  } catch {
-    return { lean, mismatch: { call: label, lean: a, router: b } };
-  }
 }
 
 /**
