@@ -132,7 +132,7 @@ async function call(
 /**
  * Something of each kind in the organization, made through the API (so that it also leaves
  * events in the audit trail): a group, a custom role, a workload identity bound to it, an
- * account association, an invite, a repo with a tag, an advisory.
+ * identity provider, an account association, an invite, a repo with a tag, an advisory.
  */
 async function seed(pair: DifferentialPair, callers: Callers): Promise<void> {
   const org = callers.orgUid;
@@ -149,6 +149,13 @@ async function seed(pair: DifferentialPair, callers: Callers): Promise<void> {
   // A workload bound to the custom role in the team, and one that may write advisories.
   await pair.lean.makeIdentity(group.uid as string, [role.uid as string]);
   const advisor = await pair.lean.makeIdentity(org, ["advisories.admin"]);
+  await call(pair, `${iam}.IdentityProvidersService/CreateIdentityProvider`, owner, {
+    parent: org,
+    identityProvider: {
+      name: "corp",
+      oidc: { issuer: "https://login.example.com", clientId: "gatehouse", clientSecret: "s3cret" },
+    },
+  });
   await call(pair, `${iam}.AccountAssociationsService/CreateAccountAssociation`, owner, {
     parent: org,
     accountAssociation: { name: "prod", amazon: { account: "123456789012" } },
@@ -186,9 +193,10 @@ async function foundRequest(
 ): Promise<JsonObject | undefined> {
   const key = method.input.fields.find((f) => f.name === "uid" || f.name === "id");
   if (!key || !readsOnly(method)) return undefined;
-  const list = method.parent.methods.find(
-    (m) => m.methodKind === "unary" && m.name.startsWith("List") && readsOnly(m),
-  );
+  // A List by id (v1) lists its own kind; a Get, the kind of its service's List.
+  const isList = (m: DescMethod) =>
+    m.methodKind === "unary" && m.name.startsWith("List") && readsOnly(m);
+  const list = isList(method) ? method : method.parent.methods.find(isList);
   if (!list) return undefined;
   const res = await fetch(`${state.pair.routerUrl}/${rpcOf(list)}`, {
     method: "POST",
