@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from "node:util";
-import type { DifferentialPair, RawAnswer, RawRequest } from "./differential-pair.js";
+import type { DifferentialPair, LogLine, RawAnswer, RawRequest } from "./differential-pair.js";
 import type { WireProtocol } from "./differential-requests.js";
 
 // What the differential suite compares of two answers to one request: everything a client
@@ -55,4 +55,68 @@ export async function compare(
   return isDeepStrictEqual(a, b)
     ? { lean }
     : { lean, mismatch: { call: label, lean: a, router: b } };
+}
+
+/**
+ * The request log lines both servers wrote for the calls with request ids `ids`, once both
+ * have written them all (a line is written when the server sees the stream close, which may
+ * come after the client has its answer), or after five seconds: the calls whose lines differ,
+ * or are missing, by id.
+ */
+export async function logMismatches(
+  pair: DifferentialPair,
+  ids: ReadonlyMap<string, string>,
+  known: (lean: LogLine, router: LogLine) => boolean = () => false,
+): Promise<Mismatch[]> {
+  const index = (lines: LogLine[]) => {
+    const byId = new Map<unknown, LogLine>();
+    for (const l of lines) if (l.msg === "request") byId.set(l.reqId, l);
+    return byId;
+  };
+  let lean = index(pair.logs.lean);
+  let router = index(pair.logs.router);
+  const complete = () => [...ids.keys()].every((id) => lean.has(id) && router.has(id));
+  for (let waited = 0; !complete() && waited < 5_000; waited += 20) {
+    await new Promise((r) => setTimeout(r, 20));
+    lean = index(pair.logs.lean);
+    router = index(pair.logs.router);
+  }
+  const out: Mismatch[] = [];
+  for (const [id, label] of ids) {
+    const [a, b] = [comparableLine(lean.get(id)), comparableLine(router.get(id))];
+    if (a === undefined || b === undefined || known(a, b)) {
+      if (a === undefined || b === undefined) {
+        out.push({ call: `${label} (its log line)`, lean: a, router: b });
+      }
+      continue;
+    }
+    if (!isDeepStrictEqual(a, b)) {
+      out.push({ call: `${label} (its log line)`, lean: a, router: b });
+    }
+  }
+  return out;
+}
+
+/** A log line without what differs between any two: time, process, host and duration. */
+function comparableLine(line: LogLine | undefined): LogLine | undefined {
+  if (!line) return undefined;
+  const { time: _t, pid: _p, hostname: _h, durationMs: _d, ...rest } = line;
+  return rest;
+}
+
+/**
+ * A known difference of log lines (pinned in describeKnownDifferences): a call refused before
+ * the interceptors (a message that does not decode, an unknown encoding, a compressed message
+ * without one) is logged by the router as `POST /path` without a code, by the lean paths with
+ * the RPC's name and the code.
+ */
+export function unnamedOnRouter(lean: LogLine, router: LogLine): boolean {
+  const { code, method, ...rest } = lean;
+  const { method: routerMethod, ...routerRest } = router;
+  return (
+    typeof code === "string" &&
+    !("code" in router) &&
+    routerMethod === `POST /${String(method)}` &&
+    isDeepStrictEqual(rest, routerRest)
+  );
 }

@@ -8,11 +8,16 @@ import { type Backend, startTestServer, type TestServer } from "./test-server.js
 // differential suite (differential-suite.ts) sends its requests through, by hand, so that
 // nothing is added, nothing decompressed and nothing normalized on the way back.
 
+/** One line of a server's JSON log. */
+export type LogLine = Record<string, unknown>;
+
 /** The two servers of a differential run: `lean` as it ships, `router` with lean paths off. */
 export interface DifferentialPair {
   lean: TestServer;
   router: Server;
   routerUrl: string;
+  /** Each server's log lines (at info: a line per request), as written. */
+  logs: { lean: LogLine[]; router: LogLine[] };
   /** Send the same request to each server, at once (they share the store). */
   both(req: RawRequest): Promise<{ lean: RawAnswer; router: RawAnswer }>;
   close(): Promise<void>;
@@ -47,11 +52,20 @@ export async function startDifferentialPair(
   backend: Backend,
   spies: { lean: Interceptor; router: Interceptor },
 ): Promise<DifferentialPair> {
-  const lean = await startTestServer({}, { backend, interceptors: [spies.lean] });
+  const logs = { lean: [] as LogLine[], router: [] as LogLine[] };
+  const lean = await startTestServer(
+    { GATEHOUSE_LOG_LEVEL: "info" },
+    {
+      backend,
+      interceptors: [spies.lean],
+      logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) },
+    },
+  );
   const router = await createServer({
     config: { ...lean.config, port: 0, leanPaths: false },
     store: lean.store,
     interceptors: [spies.router],
+    logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
   });
   const routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
   const sessions = { lean: h2Client(lean.url), router: h2Client(routerUrl) };
@@ -63,6 +77,7 @@ export async function startDifferentialPair(
     lean,
     router,
     routerUrl,
+    logs,
     async both(req) {
       const [a, b] = await Promise.all([send("lean", req), send("router", req)]);
       return { lean: a, router: b };

@@ -3,7 +3,7 @@ import type { DescMethod, JsonObject } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { ruleOf } from "../../src/auth/policy.js";
-import { compare } from "./differential-compare.js";
+import { compare, logMismatches, unnamedOnRouter } from "./differential-compare.js";
 import type { RawRequest } from "./differential-pair.js";
 import {
   type Auth,
@@ -196,6 +196,8 @@ export function describeProperties(state: () => DifferentialState): void {
   it("gRPC: any headers and body get the router's answer", async () => {
     const s = state();
     const seen = new Set<unknown>();
+    // Each call sent, by request id: the same request log line on both paths, too.
+    const sent = new Map<string, string>();
     const call = fc.record({
       method: fc.constantFrom(...s.methods),
       auth,
@@ -227,6 +229,7 @@ export function describeProperties(state: () => DifferentialState): void {
           : drawn;
         const who = caller(c.method, c.auth, c.body);
         const json = message(c.method, who, s.callers);
+        const id = s.nextId();
         fc.pre(!unknownEncodingUnauthenticated({ ...c, auth: who }));
         const headers = duplicated(
           {
@@ -239,7 +242,7 @@ export function describeProperties(state: () => DifferentialState): void {
               "user-agent": c.userAgent,
             }),
             ...authHeaders(who, s.callers),
-            "x-request-id": s.nextId(),
+            "x-request-id": id,
           },
           c.duplicate,
           c.duplicate === "grpc-timeout" ? "60S" : "gzip",
@@ -251,12 +254,14 @@ export function describeProperties(state: () => DifferentialState): void {
         };
         fc.pre(!prefixAlone(req.body as Buffer));
         const { lean, mismatch } = await compare(s.pair, "grpc", req, rpcOf(c.method));
+        sent.set(id, JSON.stringify({ ...c, method: rpcOf(c.method) }));
         expect(mismatch).toBeUndefined();
         seen.add(lean.trailers["grpc-status"] ?? lean.headers["grpc-status"]);
       }),
       { numRuns },
     );
     // Not only refusals: calls that got through to a handler and succeeded, and others.
+    expect(await logMismatches(s.pair, sent, unnamedOnRouter)).toEqual([]);
     expect(seen).toContain("0");
     expect(seen.size).toBeGreaterThan(3);
   }, 120_000);
@@ -264,6 +269,8 @@ export function describeProperties(state: () => DifferentialState): void {
   it("Connect: any headers and body get the router's answer, over HTTP/1.1 and HTTP/2", async () => {
     const s = state();
     const seen = new Set<unknown>();
+    // Each call sent, by request id: the same request log line on both paths, too.
+    const sent = new Map<string, string>();
     const call = fc.record({
       method: fc.constantFrom(...s.methods),
       auth,
@@ -301,6 +308,7 @@ export function describeProperties(state: () => DifferentialState): void {
           : drawn;
         const who = caller(c.method, c.auth, c.body);
         const json = message(c.method, who, s.callers);
+        const id = s.nextId();
         let headers = duplicated(
           {
             "content-type": c.contentType,
@@ -312,7 +320,7 @@ export function describeProperties(state: () => DifferentialState): void {
               "user-agent": c.userAgent,
             }),
             ...authHeaders(who, s.callers),
-            "x-request-id": s.nextId(),
+            "x-request-id": id,
           },
           c.duplicate,
           c.duplicate === "connect-protocol-version" ? "1" : "60000",
@@ -337,11 +345,13 @@ export function describeProperties(state: () => DifferentialState): void {
           http1: c.http1,
         };
         const { lean, mismatch } = await compare(s.pair, "connect+json", req, rpcOf(c.method));
+        sent.set(id, JSON.stringify({ ...c, method: rpcOf(c.method) }));
         expect(mismatch).toBeUndefined();
         seen.add(String(lean.status));
       }),
       { numRuns },
     );
+    expect(await logMismatches(s.pair, sent, unnamedOnRouter)).toEqual([]);
     expect(seen).toContain("200");
     expect(seen.size).toBeGreaterThan(3);
   }, 120_000);
@@ -385,5 +395,27 @@ export function describeKnownDifferences(state: () => DifferentialState): void {
       const { mismatch } = await compare(s.pair, "grpc", req, rpcOf(method));
       expect(mismatch).toBeUndefined();
     }
+  });
+
+  it.fails("gRPC: a message that does not decode is logged as the router logs it", async () => {
+    const s = state();
+    const sent = new Map<string, string>();
+    for (const method of s.methods.slice(0, 5)) {
+      const id = s.nextId();
+      const req: RawRequest = {
+        path: `/${rpcOf(method)}`,
+        headers: {
+          "content-type": "application/grpc",
+          te: "trailers",
+          "x-request-id": id,
+          ...s.callers.owner.headers,
+        },
+        body: grpcEnvelope(Buffer.from([0x0a, 0xff, 0xff])),
+      };
+      const { mismatch } = await compare(s.pair, "grpc", req, rpcOf(method));
+      expect(mismatch).toBeUndefined();
+      sent.set(id, rpcOf(method));
+    }
+    expect(await logMismatches(s.pair, sent)).toEqual([]);
   });
 }
