@@ -92,7 +92,7 @@ function setPath(desc: DescMessage, json: JsonObject, path: string[], value: str
  * answer about the caller); the request naming the organization without a token, with a
  * forged one, and as another organization's owner. A method that only reads also gets the
  * organization's request as its owner, and `found` (a request naming a resource that exists)
- * when there is one.
+ * when there is one, as its owner and as another organization's.
  */
 export function casesFor(method: DescMethod, callers: Callers, found?: JsonObject): DiffCase[] {
   const org = orgRequest(method, callers.orgUid, callers.owner.uid);
@@ -108,7 +108,10 @@ export function casesFor(method: DescMethod, callers: Callers, found?: JsonObjec
   ];
   if (readsOnly(method)) {
     cases.push({ label: "the owner, naming the organization", auth: "owner", json: org });
-    if (found) cases.push({ label: "the owner, naming a resource", auth: "owner", json: found });
+    if (found) {
+      cases.push({ label: "the owner, naming a resource", auth: "owner", json: found });
+      cases.push({ label: "another organization's owner, naming it", auth: "other", json: found });
+    }
   }
   return cases;
 }
