@@ -1,11 +1,7 @@
 import type { DescMessage, DescMethod, DescService, Message } from "@bufbuild/protobuf";
 import { ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
-import {
-  createMethodSerializationLookup,
-  type MethodSerializationLookup,
-} from "@connectrpc/connect/protocol";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import { toApiError } from "../errors.js";
+import { type MethodSerializationLookup, methodSerializers } from "../pipeline/connect-protocol.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { refuseDroppedProtoKey, refuseProtoKeyInJsonText } from "../validation/string-rules.js";
 import { requestParseError } from "./request-parse-errors.js";
@@ -25,9 +21,6 @@ export interface LeanMethod {
   readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
 }
 
-/** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
-const jsonOptions = { ignoreUnknownFields: false };
-
 /**
  * The unary methods the registrations implement, by request path (`/package.Service/Method`).
  * A method missing from its implementation is left out: the router answers it UNIMPLEMENTED.
@@ -43,10 +36,7 @@ export function leanMethods(
       if (method.methodKind !== "unary" || typeof fn !== "function") continue;
       const rpc = `${service.typeName}/${method.name}`;
       const spec = createMethodImplSpec(method, fn.bind(impl) as never);
-      const serialization = createMethodSerializationLookup(method, undefined, jsonOptions, {
-        readMaxBytes,
-        writeMaxBytes: 0xffffffff,
-      });
+      const serialization = methodSerializers(method, readMaxBytes);
       methods.set(`/${rpc}`, { rpc, service, method, spec, serialization });
     }
   }
@@ -74,12 +64,6 @@ export function parseRequest(m: LeanMethod, binary: boolean, bytes: Uint8Array, 
   }
   return message;
 }
-
-/** What connect-node's router accepts: its default compressions, in its order. */
-export const routerCompressions = [compressionGzip, compressionBrotli];
-
-/** connect's default: smaller answers go out uncompressed. */
-export const compressMinBytes = 1024;
 
 /**
  * An error as the caller gets it: errors from below the interceptors (frames, sizes,

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import { Code, type ConnectError } from "@connectrpc/connect";
-import { codeFromString, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, RawServerBase } from "fastify";
+import { connectCodeOf, connectErrorJson } from "../pipeline/connect-protocol.js";
 import { rpcPath } from "./rpc-path.js";
 import { protocolError, statusTrailers } from "./status-trailers.js";
 
@@ -119,10 +119,10 @@ function fixedBody(
   const message = typeof body.message === "string" ? body.message : "";
   if (body.code === "internal") {
     const ce = requestParseError(message, domain);
-    if (ce) return { body: errorToJsonBytes(ce, undefined), status: 400 };
+    if (ce) return { body: connectErrorJson(ce), status: 400 };
   }
   if (body.details?.[0]?.type === "google.rpc.ErrorInfo") return undefined;
-  const code = codeFromString(body.code);
+  const code = connectCodeOf(body.code);
   if (code === undefined) return undefined;
-  return { body: errorToJsonBytes(protocolError(code, message, domain), undefined) };
+  return { body: connectErrorJson(protocolError(code, message, domain)) };
 }

@@ -1,6 +1,6 @@
 import { type Code, ConnectError } from "@connectrpc/connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 import { toApiError } from "../errors.js";
+import { grpcStatusFields } from "../pipeline/connect-protocol.js";
 
 /**
  * The gRPC status trailers of an error, as a plain record: `grpc-status`, `grpc-message`
@@ -9,7 +9,7 @@ import { toApiError } from "../errors.js";
  */
 export function statusTrailers(err: ConnectError): Record<string, string> {
   const out: Record<string, string> = {};
-  setTrailerStatus(new Headers(), err).forEach((v, k) => {
+  grpcStatusFields(err).forEach((v, k) => {
     out[k] = v;
   });
   return out;

@@ -1,12 +1,6 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import { ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
-import {
-  compressionNegotiate,
-  invokeUnaryImplementation,
-  readAllBytes,
-} from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
 import {
   CallContext,
@@ -17,16 +11,17 @@ import {
 } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
-import type { ServiceRegistration } from "../service-registration.js";
-import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import {
   compressMinBytes,
-  type LeanMethod,
-  leanMethods,
-  parseRequest,
-  routerCompressions,
-  withErrorInfo,
-} from "./lean-calls.js";
+  connectErrorJson,
+  connectHttpStatus,
+  invokeUnaryImplementation,
+  negotiateCompression,
+  readAllBytes,
+} from "../pipeline/connect-protocol.js";
+import type { ServiceRegistration } from "../service-registration.js";
+import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
+import { type LeanMethod, leanMethods, parseRequest, withErrorInfo } from "./lean-calls.js";
 
 /** Options of addUnaryConnect. */
 export interface UnaryConnectOptions {
@@ -125,10 +120,9 @@ export function addUnaryConnect<S extends RawServerBase>(
       if (!res.writableEnded) context.abort(cancelReason(context));
     };
     res.once("close", onClose);
-    const compression = compressionNegotiate(
-      routerCompressions,
-      (req.headers["content-encoding"] as string | undefined) ?? null,
-      (req.headers["accept-encoding"] as string | undefined) ?? null,
+    const compression = negotiateCompression(
+      req.headers["content-encoding"] as string | undefined,
+      req.headers["accept-encoding"] as string | undefined,
       "Accept-Encoding",
     );
     let status = 200;
@@ -159,12 +153,12 @@ export function addUnaryConnect<S extends RawServerBase>(
     } catch (e) {
       const err = withErrorInfo(ConnectError.from(e), opts.domain);
       if (info) info.code = err.code;
-      status = codeToHttpStatus(err.code);
+      status = connectHttpStatus(err.code);
       reply.header("content-type", "application/json");
       err.metadata.forEach((v, k) => {
         reply.header(k, v);
       });
-      body = errorToJsonBytes(err, {});
+      body = connectErrorJson(err);
     } finally {
       res.off("close", onClose);
       running.delete(context);

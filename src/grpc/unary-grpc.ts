@@ -1,13 +1,6 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
 import {
-  compressionNegotiate,
-  encodeEnvelope,
-  envelopeCompress,
-  envelopeDecompress,
-  invokeUnaryImplementation,
-} from "@connectrpc/connect/protocol";
-import {
   CallContext,
   callComplete,
   cancelReason,
@@ -16,18 +9,19 @@ import {
 } from "../call-context.js";
 import { codeName } from "../errors.js";
 import type { StreamTaker } from "../one-port.js";
+import {
+  compressMinBytes,
+  encodeEnvelope,
+  envelopeCompress,
+  envelopeDecompress,
+  invokeUnaryImplementation,
+  negotiateCompression,
+} from "../pipeline/connect-protocol.js";
 import { budgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
-import {
-  compressMinBytes,
-  type LeanMethod,
-  leanMethods,
-  parseRequest,
-  routerCompressions,
-  withErrorInfo,
-} from "./lean-calls.js";
+import { type LeanMethod, leanMethods, parseRequest, withErrorInfo } from "./lean-calls.js";
 import { statusTrailers } from "./status-trailers.js";
 
 /** Options of createUnaryGrpc. */
@@ -137,10 +131,9 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         durationMs: Math.round((performance.now() - started) * 100) / 100,
       });
     };
-    const compression = compressionNegotiate(
-      routerCompressions,
-      (headers["grpc-encoding"] as string | undefined) ?? null,
-      (headers["grpc-accept-encoding"] as string | undefined) ?? null,
+    const compression = negotiateCompression(
+      headers["grpc-encoding"] as string | undefined,
+      headers["grpc-accept-encoding"] as string | undefined,
       "grpc-accept-encoding",
     );
     const answer = (message: Uint8Array | undefined, err: ConnectError | undefined) => {

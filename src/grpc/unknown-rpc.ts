@@ -1,11 +1,7 @@
 import type { ServerHttp2Stream } from "node:http2";
 import { Code, type ConnectError } from "@connectrpc/connect";
-import {
-  endStreamFlag,
-  endStreamToJson,
-  errorToJsonBytes,
-} from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyReply, RawServerBase } from "fastify";
+import { connectEndStreamFrame, connectErrorJson } from "../pipeline/connect-protocol.js";
 import { rpcPath } from "./rpc-path.js";
 import { protocolError, statusTrailers } from "./status-trailers.js";
 
@@ -82,19 +78,13 @@ function send(
       return sendHeaders(reply, type, err);
     }
     case "connect-stream": {
-      const json = new TextEncoder().encode(
-        JSON.stringify(endStreamToJson(new Headers(), err, undefined)),
-      );
-      const frame = new Uint8Array(5 + json.length);
-      frame[0] = endStreamFlag;
-      new DataView(frame.buffer).setUint32(1, json.length);
-      frame.set(json, 5);
+      const frame = connectEndStreamFrame(err);
       return reply.code(200).header("content-type", type.split(";")[0]!).send(Buffer.from(frame));
     }
     case "connect":
       return reply
         .code(501)
         .header("content-type", "application/json")
-        .send(Buffer.from(errorToJsonBytes(err, undefined)));
+        .send(Buffer.from(connectErrorJson(err)));
   }
 }

@@ -1,0 +1,118 @@
+import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
+import type { Code, ConnectError } from "@connectrpc/connect";
+import {
+  type Compression,
+  compressionNegotiate,
+  createMethodSerializationLookup,
+  type EnvelopedMessage,
+  encodeEnvelope,
+  envelopeCompress,
+  envelopeDecompress,
+  invokeUnaryImplementation,
+  type MethodSerializationLookup,
+  readAllBytes,
+} from "@connectrpc/connect/protocol";
+import {
+  codeFromString,
+  codeToHttpStatus,
+  endStreamFlag,
+  endStreamToJson,
+  errorToJsonBytes,
+} from "@connectrpc/connect/protocol-connect";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+
+// The ONE file that imports connect-es's protocol modules (`@connectrpc/connect/protocol`,
+// `/protocol-connect`, `/protocol-grpc`). They are marked "@private Internal code, does not
+// follow semantic versioning": an upgrade of connect-es may change any of them, and this is
+// the file to fix when it does (test/docs/connect-internals.test.ts keeps it the only one).
+// What we take from them is what makes the lean paths answer exactly as the router does: its
+// envelopes, its compression negotiation, its serializers and its error encodings.
+
+export type { Compression, EnvelopedMessage, MethodSerializationLookup };
+
+/** What connect-node's router accepts: its default compressions, in its order. */
+export const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
+
+/** connect's default: smaller answers go out uncompressed. */
+export const compressMinBytes = 1024;
+
+/** As the router is configured: a JSON field the API does not know is INVALID_ARGUMENT. */
+const jsonOptions = { ignoreUnknownFields: false };
+
+/**
+ * The router's own serializers of a method (binary and JSON), with its read limit: a message
+ * over `readMaxBytes` is refused in the router's words.
+ */
+export function methodSerializers(
+  method: DescMethod,
+  readMaxBytes: number,
+): MethodSerializationLookup<DescMessage, DescMessage> {
+  return createMethodSerializationLookup(method, undefined, jsonOptions, {
+    readMaxBytes,
+    writeMaxBytes: 0xffffffff,
+  });
+}
+
+/**
+ * The compression of a request and of its answer, negotiated as the router does from the
+ * request's encoding and accepted encodings (`grpc-encoding` / `grpc-accept-encoding`, or
+ * `content-encoding` / `accept-encoding`); `error` for an encoding the router does not know.
+ */
+export function negotiateCompression(
+  encoding: string | undefined,
+  acceptEncoding: string | undefined,
+  acceptHeaderName: string,
+): { request: Compression | null; response: Compression | null; error?: ConnectError } {
+  return compressionNegotiate(
+    routerCompressions,
+    encoding ?? null,
+    acceptEncoding ?? null,
+    acceptHeaderName,
+  );
+}
+
+/** gRPC's length-prefixed message: flags, a 4-byte length, the bytes. */
+/** Compress an envelope's message when it is at least `compressMinBytes` long. */
+/** Decompress an envelope's message, refusing one that inflates past `readMaxBytes`. */
+/** Read a whole body, refusing one over `readMaxBytes` (a declared length is trusted first). */
+export { encodeEnvelope, envelopeCompress, envelopeDecompress, readAllBytes };
+
+/** The HTTP status of a Connect error code, as the Connect protocol sends it. */
+export function connectHttpStatus(code: Code): number {
+  return codeToHttpStatus(code);
+}
+
+/** The Connect protocol's error JSON of an error (`{code, message, details}`), as bytes. */
+export function connectErrorJson(err: ConnectError): Uint8Array {
+  return errorToJsonBytes(err, undefined);
+}
+
+/** The code of a Connect error JSON's `code` string (`invalid_argument`); undefined if unknown. */
+export function connectCodeOf(name: string): Code | undefined {
+  return codeFromString(name);
+}
+
+/** A Connect streaming protocol's end-of-stream frame carrying an error. */
+export function connectEndStreamFrame(err: ConnectError): Uint8Array {
+  const json = new TextEncoder().encode(
+    JSON.stringify(endStreamToJson(new Headers(), err, undefined)),
+  );
+  const frame = new Uint8Array(5 + json.length);
+  frame[0] = endStreamFlag;
+  new DataView(frame.buffer).setUint32(1, json.length);
+  frame.set(json, 5);
+  return frame;
+}
+
+/**
+ * The gRPC status fields of an error, as the router writes them: `grpc-status`,
+ * `grpc-message` (encoded as connect-es encodes it) and, with details,
+ * `grpc-status-details-bin`.
+ */
+export function grpcStatusFields(err: ConnectError): Headers {
+  return setTrailerStatus(new Headers(), err);
+}
+
+/** Run a unary implementation through interceptors, as the router does. */
+export { invokeUnaryImplementation };
