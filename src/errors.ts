@@ -1,14 +1,11 @@
-import { create, createRegistry, type JsonObject, toJson } from "@bufbuild/protobuf";
-import { anyPack } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
   BadRequest_FieldViolationSchema,
   BadRequestSchema,
   ErrorInfoSchema,
-  file_google_rpc_error_details,
   PreconditionFailureSchema,
 } from "../gen/google/rpc/error_details_pb.js";
-import { StatusSchema } from "../gen/google/rpc/status_pb.js";
 import { StoreError } from "./store/store.js";
 
 /** A failing field and why, as it goes into google.rpc.BadRequest. */
@@ -16,9 +13,6 @@ export interface FieldViolation {
   field: string;
   description: string;
 }
-
-/** Registry of the google.rpc detail types, for decoding and printing error details. */
-export const errorDetailsRegistry = createRegistry(file_google_rpc_error_details);
 
 /**
  * Create an INVALID_ARGUMENT error: message `Invalid argument: <field>: <reason>` for the
@@ -209,43 +203,4 @@ function describe(err: unknown): string {
 export function codeName(code: Code | 0): string {
   if (code === 0) return "OK";
   return (Code[code] ?? "Unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
-}
-
-const httpStatusByCode: Record<number, number> = {
-  [Code.InvalidArgument]: 400,
-  [Code.FailedPrecondition]: 400,
-  [Code.OutOfRange]: 400,
-  [Code.Unauthenticated]: 401,
-  [Code.PermissionDenied]: 403,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.Aborted]: 409,
-  [Code.ResourceExhausted]: 429,
-  [Code.Canceled]: 499,
-  [Code.Unimplemented]: 501,
-  [Code.Unavailable]: 503,
-  [Code.DeadlineExceeded]: 504,
-};
-
-/** The HTTP status of a gRPC code, per API.md. */
-export function httpStatusOf(code: Code): number {
-  return httpStatusByCode[code] ?? 500;
-}
-
-/** Encode an error as a google.rpc.Status message (what REST bodies are made of). */
-export function toStatus(ce: ConnectError) {
-  return create(StatusSchema, {
-    code: ce.code,
-    message: ce.rawMessage,
-    details: ce.details.map((d) =>
-      "desc" in d
-        ? anyPack(d.desc, create(d.desc, d.value))
-        : { typeUrl: `type.googleapis.com/${d.type}`, value: d.value },
-    ),
-  });
-}
-
-/** Render an error as the REST body of API.md: `{code, message, details: [{"@type", ...}]}`. */
-export function toRestErrorBody(ce: ConnectError): JsonObject {
-  return toJson(StatusSchema, toStatus(ce), { registry: errorDetailsRegistry }) as JsonObject;
 }

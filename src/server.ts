@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -31,7 +31,7 @@ import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
 import { createDeadlineGate } from "./deadline-gate.js";
-import { codeName, toApiError, toRestErrorBody } from "./errors.js";
+import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
 import { addBodyGate } from "./grpc/body-gate.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
@@ -54,11 +54,14 @@ import { storeOperations, timedStore } from "./metrics/timed-store.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { docsRoutes, packageVersion } from "./openapi/docs-routes.js";
 import { buildOpenApiDocument } from "./openapi/openapi-document.js";
+import { createRequestLog, requestIdOf } from "./pipeline/request-log.js";
+import { createUnaryPipeline } from "./pipeline/unary-invocation.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
 import { registryTokenRoutes } from "./registry/token-routes.js";
 import { createRequestBudget } from "./request-budget.js";
+import { toRestErrorBody } from "./rest/error-body.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { createServiceImpls, registerServices } from "./service-impls.js";
@@ -113,10 +116,6 @@ export interface Server {
   close(): Promise<void>;
 }
 
-const requestIdPattern = /^[\w.:-]{1,128}$/;
-/** A request's id, on every protocol and port: its X-Request-Id if well formed, else a new one. */
-const requestIdFor = (given: unknown): string =>
-  typeof given === "string" && requestIdPattern.test(given) ? given : randomUUID();
 /** The longest /readyz and the health service wait for the database. */
 const readyTimeoutMs = 1_000;
 /** API.md "Limits": request bodies at most 1 MiB, on every protocol. */
@@ -190,7 +189,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // The STS endpoint lives under the auth URL too (where discovery says it is), when the
     // auth URL has a path: one route, two addresses.
     ...(stsAlias ? { rewriteUrl: stsAlias as never } : {}),
-    genReqId: (req) => requestIdFor(req.headers["x-request-id"]),
+    genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
   });
   const log = (msg: string, fields: Record<string, unknown>) => app.log.error(fields, msg);
 
@@ -362,6 +361,16 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // Every call in flight listens on this one signal: past ten, Node would print a (false)
   // "possible memory leak" warning to stderr. Each listener goes with its call.
   setMaxListeners(0, shutdown.signal);
+  // The one unary invocation of the lean paths and REST: the call's context, deadline and
+  // shutdown, the interceptors, the implementation and the API error (src/pipeline/).
+  const pipeline = createUnaryPipeline({
+    interceptors,
+    domain: errorDomain,
+    log,
+    shutdownSignal: shutdown.signal,
+  });
+  // One line per request, and the RPC metrics, whatever path answered it.
+  const requestLog = createRequestLog(metrics, (fields, msg) => app.log.info(fields, msg));
   // Every service either server serves: the API, health, and reflection (the API's shape is
   // public: it lists the API services and the error details).
   const registrations = [
@@ -392,11 +401,10 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   if (config.leanPaths) {
     addUnaryConnect(app, {
       registrations,
-      interceptors,
+      pipeline,
       contextValues,
       readMaxBytes: bodyLimit,
       domain: errorDomain,
-      shutdownSignal: shutdown.signal,
     });
   }
   addGrpcMessageEncoding(app, errorDomain);
@@ -436,23 +444,24 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     onePort.takeStreams(
       createUnaryGrpc({
         registrations,
-        interceptors,
+        pipeline,
         readMaxBytes: bodyLimit,
         domain: errorDomain,
-        shutdownSignal: shutdown.signal,
-        requestId: requestIdFor,
         refusal: access.refusal,
         budget,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
-        log: ({ reqId, method, code, durationMs }) => {
-          metrics.rpc(method, "grpc", code, durationMs / 1000);
-          app.log.info(
-            { reqId, method, protocol: "grpc", status: 200, code, durationMs },
-            "request",
-          );
-        },
+        log: ({ reqId, rpc, code, durationMs }) =>
+          requestLog({
+            reqId,
+            rpc,
+            protocol: "grpc",
+            status: 200,
+            code,
+            durationMs,
+            counted: true,
+          }),
       }),
     );
   }
@@ -465,7 +474,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // After CORS and Connect: its catch-all leaves their exact routes alone.
   await app.register(restGateway, {
     services,
-    interceptors,
+    pipeline,
     contextValues,
     domain: errorDomain,
     log,
@@ -484,23 +493,19 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   app.addHook("onResponse", async (req, reply) => {
     const info = callInfoOf(req);
     const protocol = protocolOf(req);
-    // Every call of the RPC layer (the Connect router, the lean Connect path, the REST
-    // gateway, whose unknown routes included) and every RPC-protocol request (unknown RPCs):
-    // not the console's files or health checks.
-    if (info || protocol !== "rest") {
-      metrics.rpc(info?.rpc, protocol, info?.code, reply.elapsedTime / 1000);
-    }
-    app.log.info(
-      {
-        reqId: req.id,
-        method: info?.rpc ?? `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`,
-        protocol,
-        status: reply.statusCode,
-        code: info?.code === undefined ? undefined : codeName(info.code),
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      "request",
-    );
+    requestLog({
+      reqId: req.id,
+      rpc: info?.rpc,
+      route: `${req.method} ${req.routeOptions.url ?? req.url.split("?")[0]}`,
+      protocol,
+      status: reply.statusCode,
+      code: info?.code,
+      durationMs: reply.elapsedTime,
+      // Every call of the RPC layer (the Connect router, the lean Connect path, the REST
+      // gateway, whose unknown routes included) and every RPC-protocol request (unknown
+      // RPCs): not the console's files or health checks.
+      counted: info !== undefined || protocol !== "rest",
+    });
   });
 
   await app.ready();

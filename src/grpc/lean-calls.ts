@@ -1,22 +1,17 @@
-import type { DescMessage, DescMethod, DescService, Message } from "@bufbuild/protobuf";
-import { ConnectError, createMethodImplSpec, type MethodImplSpec } from "@connectrpc/connect";
+import type { DescMessage, DescMethodUnary, Message } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
 import { toApiError } from "../errors.js";
 import { type MethodSerializationLookup, methodSerializers } from "../pipeline/connect-protocol.js";
+import type { UnaryPipeline, UnaryProcedure } from "../pipeline/unary-invocation.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { refuseDroppedProtoKey, refuseProtoKeyInJsonText } from "../validation/string-rules.js";
 import { requestParseError } from "./request-parse-errors.js";
-import { protocolError } from "./status-trailers.js";
 
 // What the lean gRPC and Connect paths (unary-grpc.ts, unary-connect.ts) share: the table of
-// methods they serve, and the router's own settings they must answer by.
+// methods they serve, and the router's own serializers they must decode and encode with.
 
-/** A unary method a lean path serves, ready to invoke. */
-export interface LeanMethod {
-  /** `package.Service/Method`. */
-  readonly rpc: string;
-  readonly service: DescService;
-  readonly method: DescMethod;
-  readonly spec: MethodImplSpec;
+/** A unary method a lean path serves: its procedure, and the router's serializers. */
+export interface LeanMethod extends UnaryProcedure {
   /** The router's own serializers of the method (binary and JSON), with its limits. */
   readonly serialization: MethodSerializationLookup<DescMessage, DescMessage>;
 }
@@ -27,6 +22,7 @@ export interface LeanMethod {
  */
 export function leanMethods(
   registrations: readonly ServiceRegistration[],
+  pipeline: UnaryPipeline,
   readMaxBytes: number,
 ): Map<string, LeanMethod> {
   const methods = new Map<string, LeanMethod>();
@@ -34,10 +30,11 @@ export function leanMethods(
     for (const method of service.methods) {
       const fn = (impl as Record<string, unknown>)[method.localName];
       if (method.methodKind !== "unary" || typeof fn !== "function") continue;
-      const rpc = `${service.typeName}/${method.name}`;
-      const spec = createMethodImplSpec(method, fn.bind(impl) as never);
-      const serialization = methodSerializers(method, readMaxBytes);
-      methods.set(`/${rpc}`, { rpc, service, method, spec, serialization });
+      const procedure = pipeline.procedure(service, method as DescMethodUnary, impl);
+      methods.set(`/${procedure.rpc}`, {
+        ...procedure,
+        serialization: methodSerializers(method, readMaxBytes),
+      });
     }
   }
   return methods;
@@ -63,19 +60,4 @@ export function parseRequest(m: LeanMethod, binary: boolean, bytes: Uint8Array, 
     throw toApiError(e, domain, () => undefined);
   }
   return message;
-}
-
-/**
- * An error as the caller gets it: errors from below the interceptors (frames, sizes,
- * encodings, messages that do not decode) get the ErrorInfo every error carries, as the app's
- * hooks give them on the router's path, and keep their metadata. Errors from the interceptors
- * already have it.
- */
-export function withErrorInfo(err: ConnectError, domain: string): ConnectError {
-  if (err.details.length > 0) return err;
-  const shaped = protocolError(err.code, err.rawMessage, domain);
-  err.metadata.forEach((v, k) => {
-    shaped.metadata.set(k, v);
-  });
-  return shaped;
 }

@@ -1,42 +1,33 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
-import { ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
+import type { ConnectError, ContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
-import {
-  CallContext,
-  callComplete,
-  cancelReason,
-  headerPairs,
-  runningCalls,
-} from "../call-context.js";
-import { type CallInfo, kCallInfo } from "../call-info.js";
+import { headerPairs } from "../call-context.js";
 import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
 import {
   compressMinBytes,
   connectErrorJson,
   connectHttpStatus,
-  invokeUnaryImplementation,
   negotiateCompression,
   readAllBytes,
 } from "../pipeline/connect-protocol.js";
+import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
 import type { ServiceRegistration } from "../service-registration.js";
-import { connectTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
-import { type LeanMethod, leanMethods, parseRequest, withErrorInfo } from "./lean-calls.js";
+import { connectTimeoutMs } from "./deadline-clamp.js";
+import { type LeanMethod, leanMethods, parseRequest } from "./lean-calls.js";
 
 /** Options of addUnaryConnect. */
 export interface UnaryConnectOptions {
   /** The implementations the Connect router serves. */
   registrations: readonly ServiceRegistration[];
-  /** The same interceptors: errors, access control, then the deployment's own. */
-  interceptors: readonly Interceptor[];
+  /** The server's unary pipeline: context, deadline, shutdown, interceptors, errors. */
+  pipeline: UnaryPipeline;
   /** The router's per-request context values (they carry the request's CallInfo). */
   contextValues: (req: FastifyRequest) => ContextValues;
   /** Request messages at most this large, after decompression (API.md "Limits"). */
   readMaxBytes: number;
   /** ErrorInfo.domain of the errors this layer raises itself. */
   domain: string;
-  /** Aborted at shutdown: calls still running end. */
-  shutdownSignal: AbortSignal;
 }
 
 interface ConnectMethod extends LeanMethod {
@@ -67,11 +58,9 @@ export function addUnaryConnect<S extends RawServerBase>(
   opts: UnaryConnectOptions,
 ): void {
   const methods = new Map<string, ConnectMethod>();
-  for (const [path, m] of leanMethods(opts.registrations, opts.readMaxBytes)) {
+  for (const [path, m] of leanMethods(opts.registrations, opts.pipeline, opts.readMaxBytes)) {
     methods.set(path, { ...m, times: millisecondTimestampsIfAny(m.method.output) });
   }
-  const interceptors = [...opts.interceptors];
-  const running = runningCalls(opts.shutdownSignal);
 
   app.addHook("onRequest", async (req, reply) => {
     if (req.method !== "POST") return;
@@ -82,10 +71,9 @@ export function addUnaryConnect<S extends RawServerBase>(
     const timeout = req.headers["connect-timeout-ms"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
-      const ms = typeof timeout === "string" ? connectTimeoutMs(timeout) : undefined;
+      timeoutMs = typeof timeout === "string" ? connectTimeoutMs(timeout) : undefined;
       // A malformed one is the router's to refuse, in its words.
-      if (ms === undefined) return;
-      timeoutMs = Math.min(maxDeadlineMs, ms);
+      if (timeoutMs === undefined) return;
     }
     return serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
       binary: type === "application/proto",
@@ -100,24 +88,19 @@ export function addUnaryConnect<S extends RawServerBase>(
     call: { binary: boolean; timeoutMs: number | undefined },
   ): Promise<FastifyReply> {
     reply.header("x-request-id", req.id);
-    const values = opts.contextValues(req);
-    const info: CallInfo | undefined = values.get(kCallInfo);
-    if (info) info.rpc = m.rpc;
-    const context = new CallContext({
-      service: m.service,
-      method: m.method,
+    const c = opts.pipeline.start(m, {
       protocolName: "connect",
       requestMethod: "POST",
       url: `${req.protocol}://${req.host}${req.url}`,
       header: headerPairs(req.headers),
-      values,
+      values: opts.contextValues(req),
       timeoutMs: call.timeoutMs,
     });
-    running.add(context);
+    const context = c.context;
     // The client went away before its answer.
     const res = reply.raw;
     const onClose = () => {
-      if (!res.writableEnded) context.abort(cancelReason(context));
+      if (!res.writableEnded) c.cancel();
     };
     res.once("close", onClose);
     const compression = negotiateCompression(
@@ -128,21 +111,17 @@ export function addUnaryConnect<S extends RawServerBase>(
     let status = 200;
     let body: Uint8Array;
     try {
-      if (compression.error) throw compression.error;
-      let bytes = await readAllBytes(
-        req.raw as AsyncIterable<Uint8Array>,
-        opts.readMaxBytes,
-        (req.headers["content-length"] as string | undefined) ?? null,
-      );
-      if (compression.request)
-        bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
-      const input = parseRequest(m, call.binary, bytes, opts.domain);
-      const output = await invokeUnaryImplementation(
-        m.spec as never,
-        context,
-        input as never,
-        interceptors,
-      );
+      const output = await c.run(async () => {
+        if (compression.error) throw compression.error;
+        let bytes = await readAllBytes(
+          req.raw as AsyncIterable<Uint8Array>,
+          opts.readMaxBytes,
+          (req.headers["content-length"] as string | undefined) ?? null,
+        );
+        if (compression.request)
+          bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
+        return parseRequest(m, call.binary, bytes, opts.domain);
+      });
       if (call.binary || !m.times) {
         body = m.serialization.getO(call.binary).serialize(output as never);
       } else {
@@ -151,8 +130,8 @@ export function addUnaryConnect<S extends RawServerBase>(
       }
       reply.header("content-type", call.binary ? "application/proto" : "application/json");
     } catch (e) {
-      const err = withErrorInfo(ConnectError.from(e), opts.domain);
-      if (info) info.code = err.code;
+      // The API error, as the pipeline shaped it.
+      const err = e as ConnectError;
       status = connectHttpStatus(err.code);
       reply.header("content-type", "application/json");
       err.metadata.forEach((v, k) => {
@@ -161,8 +140,6 @@ export function addUnaryConnect<S extends RawServerBase>(
       body = connectErrorJson(err);
     } finally {
       res.off("close", onClose);
-      running.delete(context);
-      context.abort(callComplete);
     }
     context.responseHeader.forEach((v, k) => {
       reply.header(k, v);

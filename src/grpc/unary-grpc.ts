@@ -1,51 +1,41 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
-import { Code, ConnectError, type ContextValues, type Interceptor } from "@connectrpc/connect";
-import {
-  CallContext,
-  callComplete,
-  cancelReason,
-  headerPairs,
-  runningCalls,
-} from "../call-context.js";
-import { codeName } from "../errors.js";
+import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
+import { headerPairs } from "../call-context.js";
 import type { StreamTaker } from "../one-port.js";
 import {
   compressMinBytes,
   encodeEnvelope,
   envelopeCompress,
   envelopeDecompress,
-  invokeUnaryImplementation,
   negotiateCompression,
 } from "../pipeline/connect-protocol.js";
+import { requestIdOf } from "../pipeline/request-log.js";
+import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
 import { budgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
-import { grpcTimeoutMs, maxDeadlineMs } from "./deadline-clamp.js";
+import { grpcTimeoutMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
-import { type LeanMethod, leanMethods, parseRequest, withErrorInfo } from "./lean-calls.js";
+import { type LeanMethod, leanMethods, parseRequest } from "./lean-calls.js";
 import { statusTrailers } from "./status-trailers.js";
 
 /** Options of createUnaryGrpc. */
 export interface UnaryGrpcOptions {
   /** The implementations the Connect router serves. */
   registrations: readonly ServiceRegistration[];
-  /** The same interceptors: errors, access control, then the deployment's own. */
-  interceptors: readonly Interceptor[];
+  /** The server's unary pipeline: context, deadline, shutdown, interceptors, errors. */
+  pipeline: UnaryPipeline;
   /** Messages at most this large, after decompression (API.md "Limits"). */
   readMaxBytes: number;
   /** ErrorInfo.domain of the errors this layer raises itself. */
   domain: string;
-  /** Aborted at shutdown: calls still running end. */
-  shutdownSignal: AbortSignal;
-  /** The request id of a call: its X-Request-Id if well formed, else a new one. */
-  requestId: (given: string | undefined) => string;
   /** Per-call values (the call info: connection and request id). */
   contextValues: (stream: ServerHttp2Stream, requestId: string) => ContextValues;
   /** What access control will answer the call, from its headers (AccessControl.refusal). */
   refusal: (rpc: string, authorization: string | null, requestId?: string) => Promise<unknown>;
   /** The bytes all request bodies in flight may hold. */
   budget: RequestBudget;
-  /** One line per call, as the one-port server writes for every request. */
-  log: (fields: { reqId: string; method: string; code: string; durationMs: number }) => void;
+  /** The request log line of a call, as every other request has one (request-log.ts). */
+  log: (fields: { reqId: string; rpc: string; code: Code | 0; durationMs: number }) => void;
 }
 
 /**
@@ -54,7 +44,9 @@ export interface UnaryGrpcOptions {
  * `application/grpc+proto`, a well-formed `grpc-timeout` or none) is answered here, straight
  * from the stream, without fastify's request and reply objects or connect-node's
  * async-iterable pipeline: that pipeline keeps about 25 kB of every call past a scavenge
- * (bench/RESULTS.md), and made gRPC the slowest protocol on the one port.
+ * (bench/RESULTS.md), and made gRPC the slowest protocol on the one port. The call itself
+ * (context, deadline, shutdown, interceptors, implementation, errors) is the unary pipeline's
+ * (src/pipeline/unary-invocation.ts); this file reads gRPC's framing and writes its answer.
  *
  * Everything else (streams, gRPC-Web, JSON messages, gRPC over HTTP/1.1, unknown methods,
  * malformed timeouts) goes to the Connect router as before. The answers are the router's
@@ -65,9 +57,7 @@ export interface UnaryGrpcOptions {
  */
 export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
   // The taker returns false, having touched nothing, for every stream it does not serve.
-  const methods = leanMethods(opts.registrations, opts.readMaxBytes);
-  const interceptors = [...opts.interceptors];
-  const running = runningCalls(opts.shutdownSignal);
+  const methods = leanMethods(opts.registrations, opts.pipeline, opts.readMaxBytes);
 
   return (stream, headers) => {
     if (headers[":method"] !== "POST") return false;
@@ -78,10 +68,9 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     const timeout = headers["grpc-timeout"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
-      const ms = grpcTimeoutMs(timeout as string);
+      timeoutMs = grpcTimeoutMs(timeout as string);
       // A malformed one is the router's to refuse, in its words.
-      if (ms === undefined) return false;
-      timeoutMs = Math.min(maxDeadlineMs, ms);
+      if (timeoutMs === undefined) return false;
     }
     serve(stream, headers, m, timeoutMs);
     return true;
@@ -94,11 +83,8 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     timeoutMs: number | undefined,
   ): void {
     const started = performance.now();
-    const given = headers["x-request-id"];
-    const requestId = opts.requestId(typeof given === "string" ? given : undefined);
-    const context = new CallContext({
-      service: m.service,
-      method: m.method,
+    const requestId = requestIdOf(headers["x-request-id"]);
+    const call = opts.pipeline.start(m, {
       protocolName: "grpc",
       requestMethod: "POST",
       url: `/${m.rpc}`,
@@ -106,14 +92,12 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
       values: opts.contextValues(stream, requestId),
       timeoutMs,
     });
-    running.add(context);
+    const context = call.context;
     let done = false;
     // The client went away (RST_STREAM, a closed connection) before its answer.
     const onClose = () => {
       if (done) return;
-      const reason = cancelReason(context);
-      context.abort(reason);
-      finish(reason.code);
+      finish(call.cancel().code);
     };
     stream.once("close", onClose);
     // Node documents state and protocol errors of a stream as "error" events on it; the call
@@ -122,13 +106,11 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     const finish = (code: Code | 0) => {
       done = true;
       stream.off("close", onClose);
-      running.delete(context);
-      context.abort(callComplete);
       opts.log({
         reqId: requestId,
-        method: m.rpc,
-        code: codeName(code),
-        durationMs: Math.round((performance.now() - started) * 100) / 100,
+        rpc: m.rpc,
+        code,
+        durationMs: performance.now() - started,
       });
     };
     const compression = negotiateCompression(
@@ -198,31 +180,29 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     // first). An encoding the server does not know: refused before the message is read, as
     // connect does.
     const authorization = headers.authorization;
-    opts
-      .refusal(m.rpc, typeof authorization === "string" ? authorization : null, requestId)
-      .then((refused) => {
-        if (refused !== undefined) return { flags: 0, data: new Uint8Array(0) };
-        if (compression.error) throw compression.error;
-        return readMessage(stream, opts.readMaxBytes, opts.budget);
-      })
-      .then(async (envelope) => {
-        if (done) return;
-        const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
-        const input = parseRequest(m, true, data, opts.domain);
-        if (done) return;
-        const output = await invokeUnaryImplementation(
-          m.spec as never,
-          context,
-          input as never,
-          interceptors,
+    call
+      .run(async () => {
+        const refused = await opts.refusal(
+          m.rpc,
+          typeof authorization === "string" ? authorization : null,
+          requestId,
         );
-        answer(m.serialization.getO(true).serialize(output as never), undefined);
+        let envelope: { flags: number; data: Uint8Array } = emptyEnvelope;
+        if (refused === undefined) {
+          if (compression.error) throw compression.error;
+          envelope = await readMessage(stream, opts.readMaxBytes, opts.budget);
+        }
+        const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
+        return parseRequest(m, true, data, opts.domain);
       })
-      .catch((err: unknown) =>
-        answer(undefined, withErrorInfo(ConnectError.from(err), opts.domain)),
+      .then(
+        (output) => answer(m.serialization.getO(true).serialize(output as never), undefined),
+        (err: ConnectError) => answer(undefined, err),
       );
   }
 }
+
+const emptyEnvelope = { flags: 0, data: new Uint8Array(0) };
 
 function ignore(): void {}
 

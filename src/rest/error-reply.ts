@@ -1,7 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import type { CallInfo } from "../call-info.js";
-import { type ErrorLogger, httpStatusOf, toApiError, toRestErrorBody } from "../errors.js";
+import { type ErrorLogger, toApiError } from "../errors.js";
+import { httpStatusOf, toRestErrorBody } from "./error-body.js";
 
 /** How errors are shaped: the ErrorInfo domain and where unexpected causes are logged. */
 export interface ErrorShaping {

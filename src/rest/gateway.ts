@@ -1,17 +1,12 @@
 import { Transform } from "node:stream";
 import { type JsonObject, type JsonValue, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
-import {
-  Code,
-  ConnectError,
-  type ContextValues,
-  createContextValues,
-  type Interceptor,
-} from "@connectrpc/connect";
+import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { headerPairs } from "../call-context.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
 import { millisecondTimestamps } from "../json/timestamp-json.js";
+import type { UnaryCall, UnaryPipeline, UnaryProcedure } from "../pipeline/unary-invocation.js";
 import { budgetExhausted, isBudgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
@@ -29,14 +24,16 @@ import { compileHttpRules, type RestRule } from "./http-rules.js";
 import { createOutputPruner, type OutputPruner } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
-import { createUnaryCall, type UnaryCall } from "./unary-call.js";
 
 /** What the REST gateway serves and how; the same parts the Connect router is given. */
 export interface RestGatewayOptions {
   /** The services and their implementations: the very objects the Connect router serves. */
   readonly services: readonly ServiceRegistration[];
-  /** The Connect router's interceptors, in the same order (the first is the outermost). */
-  readonly interceptors?: readonly Interceptor[];
+  /**
+   * The server's unary pipeline (src/pipeline/unary-invocation.ts): the Connect router's
+   * interceptors around the same implementations, the call's context, shutdown and errors.
+   */
+  readonly pipeline: UnaryPipeline;
   /** The Connect router's context values factory. */
   readonly contextValues?: (req: FastifyRequest) => ContextValues;
   /** The `<service domain>` of ErrorInfo, as given to the error interceptor. */
@@ -68,13 +65,15 @@ export interface RestGatewayOptions {
 /** A rule with its request builder and its call, all made at start-up. */
 interface Endpoint extends RestRule {
   readonly build: RequestBuilder;
-  readonly call: UnaryCall;
+  readonly procedure: UnaryProcedure;
   /** Strips input-only fields from the response JSON; undefined when there are none. */
   readonly prune: OutputPruner | undefined;
   /** Gives every Timestamp of the response JSON its millisecond fraction. */
   readonly timestamps: (json: JsonValue) => JsonValue;
 }
 
+/** The protocol name handlers see in `HandlerContext.protocolName` for REST calls. */
+export const restProtocolName = "rest";
 const defaultBodyLimit = 1024 * 1024;
 const jsonWrite: Partial<JsonWriteOptions> = { alwaysEmitImplicit: true };
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -98,24 +97,23 @@ const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions): Promise<void> {
   const shaping: ErrorShaping = { domain: opts.domain, log: opts.log };
   const bodyLimit = opts.bodyLimit ?? defaultBodyLimit;
-  const interceptors = opts.interceptors ?? [];
   const contextValues = opts.contextValues ?? (() => createContextValues());
   const formBodies = new Set(opts.formBodies ?? []);
 
   const endpoints: Endpoint[] = [];
   for (const { service, impl, restInput } of opts.services) {
     const rules = compileHttpRules([service]);
-    const calls = new Map<string, UnaryCall>();
+    const procedures = new Map<string, UnaryProcedure>();
     for (const rule of rules) {
-      let call = calls.get(rule.method.localName);
-      if (!call) {
-        call = createUnaryCall(service, rule.method, impl, interceptors);
-        calls.set(rule.method.localName, call);
+      let procedure = procedures.get(rule.method.localName);
+      if (!procedure) {
+        procedure = opts.pipeline.procedure(service, rule.method, impl);
+        procedures.set(rule.method.localName, procedure);
       }
       endpoints.push({
         ...rule,
         build: createRequestBuilder(rule, restInput === "lenient"),
-        call,
+        procedure,
         prune: createOutputPruner(rule.method.output),
         timestamps: millisecondTimestamps(rule.method.output),
       });
@@ -175,22 +173,20 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
           return sendError(reply, err, shaping, { rpc: ep.rpc, info, status: 415 });
         }
       }
-      const message = ep.build({
-        segments: found.segments,
-        query: q < 0 ? "" : url.slice(q + 1),
-        body,
-      });
-      const res = await ep.call(message, {
+      const call = opts.pipeline.start(ep.procedure, {
+        protocolName: restProtocolName,
         requestMethod: request.method,
         url: `${request.protocol}://${request.host}${url}`,
         header: headerPairs(request.headers),
-        onCancel: (abort) => onClientGone(reply, abort),
-        contextValues: values,
+        values,
       });
-      if (info) info.code = 0;
-      copyHeaders(res.header, reply);
-      copyHeaders(res.trailer, reply);
-      const json = ep.timestamps(toJson(ep.method.output, res.message, jsonWrite));
+      onClientGone(reply, call);
+      const output = await call.run(() =>
+        ep.build({ segments: found.segments, query: q < 0 ? "" : url.slice(q + 1), body }),
+      );
+      copyHeaders(call.context.responseHeader, reply);
+      copyHeaders(call.context.responseTrailer, reply);
+      const json = ep.timestamps(toJson(ep.method.output, output, jsonWrite));
       ep.prune?.(json);
       const payload = ep.responseBody
         ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
@@ -290,10 +286,10 @@ function decodeUtf8(raw: Buffer, ep: Endpoint): string {
   }
 }
 
-// Abort the call when the connection closes before the response was written.
-function onClientGone(reply: FastifyReply, abort: (reason: unknown) => void): void {
+// Cancel the call when the connection closes before the response was written.
+function onClientGone(reply: FastifyReply, call: UnaryCall): void {
   const res = reply.raw;
   res.once("close", () => {
-    if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+    if (!res.writableEnded) call.cancel();
   });
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { codeName, httpStatusOf } from "../../src/errors.js";
+import { codeName } from "../../src/errors.js";
+import { httpStatusOf } from "../../src/rest/error-body.js";
 import { restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 

@@ -19,8 +19,14 @@ let org: TestOrg;
 const servedBy = new Map<string, "lean" | "router">();
 const spy: Interceptor = (next) => (req) => {
   const id = req.header.get("x-request-id");
-  if (id)
-    servedBy.set(id, new Error().stack?.includes("src/grpc/unary-connect") ? "lean" : "router");
+  if (id) {
+    // Deep enough to reach the lean path's frame below the interceptors and the pipeline.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 40;
+    const stack = new Error().stack;
+    Error.stackTraceLimit = limit;
+    servedBy.set(id, stack?.includes("src/grpc/unary-connect") ? "lean" : "router");
+  }
   return next(req);
 };
 

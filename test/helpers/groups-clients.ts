@@ -21,7 +21,7 @@ import {
   PreconditionFailureSchema,
 } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
-import { errorDetailsRegistry } from "../../src/errors.js";
+import { errorDetailsRegistry } from "../../src/rest/error-body.js";
 
 /** A group as every protocol's answer is normalized to. */
 export interface G {

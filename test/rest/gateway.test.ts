@@ -22,6 +22,7 @@ import {
 import { type CallInfo, kCallInfo } from "../../src/call-info.js";
 import { invalidField } from "../../src/errors.js";
 import { createErrorInterceptor } from "../../src/interceptors.js";
+import { createUnaryPipeline } from "../../src/pipeline/unary-invocation.js";
 import { createFrameworkErrorHandler } from "../../src/rest/error-reply.js";
 import { restGateway } from "../../src/rest/gateway.js";
 import { registerServices } from "../../src/service-impls.js";
@@ -138,7 +139,13 @@ async function buildApp(
     contextValues,
     routes: (r) => registerServices(r, services),
   });
-  await app.register(restGateway, { services, interceptors, contextValues, domain, log });
+  const pipeline = createUnaryPipeline({
+    interceptors,
+    domain,
+    log,
+    shutdownSignal: new AbortController().signal,
+  });
+  await app.register(restGateway, { services, pipeline, contextValues, domain, log });
   // Registered after the gateway: an exact route still wins over its catch-all.
   app.get("/healthz", async () => ({ status: "SERVING" }));
   app.addHook("onResponse", async (req, reply) => {
@@ -372,8 +379,15 @@ describe("errors from handlers", () => {
 
   it("answers UNIMPLEMENTED for a method the impl lacks, as the router does", async () => {
     const partial = Fastify();
+    const pipeline = createUnaryPipeline({
+      interceptors: [],
+      domain,
+      log: () => {},
+      shutdownSignal: new AbortController().signal,
+    });
     await partial.register(restGateway, {
       services: [registration(GroupsService, {})],
+      pipeline,
       domain,
       log: () => {},
     });
