@@ -1,10 +1,14 @@
+import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createHandlerContext } from "@connectrpc/connect";
+import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
+import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupSchema, GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
@@ -21,9 +25,17 @@ const undecodable = Buffer.from([0x0a, 0xff]);
 const handler = connectNodeAdapter({
   routes: (router) =>
     router.service(GroupsService, {
-      getGroup: (req) => {
+      getGroup: async (req, ctx) => {
         if (req.uid === "colon") {
           throw new ConnectError("name: must not be empty", Code.InvalidArgument);
+        }
+        if (req.uid === "deadline") {
+          // Whether the call's deadline has fired 5 ms into the call.
+          await sleep(5);
+          return create(GroupSchema, {
+            uid: req.uid,
+            name: ctx.signal.aborted ? "fired" : "armed",
+          });
         }
         return create(GroupSchema, { uid: req.uid, name: "constant" });
       },
@@ -137,5 +149,50 @@ describe("upstream connect-node, without our patches", () => {
     );
     expect(armed, lazy).toBe(1);
     expect(made && "value" in made && made.value instanceof AbortSignal, lazy).toBe(true);
+  });
+
+  it("still turns a deadline past 2^31-1 ms into one of 1 ms", async () => {
+    // connect-timeout-ms 2^31: about 24.9 days. Node's timers hold at most 2^31-1 ms and arm
+    // a longer one for 1 ms; that timer was armed before the handler's 5 ms sleep, so it has
+    // fired by the time the handler looks, unless upstream clamps the deadline.
+    const res = await fetch(h1Url + getGroup, {
+      method: "POST",
+      headers: { "content-type": "application/json", "connect-timeout-ms": String(2 ** 31) },
+      body: JSON.stringify({ uid: "deadline" }),
+    });
+    const body = (await res.json()) as { name?: string };
+    expect(
+      body.name,
+      behaves(
+        "keeps a deadline past setTimeout's limit",
+        "the clamp to maxDeadlineMs (addDeadlineClamp in src/grpc/deadline-clamp.ts, and in src/pipeline/unary-invocation.ts)",
+      ),
+    ).toBe("fired");
+  });
+
+  it("still leaves the fastify plugin's shutdownTimeoutMs timer armed after the app closed", async () => {
+    const app = Fastify();
+    const opts: Parameters<typeof fastifyConnectPlugin>[1] = {
+      routes: (r) => r.service(GroupsService, {}),
+      shutdownTimeoutMs: 20,
+    };
+    await app.register(fastifyConnectPlugin, opts);
+    await app.ready();
+    // The plugin puts its own linked signal in the options; its timer aborts it.
+    const signal = opts.shutdownSignal!;
+    await app.close();
+    // The app has closed with nothing in flight. Our sleep is armed after the plugin's timer
+    // and is ten times longer: the plugin's timer, if still armed, fires first.
+    const fired = await Promise.race([
+      once(signal, "abort").then(() => true),
+      sleep(200).then(() => false),
+    ]);
+    expect(
+      fired,
+      behaves(
+        "clears its shutdownTimeoutMs timer when the app closes",
+        "the cut-off timer of close() in src/server.ts (use the plugin's shutdownTimeoutMs)",
+      ),
+    ).toBe(true);
   });
 });
