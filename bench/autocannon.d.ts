@@ -19,7 +19,8 @@ declare module "autocannon" {
       }[];
     }
     interface Result {
-      requests: { average: number };
+      /** Per-second averages; `total`: every request answered during the run. */
+      requests: { average: number; total: number };
       latency: { p50: number; p99: number; average: number };
       non2xx: number;
       errors: number;
