@@ -42,6 +42,9 @@ interface ConnectMethod extends LeanMethod {
  * router's universal request and response, its async-iterable body, or the app's hooks that
  * rewrite the router's answers on their way out (the JSON one re-parsed every answer to give
  * its Timestamps their millisecond fraction: here they get it once, before it is written).
+ * The call itself (context, deadline, shutdown, interceptors, implementation, errors) is the
+ * unary pipeline's (src/pipeline/unary-invocation.ts); this hook reads Connect's body and
+ * writes its answer.
  *
  * The answers are the router's answers as those hooks shape them (test/grpc/unary-connect.test.ts
  * holds the two side by side): the same interceptors, implementations and serializers, the

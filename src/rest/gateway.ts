@@ -86,8 +86,9 @@ const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
  *
  * It adds one catch-all route (`/*`, every method but OPTIONS when CORS already answers it),
  * so fastify's exact routes (Connect's `/package.Service/Method`, health, `/.well-known`, …)
- * win and everything else comes here: a matching rule builds the request message, runs the
- * same interceptor chain and implementation as the Connect router and answers protojson
+ * win and everything else comes here: a matching rule builds the request message, runs it
+ * through the unary pipeline (src/pipeline/unary-invocation.ts: the same interceptor chain and
+ * implementation as the Connect router, the call's context, shutdown and errors) and answers protojson
  * (camelCase, defaults included, int64 as strings). Errors answer API.md's body. A path no
  * rule knows is NOT_FOUND (404); a known path with another method is UNIMPLEMENTED with HTTP
  * 405 and `Allow`; OPTIONS answers 204 with `Allow`; HEAD runs the GET rule with no body.

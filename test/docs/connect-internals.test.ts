@@ -21,7 +21,12 @@ function sources(dir: string): string[] {
 
 describe("connect-es internals", () => {
   const importers = new Map<string, string[]>();
-  for (const file of [...sources("src"), ...sources("console"), ...sources("bench")]) {
+  for (const file of [
+    ...sources("src"),
+    ...sources("console"),
+    ...sources("bench"),
+    ...sources("test"),
+  ]) {
     const found = [...readFileSync(join(root, file), "utf8").matchAll(internal)].map((m) => m[1]!);
     if (found.length > 0) importers.set(file, found);
   }
