@@ -7,6 +7,8 @@
  * ratio. The sides alternate in short rounds, so that both see the same machine; on a shared
  * machine CPU per request is the steadier figure, requests per second the one users see.
  * Servers are pinned to core 0 (taskset, where present), the load to core 1, as in run.ts.
+ * `--only=rest,grpc`: only the paths whose name has one of these words (REST, gRPC, Connect,
+ * lean, router).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, rmSync } from "node:fs";
@@ -27,6 +29,8 @@ const arg = (name: string) =>
 const before = arg("before");
 if (!before) throw new Error("usage: node dist/bench/ab.js --before=<built checkout>");
 const rounds = Number(arg("rounds") ?? 3);
+// `--only=rest,lean`: the paths whose name contains one of these words (any case).
+const only = arg("only")?.toLowerCase().split(",");
 const seconds = Number(arg("seconds") ?? 2);
 const hasTaskset = (() => {
   try {
@@ -130,7 +134,7 @@ const grpc = async (port: number, ms: number) => {
 };
 const connectPath = "/gatehouse.iam.v2beta1.GroupsService/GetGroup";
 const connectBody = JSON.stringify({ uid: m.leaf });
-const paths: Path[] = [
+const allPaths: Path[] = [
   { name: "REST GetGroup", server: "lean", run: http("GET", `/iam/v2beta1/groups/${m.leaf}`) },
   { name: "gRPC GetGroup, lean path", server: "lean", run: grpc },
   {
@@ -146,6 +150,7 @@ const paths: Path[] = [
   },
 ];
 
+const paths = allPaths.filter((p) => !only || only.some((w) => p.name.toLowerCase().includes(w)));
 const totals = new Map<string, { requests: number; ms: number; cpuMs: number }>();
 for (let round = 0; round < rounds; round++) {
   for (const path of paths) {

@@ -4,11 +4,9 @@ import {
   type Compression,
   compressionNegotiate,
   createMethodSerializationLookup,
-  type EnvelopedMessage,
   encodeEnvelope,
   envelopeCompress,
   envelopeDecompress,
-  invokeUnaryImplementation,
   type MethodSerializationLookup,
   readAllBytes,
 } from "@connectrpc/connect/protocol";
@@ -29,10 +27,10 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 // What we take from them is what makes the lean paths answer exactly as the router does: its
 // envelopes, its compression negotiation, its serializers and its error encodings.
 
-export type { Compression, EnvelopedMessage, MethodSerializationLookup };
+export type { MethodSerializationLookup };
 
 /** What connect-node's router accepts: its default compressions, in its order. */
-export const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
+const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
 
 /** connect's default: smaller answers go out uncompressed. */
 export const compressMinBytes = 1024;
@@ -113,6 +111,3 @@ export function connectEndStreamFrame(err: ConnectError): Uint8Array {
 export function grpcStatusFields(err: ConnectError): Headers {
   return setTrailerStatus(new Headers(), err);
 }
-
-/** Run a unary implementation through interceptors, as the router does. */
-export { invokeUnaryImplementation };
