@@ -10,7 +10,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { CallContext, callComplete, cancelReason, runningCalls } from "../call-context.js";
-import { kCallInfo } from "../call-info.js";
+import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, toApiError } from "../errors.js";
 import { maxDeadlineMs } from "../grpc/deadline-clamp.js";
 
@@ -165,54 +165,71 @@ export function createUnaryPipeline(opts: UnaryPipelineOptions): UnaryPipeline {
     const info = init.values.get(kCallInfo);
     if (info) info.rpc = proc.rpc;
     running.add(context);
-    let cancelled: ConnectError | undefined;
-    const end = () => {
-      running.delete(context);
-      // The signal also fires when the call is complete, as on the Connect router.
-      context.abort(callComplete);
-    };
-    const shape = (err: unknown): ConnectError => {
-      // An AbortError (a read stopped by a signal) is CANCELED, as connect has it.
-      const e =
-        err instanceof DOMException && err.name === "AbortError" ? ConnectError.from(err) : err;
-      const ce = toApiError(e, opts.domain, (msg, fields) =>
-        opts.log(msg, { ...fields, rpc: proc.rpc }),
-      );
-      if (info) info.code = ce.code;
-      return ce;
-    };
-    return {
-      context,
-      async run(input) {
-        try {
-          const message = await input();
-          // The client went away while the message was read: nobody is waiting for an answer.
-          if (cancelled) throw cancelled;
-          const res = await proc.chain(new PipelineRequest(proc, message, context));
-          if (res.stream) throw new Error("an interceptor turned a unary call into a stream");
-          // An interceptor that answered with headers of its own: they are the answer's.
-          copyInto(res.header, context.responseHeader);
-          copyInto(res.trailer, context.responseTrailer);
-          if (info) info.code = 0;
-          return res.message;
-        } catch (err) {
-          throw shape(err);
-        } finally {
-          end();
-        }
-      },
-      cancel() {
-        if (cancelled) return cancelled;
-        cancelled = cancelReason(context);
-        // Whatever still runs is past waiting for: a read the client abandoned may never end.
-        running.delete(context);
-        context.abort(cancelled);
-        return cancelled;
-      },
-    };
+    return new PipelineCall(proc, context, info, running, opts);
   };
 
   return { procedure, start };
+}
+
+/**
+ * One call in flight. A class, not a literal of closures: four closures per call, each
+ * holding the call's context, cost more than one object whose methods are shared.
+ */
+class PipelineCall implements UnaryCall {
+  private cancelled: ConnectError | undefined;
+
+  constructor(
+    private readonly proc: Procedure,
+    readonly context: CallContext,
+    private readonly info: CallInfo | undefined,
+    private readonly running: Set<CallContext>,
+    private readonly opts: UnaryPipelineOptions,
+  ) {}
+
+  async run(input: () => Message | Promise<Message>): Promise<Message> {
+    const { context, info } = this;
+    try {
+      const message = await input();
+      // The client went away while the message was read: nobody is waiting for an answer.
+      if (this.cancelled) throw this.cancelled;
+      const res = await this.proc.chain(new PipelineRequest(this.proc, message, context));
+      if (res.stream) throw new Error("an interceptor turned a unary call into a stream");
+      // An interceptor that answered with headers of its own: they are the answer's.
+      copyInto(res.header, context.responseHeader);
+      copyInto(res.trailer, context.responseTrailer);
+      if (info) info.code = 0;
+      return res.message;
+    } catch (err) {
+      throw this.shape(err);
+    } finally {
+      this.running.delete(context);
+      // The signal also fires when the call is complete, as on the Connect router.
+      context.abort(callComplete);
+    }
+  }
+
+  cancel(): ConnectError {
+    if (this.cancelled) return this.cancelled;
+    const reason = cancelReason(this.context);
+    this.cancelled = reason;
+    // Whatever still runs is past waiting for: a read the client abandoned may never end.
+    this.running.delete(this.context);
+    this.context.abort(reason);
+    return reason;
+  }
+
+  /** The API error of anything that failed, recorded as the call's code. */
+  private shape(err: unknown): ConnectError {
+    const { opts, proc } = this;
+    // An AbortError (a read stopped by a signal) is CANCELED, as connect has it.
+    const e =
+      err instanceof DOMException && err.name === "AbortError" ? ConnectError.from(err) : err;
+    const ce = toApiError(e, opts.domain, (msg, fields) =>
+      opts.log(msg, { ...fields, rpc: proc.rpc }),
+    );
+    if (this.info) this.info.code = ce.code;
+    return ce;
+  }
 }
 
 function copyInto(from: Headers, to: Headers): void {
