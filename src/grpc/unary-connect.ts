@@ -2,8 +2,8 @@ import type { JsonValue } from "@bufbuild/protobuf";
 import { toJson } from "@bufbuild/protobuf";
 import type { ConnectError, ContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
-import { headerPairs } from "../call-context.js";
 import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
+import { headerPairs } from "../pipeline/call-context.js";
 import {
   compressMinBytes,
   connectErrorJson,

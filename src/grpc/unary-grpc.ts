@@ -1,7 +1,7 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
-import { headerPairs } from "../call-context.js";
 import type { StreamTaker } from "../one-port.js";
+import { headerPairs } from "../pipeline/call-context.js";
 import {
   compressMinBytes,
   encodeEnvelope,

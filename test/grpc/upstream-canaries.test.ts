@@ -145,7 +145,7 @@ describe("upstream connect-node, without our patches", () => {
     context.abort();
     const lazy = behaves(
       "makes a context's signal or deadline timer only when read",
-      "CallContext's laziness in src/call-context.ts (use createHandlerContext)",
+      "CallContext's laziness in src/pipeline/call-context.ts (use createHandlerContext)",
     );
     expect(armed, lazy).toBe(1);
     expect(made && "value" in made && made.value instanceof AbortSignal, lazy).toBe(true);
