@@ -1,10 +1,5 @@
 import type { FastifyInstance, RawServerBase } from "fastify";
-
-/**
- * The longest deadline a call can have: Node's timers hold at most 2^31-1 ms (about 24.8
- * days) and turn anything longer into 1 ms, with a warning on stderr.
- */
-export const maxDeadlineMs = 2 ** 31 - 1;
+import { maxDeadlineMs } from "../pipeline/call-context.js";
 
 const grpcTimeout = /^(\d{1,8})([HMSmun])$/;
 const grpcUnitMs: Record<string, number> = {

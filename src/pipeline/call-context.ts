@@ -1,6 +1,12 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 
+/**
+ * The longest deadline a call can have: Node's timers hold at most 2^31-1 ms (about 24.8
+ * days) and turn anything longer into 1 ms, with a warning on stderr.
+ */
+export const maxDeadlineMs = 2 ** 31 - 1;
+
 /** The reason a call's signal fires with once the call has been answered, as on connect's router. */
 export const callComplete = new ConnectError("the call is complete", Code.Canceled);
 

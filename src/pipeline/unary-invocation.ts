@@ -11,8 +11,13 @@ import {
 } from "@connectrpc/connect";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, toApiError } from "../errors.js";
-import { maxDeadlineMs } from "../grpc/deadline-clamp.js";
-import { CallContext, callComplete, cancelReason, runningCalls } from "./call-context.js";
+import {
+  CallContext,
+  callComplete,
+  cancelReason,
+  maxDeadlineMs,
+  runningCalls,
+} from "./call-context.js";
 
 // The one unary invocation of every path that answers outside connect's router: the lean
 // gRPC path (src/grpc/unary-grpc.ts), the lean Connect path (src/grpc/unary-connect.ts) and
