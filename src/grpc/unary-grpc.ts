@@ -182,6 +182,9 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
     const authorization = headers.authorization;
     call
       .run(async () => {
+        // Before the token check, as the router orders them: an unknown encoding is
+        // UNIMPLEMENTED for every caller (test/helpers/differential-property.ts).
+        if (compression.error) throw compression.error;
         const refused = await opts.refusal(
           m.rpc,
           typeof authorization === "string" ? authorization : null,
@@ -189,7 +192,6 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         );
         let envelope: { flags: number; data: Uint8Array } = emptyEnvelope;
         if (refused === undefined) {
-          if (compression.error) throw compression.error;
           envelope = await readMessage(stream, opts.readMaxBytes, opts.budget);
         }
         const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);

@@ -168,15 +168,12 @@ function h1Post(base: string, req: RawRequest): Promise<RawAnswer> {
 }
 
 /**
- * Which path ran a call, from the stack of an interceptor: below connect's
- * invokeUnaryImplementation, a lean path's frame (in src/), or the Connect router's own
- * handler (in node_modules, or no frame at all where its async chain ends). Undefined when
- * invokeUnaryImplementation is not on the stack.
+ * Which path ran a call, from the stack of an interceptor: the lean paths run their
+ * interceptors from the one unary pipeline (src/pipeline/unary-invocation.ts), the Connect
+ * router from connect's invokeUnaryImplementation. Undefined when neither is on the stack.
  */
 export function pathOf(stack: string): "lean" | "router" | undefined {
-  const frames = stack.split("\n");
-  const at = frames.findLastIndex((f) => / at (async )?invokeUnaryImplementation /.test(f));
-  if (at < 0) return undefined;
-  const caller = frames[at + 1];
-  return caller?.includes("/src/") && !caller.includes("/node_modules/") ? "lean" : "router";
+  if (/\/src\/pipeline\/unary-invocation\.[jt]s:/.test(stack)) return "lean";
+  if (/ at (async )?invokeUnaryImplementation /.test(stack)) return "router";
+  return undefined;
 }
