@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "vitest";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
@@ -52,18 +53,24 @@ let people = 0;
 
 export { freePort };
 
+/** How startTestServer starts a server, besides its settings. */
+export type TestServerOptions = Pick<
+  ServerDeps,
+  "now" | "logStream" | "interceptors" | "timeouts" | "consoleDir"
+> & {
+  /** Listen here (a port from freePort()) when something must know it beforehand. */
+  port?: number;
+  /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */
+  backend?: Backend;
+};
+
 /**
  * Start a Gatehouse on a free loopback port; settings are env-style overrides, `now` the
  * server's clock (token lifetimes, OIDC key caches and cool-downs).
  */
 export async function startTestServer(
   env: Record<string, string> = {},
-  opts: Pick<ServerDeps, "now" | "logStream" | "interceptors" | "timeouts" | "consoleDir"> & {
-    /** Listen here (a port from freePort()) when something must know it beforehand. */
-    port?: number;
-    /** The store; default SQLite (GATEHOUSE_DB, ":memory:" unless given). */
-    backend?: Backend;
-  } = {},
+  opts: TestServerOptions = {},
 ): Promise<TestServer> {
   const port = opts.port ?? (await freePort());
   const config = loadConfig([], {
@@ -152,4 +159,45 @@ export async function startTestServer(
       await store.close();
     },
   };
+}
+
+/** A value, or a function that gives it once what it depends on exists (in beforeAll). */
+export type WhenStarting<T> = T | (() => T | Promise<T>);
+
+/**
+ * The test server of a file or a describe block: started (startTestServer) in a beforeAll of
+ * the block this is called in, closed in its afterAll. What it returns stands for the server:
+ * use it in hooks and tests as a TestServer (using it before the start throws). `env` and
+ * `opts` may be functions, for settings that depend on what an earlier beforeAll made (an
+ * identity provider's URL); a later beforeAll of the block sees the server started.
+ */
+export function useTestServer(
+  env: WhenStarting<Record<string, string>> = {},
+  opts: WhenStarting<TestServerOptions> = {},
+): TestServer {
+  let current: TestServer | undefined;
+  beforeAll(async () => {
+    current = await startTestServer(
+      typeof env === "function" ? await env() : env,
+      typeof opts === "function" ? await opts() : opts,
+    );
+  });
+  afterAll(async () => {
+    const closing = current;
+    current = undefined;
+    await closing?.close();
+  });
+  // Every property read goes to the running server, so the block's code reads as if it held
+  // the server itself; `then` stays undefined, so that awaiting it is not a thenable's trap.
+  return new Proxy({} as TestServer, {
+    get(_target, key) {
+      if (key === "then") return undefined;
+      if (!current) {
+        throw new Error(
+          "useTestServer(): the server runs from the block's beforeAll to its afterAll; use it in hooks and tests",
+        );
+      }
+      return Reflect.get(current, key);
+    },
+  });
 }
