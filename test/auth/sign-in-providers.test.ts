@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // An organization's identity provider found by its exact name or a declared email domain, for
 // the console's sign-in page: uid and name only, nothing else about the provider or its
 // organization, at most ten, and the earliest declarations of a domain first.
 
-let gh: TestServer;
 let a: TestOrg;
 let b: TestOrg;
+const gh = useTestServer();
 beforeAll(async () => {
-  gh = await startTestServer();
   a = await gh.makeOrg("alpha");
   b = await gh.makeOrg("bravo");
 });
-afterAll(() => gh.close());
 
 async function provider(org: TestOrg, name: string, emailDomains: string[] = []): Promise<string> {
   const res = await restCall(

@@ -1,18 +1,17 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { exportSPKI, generateKeyPair, importJWK, type JWTPayload, SignJWT } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { createKeyRing, type KeyRing } from "../../src/auth/keyring.js";
 import { bootstrapOrganization } from "../../src/cli/bootstrap.js";
 import { newChildUid } from "../../src/uid.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { startTestServer, useTestServer } from "../helpers/test-server.js";
 
 // Forged and spoiled bearer tokens against a running server: each must be refused with 401 and
 // `WWW-Authenticate: Bearer` over REST and UNAUTHENTICATED over Connect and gRPC.
 
-let ts: TestServer;
 let ring: KeyRing;
 let orgUid: string;
 let ownerUid: string;
@@ -119,8 +118,8 @@ const attacks: Array<[string, () => Promise<string>]> = [
 let connect: ReturnType<typeof createClient<typeof GroupsService>>;
 let grpc: ReturnType<typeof createClient<typeof GroupsService>>;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   ring = createKeyRing({ store: ts.store });
   ({ orgUid, identityUid: ownerUid } = await bootstrapOrganization(ts.store, "acme", Date.now()));
   goneUid = newChildUid(orgUid);
@@ -151,9 +150,6 @@ beforeAll(async () => {
     createConnectTransport({ baseUrl: ts.url, httpVersion: "1.1" }),
   );
   grpc = createClient(GroupsService, createGrpcTransport({ baseUrl: ts.url }));
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 function getOrg(token: string) {

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { main } from "../../src/cli/main.js";
 import { runCli } from "../helpers/run-cli.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // The resource commands against a real server, over the generated Connect client: what a
 // person types, what they read back, and the exit codes.
 
-let gh: TestServer;
 let org: TestOrg;
 let env: Record<string, string>;
 
@@ -18,13 +17,10 @@ async function json(argv: string[]): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
+const gh = useTestServer();
 beforeAll(async () => {
-  gh = await startTestServer();
   org = await gh.makeOrg("cli-org");
   env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
-afterAll(async () => {
-  await gh?.close();
 });
 
 describe("gatehouse iam groups", () => {

@@ -1,21 +1,14 @@
 import http from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { expect, it } from "vitest";
+import { useTestServer } from "../helpers/test-server.js";
 
 // The console's 185 kB script was sent uncompressed whatever the browser accepted, and `GET /`
 // answered a JSON 404 to a person typing the server's address in a browser.
 // (HEAD / from a browser is redirected the same way.) Its files now go brotli or
 // gzip by Accept-Encoding (compressed once, at build), and a browser at / goes to /console/.
 
-let ts: TestServer;
-
-beforeAll(async () => {
-  ts = await startTestServer();
-});
-afterAll(async () => {
-  await ts?.close();
-});
+const ts = useTestServer();
 
 /** GET over HTTP/1.1 with exactly `headers`: nothing added, nothing decompressed. */
 function get(path: string, headers: Record<string, string> = {}) {

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { codeName } from "../../src/errors.js";
 import { httpStatusOf } from "../../src/rest/error-body.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // docs/api.md said 429 and 501 where the server answers 413 (a body over the limit) and 405 (a
 // method a path does not have). Each row of its Errors table is checked here against the
@@ -34,15 +34,11 @@ function statusRows(): { codes: string[]; status: number; except?: number }[] {
   return rows;
 }
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("statuses");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const groups = () => `/iam/v2beta1/groups/${org.uid}`;

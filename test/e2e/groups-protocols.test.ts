@@ -7,15 +7,14 @@ import {
   grpcJsGroups,
   restGroups,
 } from "../helpers/groups-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
 // One scenario, five clients: every protocol must behave the same on the one port.
-let ts: TestServer;
 const clients: Record<string, GroupsApi> = {};
 const closers: (() => void)[] = [];
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   // A person: the organizations it creates are its own.
   const { headers } = (await ts.makeOrg()).owner;
   const t = connectTransports(ts.url, headers);
@@ -30,7 +29,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of closers) c();
-  await ts?.close();
 });
 
 describe.each(["rest", "connect", "grpcWeb", "grpcConnectNode", "grpcJs"])(

@@ -1,20 +1,23 @@
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort, startTestServer, type TestServer } from "../helpers/test-server.js";
+import {
+  freePort,
+  startTestServer,
+  type TestServer,
+  useTestServer,
+} from "../helpers/test-server.js";
 
 // The container's HEALTHCHECK: bin/healthcheck.js asks /readyz over http, or https with TLS.
 
-let plain: TestServer;
 let tls: TestServer;
+const plain = useTestServer();
 beforeAll(async () => {
-  plain = await startTestServer();
   tls = await startTestServer({
     GATEHOUSE_TLS_CERT: "test/fixtures/tls/cert.pem",
     GATEHOUSE_TLS_KEY: "test/fixtures/tls/key.pem",
   });
 });
 afterAll(async () => {
-  await plain?.close();
   await tls?.close();
 });
 

@@ -1,26 +1,22 @@
 import { execFile } from "node:child_process";
 import { resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestCaller, type TestServer } from "../helpers/test-server.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type TestCaller, useTestServer } from "../helpers/test-server.js";
 
 // The real server on one port, seen by buf curl (schema from reflection) and by its log.
-let ts: TestServer;
 let owner: TestCaller;
 let orgUid: string;
 const lines: Record<string, unknown>[] = [];
 
+const ts = useTestServer(
+  { GATEHOUSE_LOG_LEVEL: "info" },
+  { logStream: { write: (line) => void lines.push(JSON.parse(line)) } },
+);
 beforeAll(async () => {
-  ts = await startTestServer(
-    { GATEHOUSE_LOG_LEVEL: "info" },
-    { logStream: { write: (line) => void lines.push(JSON.parse(line)) } },
-  );
   const org = await ts.makeOrg("one-port");
   owner = org.owner;
   orgUid = org.uid;
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const buf = (...args: string[]) =>

@@ -1,20 +1,18 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // The edges of the RPC protocols that real clients (connect-web, grpc-web, grpcio) found.
 
-let ts: TestServer;
 let org: TestOrg;
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("edges");
 });
-afterAll(() => ts.close());
 
 const getGroup = "/gatehouse.iam.v2beta1.GroupsService/GetGroup";
 

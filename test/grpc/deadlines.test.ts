@@ -1,20 +1,18 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
-let srv: TestServer;
 let org: TestOrg;
 const warnings: Error[] = [];
 const onWarning = (w: Error) => warnings.push(w);
 
+const srv = useTestServer();
 beforeAll(async () => {
-  srv = await startTestServer();
   org = await srv.makeOrg();
   process.on("warning", onWarning);
 });
 afterAll(async () => {
   process.off("warning", onWarning);
-  await srv.close();
 });
 
 /** GetGroupRequest{uid} in the protobuf binary format, in a gRPC envelope. */

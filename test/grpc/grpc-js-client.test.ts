@@ -1,7 +1,7 @@
 import * as grpc from "@grpc/grpc-js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { grpcErr, grpcJsGroups } from "../helpers/groups-clients.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // gRPC with grpc-js clients on the one port: errors with their details, metadata, deadlines and
 // the request log. These were asserted on the separate grpc-js port until it was removed (issue
@@ -9,18 +9,16 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-
 // and unknown methods over gRPC have their own files (health, reflection, message-limits,
 // protocol-edges).
 
-let ts: TestServer;
 let org: TestOrg;
 const lines: string[] = [];
 
+const ts = useTestServer(
+  { GATEHOUSE_LOG_LEVEL: "info" },
+  { logStream: { write: (l) => void lines.push(l) } },
+);
 beforeAll(async () => {
-  ts = await startTestServer(
-    { GATEHOUSE_LOG_LEVEL: "info" },
-    { logStream: { write: (l) => void lines.push(l) } },
-  );
   org = await ts.makeOrg("grpc-js");
 });
-afterAll(() => ts?.close());
 
 const getGroup = "/gatehouse.iam.v2beta1.GroupsService/GetGroup";
 

@@ -1,21 +1,20 @@
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { AccessService, AccessShortfall_Lack } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import { failure, protocols, transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // "Why may X do Y here": CheckAccess explains the authorizer's decision with the role bindings
 // behind it; ListCallerCapabilities tells a caller what it may do at a group.
 
-let ts: TestServer;
 let org: TestOrg;
 let team: string;
 let squad: string;
 let other: string;
 let editor: string;
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("explain");
   const mk = async (parent: string, name: string) =>
     (await restCall(ts.url, "POST", `/iam/v2beta1/groups/${parent}`, { name }, org.owner.headers))
@@ -32,7 +31,6 @@ beforeAll(async () => {
   );
   editor = roles.json.roles[0].uid;
 });
-afterAll(() => ts.close());
 
 const check = (headers: Record<string, string>, q: Record<string, string>) =>
   restCall(

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   failure,
   type IamClients,
@@ -7,20 +7,16 @@ import {
   transportFor,
 } from "../helpers/iam-clients.js";
 import { badRequestFields, type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const tenant = "0b9e1c2a-3f4d-4e5f-8a6b-7c8d9e0f1a2b";
 const app = "11111111-2222-4333-8444-555555555555";
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("accounts");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 describe.each(protocols)("account associations over %s", (protocol) => {

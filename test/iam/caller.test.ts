@@ -1,20 +1,18 @@
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { CallerService } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Who am I: the bearer's identity and its role bindings, for `gatehouse auth status` and the
 // console. Any caller, about itself only.
 
-let ts: TestServer;
 let org: TestOrg;
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("whoami");
 });
-afterAll(() => ts.close());
 
 it("answers the caller's identity and bindings over REST, hydrated", async () => {
   const res = await restCall(ts.url, "GET", "/iam/v2beta1/caller", undefined, org.owner.headers);

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { maxGroupDepth, newChildUid } from "../../src/uid.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Every resource of the deepest group must stay addressable: past 57 levels a created uid
 // passed 1,024 characters, and could then be neither read nor deleted, nor its ancestors.
 
-let ts: TestServer;
 let org: TestOrg;
 const chain: string[] = [];
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("deep");
   // Groups 1 .. maxGroupDepth-1 below the organization, through the store (fast).
   let parent = org.uid;
@@ -29,7 +28,6 @@ beforeAll(async () => {
     parent = uid;
   }
 });
-afterAll(() => ts.close());
 
 const call = (method: string, path: string, body?: unknown) =>
   restCall(ts.url, method, path, body, org.owner.headers);

@@ -1,6 +1,6 @@
 import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { exportJWK, generateKeyPair } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import {
   failure,
@@ -9,25 +9,21 @@ import {
   protocols,
   transportFor,
 } from "../helpers/iam-clients.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const day = 24 * 3_600_000;
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 
-let ts: TestServer;
 let org: TestOrg;
 let jwks: string | undefined;
 let privateJwks: string;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("identities");
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
   jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "k1" }] });
   privateJwks = JSON.stringify({ keys: [await exportJWK(privateKey)] });
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const claimMatch = (over: Record<string, unknown> = {}) => ({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import {
   failure,
@@ -8,7 +8,7 @@ import {
   transportFor,
 } from "../helpers/iam-clients.js";
 import { badRequestFields, type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 // Every client secret of this file starts so, to find any leak with one search.
@@ -21,7 +21,6 @@ const oidc = (secret = `${secretMark}first`) => ({
   groupsClaim: "groups",
 });
 
-let ts: TestServer;
 let org: TestOrg;
 const logLines: string[] = [];
 /** Every answer of the file, errors included, as JSON text: none may carry a secret. */
@@ -31,15 +30,12 @@ const seen = <T>(x: T): T => {
   return x;
 };
 
+const ts = useTestServer(
+  { GATEHOUSE_LOG_LEVEL: "debug" },
+  { logStream: { write: (line) => void logLines.push(line) } },
+);
 beforeAll(async () => {
-  ts = await startTestServer(
-    { GATEHOUSE_LOG_LEVEL: "debug" },
-    { logStream: { write: (line) => void logLines.push(line) } },
-  );
   org = await ts.makeOrg("idp");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 describe.each(protocols)("identity providers over %s", (protocol) => {

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // A mask path names exactly what changes, at any depth; without a mask the fields present in
 // the body (over REST its keys, over gRPC and Connect the populated fields) do, at any depth.
 
-let ts: TestServer;
 let org: TestOrg;
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("nested");
 });
-afterAll(() => ts.close());
 
 const rest = (method: string, path: string, body?: unknown) =>
   restCall(ts.url, method, path, body, org.owner.headers);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import {
@@ -9,27 +9,18 @@ import {
   transportFor,
 } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
-import {
-  startTestServer,
-  type TestCaller,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
 
-let ts: TestServer;
 let org: TestOrg;
 let other: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("bindings");
   other = await ts.makeOrg("elsewhere");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 describe.each(protocols)("role bindings over %s", (protocol) => {

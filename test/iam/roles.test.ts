@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import {
   failure,
@@ -7,17 +7,13 @@ import {
   protocols,
   transportFor,
 } from "../helpers/iam-clients.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("roles");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 describe.each(protocols)("roles over %s", (protocol) => {

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Validation errors showed raw regular expressions, twice (the message and the field
 // violation): "name: must match ^[a-z0-9 ._-]{1,}$". They say what is allowed in words, and
 // keep the BadRequest field violations.
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("words");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 /** The message and each field violation's description of a REST error body. */

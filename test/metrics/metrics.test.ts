@@ -12,21 +12,20 @@ import {
   withHeaders,
 } from "../helpers/groups-clients.js";
 import { type Exposition, parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { startTestServer, useTestServer } from "../helpers/test-server.js";
 
 // GATEHOUSE_METRICS_PORT: /metrics on its own port, counting every protocol's calls.
-let ts: TestServer;
 let metricsUrl: string;
 let org: string;
 let headers: Record<string, string>;
 const registryService = "127.0.0.1:5999";
 const closers: (() => void)[] = [];
 
+const ts = useTestServer({
+  GATEHOUSE_METRICS_PORT: "0",
+  GATEHOUSE_REGISTRY_AUDIENCE: registryService,
+});
 beforeAll(async () => {
-  ts = await startTestServer({
-    GATEHOUSE_METRICS_PORT: "0",
-    GATEHOUSE_REGISTRY_AUDIENCE: registryService,
-  });
   metricsUrl = `http://127.0.0.1:${ts.server.metricsPort}/metrics`;
   const made = await ts.makeOrg();
   org = made.uid;
@@ -35,7 +34,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of closers) c();
-  await ts?.close();
 });
 
 async function scrape(): Promise<Exposition> {

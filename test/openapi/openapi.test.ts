@@ -1,8 +1,8 @@
 import { validate } from "@readme/openapi-parser";
 import createClient from "openapi-fetch";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { reservedExpansion } from "../../src/openapi/openapi-document.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // The OpenAPI document the server builds from its descriptors, checked by a kept validator
 // and used, as a generic client would, to call the REST API.
@@ -21,21 +21,16 @@ type Schema = {
   required?: string[];
 };
 
-let ts: TestServer;
 let org: TestOrg;
 let doc: Doc;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg();
   const res = await fetch(`${ts.url}/openapi.json`);
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toMatch(/^application\/json/);
   doc = (await res.json()) as Doc;
-});
-
-afterAll(async () => {
-  await ts?.close();
 });
 
 /** The path and HTTP method of an operation, found by its operationId. */

@@ -2,20 +2,16 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import { runImport } from "../helpers/import-cli.js";
 import { digestOf, type RegistryClients, registryClients } from "../helpers/registry-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
 const tmp = mkdtempSync(join(tmpdir(), "gatehouse-tags-"));
 const db = join(tmp, "gatehouse.db");
-let ts: TestServer;
 let c: RegistryClients;
-beforeAll(async () => {
-  ts = await startTestServer({ GATEHOUSE_DB: db });
-});
+const ts = useTestServer({ GATEHOUSE_DB: db });
 afterAll(async () => {
-  await ts?.close();
   rmSync(tmp, { recursive: true, force: true });
 });
 

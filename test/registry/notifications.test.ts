@@ -3,28 +3,24 @@
  * pushes and deletes, redelivered and out of order. The real registry sending them is
  * test/registry/docker-registry.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { startTestServer, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const secret = "a-notification-secret-for-tests";
-let gh: TestServer;
 let org: TestOrg;
 const logs: string[] = [];
 
+const gh = useTestServer(
+  {
+    GATEHOUSE_REGISTRY_AUDIENCE: "registry.test",
+    GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET: secret,
+    GATEHOUSE_LOG_LEVEL: "warn",
+  },
+  { logStream: { write: (line) => logs.push(line) } },
+);
 beforeAll(async () => {
-  gh = await startTestServer(
-    {
-      GATEHOUSE_REGISTRY_AUDIENCE: "registry.test",
-      GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET: secret,
-      GATEHOUSE_LOG_LEVEL: "warn",
-    },
-    { logStream: { write: (line) => logs.push(line) } },
-  );
   org = await gh.makeOrg("umbrella");
-});
-afterAll(async () => {
-  await gh?.close();
 });
 
 const digest = (c: string) => `sha256:${c.repeat(64)}`;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   digestOf,
   failure,
@@ -6,15 +6,9 @@ import {
   type RegistryClients,
   registryClients,
 } from "../helpers/registry-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
-beforeAll(async () => {
-  ts = await startTestServer();
-});
-afterAll(async () => {
-  await ts?.close();
-});
+const ts = useTestServer();
 
 describe.each(protocols)("repos over %s", (protocol) => {
   let c: RegistryClients;

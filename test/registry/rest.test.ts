@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { digestOf, tick } from "../helpers/registry-clients.js";
 import { badRequestFields, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("registry-rest");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 /** Call the REST API as `headers` (default: the organization's owner). */

@@ -1,6 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { ListTagsRequestSchema, Tag } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import {
   digestOf,
@@ -10,15 +10,9 @@ import {
   registryClients,
   tick,
 } from "../helpers/registry-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
-beforeAll(async () => {
-  ts = await startTestServer();
-});
-afterAll(async () => {
-  await ts?.close();
-});
+const ts = useTestServer();
 
 const ms = (t: Tag["updateTime"]) => Number(t!.seconds) * 1000 + Math.floor(t!.nanos / 1e6);
 

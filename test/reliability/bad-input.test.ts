@@ -3,20 +3,19 @@ import http2 from "node:http2";
 import net from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Random requests of every shape to every protocol: never a 5xx but a deliberate 501 or 503,
 // never a hang, always API.md's error body from the REST gateway, and the server keeps serving.
 
-let ts: TestServer;
 let org: TestOrg;
 // A connection per request: a reply sent before the body was read closes the connection, and a
 // reused keep-alive socket would then hang up on the next request through no fault of it.
 const agent = new http.Agent({ keepAlive: false });
 const timeouts = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 };
 
+const ts = useTestServer({}, { timeouts });
 beforeAll(async () => {
-  ts = await startTestServer({}, { timeouts });
   org = await ts.makeOrg("fuzz");
   // The hang detector: twice the longest timeout that may cut a request, plus a hundred times
   // a plain request's latency measured here, in this run, so a loaded machine is not a hang.
@@ -30,7 +29,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   agent.destroy();
-  await ts?.close();
 });
 
 /** Set from a baseline in beforeAll: how long a request may take before it counts as hung. */

@@ -1,22 +1,20 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // A write that fails for lack of space is the caller's cue to retry later (UNAVAILABLE,
 // reason STORAGE_FULL), not an INTERNAL; readiness says so; nothing acknowledged is lost and
 // writes succeed again once there is room. The disk fills through PRAGMA max_page_count,
 // which makes SQLite answer SQLITE_FULL exactly as a full file system does.
 
-let ts: TestServer;
 let org: TestOrg;
 let db: SqliteStore["db"];
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("full");
   db = (ts.store as SqliteStore).db;
 });
-afterAll(() => ts.close());
 
 const create = (name: string) =>
   restCall(ts.url, "POST", `/iam/v2beta1/groups/${org.uid}`, { name }, org.owner.headers);

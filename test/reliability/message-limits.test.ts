@@ -1,8 +1,8 @@
 import zlib from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { grpcEnvelope, rawGrpc } from "../helpers/raw-grpc.js";
 import { rawPost } from "../helpers/raw-http.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // API.md "Limits": a message is at most 1 MiB on every protocol, measured after
 // decompression. A compressed "bomb" must be refused without being inflated past the limit,
@@ -12,7 +12,6 @@ import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-
 const MiB = 1024 * 1024;
 const createGroup = "/gatehouse.iam.v2beta1.GroupsService/CreateGroup";
 
-let srv: TestServer;
 let org: TestOrg;
 // Inflate to 64 MiB of zeros: a few kB on the wire.
 const bombSize = 64 * MiB;
@@ -21,11 +20,10 @@ const brotliBomb = zlib.brotliCompressSync(Buffer.alloc(bombSize), {
   params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5 },
 });
 
+const srv = useTestServer();
 beforeAll(async () => {
-  srv = await startTestServer();
   org = await srv.makeOrg();
 });
-afterAll(() => srv.close());
 
 // gRPC and gRPC-Web frame messages alike.
 const envelope = grpcEnvelope;

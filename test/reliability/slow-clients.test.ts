@@ -1,7 +1,7 @@
 import http2 from "node:http2";
 import net from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { describe, expect, it } from "vitest";
+import { useTestServer } from "../helpers/test-server.js";
 
 // Slowloris: connections that dribble their headers, stop half-way or never speak are cut
 // off by the timeouts, while other clients are served at once. The timeouts are shortened
@@ -16,14 +16,8 @@ const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_000, idleTimeoutMs
 // (src/one-port.ts): up to this many times later on a machine idle or loaded alike.
 const slowestOverSilent =
   (timeouts.requestTimeoutMs + timeouts.headersTimeoutMs / 4) / timeouts.headersTimeoutMs;
-let ts: TestServer;
 
-beforeAll(async () => {
-  ts = await startTestServer({}, { timeouts });
-});
-afterAll(async () => {
-  await ts?.close();
-});
+const ts = useTestServer({}, { timeouts });
 
 /** Open a connection that sends `first`, then one byte of `rest` every `everyMs`. */
 function slowClient(first: string, rest: string, everyMs: number): Promise<number> {

@@ -1,19 +1,15 @@
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // issue 23: REST read a compressed body as if it were plain. It refuses every
 // Content-Encoding but identity with 415, before reading the body.
 
-let ts: TestServer;
 let org: TestOrg;
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("encoding");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const post = (body: Buffer | string, encoding?: string) =>

@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // An empty PATCH changes nothing, updateTime included.
 
-let ts: TestServer;
 let org: TestOrg;
 const clock = { t: Date.now() };
+const ts = useTestServer({}, { now: () => clock.t });
 beforeAll(async () => {
-  ts = await startTestServer({}, { now: () => clock.t });
   org = await ts.makeOrg("patching");
 });
-afterAll(() => ts.close());
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
 const call = async (method: string, path: string, body?: unknown): Promise<Json> => {

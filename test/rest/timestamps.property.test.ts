@@ -1,21 +1,19 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { type Json, restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Every timestamp in every resource's JSON (REST and Connect) carries a millisecond fraction, on a whole second
 // too (protobuf-es alone writes `...:52Z` there, about one create in a thousand).
 
-let ts: TestServer;
 let org: TestOrg;
 const base = Math.floor(Date.now() / 1000);
 const clock = { t: base * 1000 };
+const ts = useTestServer({}, { now: () => clock.t });
 beforeAll(async () => {
-  ts = await startTestServer({}, { now: () => clock.t });
   org = await ts.makeOrg("times");
 });
-afterAll(() => ts.close());
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
 const rfc3339ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   AdvisoriesService,
   AdvisorySchema,
@@ -9,27 +9,18 @@ import {
 import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
-import {
-  startTestServer,
-  type TestCaller,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const { advisories } = v1Resources;
-let ts: TestServer;
 let org: TestOrg;
 let admin: TestCaller;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-advisories");
   // The owner role leaves advisory writes out; advisories.admin holds them.
   admin = await ts.makeIdentity(org.uid, ["advisories.admin"]);
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const ok = (r: { ok: boolean; json?: Json }): Json => {

@@ -1,22 +1,18 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { GroupSchema, GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const groups = v1Resources.groups;
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-groups");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const v2 = () => createClient(GroupsService, transportFor("connect", ts.url, org.owner.headers));

@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   IdentitiesService,
   IdentitySchema,
@@ -10,16 +10,15 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const { identities, roles } = v1Resources;
-let ts: TestServer;
 let org: TestOrg;
 let team: string;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-iam");
   team = newChildUid(org.uid);
   await ts.store.createGroup({
@@ -29,9 +28,6 @@ beforeAll(async () => {
     description: "",
     now: 1,
   });
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const transport = () => transportFor("connect", ts.url, org.owner.headers);

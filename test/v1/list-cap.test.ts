@@ -1,20 +1,16 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { v1ListCap } from "../../src/services/v1/v1-list.js";
 import { newChildUid } from "../../src/uid.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { v1Client, v1Resources } from "../helpers/v1-clients.js";
 
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-many");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 /** Create `n` groups under `parent` through the store; their uids. */

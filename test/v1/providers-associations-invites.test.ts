@@ -1,6 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   AccountAssociationSchema,
   AccountAssociationsService,
@@ -14,21 +14,17 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const { identityProviders, accountAssociations, groupInvites } = v1Resources;
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-more");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const ok = (r: { ok: boolean; json?: Json; message?: string }): Json => {

@@ -1,25 +1,21 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { RepoSchema, ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagSchema, TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import { digestOf } from "../helpers/registry-clients.js";
 import type { Json } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const { repos, tags } = v1Resources;
-let ts: TestServer;
 let org: TestOrg;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-registry");
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const ok = (r: { ok: boolean; json?: Json }): Json => {

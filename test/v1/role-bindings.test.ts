@@ -1,22 +1,21 @@
 import { createClient } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
 
 const { rolebindings } = v1Resources;
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
-let ts: TestServer;
 let org: TestOrg;
 let team: string;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("v1-bindings");
   team = newChildUid(org.uid);
   await ts.store.createGroup({
@@ -26,9 +25,6 @@ beforeAll(async () => {
     description: "t",
     now: 1,
   });
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 const ok = (r: { ok: boolean; json?: Json }): Json => {

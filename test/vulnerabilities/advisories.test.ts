@@ -1,5 +1,5 @@
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   type Advisory,
   EventType,
@@ -10,15 +10,9 @@ import {
   type RegistryClients,
   registryClients,
 } from "../helpers/registry-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
-beforeAll(async () => {
-  ts = await startTestServer();
-});
-afterAll(async () => {
-  await ts?.close();
-});
+const ts = useTestServer();
 
 /** Every advisory of a list request, following page tokens. */
 async function listAll(

@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { tick } from "../helpers/registry-clients.js";
 import { badRequestFields, restCall } from "../helpers/rest-client.js";
-import {
-  startTestServer,
-  type TestCaller,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
-let ts: TestServer;
 let org: TestOrg;
 // The owner role excludes advisory writes: an advisories.admin identity writes them.
 let admin: TestCaller;
 
+const ts = useTestServer();
 beforeAll(async () => {
-  ts = await startTestServer();
   org = await ts.makeOrg("advisories-rest");
   admin = await ts.makeIdentity(org.uid, ["advisories.admin"]);
-});
-afterAll(async () => {
-  await ts?.close();
 });
 
 /** Call the REST API as `headers` (default: the advisories.admin identity). */
