@@ -130,8 +130,9 @@ describe("many calls at once", () => {
           p,
         ).toBe(true);
       }
-      // Warnings are emitted on a later tick.
-      await new Promise((r) => setTimeout(r, 50));
+      // Warnings are emitted on a later tick (process.emitWarning: nextTick), before the
+      // event loop's next turn.
+      await new Promise((r) => setImmediate(r));
     } finally {
       process.off("warning", onWarning);
     }

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import https from "node:https";
+import net from "node:net";
 import { resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
@@ -94,16 +94,21 @@ describe("TLS on the one port", () => {
 });
 
 /**
- * An interceptor that holds one call for a moment. `holdNext()` arms it and resolves once that
- * call is inside the server, so shutdown begins with it in flight however slowly it connected.
+ * An interceptor that holds one call until released. `holdNext()` arms it and resolves once
+ * that call is inside the server, so shutdown begins with it in flight however slowly it
+ * connected; `release()` lets it go on.
  */
 function holdOneCall() {
   let entered: (() => void) | undefined;
+  let release!: () => void;
+  const released = new Promise<void>((r) => {
+    release = r;
+  });
   const interceptor: Interceptor = (next) => async (req) => {
     if (entered) {
       entered();
       entered = undefined;
-      await sleep(300);
+      await released;
     }
     return next(req);
   };
@@ -111,7 +116,19 @@ function holdOneCall() {
     new Promise<void>((done) => {
       entered = done;
     });
-  return { interceptor, holdNext };
+  return { interceptor, holdNext, release };
+}
+
+/** Resolves once `port` refuses a new connection: the server's shutdown has begun. */
+function refused(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("error", () => resolve());
+    socket.once("connect", () => {
+      socket.destroy();
+      reject(new Error(`port ${port} still takes connections after close()`));
+    });
+  });
 }
 
 describe("graceful shutdown", () => {
@@ -123,6 +140,8 @@ describe("graceful shutdown", () => {
     const inFlight = fetch(`${ts.url}/iam/v2beta1/groups/${uid}`, { headers: owner.headers });
     await held;
     const closed = ts.close();
+    await refused(ts.port);
+    slow.release();
     const res = await inFlight;
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ uid });
@@ -138,6 +157,8 @@ describe("graceful shutdown", () => {
     const inFlight = grpcGetGroup(ts.url, uid, owner.headers);
     await held;
     const closed = ts.close();
+    await refused(ts.port);
+    slow.release();
     expect(await inFlight).toEqual({ grpcStatus: "0", name: "slow-grpc" });
     await closed;
   });
