@@ -9,6 +9,7 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
+import { expect } from "vitest";
 import { GroupAccountAssociationsService } from "../../gen/gatehouse/iam/v1/account_associations_pb.js";
 import { GroupInvitesService } from "../../gen/gatehouse/iam/v1/group_invites_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
@@ -260,4 +261,39 @@ function queryToJson(schema: DescMessage, query: [string, string][]): Json {
     }
   }
   return out;
+}
+
+/** The JSON of an answer that must be OK; throws with the whole answer otherwise. */
+export function okJson(r: { ok: boolean; json?: Json; message?: string }): Json {
+  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
+  return r.json as Json;
+}
+
+/** The `key` (default: id) of each item of a list answer, sorted. */
+export function idsOf(json: Json, key = "id"): string[] {
+  return (json.items as Json[]).map((x) => x[key] as string).sort();
+}
+
+/** The uidp filters of every v1 List, each spelled by its proto name and by its JSON name. */
+const uidpFilters = {
+  children_of: "childrenOf",
+  descendants_of: "descendantsOf",
+  ancestors_of: "ancestorsOf",
+  in_root: "inRoot",
+} as const;
+
+/**
+ * The ids that listing `r` with the one uidp filter `filter` = `value` answers (sorted),
+ * asking under both its names: they must answer alike.
+ */
+export async function uidpIds(
+  c: V1Client,
+  r: V1Resource,
+  filter: keyof typeof uidpFilters,
+  value: string,
+): Promise<string[]> {
+  const byProtoName = idsOf(okJson(await c.list(r, [[`uidp.${filter}`, value]])));
+  const byJsonName = idsOf(okJson(await c.list(r, [[`uidp.${uidpFilters[filter]}`, value]])));
+  expect(byJsonName, `uidp.${uidpFilters[filter]} against uidp.${filter}`).toEqual(byProtoName);
+  return byProtoName;
 }

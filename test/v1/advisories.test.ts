@@ -10,7 +10,15 @@ import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
-import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+import {
+  idsOf,
+  okJson as ok,
+  uidpIds,
+  type V1Client,
+  v1Client,
+  v1Protocols,
+  v1Resources,
+} from "../helpers/v1-clients.js";
 
 const { advisories } = v1Resources;
 let org: TestOrg;
@@ -22,12 +30,6 @@ beforeAll(async () => {
   // The owner role leaves advisory writes out; advisories.admin holds them.
   admin = await ts.makeIdentity(org.uid, ["advisories.admin"]);
 });
-
-const ok = (r: { ok: boolean; json?: Json }): Json => {
-  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
-  return r.json;
-};
-const idsOf = (json: Json): string[] => (json.items as Json[]).map((x) => x.id as string).sort();
 
 describe.each(v1Protocols)("v1 advisories over %s", (protocol) => {
   let c: V1Client;
@@ -90,15 +92,9 @@ describe.each(v1Protocols)("v1 advisories over %s", (protocol) => {
     expect(Date.parse(made.events[0].timestamp)).toBe(Date.parse(json.events[0].time));
     expect(made.events[1]).toMatchObject({ fixed: { fixedVersion: "1.2", note: "n" } });
 
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(advisories, [[key, group]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(advisories, [[key, org.uid]])))).toContain(id);
-    }
-    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
-      expect(idsOf(ok(await c.list(advisories, [[key, `${id}/x`]])))).toEqual([id]);
-    }
+    expect(await uidpIds(c, advisories, "children_of", group)).toEqual([id]);
+    expect(await uidpIds(c, advisories, "descendants_of", org.uid)).toContain(id);
+    expect(await uidpIds(c, advisories, "ancestors_of", `${id}/x`)).toEqual([id]);
     for (const key of ["advisory_ids", "advisoryIds"]) {
       expect(
         idsOf(

@@ -11,7 +11,15 @@ import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
-import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+import {
+  idsOf,
+  okJson as ok,
+  uidpIds,
+  type V1Client,
+  v1Client,
+  v1Protocols,
+  v1Resources,
+} from "../helpers/v1-clients.js";
 
 const { identities, roles } = v1Resources;
 let org: TestOrg;
@@ -31,11 +39,6 @@ beforeAll(async () => {
 });
 
 const transport = () => transportFor("connect", ts.url, org.owner.headers);
-const ok = (r: { ok: boolean; json?: Json }): Json => {
-  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
-  return r.json;
-};
-const idsOf = (json: Json): string[] => (json.items as { id: string }[]).map((x) => x.id).sort();
 
 describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
   let c: V1Client;
@@ -70,18 +73,10 @@ describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
       lastSeenTime: made.lastSeen,
     });
 
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(identities, [[key, team]])))).toContain(id);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(identities, [[key, org.uid]])))).toContain(id);
-    }
-    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
-      expect(idsOf(ok(await c.list(identities, [[key, `${id}/x`]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
-      expect(idsOf(ok(await c.list(identities, [[key, "true"]])))).not.toContain(id);
-    }
+    expect(await uidpIds(c, identities, "children_of", team)).toContain(id);
+    expect(await uidpIds(c, identities, "descendants_of", org.uid)).toContain(id);
+    expect(await uidpIds(c, identities, "ancestors_of", `${id}/x`)).toEqual([id]);
+    expect(await uidpIds(c, identities, "in_root", "true")).not.toContain(id);
     expect(idsOf(ok(await c.list(identities, [["uidp.ids", id]])))).toEqual([id]);
     expect(ok(await c.list(identities, [["id", id]]))).toEqual({ items: [made] });
     expect(ok(await c.list(identities, [["id", `${team}/ffffffffffffffff`]]))).toEqual({
@@ -189,21 +184,13 @@ describe.each(v1Protocols)("v1 Roles over %s", (protocol) => {
       updatedAt: json.updateTime,
     });
 
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(roles, [[key, team]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(roles, [[key, org.uid]])))).toContain(id);
-    }
-    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
-      expect(idsOf(ok(await c.list(roles, [[key, `${id}/x`]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
-      // The built-in roles are the roles at the root.
-      expect(idsOf(ok(await c.list(roles, [[key, "true"]])))).toEqual(
-        builtinRoles.map((r) => r.uid).sort(),
-      );
-    }
+    expect(await uidpIds(c, roles, "children_of", team)).toEqual([id]);
+    expect(await uidpIds(c, roles, "descendants_of", org.uid)).toContain(id);
+    expect(await uidpIds(c, roles, "ancestors_of", `${id}/x`)).toEqual([id]);
+    // The built-in roles are the roles at the root.
+    expect(await uidpIds(c, roles, "in_root", "true")).toEqual(
+      builtinRoles.map((r) => r.uid).sort(),
+    );
     expect(idsOf(ok(await c.list(roles, [["uidp.ids", id]])))).toEqual([id]);
     expect(idsOf(ok(await c.list(roles, [["name", `lister-${protocol}`]])))).toEqual([id]);
     expect(idsOf(ok(await c.list(roles, [["parent", team]])))).toEqual([id]);

@@ -15,7 +15,15 @@ import { newChildUid } from "../../src/uid.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
-import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+import {
+  idsOf,
+  okJson as ok,
+  uidpIds,
+  type V1Client,
+  v1Client,
+  v1Protocols,
+  v1Resources,
+} from "../helpers/v1-clients.js";
 
 const { identityProviders, accountAssociations, groupInvites } = v1Resources;
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
@@ -27,12 +35,6 @@ beforeAll(async () => {
   org = await ts.makeOrg("v1-more");
 });
 
-const ok = (r: { ok: boolean; json?: Json; message?: string }): Json => {
-  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
-  return r.json;
-};
-const idsOf = (json: Json, key = "id"): string[] =>
-  (json.items as Json[]).map((x) => x[key] as string).sort();
 const transport = () => transportFor("connect", ts.url, org.owner.headers);
 const newGroup = async (name: string) => {
   const uid = newChildUid(org.uid);
@@ -82,18 +84,10 @@ describe.each(v1Protocols)("v1 IdentityProviders over %s", (protocol) => {
       createdAt: json.createTime,
       updatedAt: json.updateTime,
     });
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(identityProviders, [[key, team]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(identityProviders, [[key, org.uid]])))).toContain(id);
-    }
-    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
-      expect(idsOf(ok(await c.list(identityProviders, [[key, `${id}/x`]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
-      expect(idsOf(ok(await c.list(identityProviders, [[key, "true"]])))).toEqual([]);
-    }
+    expect(await uidpIds(c, identityProviders, "children_of", team)).toEqual([id]);
+    expect(await uidpIds(c, identityProviders, "descendants_of", org.uid)).toContain(id);
+    expect(await uidpIds(c, identityProviders, "ancestors_of", `${id}/x`)).toEqual([id]);
+    expect(await uidpIds(c, identityProviders, "in_root", "true")).toEqual([]);
     expect(idsOf(ok(await c.list(identityProviders, [["uidp.ids", id]])))).toEqual([id]);
     expect(
       idsOf(

@@ -8,7 +8,15 @@ import { transportFor } from "../helpers/iam-clients.js";
 import { digestOf } from "../helpers/registry-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
-import { type V1Client, v1Client, v1Protocols, v1Resources } from "../helpers/v1-clients.js";
+import {
+  idsOf,
+  okJson as ok,
+  uidpIds,
+  type V1Client,
+  v1Client,
+  v1Protocols,
+  v1Resources,
+} from "../helpers/v1-clients.js";
 
 const { repos, tags } = v1Resources;
 let org: TestOrg;
@@ -18,11 +26,6 @@ beforeAll(async () => {
   org = await ts.makeOrg("v1-registry");
 });
 
-const ok = (r: { ok: boolean; json?: Json }): Json => {
-  if (!r.ok) throw new Error(`call failed: ${JSON.stringify(r)}`);
-  return r.json;
-};
-const idsOf = (json: Json): string[] => (json.items as Json[]).map((x) => x.id as string).sort();
 const transport = () => transportFor("connect", ts.url, org.owner.headers);
 const newGroup = async (name: string) => {
   const uid = newChildUid(org.uid);
@@ -55,18 +58,10 @@ describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
       aliases: json.aliases,
       createTime: json.createTime,
     });
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(repos, [[key, group]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(repos, [[key, org.uid]])))).toContain(id);
-    }
-    for (const key of ["uidp.ancestors_of", "uidp.ancestorsOf"]) {
-      expect(idsOf(ok(await c.list(repos, [[key, `${id}/x`]])))).toEqual([id]);
-    }
-    for (const key of ["uidp.in_root", "uidp.inRoot"]) {
-      expect(idsOf(ok(await c.list(repos, [[key, "true"]])))).toEqual([]);
-    }
+    expect(await uidpIds(c, repos, "children_of", group)).toEqual([id]);
+    expect(await uidpIds(c, repos, "descendants_of", org.uid)).toContain(id);
+    expect(await uidpIds(c, repos, "ancestors_of", `${id}/x`)).toEqual([id]);
+    expect(await uidpIds(c, repos, "in_root", "true")).toEqual([]);
     expect(idsOf(ok(await c.list(repos, [["uidp.ids", id]])))).toEqual([id]);
     expect(
       idsOf(
@@ -132,12 +127,8 @@ describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
       await c.create(tags, repo, { name: `sha256-${"d".repeat(64)}.sig`, digest: digestOf("d") }),
     );
     const all = [id, dated.id, epoch.id, referrer.id].sort();
-    for (const key of ["uidp.children_of", "uidp.childrenOf"]) {
-      expect(idsOf(ok(await c.list(tags, [[key, repo]])))).toEqual(all);
-    }
-    for (const key of ["uidp.descendants_of", "uidp.descendantsOf"]) {
-      expect(idsOf(ok(await c.list(tags, [[key, group]])))).toEqual(all);
-    }
+    expect(await uidpIds(c, tags, "children_of", repo)).toEqual(all);
+    expect(await uidpIds(c, tags, "descendants_of", group)).toEqual(all);
     for (const [key, gone] of [
       ["exclude_dates", dated.id],
       ["excludeDates", dated.id],
