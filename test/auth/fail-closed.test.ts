@@ -1,11 +1,11 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { GroupsService as V1GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { createAccessControl } from "../../src/auth/access-interceptor.js";
 import { ruleOf } from "../../src/auth/policy.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
 // The access check fails closed: the RPCs served and the RPCs guarded are one list, a served
 // RPC without a rule stops the server, and a call the guard was not told about is denied.
@@ -45,11 +45,7 @@ describe("v1 adapters", () => {
 });
 
 describe("every served RPC", () => {
-  let srv: TestServer;
-  beforeAll(async () => {
-    srv = await startTestServer();
-  });
-  afterAll(() => srv.close());
+  const srv = useTestServer();
 
   it("is one the server knows: the API, health and reflection", () => {
     const services = new Set(srv.server.served.map((m) => m.parent.typeName));

@@ -16,6 +16,7 @@ import {
   startTestServer,
   type TestOrg,
   type TestServer,
+  useTestServer,
 } from "../helpers/test-server.js";
 
 // Issue 23: what an outside attack on sign-in through organizations' identity providers found.
@@ -514,23 +515,19 @@ describe("low: private addresses", () => {
 });
 
 describe("low: PostgreSQL and failures of the server itself", () => {
-  let pgs: TestServer;
   let org: TestOrg;
   const pgLog: string[] = [];
+  const pgs = useTestServer(
+    {
+      GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+      GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "2",
+      GATEHOUSE_LOG_LEVEL: "info",
+    },
+    { backend: "postgres", logStream: { write: (l) => void pgLog.push(l) } },
+  );
   beforeAll(async () => {
-    pgs = await startTestServer(
-      {
-        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
-        GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "2",
-        GATEHOUSE_LOG_LEVEL: "info",
-      },
-      { backend: "postgres", logStream: { write: (l) => void pgLog.push(l) } },
-    );
     org = await pgs.makeOrg("pg");
-  });
-  afterAll(async () => {
-    await pgs?.close();
   });
 
   it.each([

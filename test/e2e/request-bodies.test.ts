@@ -1,7 +1,12 @@
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grpcEnvelope } from "../helpers/raw-grpc.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import {
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+  useTestServer,
+} from "../helpers/test-server.js";
 
 // issue 23: request bodies were buffered before the token was checked (4 unauthenticated
 // h2c connections held about 1 GiB), and nothing bounded the bytes all calls held together.
@@ -86,14 +91,10 @@ function sendGrpc(
 }
 
 describe("an unauthenticated body is refused before it is read", () => {
-  let ts: TestServer;
   let org: TestOrg;
+  const ts = useTestServer();
   beforeAll(async () => {
-    ts = await startTestServer();
     org = await ts.makeOrg("bodies");
-  });
-  afterAll(async () => {
-    await ts?.close();
   });
 
   it("lean gRPC: UNAUTHENTICATED after a small part of a 1 MiB body; with a token, all of it", async () => {

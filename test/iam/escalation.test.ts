@@ -1,15 +1,9 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, capabilities, ownerRole } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
 import { type IamClients, iamClients, outcome, transportFor } from "../helpers/iam-clients.js";
-import {
-  backends,
-  startTestServer,
-  type TestCaller,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { backends, type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
 import { type V1Clients, v1Clients, v1Services } from "../helpers/v1-clients.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
@@ -26,7 +20,6 @@ const adminCaps = [
 ];
 
 describe.each(backends)("escalation on %s", (backend) => {
-  let ts: TestServer;
   let org: TestOrg;
   let team: string;
   let adminRole: string;
@@ -39,8 +32,8 @@ describe.each(backends)("escalation on %s", (backend) => {
   let v1Admin: V1Clients;
   let v1TeamAdmin: V1Clients;
 
+  const ts = useTestServer({}, { backend });
   beforeAll(async () => {
-    ts = await startTestServer({}, { backend });
     org = await ts.makeOrg("escalation");
     const now = Date.now();
     team = newChildUid(org.uid);
@@ -77,9 +70,6 @@ describe.each(backends)("escalation on %s", (backend) => {
     asTeamAdmin = iamClients(transportFor("connect", ts.url, teamAdmin.headers));
     v1Admin = v1Clients(transportFor("connect", ts.url, admin.headers));
     v1TeamAdmin = v1Clients(transportFor("connect", ts.url, teamAdmin.headers));
-  });
-  afterAll(async () => {
-    await ts?.close();
   });
 
   const bind = (c: IamClients, parent: string, identityUid: string, roleUid: string) =>

@@ -8,6 +8,7 @@ import {
   startTestServer,
   type TestOrg,
   type TestServer,
+  useTestServer,
 } from "../helpers/test-server.js";
 
 // issue 23, "left from before": input the API stored although it would spoof a display, was
@@ -17,14 +18,10 @@ const identity = (claims: string) =>
   `{"name":"ci","claimMatch":{"issuer":"https://ci.test","subject":"job","claims":${claims}}}`;
 
 describe("a __proto__ claim key is refused, not dropped, on every protocol", () => {
-  let ts: TestServer;
   let org: TestOrg;
+  const ts = useTestServer();
   beforeAll(async () => {
-    ts = await startTestServer();
     org = await ts.makeOrg("proto-key");
-  });
-  afterAll(async () => {
-    await ts?.close();
   });
 
   it("REST", async () => {

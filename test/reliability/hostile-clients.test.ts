@@ -5,7 +5,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { type TestServer, useTestServer } from "../helpers/test-server.js";
 
 // Hostile clients on the one port, through raw sockets and node:http2 on 127.0.0.1: pipelined
 // floods, clients that never read, too many connections, an HTTP/2 frame dribbled a byte at a
@@ -81,11 +81,7 @@ async function control(ts: TestServer, n: number): Promise<number[]> {
 }
 
 describe("pipelined HTTP/1.1 floods", () => {
-  let ts: TestServer;
-  beforeAll(async () => {
-    ts = await startTestServer({ GATEHOUSE_MAX_PIPELINED_REQUESTS: "16" }, { consoleDir });
-  });
-  afterAll(() => ts?.close());
+  const ts = useTestServer({ GATEHOUSE_MAX_PIPELINED_REQUESTS: "16" }, () => ({ consoleDir }));
 
   it("answers up to the bound, then 503 and close, while other clients are served", async () => {
     const flood = await Promise.all(Array.from({ length: 10 }, () => connect(ts.port)));
@@ -123,14 +119,10 @@ describe("pipelined HTTP/1.1 floods", () => {
 });
 
 describe("clients that never read", () => {
-  let ts: TestServer;
-  beforeAll(async () => {
-    ts = await startTestServer(
-      { GATEHOUSE_MAX_UNSENT_BYTES: "65536", GATEHOUSE_UNSENT_STALL_MS: "300" },
-      { consoleDir },
-    );
-  });
-  afterAll(() => ts?.close());
+  const ts = useTestServer(
+    { GATEHOUSE_MAX_UNSENT_BYTES: "65536", GATEHOUSE_UNSENT_STALL_MS: "300" },
+    () => ({ consoleDir }),
+  );
 
   it("drops an HTTP/1.1 connection whose answers stay unread, and serves others", async () => {
     const socket = await connect(ts.port);
@@ -188,14 +180,10 @@ describe("clients that never read", () => {
 });
 
 describe("connection caps", () => {
-  let ts: TestServer;
-  beforeAll(async () => {
-    ts = await startTestServer({
-      GATEHOUSE_MAX_CONNECTIONS: "5",
-      GATEHOUSE_MAX_CONNECTIONS_PER_ADDRESS: "3",
-    });
+  const ts = useTestServer({
+    GATEHOUSE_MAX_CONNECTIONS: "5",
+    GATEHOUSE_MAX_CONNECTIONS_PER_ADDRESS: "3",
   });
-  afterAll(() => ts?.close());
 
   /** Whether a new connection from `from` is served (it is closed at once past a cap). */
   const served = async (from: string) => (await getFrom(ts.port, "/healthz", from)) === 200;
@@ -225,11 +213,7 @@ describe("connection caps", () => {
 
 describe("HTTP/2 slowloris", () => {
   const timeouts = { headersTimeoutMs: 600, requestTimeoutMs: 1_000, idleTimeoutMs: 8_000 };
-  let ts: TestServer;
-  beforeAll(async () => {
-    ts = await startTestServer({}, { timeouts });
-  });
-  afterAll(() => ts?.close());
+  const ts = useTestServer({}, { timeouts });
 
   /** Open a connection, send `first`, then one byte of `rest` every 50 ms: its lifetime. */
   async function dribble(first: Buffer, rest: Buffer): Promise<number> {

@@ -12,7 +12,7 @@ import {
   startRestartablePostgres,
 } from "../helpers/replicas.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { startTestServer, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // PostgreSQL stalled or failing, as docs/postgres.md promises:
 // - frozen (SIGSTOP: connections open, nothing answers): every wait of a call (a pooled
@@ -68,18 +68,16 @@ describe("the SQLSTATE table", () => {
 });
 
 describe("PostgreSQL out of disk", () => {
-  let ts: TestServer;
   let org: TestOrg;
   let admin: pg.Client;
+  const ts = useTestServer({}, { backend: "postgres" });
   beforeAll(async () => {
-    ts = await startTestServer({}, { backend: "postgres" });
     org = await ts.makeOrg("full");
     admin = new pg.Client({ connectionString: ts.config.databaseUrl });
     await admin.connect();
   });
   afterAll(async () => {
     await admin?.end();
-    await ts?.close();
   });
 
   const create = (name: string) =>
