@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
+import { cliAuthorizeUrl, cliRedirect, newPkce } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
@@ -18,7 +18,6 @@ import {
 // its creator's: a sub-owner who registered a provider granting `owner`, then lost his
 // binding, must not keep minting owners by signing in with made-up subjects.
 
-const redirect = "http://127.0.0.1:53682/callback";
 const owner = builtinRoles.find((r) => r.name === "owner")?.uid as string;
 
 let gh: TestServer;
@@ -29,17 +28,8 @@ let subOwner: TestCaller;
 
 /** The whole browser flow through provider `uid` as `account`; the callback's redirect. */
 async function signIn(uid: string, account: string): Promise<URL> {
-  const verifier = randomBytes(32).toString("base64url");
-  const q = new URLSearchParams({
-    response_type: "code",
-    client_id: "gatehouse-cli",
-    redirect_uri: redirect,
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-    code_challenge_method: "S256",
-    state: "s",
-    identity_provider: uid,
-  });
-  const back = await signInAtIdp(`${gh.url}/oauth/authorize?${q}`, account, redirect);
+  const url = cliAuthorizeUrl(gh.url, newPkce().challenge, { identity_provider: uid });
+  const back = await signInAtIdp(url, account, cliRedirect);
   expect(back.searchParams.get("error_description")).toBeNull();
   expect(back.searchParams.get("code")).not.toBeNull();
   return back;

@@ -1,26 +1,19 @@
-import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { personUid } from "../../src/auth/login/person.js";
+import {
+  cliAuthorizeUrl,
+  cliRedirect,
+  type Pkce,
+  newPkce as pkce,
+} from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import { freePort, startTestServer, type TestServer } from "../helpers/test-server.js";
 
 // People's sign-in, end to end: Gatehouse's /oauth endpoints in front of a real OpenID
 // Provider (oidc-provider), driven as the CLI's and a browser's HTTP requests would.
-
-const cliRedirect = "http://127.0.0.1:53682/callback";
-
-interface Pkce {
-  verifier: string;
-  challenge: string;
-}
-
-function pkce(): Pkce {
-  const verifier = randomBytes(32).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
-}
 
 interface TokenAnswer {
   status: number;
@@ -42,16 +35,7 @@ async function token(form: Record<string, string>): Promise<TokenAnswer> {
 }
 
 function authorizeUrl(p: Pkce, extra: Record<string, string> = {}, server = gh): string {
-  const q = new URLSearchParams({
-    response_type: "code",
-    client_id: "gatehouse-cli",
-    redirect_uri: cliRedirect,
-    code_challenge: p.challenge,
-    code_challenge_method: "S256",
-    state: "client-state-1",
-    ...extra,
-  });
-  return `${server.url}/oauth/authorize?${q}`;
+  return cliAuthorizeUrl(server.url, p.challenge, { state: "client-state-1", ...extra });
 }
 
 /** Sign in as `account` and return where the browser is sent back to. */

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { personUid, providerPersonUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
+import { cliAuthorizeUrl, cliRedirect, redeemCode } from "../helpers/cli-sign-in.js";
 import {
   type HostileIdp,
   type HostileIdpOptions,
@@ -24,7 +25,6 @@ import {
 // sends browsers through it; the login provider is a real OpenID Provider (oidc-provider)
 // configured as providers usually are (claims at userinfo, no RFC 9207 `iss`).
 
-const redirect = "http://127.0.0.1:53682/callback";
 const viewer = builtinRoles.find((r) => r.name === "viewer")?.uid as string;
 
 let gh: TestServer;
@@ -97,15 +97,10 @@ async function legacyProvider(org: TestOrg, issuer: string, server = gh): Promis
 }
 
 function authorizeUrl(server: TestServer, provider: string | undefined, verifier: string) {
-  return `${server.url}/oauth/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: "gatehouse-cli",
-    redirect_uri: redirect,
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-    code_challenge_method: "S256",
+  return cliAuthorizeUrl(server.url, createHash("sha256").update(verifier).digest("base64url"), {
     state: "client-state",
     ...(provider === undefined ? {} : { identity_provider: provider }),
-  })}`;
+  });
 }
 
 /**
@@ -118,20 +113,10 @@ async function signIn(
   server = gh,
 ): Promise<{ back: URL; token?: string }> {
   const verifier = randomBytes(32).toString("base64url");
-  const back = await signInAtIdp(authorizeUrl(server, provider, verifier), account, redirect);
+  const back = await signInAtIdp(authorizeUrl(server, provider, verifier), account, cliRedirect);
   const code = back.searchParams.get("code");
   if (code === null) return { back };
-  const res = await fetch(`${server.url}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      code_verifier: verifier,
-      redirect_uri: redirect,
-      client_id: "gatehouse-cli",
-    }),
-  });
+  const res = await redeemCode(server.url, code, verifier);
   expect(res.status).toBe(200);
   return { back, token: ((await res.json()) as { access_token: string }).access_token };
 }

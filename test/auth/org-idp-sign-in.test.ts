@@ -1,7 +1,7 @@
-import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
+import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
@@ -14,7 +14,6 @@ import {
 // An organization's own IdentityProvider logs its people in; another organization's provider
 // (a stranger's OpenID Provider claiming the same subjects) reaches nothing of this one.
 
-const redirect = "http://127.0.0.1:53682/callback";
 const viewer = builtinRoles.find((r) => r.name === "viewer")?.uid as string;
 
 let gh: TestServer;
@@ -46,30 +45,12 @@ async function createProvider(org: TestOrg, idp: TestIdp, name: string): Promise
 
 /** The whole browser flow through the provider `uid`, as `account`; the API token. */
 async function signInThrough(uid: string, account: string): Promise<string> {
-  const verifier = randomBytes(32).toString("base64url");
-  const q = new URLSearchParams({
-    response_type: "code",
-    client_id: "gatehouse-cli",
-    redirect_uri: redirect,
-    code_challenge: createHash("sha256").update(verifier).digest("base64url"),
-    code_challenge_method: "S256",
-    state: "s",
-    identity_provider: uid,
-  });
-  const back = await signInAtIdp(`${gh.url}/oauth/authorize?${q}`, account, redirect);
+  const pkce = newPkce();
+  const url = cliAuthorizeUrl(gh.url, pkce.challenge, { identity_provider: uid });
+  const back = await signInAtIdp(url, account, cliRedirect);
   const code = back.searchParams.get("code");
   expect(back.searchParams.get("error_description")).toBeNull();
-  const res = await fetch(`${gh.url}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code: code as string,
-      code_verifier: verifier,
-      redirect_uri: redirect,
-      client_id: "gatehouse-cli",
-    }),
-  });
+  const res = await redeemCode(gh.url, code as string, pkce.verifier);
   expect(res.status).toBe(200);
   return ((await res.json()) as { access_token: string }).access_token;
 }
@@ -161,14 +142,7 @@ describe("an organization's identity provider", () => {
 
   it("an unknown provider uid is refused back at the client, before any sign-in", async () => {
     const res = await fetch(
-      `${gh.url}/oauth/authorize?${new URLSearchParams({
-        response_type: "code",
-        client_id: "gatehouse-cli",
-        redirect_uri: redirect,
-        code_challenge: "a".repeat(43),
-        code_challenge_method: "S256",
-        identity_provider: "0".repeat(40),
-      })}`,
+      cliAuthorizeUrl(gh.url, "a".repeat(43), { identity_provider: "0".repeat(40) }),
       { redirect: "manual" },
     );
     expect(res.status).toBe(302);
@@ -178,16 +152,7 @@ describe("an organization's identity provider", () => {
   });
 
   it("without a server-wide login provider, the authorize endpoint says so", async () => {
-    const res = await fetch(
-      `${gh.url}/oauth/authorize?${new URLSearchParams({
-        response_type: "code",
-        client_id: "gatehouse-cli",
-        redirect_uri: redirect,
-        code_challenge: "a".repeat(43),
-        code_challenge_method: "S256",
-      })}`,
-      { redirect: "manual" },
-    );
+    const res = await fetch(cliAuthorizeUrl(gh.url, "a".repeat(43)), { redirect: "manual" });
     const back = new URL(res.headers.get("location") as string);
     expect(back.searchParams.get("error_description")).toMatch(/no login provider/);
   });

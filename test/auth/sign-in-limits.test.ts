@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
+import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import {
   type CookieJar,
@@ -27,7 +27,6 @@ import {
 // provider by replaying forged callbacks, fill the database with throw-away people through a
 // provider of his own, and fill a visitor's browser with login cookies.
 
-const redirect = "http://127.0.0.1:53682/callback";
 const anyone = new Proxy({} as Record<string, { name: string }>, {
   get: (_t, id) => (typeof id === "string" ? { name: id } : undefined),
 });
@@ -69,21 +68,8 @@ async function startCountingProvider(): Promise<{
   };
 }
 
-function pkce() {
-  const verifier = randomBytes(32).toString("base64url");
-  return { verifier, challenge: createHash("sha256").update(verifier).digest("base64url") };
-}
-
 function authorizeUrl(gh: TestServer, provider: string, challenge: string): string {
-  return `${gh.url}/oauth/authorize?${new URLSearchParams({
-    response_type: "code",
-    client_id: "gatehouse-cli",
-    redirect_uri: redirect,
-    code_challenge: challenge,
-    code_challenge_method: "S256",
-    state: "s",
-    identity_provider: provider,
-  })}`;
+  return cliAuthorizeUrl(gh.url, challenge, { identity_provider: provider });
 }
 
 async function createProvider(gh: TestServer, org: TestOrg, issuer: string, secret = "s") {
@@ -113,19 +99,8 @@ async function authorize(url: string, jar: CookieJar): Promise<Response> {
 }
 
 /** Trade a code for tokens, as the client does. */
-async function redeem(gh: TestServer, code: string, verifier: string) {
-  return fetch(`${gh.url}/oauth/token`, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code",
-      code,
-      code_verifier: verifier,
-      redirect_uri: redirect,
-      client_id: "gatehouse-cli",
-    }),
-  });
-}
+const redeem = (gh: TestServer, code: string, verifier: string) =>
+  redeemCode(gh.url, code, verifier);
 
 describe.each(backends)("forged callbacks on %s", (backend) => {
   let gh: TestServer;
@@ -163,7 +138,9 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
   });
 
   it("redeem a sealed login once, on every replica: a replay never reaches the provider", async () => {
-    const res = await fetch(authorizeUrl(gh, provider, pkce().challenge), { redirect: "manual" });
+    const res = await fetch(authorizeUrl(gh, provider, newPkce().challenge), {
+      redirect: "manual",
+    });
     expect(res.status).toBe(302);
     const state = new URL(res.headers.get("location") as string).searchParams.get("state");
     const cookie = (res.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
@@ -196,7 +173,7 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
       }
       return { seen, retryAfter };
     };
-    const auth = await statuses(authorizeUrl(gh, provider, pkce().challenge));
+    const auth = await statuses(authorizeUrl(gh, provider, newPkce().challenge));
     expect(auth.seen.slice(0, 4)).toEqual([302, 302, 302, 302]);
     expect(auth.seen.slice(4)).toEqual([429, 429, 429]);
     expect(Number(auth.retryAfter)).toBeGreaterThan(0);
@@ -239,8 +216,13 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
 
   /** Sign `account` in through the provider; the client's answer and the PKCE verifier. */
   async function signIn(account: string, jar: CookieJar = new Map()) {
-    const { verifier, challenge } = pkce();
-    const back = await signInAtIdp(authorizeUrl(gh, provider, challenge), account, redirect, jar);
+    const { verifier, challenge } = newPkce();
+    const back = await signInAtIdp(
+      authorizeUrl(gh, provider, challenge),
+      account,
+      cliRedirect,
+      jar,
+    );
     return { back, verifier };
   }
 
@@ -248,14 +230,16 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     const jar: CookieJar = new Map();
     // A stranger's page starts twenty sign-ins in the visitor's browser.
     for (let i = 0; i < 20; i++) {
-      expect((await authorize(authorizeUrl(gh, provider, pkce().challenge), jar)).status).toBe(302);
+      expect((await authorize(authorizeUrl(gh, provider, newPkce().challenge), jar)).status).toBe(
+        302,
+      );
     }
     const ours = jar.get(new URL(gh.url).host) as Map<string, string>;
     expect([...ours.keys()]).toEqual(["gatehouse_login"]);
     expect(cookieHeaderOf(jar, new URL(gh.url)).length).toBeLessThanOrEqual(4096);
 
     // Two tabs start a sign-in each, then both finish at the provider and come back.
-    const tabs = [pkce(), pkce()];
+    const tabs = [newPkce(), newPkce()];
     const starts = [];
     for (const t of tabs) {
       const res = await authorize(authorizeUrl(gh, provider, t.challenge), jar);
