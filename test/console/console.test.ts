@@ -62,6 +62,33 @@ async function openGroup(uid: string, tab = "subgroups") {
   await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
 }
 
+/** At the test identity provider's own pages: log in as alice, consent, back at the console. */
+async function loginAtIdpAsAlice() {
+  await page.locator("input[name=login]").fill("alice");
+  await page.locator("input[name=password]").fill("any");
+  await page.locator("button[type=submit]").click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.getByRole("heading", { name: "Your groups" }).waitFor();
+}
+
+/** On the open group's page: create the subgroup `name`, then open it. */
+async function createAndOpenSubgroup(name: string) {
+  const create = page.getByRole("form", { name: "Create a subgroup" });
+  await create.getByLabel("Name").fill(name);
+  await create.getByRole("button", { name: "Create subgroup" }).click();
+  await page.getByRole("link", { name }).click();
+  await page.getByRole("heading", { name }).waitFor();
+}
+
+/** On the open group's page: rename it to `name`. */
+async function renameOpenGroup(name: string) {
+  await page.getByText("Rename or delete this group").click();
+  const rename = page.getByRole("form", { name: "Rename group" });
+  await rename.getByLabel("New name").fill(name);
+  await rename.getByRole("button", { name: "Rename" }).click();
+  await page.getByRole("heading", { name }).waitFor();
+}
+
 // A browser under a loaded CI machine is slow: generous limits, and a screenshot on failure.
 describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   beforeAll(async () => {
@@ -200,15 +227,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       "must be at most 256 characters",
     );
 
-    await create.getByLabel("Name").fill("team-a");
-    await create.getByRole("button", { name: "Create subgroup" }).click();
-    await page.getByRole("link", { name: "team-a" }).click();
-    await page.getByRole("heading", { name: "team-a" }).waitFor();
-    await page.getByText("Rename or delete this group").click();
-    const rename = page.getByRole("form", { name: "Rename group" });
-    await rename.getByLabel("New name").fill("team-b");
-    await rename.getByRole("button", { name: "Rename" }).click();
-    await page.getByRole("heading", { name: "team-b" }).waitFor();
+    await createAndOpenSubgroup("team-a");
+    await renameOpenGroup("team-b");
 
     // The parent still has a child: the API's precondition is the message shown.
     await page.getByRole("link", { name: "console-org" }).click();
@@ -271,16 +291,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await signInWithToken(org.owner.token);
     await openGroup(org.uid);
     await page.getByRole("heading", { name: "console-org" }).waitFor();
-    const create = page.getByRole("form", { name: "Create a subgroup" });
-    await create.getByLabel("Name").fill("audited");
-    await create.getByRole("button", { name: "Create subgroup" }).click();
-    await page.getByRole("link", { name: "audited" }).click();
-    await page.getByRole("heading", { name: "audited" }).waitFor();
-    await page.getByText("Rename or delete this group").click();
-    const rename = page.getByRole("form", { name: "Rename group" });
-    await rename.getByLabel("New name").fill("audited-2");
-    await rename.getByRole("button", { name: "Rename" }).click();
-    await page.getByRole("heading", { name: "audited-2" }).waitFor();
+    await createAndOpenSubgroup("audited");
+    await renameOpenGroup("audited-2");
 
     await page.getByRole("link", { name: "console-org" }).click();
     await page.getByRole("link", { name: "Events", exact: true }).click();
@@ -742,11 +754,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await expectAccessible("sign-in page");
     await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
     // The test identity provider's own pages: log in as alice, then consent.
-    await page.locator("input[name=login]").fill("alice");
-    await page.locator("input[name=password]").fill("any");
-    await page.locator("button[type=submit]").click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    await loginAtIdpAsAlice();
     await page.getByText("Alice Console").waitFor();
     const stored = await page.evaluate(() => sessionStorage.getItem("gatehouse.session"));
     const refreshToken = (JSON.parse(stored as string) as { refreshToken: string }).refreshToken;
@@ -910,11 +918,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await expectAccessible("sign-in page, unknown provider");
     await field.fill("console-org-sso");
     await page.getByRole("button", { name: "Sign in through this provider" }).click();
-    await page.locator("input[name=login]").fill("alice");
-    await page.locator("input[name=password]").fill("any");
-    await page.locator("button[type=submit]").click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    await loginAtIdpAsAlice();
     // The provider's default role, at its organization.
     await page.getByRole("row", { name: /^console-org viewer/ }).waitFor();
   });
@@ -960,10 +964,6 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await field.fill("Alice@MAIL.console-org.example");
     await page.getByRole("button", { name: "Sign in through this provider" }).click();
     // At the provider the domain chose (through Gatehouse's authorize with its uid).
-    await page.locator("input[name=login]").fill("alice");
-    await page.locator("input[name=password]").fill("any");
-    await page.locator("button[type=submit]").click();
-    await page.getByRole("button", { name: "Continue" }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    await loginAtIdpAsAlice();
   });
 });
