@@ -18,6 +18,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Transformed modules kept between runs (node_modules/.experimental-vitest-cache, keyed by
+    // content): a run of one api file spent more on transforming src/ and gen/ than on its
+    // tests (transform 1.3-1.8 s, then 0.2 s; the file's wall time 5.1-5.4 s, then 3.4-4.0 s).
+    experimental: { fsModuleCache: true },
     projects: tierNames.map((tier) => ({
       extends: true,
       test: {
