@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
-import { freePort, startTestServer, type TestServer } from "../helpers/test-server.js";
+import { freePort, useTestServer } from "../helpers/test-server.js";
 
 // Discovery tells the truth: https with TLS on, and the STS endpoint where it is served.
 
@@ -15,25 +15,25 @@ describe("the default base URL", () => {
 });
 
 describe("an auth URL with a path", () => {
-  let ts: TestServer;
   let users: OidcIssuer;
+  let port: number;
   let url: string;
   beforeAll(async () => {
     users = await startOidcIssuer({ alg: "ES256" });
-    const port = await freePort();
+    port = await freePort();
     url = `http://127.0.0.1:${port}`;
-    ts = await startTestServer({
-      GATEHOUSE_PORT: String(port),
-      GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
-      GATEHOUSE_AUTH_URL: `http://127.0.0.1:${port}/auth`,
-      GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-      GATEHOUSE_TRUSTED_USER_ISSUERS: users.url,
-    });
   });
   afterAll(async () => {
-    await ts?.close();
     await users?.stop();
   });
+  // After the issuer's hooks: it starts once the issuer runs, and closes before it stops.
+  const ts = useTestServer(() => ({
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
+    GATEHOUSE_AUTH_URL: `http://127.0.0.1:${port}/auth`,
+    GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+    GATEHOUSE_TRUSTED_USER_ISSUERS: users.url,
+  }));
 
   it("advertises the STS endpoint under it, and serves it there (and at the root)", async () => {
     const disc = (await (await fetch(`${url}/auth/.well-known/openid-configuration`)).json()) as {

@@ -2,25 +2,25 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiServices } from "../../src/service-table.js";
 import { browserAvailable, launchBrowser } from "../helpers/browser.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
 // /docs in headless Chromium: Swagger UI from the package, under the console's CSP.
 const run = browserAvailable();
-let ts: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
   if (!run) return;
-  ts = await startTestServer();
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await ts?.close();
 });
 
 describe.skipIf(!run)("/docs", { timeout: 60_000 }, () => {
+  // In the block: a skipped block starts no server.
+  const ts = useTestServer();
+
   it("is served under the console's CSP", async () => {
     const res = await fetch(`${ts.url}/docs/`);
     expect(res.status).toBe(200);

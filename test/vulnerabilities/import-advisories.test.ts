@@ -1,11 +1,11 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EventType } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { runImport } from "../helpers/import-cli.js";
 import { type RegistryClients, registryClients } from "../helpers/registry-clients.js";
-import { startTestServer, type TestServer } from "../helpers/test-server.js";
+import { useTestServer } from "../helpers/test-server.js";
 
 // The Go vulnerability database: "Go Vulnerability Database, The Go Authors", CC BY 4.0. A
 // trimmed sample ships with the tests (test/fixtures/osv/README.md); GATEHOUSE_TEST_OSV may
@@ -17,16 +17,11 @@ const fixture = resolve("test/fixtures/osv-mixed.jsonl");
 
 const tmp = mkdtempSync(join(tmpdir(), "gatehouse-import-"));
 const db = join(tmp, "gatehouse.db");
-let ts: TestServer;
 let c: RegistryClients;
-beforeAll(async () => {
-  // The server and the import share one database file, as in production.
-  ts = await startTestServer({ GATEHOUSE_DB: db });
-});
-afterAll(async () => {
-  await ts?.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+// Registered first, so it runs last: the file goes once the server has closed it.
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+// The server and the import share one database file, as in production.
+const ts = useTestServer({ GATEHOUSE_DB: db });
 
 /** A new organization, read through its owner (who holds advisories.list). */
 const newOrg = async (name: string) => {
