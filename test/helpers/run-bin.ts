@@ -11,6 +11,11 @@ export interface RunBinOptions {
   onStderr?: (text: string) => void;
   /** Kill the process if it has not exited by then. */
   timeoutMs?: number;
+  /**
+   * End the process (SIGTERM) once its stderr so far satisfies this: for a command that
+   * waits on after it said what the test asserts.
+   */
+  stopWhen?: (stderr: string) => boolean;
 }
 
 /**
@@ -35,6 +40,7 @@ export function runBin(
   child.stderr.setEncoding("utf8").on("data", (t: string) => {
     stderr += t;
     opts.onStderr?.(t);
+    if (opts.stopWhen?.(stderr)) child.kill("SIGTERM");
   });
   const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
   return new Promise((resolve, reject) => {
