@@ -6,6 +6,7 @@ import {
   importJWK,
   type JWK,
 } from "jose";
+import { auditScope, changeScope } from "../events/audit-scope.js";
 import { type SigningKeyRecord, type Store, StoreError } from "../store/store.js";
 
 /** The public half of a signing key, as published in the JWKS document. */
@@ -44,14 +45,16 @@ export interface KeyRing {
    * Make a new key the signing key and prune keys that no unexpired token can still name.
    * The pending next key (prepareNext) is promoted if there is one, so that verifiers that
    * trusted it beforehand (registries) go on verifying; otherwise a new key is added. Returns
-   * the kid that now signs.
+   * the kid that now signs. The rotation is in the audit trail, recorded with the key's write:
+   * `dev.gatehouse.auth.signing_key.rotated.v1` about the kid, by `operator` (no identity).
    */
-  rotate(): Promise<string>;
+  rotate(operator?: string): Promise<string>;
   /**
    * Make sure a pending next key exists (published, not signing) and return its kid: the key
-   * the next rotate promotes.
+   * the next rotate promotes. A key made here is recorded as
+   * `dev.gatehouse.auth.signing_key.created.v1`, by `operator`.
    */
-  prepareNext(): Promise<string>;
+  prepareNext(operator?: string): Promise<string>;
   /** The newest key, which signs new tokens. */
   signingKey(): Promise<SigningKey>;
   /** The JWKS document of every key that may still verify a token. */
@@ -107,6 +110,12 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
   let signing: { kid: string; key: Promise<CryptoKey> } | undefined;
 
   async function load(): Promise<Loaded> {
+    // The first key, made when none exists, is start-up, not a change anyone made: never
+    // recorded as the change of the call that happened to need a key (an STS exchange).
+    return auditScope.exit(loadKeys);
+  }
+
+  async function loadKeys(): Promise<Loaded> {
     let records = await store.listSigningKeys();
     if (records.length === 0) {
       try {
@@ -177,16 +186,16 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
     async ensureKey() {
       await current();
     },
-    async rotate() {
+    async rotate(operator = "gatehouse keys rotate") {
       const pending = pendingOf(await freshReload());
       let kid: string;
       if (pending) {
-        await store.setSigningKeyTime(pending.kid, now());
         kid = pending.kid;
+        await keyChange(rotatedType, kid, operator, () => store.setSigningKeyTime(kid, now()));
       } else {
         const record = await generate(now());
-        await store.addSigningKey(record);
         kid = record.kid;
+        await keyChange(rotatedType, kid, operator, () => store.addSigningKey(record));
       }
       const s = await freshReload();
       // A key may go once the key that replaced it has signed for longer than a token lives:
@@ -203,11 +212,11 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
       }
       return kid;
     },
-    async prepareNext() {
+    async prepareNext(operator = "gatehouse registry trust-bundle") {
       const pending = pendingOf(await freshReload());
       if (pending) return pending.kid;
       const record = await generate(pendingKeyTime);
-      await store.addSigningKey(record);
+      await keyChange(createdType, record.kid, operator, () => store.addSigningKey(record));
       await freshReload();
       return record.kid;
     },
@@ -254,6 +263,20 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
       createTime,
     };
   }
+}
+
+/** Event types of the key ring's changes. */
+const rotatedType = "dev.gatehouse.auth.signing_key.rotated.v1";
+const createdType = "dev.gatehouse.auth.signing_key.created.v1";
+
+/**
+ * Run a key write in the audit scope of its change: the store records the event, about the
+ * kid (public: the JWKS names it) and by the operator, in the write's transaction. The key
+ * itself is never in it.
+ */
+function keyChange(type: string, kid: string, operator: string, write: () => Promise<void>) {
+  const scope = changeScope({ type, source: operator, protocol: "cli", subjectUid: kid, operator });
+  return auditScope.run(scope, write);
 }
 
 function publicJwkOf(r: SigningKeyRecord): PublicJwk {

@@ -21,6 +21,12 @@ export interface AuditScope {
   readonly requestUid: string;
   /** For updates: the field paths of the update mask. */
   readonly changedFields?: readonly string[];
+  /**
+   * A change no identity makes: an operator's command on the server's machine (`gatehouse
+   * keys rotate`) or the server's own upkeep. The event's actor uid is empty and its data
+   * names this instead.
+   */
+  readonly operator?: string;
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
@@ -30,13 +36,43 @@ export const auditScope = new AsyncLocalStorage<AuditScope>();
 
 /** The scope of a person's browser sign-in (/oauth/callback): its actor is the person. */
 export function signInScope(requestId: string): AuditScope {
-  return {
+  return changeScope({
     type: "dev.gatehouse.auth.person.signed_in.v1",
     source: "/oauth/callback",
-    actorUid: "",
     requestId,
-    protocol: "http",
-    requestUid: "",
+  });
+}
+
+/** What changeScope needs: the event's type and source, and who or what makes the change. */
+export interface ChangeScopeOptions {
+  type: string;
+  /** The endpoint or command, e.g. `/oauth/revoke`, `gatehouse keys rotate`. */
+  source: string;
+  /** The request's id; "" for a command. */
+  requestId?: string;
+  /** Default `http`; `cli` for an operator's command. */
+  protocol?: string;
+  /** The identity acting; "" (the default): the subject acts on itself (a sign-in). */
+  actorUid?: string;
+  /** The subject when the write names none (a signing key's kid). */
+  subjectUid?: string;
+  /** An operator's command or the server's upkeep: no identity acts. */
+  operator?: string;
+}
+
+/**
+ * The scope of a change made outside an RPC (an OAuth endpoint, a registry notification, an
+ * operator's command): the store records it with its change as it does an RPC's.
+ */
+export function changeScope(opts: ChangeScopeOptions): AuditScope {
+  return {
+    type: opts.type,
+    source: opts.source,
+    actorUid: opts.actorUid ?? "",
+    requestId: opts.requestId ?? "",
+    protocol: opts.protocol ?? "http",
+    requestUid: opts.subjectUid ?? "",
+    ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
     recorded: false,
   };
 }
@@ -55,7 +91,7 @@ export interface EventRow {
 }
 
 /** Outcome kinds of store operations that report a refusal without throwing. */
-const successKinds = new Set(["redeemed", "granted"]);
+const successKinds = new Set(["redeemed", "granted", "revoked"]);
 
 /**
  * The event of a write that ran in `scope` and returned `result`, or undefined when the call
@@ -78,19 +114,21 @@ export function eventFor(
     source: scope.source,
     subject,
     time: now,
-    // A call without a caller is a login: whoever logs in is its actor.
-    actorUid: scope.actorUid || subject,
+    // A call without a caller is a login: whoever logs in is its actor. An operator is none.
+    actorUid: scope.operator !== undefined ? "" : scope.actorUid || subject,
     data: JSON.stringify({
       requestId: scope.requestId,
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
+      ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
     }),
   };
 }
 
 /**
  * The uid a write names: its result's, or that of a record in its result (a put tag, a
- * redeemed binding), or the created record's or the uid it was given.
+ * redeemed binding), or the identity of a session it changed (a refresh, a sign-out), or the
+ * created record's or the uid it was given.
  */
 function subjectOf(args: readonly unknown[], result: unknown): string {
   const uidOf = (v: unknown) =>
@@ -104,6 +142,8 @@ function subjectOf(args: readonly unknown[], result: unknown): string {
       const inner = uidOf(value);
       if (inner) return inner;
     }
+    const identity = (result as { identityUid?: unknown }).identityUid;
+    if (typeof identity === "string" && identity !== "") return identity;
   }
   const first = args[0];
   return uidOf(first) || (typeof first === "string" && isUid(first) ? first : "");
@@ -125,7 +165,8 @@ const notAudited = new Set([
   "sessionActive",
   "getOrCreateSecret",
   "putSetting",
-  "addSigningKey",
+  // addSigningKey is a change: a rotation's new key (the key ring runs its first key, made at
+  // start-up, outside any scope).
   "pruneSigningKeys",
   "appendEvent",
   "pruneEvents",

@@ -1,3 +1,4 @@
+import { auditScope, changeScope } from "../events/audit-scope.js";
 import type { AdvisoryContent } from "../store/advisory-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
@@ -11,6 +12,15 @@ import {
 } from "./import-report.js";
 import { advisoryFromOsv, OsvError } from "./osv.js";
 import type { FileRecord } from "./read-records.js";
+
+/** The audit scope of one batch written by the import command. */
+const importScope = () =>
+  changeScope({
+    type: "dev.gatehouse.registry.advisory.imported.v1",
+    source: "gatehouse import advisories",
+    protocol: "cli",
+    operator: "gatehouse import advisories",
+  });
 
 /** Advisories written per transaction. */
 export const advisoryBatchSize = 500;
@@ -33,12 +43,11 @@ export async function importAdvisories(
 
   const flush = async () => {
     if (batch.length === 0) return;
-    const outcomes = await store.importAdvisories(
-      groupUid,
-      batch.map((b) => b.content),
-      () => newChildUid(groupUid),
-      now(),
-    );
+    const contents = batch.map((b) => b.content);
+    const write = () =>
+      store.importAdvisories(groupUid, contents, () => newChildUid(groupUid), now());
+    // One event per batch (one transaction), about the group, by the operator's command.
+    const outcomes = await auditScope.run(importScope(), write);
     for (const [i, outcome] of outcomes.entries()) {
       const { n, content } = batch[i]!;
       if (typeof outcome === "string") summary[outcome]++;

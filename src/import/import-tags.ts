@@ -1,3 +1,4 @@
+import { auditScope, changeScope } from "../events/audit-scope.js";
 import type { NewTag } from "../store/registry-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
@@ -10,6 +11,15 @@ import {
   type ImportSummary,
 } from "./import-report.js";
 import type { FileRecord } from "./read-records.js";
+
+/** The audit scope of one batch written by the import command. */
+const importScope = () =>
+  changeScope({
+    type: "dev.gatehouse.registry.tag.imported.v1",
+    source: "gatehouse import tags",
+    protocol: "cli",
+    operator: "gatehouse import tags",
+  });
 
 /** Tags written per transaction. */
 export const tagBatchSize = 1000;
@@ -30,7 +40,9 @@ export async function importTags(
   let batch: NewTag[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    const outcomes = await store.importTags(repoUid, batch, () => newChildUid(repoUid), now());
+    const write = () => store.importTags(repoUid, batch, () => newChildUid(repoUid), now());
+    // One event per batch (one transaction), about the repo, by the operator's command.
+    const outcomes = await auditScope.run(importScope(), write);
     for (const outcome of outcomes) summary[outcome]++;
     batch = [];
     io.progress?.(`tags: ${summary.read} of ${records.length} records`);

@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { type AuditScope, auditScope, changeScope } from "../events/audit-scope.js";
 import type { RepoRecord, TagFilters, TagRecord } from "../store/registry-store.js";
 import { type ListQuery, type Store, StoreError } from "../store/store.js";
-import { newChildUid } from "../uid.js";
+import { isUid, newChildUid } from "../uid.js";
 import type { RegistryNames } from "./registry-names.js";
 
 /** Options of registryNotificationRoutes. */
@@ -26,6 +27,9 @@ const digestPattern = /^sha256:[0-9a-f]{64}$/;
 
 interface RegistryEvent {
   action?: unknown;
+  id?: unknown;
+  /** Who pushed: the registry token's subject, a Gatehouse identity uid. */
+  actor?: { name?: unknown };
   timestamp?: unknown;
   target?: { repository?: unknown; tag?: unknown; digest?: unknown };
 }
@@ -98,25 +102,43 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     return (await store.listTags(tagsQuery(repo.uid, name, filters))).items;
   }
 
-  async function onPush(repo: RepoRecord, tag: string, digest: string, time: number) {
+  // The change of the registry event being applied is recorded with it (`tagScope`), as the
+  // RPCs' changes are.
+  type ScopeOf = (verb: string) => AuditScope;
+
+  async function onPush(
+    repo: RepoRecord,
+    tag: string,
+    digest: string,
+    time: number,
+    tagScope: ScopeOf,
+  ) {
     const [existing] = await tagsOf(repo, tag);
     if (existing && (existing.digest === digest || existing.updateTime > time)) return;
-    await store.putTag(
-      repo.uid,
-      { name: tag, digest, deprecated: false },
-      () => newChildUid(repo.uid),
-      time,
+    const scope = tagScope(existing ? "updated" : "created");
+    await auditScope.run(scope, () =>
+      store.putTag(
+        repo.uid,
+        { name: tag, digest, deprecated: false },
+        () => newChildUid(repo.uid),
+        time,
+      ),
     );
   }
 
-  async function onDelete(repo: RepoRecord, tag: string | undefined, digest: string | undefined) {
+  async function onDelete(
+    repo: RepoRecord,
+    tag: string | undefined,
+    digest: string | undefined,
+    tagScope: ScopeOf,
+  ) {
     let doomed: TagRecord[] = [];
     if (tag !== undefined) doomed = await tagsOf(repo, tag);
     else if (digest !== undefined) doomed = await tagsOf(repo, undefined, { digest });
     for (const t of doomed) {
       if (digest !== undefined && t.digest !== digest) continue;
       try {
-        await store.deleteTag(t.uid);
+        await auditScope.run(tagScope("deleted"), () => store.deleteTag(t.uid));
       } catch (err) {
         // Deleted meanwhile (a redelivery racing the first delivery): the goal is reached.
         if (!(err instanceof StoreError && err.kind === "not_found")) throw err;
@@ -150,11 +172,21 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
       log({ action, repository: repository.slice(0, 300) }, "registry event ignored: no such repo");
       return;
     }
+    const pusher = typeof event.actor?.name === "string" ? event.actor.name : "";
+    const eventId = typeof event.id === "string" ? event.id.slice(0, 100) : "";
+    const tagScope: ScopeOf = (verb) =>
+      changeScope({
+        type: `dev.gatehouse.registry.tag.${verb}.v1`,
+        source: "/registry/notifications",
+        requestId: eventId,
+        protocol: "registry",
+        ...(isUid(pusher) ? { actorUid: pusher } : { operator: "registry" }),
+      });
     const parsed = typeof event.timestamp === "string" ? Date.parse(event.timestamp) : Number.NaN;
     const time = Number.isFinite(parsed) ? parsed : now();
     try {
-      if (action === "push") await onPush(repo, tag!, digest!, time);
-      else await onDelete(repo, tag, digest);
+      if (action === "push") await onPush(repo, tag!, digest!, time, tagScope);
+      else await onDelete(repo, tag, digest, tagScope);
     } catch (err) {
       // The repo went away meanwhile: as if unknown.
       if (!(err instanceof StoreError && err.kind === "not_found")) throw err;

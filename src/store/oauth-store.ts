@@ -40,10 +40,16 @@ export interface OAuthStore {
     now: number,
     next: NewRefreshToken,
   ): Promise<GrantOutcome>;
-  /** Revoke the session of a refresh token; false if no such token. */
-  revokeSessionByRefreshToken(tokenHash: string, now: number): Promise<boolean>;
-  /** Revoke a session by id (an access token's `sid`); false if no such session. */
-  revokeSession(sessionId: string, now: number): Promise<boolean>;
+  /**
+   * Revoke the session of a refresh token (a sign-out): the identity whose session ended, or
+   * `unknown` if no such token.
+   */
+  revokeSessionByRefreshToken(tokenHash: string, now: number): Promise<SessionRevocation>;
+  /**
+   * Revoke a session by id (an access token's `sid`): the identity whose session ended, or
+   * `unknown` if no such session or it was already revoked (nothing changed).
+   */
+  revokeSession(sessionId: string, now: number): Promise<SessionRevocation>;
   /** Whether the session exists and is not revoked. */
   sessionActive(sessionId: string): Promise<boolean>;
 }
@@ -72,6 +78,12 @@ export interface NewRefreshToken {
   tokenHash: string;
   expireTime: number;
 }
+
+/**
+ * The outcome of a sign-out. The identity names the event of the sign-out
+ * (src/events/audit-scope.ts); `unknown` changed nothing and records none.
+ */
+export type SessionRevocation = { kind: "revoked"; identityUid: string } | { kind: "unknown" };
 
 /** The outcome of redeeming a code or rotating a refresh token. */
 export type GrantOutcome =

@@ -58,7 +58,7 @@ export function signInUpkeepCases(store: () => Store): void {
     });
     await code(1, "revoked", 60);
     expect(await redeem("revoked", 10, 1000)).toMatchObject({ kind: "granted" });
-    expect(await store().revokeSession("revoked", 30)).toBe(true);
+    expect(await store().revokeSession("revoked", 30)).toMatchObject({ kind: "revoked" });
 
     // At 59 every code is live: only the revoked session goes.
     expect(await store().purgeSignIns(59, 0)).toMatchObject({ sessions: 1, codes: 0 });

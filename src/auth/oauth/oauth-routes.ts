@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
-import { auditScope, signInScope } from "../../events/audit-scope.js";
+import { auditScope, changeScope, signInScope } from "../../events/audit-scope.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { isUid } from "../../uid.js";
@@ -36,6 +36,13 @@ export interface OAuthRoutesOptions {
   /** Told how each sign-in at an identity provider ended (for metrics). */
   onLogin?: (outcome: "issued" | "refused") => void;
 }
+
+/** Event types of the sign-in endpoints' changes (the callback's: signInScope). */
+const codeRedeemedType = "dev.gatehouse.auth.authorization_code.redeemed.v1";
+const refreshedType = "dev.gatehouse.auth.refresh_token.rotated.v1";
+const signedOutType = "dev.gatehouse.auth.person.signed_out.v1";
+/** The token endpoint as its events' source (as the callback's is `/oauth/callback`). */
+const tokenSource = "/oauth/token";
 
 /** A code is redeemed within a minute or never. */
 const codeLifetimeMs = 60_000;
@@ -325,7 +332,15 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
     if (found.idp && found.idp.defaultRole !== "") {
-      await grantDefaultRole({ store, now, log }, person.uid, found.idp);
+      // A grant like any other: recorded with the binding, by the person signing in.
+      const grant = changeScope({
+        type: "dev.gatehouse.iam.role_binding.created.v1",
+        source: "/oauth/callback",
+        requestId: req.id,
+        actorUid: person.uid,
+      });
+      const idp = found.idp;
+      await auditScope.run(grant, () => grantDefaultRole({ store, now, log }, person.uid, idp));
     }
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({
@@ -371,27 +386,30 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
           "code, code_verifier and redirect_uri are required",
         );
       }
-      outcome = await store.redeemAuthorizationCode(
-        digest(code),
-        now(),
-        (issued) => {
-          if (issued.clientId !== clientId) return "the code was issued to another client";
-          if (issued.redirectUri !== redirectUri)
-            return "redirect_uri differs from the authorization request";
-          if (s256(verifier) !== issued.codeChallenge)
-            return "code_verifier does not match the code_challenge";
-          return undefined;
-        },
-        nextHash,
+      // The session's first refresh token is a change, recorded with it (never the token).
+      const scope = changeScope({ type: codeRedeemedType, source: tokenSource, requestId: req.id });
+      outcome = await auditScope.run(scope, () =>
+        store.redeemAuthorizationCode(
+          digest(code),
+          now(),
+          (issued) => {
+            if (issued.clientId !== clientId) return "the code was issued to another client";
+            if (issued.redirectUri !== redirectUri)
+              return "redirect_uri differs from the authorization request";
+            if (s256(verifier) !== issued.codeChallenge)
+              return "code_verifier does not match the code_challenge";
+            return undefined;
+          },
+          nextHash,
+        ),
       );
     } else if (form.grant_type === "refresh_token") {
       if (!form.refresh_token)
         return tokenError(reply, "invalid_request", "refresh_token is required");
-      outcome = await store.rotateRefreshToken(
-        digest(form.refresh_token),
-        clientId,
-        now(),
-        nextHash,
+      const scope = changeScope({ type: refreshedType, source: tokenSource, requestId: req.id });
+      const hash = digest(form.refresh_token);
+      outcome = await auditScope.run(scope, () =>
+        store.rotateRefreshToken(hash, clientId, now(), nextHash),
       );
     } else {
       return tokenError(
@@ -439,12 +457,24 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     if (!form?.token) return tokenError(reply, "invalid_request", "token is required");
     // RFC 7009: a refresh token ends its session; an access token of a session does too. An
     // unknown token is not an error: the answer is the same, and tells nothing.
-    if (!(await store.revokeSessionByRefreshToken(digest(form.token), now()))) {
+    // A sign-out that ends a session is recorded with it, about and by the person (the
+    // holder of their token); one that ends nothing records nothing.
+    const signOut = () =>
+      changeScope({ type: signedOutType, source: "/oauth/revoke", requestId: req.id });
+    const hash = digest(form.token);
+    const byRefresh = await auditScope.run(signOut(), () =>
+      store.revokeSessionByRefreshToken(hash, now()),
+    );
+    if (byRefresh.kind === "unknown") {
+      let sid: string | undefined;
       try {
-        const { sid } = await opts.verifier.verify(form.token);
-        if (sid !== undefined) await store.revokeSession(sid, now());
+        ({ sid } = await opts.verifier.verify(form.token));
       } catch {
         // not one of our tokens
+      }
+      if (sid !== undefined) {
+        const session = sid;
+        await auditScope.run(signOut(), () => store.revokeSession(session, now()));
       }
     }
     return reply.code(200).send();

@@ -1,3 +1,4 @@
+import { auditScope, changeScope } from "../../events/audit-scope.js";
 import type { SignInPurge } from "../../store/sign-in-upkeep-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 
@@ -7,6 +8,15 @@ import { type Store, StoreError } from "../../store/store.js";
  * sign-in in progress is cut short.
  */
 export const unfinishedSignInGraceMs = 15 * 60_000;
+
+/** The audit scope of a person the purge deletes (its subject: the person). */
+const purgeScope = () =>
+  changeScope({
+    type: "dev.gatehouse.iam.identity.deleted.v1",
+    source: "sign-in purge",
+    protocol: "upkeep",
+    operator: "sign-in purge",
+  });
 
 /** What the purge needs. */
 export interface SignInPurgeDeps {
@@ -45,7 +55,8 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
       let people = 0;
       for (const uid of unfinishedPeople) {
         try {
-          await store.deleteIdentity(uid);
+          // A deletion like any other: recorded with it, by the server's upkeep.
+          await auditScope.run(purgeScope(), () => store.deleteIdentity(uid));
           people++;
         } catch (err) {
           if (!(err instanceof StoreError)) throw err;

@@ -1,5 +1,13 @@
 import type { GrantOutcome } from "../oauth-store.js";
-import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
+import {
+  type CodeRow,
+  granted,
+  invalid,
+  noSession,
+  type RefreshRow,
+  replayed,
+  revoked,
+} from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
@@ -38,8 +46,8 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
     await sql.run("DELETE FROM oauth_refresh_tokens WHERE session_id = $1", [sessionId]);
   };
   const sessionRow = (sql: Sql, sessionId: string) =>
-    sql.one<{ revoke_time: number | null }>(
-      "SELECT revoke_time FROM oauth_sessions WHERE id = $1",
+    sql.one<{ identity_uid: string; revoke_time: number | null }>(
+      "SELECT identity_uid, revoke_time FROM oauth_sessions WHERE id = $1",
       [sessionId],
     );
 
@@ -113,16 +121,17 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
     revokeSessionByRefreshToken: (tokenHash, now) =>
       db.write(async (sql) => {
         const row = await sql.one<RefreshRow>(getRefreshSql, [tokenHash]);
-        if (!row) return false;
+        if (!row || row.revoke_time !== null) return noSession;
         await revokeNow(sql, row.session_id, now);
-        return true;
+        return revoked(row.identity_uid);
       }),
 
     revokeSession: (sessionId, now) =>
       db.write(async (sql) => {
-        if ((await sessionRow(sql, sessionId)) === undefined) return false;
+        const row = await sessionRow(sql, sessionId);
+        if (!row || row.revoke_time !== null) return noSession;
         await revokeNow(sql, sessionId, now);
-        return true;
+        return revoked(row.identity_uid);
       }),
 
     sessionActive: async (sessionId) => {

@@ -1,4 +1,4 @@
-import type { GrantOutcome } from "../oauth-store.js";
+import type { GrantOutcome, SessionRevocation } from "../oauth-store.js";
 
 /** An authorization code joined with its session, as both backends read it to redeem it. */
 export interface CodeRow {
@@ -30,4 +30,12 @@ export const replayed: GrantOutcome = { kind: "replayed" };
 /** The outcome of a good code or token: the session's identity may have tokens. */
 export function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {
   return { kind: "granted", identityUid: row.identity_uid, sessionId: row.session_id };
+}
+
+/** The outcome of a sign-out of a session that was not there, or already ended. */
+export const noSession: SessionRevocation = { kind: "unknown" };
+
+/** The outcome of a sign-out that ended a session of `identityUid`. */
+export function revoked(identityUid: string): SessionRevocation {
+  return { kind: "revoked", identityUid };
 }

@@ -1,5 +1,14 @@
 import type { Database } from "better-sqlite3";
-import { type CodeRow, granted, invalid, type RefreshRow, replayed } from "../rows/oauth-rows.js";
+import type { SessionRevocation } from "../oauth-store.js";
+import {
+  type CodeRow,
+  granted,
+  invalid,
+  noSession,
+  type RefreshRow,
+  replayed,
+  revoked,
+} from "../rows/oauth-rows.js";
 import { StoreError } from "../store.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -53,6 +62,7 @@ export function createOAuthOps(db: Database): OAuthOps {
   // A revoked session keeps its row (so its access tokens stay refused) but no refresh token.
   const dropRefresh = db.prepare("DELETE FROM oauth_refresh_tokens WHERE session_id = ?");
   const active = db.prepare("SELECT revoke_time FROM oauth_sessions WHERE id = ?");
+  const session = db.prepare("SELECT identity_uid, revoke_time FROM oauth_sessions WHERE id = ?");
 
   const revokeNow = (sessionId: string, now: number) => {
     revoke.run(now, sessionId);
@@ -96,17 +106,20 @@ export function createOAuthOps(db: Database): OAuthOps {
     },
   ).immediate;
 
-  const revokeByRefresh = db.transaction((tokenHash: string, now: number): boolean => {
+  const revokeByRefresh = db.transaction((tokenHash: string, now: number): SessionRevocation => {
     const row = getRefresh.get(tokenHash) as RefreshRow | undefined;
-    if (!row) return false;
+    if (!row || row.revoke_time !== null) return noSession;
     revokeNow(row.session_id, now);
-    return true;
+    return revoked(row.identity_uid);
   }).immediate;
 
-  const revokeById = db.transaction((sessionId: string, now: number): boolean => {
-    if (active.get(sessionId) === undefined) return false;
+  const revokeById = db.transaction((sessionId: string, now: number): SessionRevocation => {
+    const row = session.get(sessionId) as
+      | { identity_uid: string; revoke_time: number | null }
+      | undefined;
+    if (!row || row.revoke_time !== null) return noSession;
     revokeNow(sessionId, now);
-    return true;
+    return revoked(row.identity_uid);
   }).immediate;
 
   const createCode = db.transaction((...[c]: Parameters<OAuthOps["createAuthorizationCode"]>) => {
