@@ -109,6 +109,18 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
     // While the writer may grant it, a sign-in gets the role.
     await signIn(provider, "first");
     expect(await rolesAtTeam(providerPersonUid(provider, idp.issuer, "first"))).toEqual([owner]);
+    // The grant is in the organization's audit trail, by the person it made an owner.
+    const first = providerPersonUid(provider, idp.issuer, "first");
+    const grants = await restCall(
+      gh.url,
+      "GET",
+      `/events/v2beta1/events?uidp.descendantsOf=${org.uid}&type=dev.gatehouse.iam.role_binding.created.v1&actor=${first}`,
+      undefined,
+      org.owner.headers,
+    );
+    expect(grants.json.events).toMatchObject([
+      { source: "/oauth/callback", data: { actor: { uid: first } } },
+    ]);
 
     // The organization's owner removes the sub-owner's binding.
     const bindings = await restCall(

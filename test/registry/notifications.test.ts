@@ -55,7 +55,12 @@ async function tagsOf(repo: string) {
     undefined,
     org.owner.headers,
   );
-  return (res.json.tags ?? []) as { name: string; digest: string; updateTime: string }[];
+  return (res.json.tags ?? []) as {
+    uid: string;
+    name: string;
+    digest: string;
+    updateTime: string;
+  }[];
 }
 
 async function makeRepo(name: string) {
@@ -91,6 +96,26 @@ describe("registry notifications", () => {
     const late = event("push", "umbrella/app", { tag: "v1", digest: digest("a") }, t0);
     expect(await notify([late])).toBe(200);
     expect(await tagsOf(repo)).toMatchObject([{ name: "v1", digest: digest("b") }]);
+
+    // The owner reads the pushes in the audit trail: a creation and a move, by the pusher
+    // (the registry token's subject), once each: redeliveries and stale events record none.
+    const pusher = { ...first, actor: { name: org.owner.uid } };
+    const again = event("push", "umbrella/app", { tag: "v1", digest: digest("c") }, t0 + 2000);
+    expect(await notify([pusher, { ...again, actor: { name: org.owner.uid } }])).toBe(200);
+    const trail = await restCall(
+      gh.url,
+      "GET",
+      `/events/v2beta1/events?uidp.childrenOf=${created[0]!.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    const events = trail.json.events as { type: string; data: { actor: { uid: string } } }[];
+    expect(events.map((e) => e.type)).toEqual([
+      "dev.gatehouse.registry.tag.created.v1",
+      "dev.gatehouse.registry.tag.updated.v1",
+      "dev.gatehouse.registry.tag.updated.v1",
+    ]);
+    expect(events.map((e) => e.data.actor.uid)).toEqual(["", "", org.owner.uid]);
   });
 
   it("removes a deleted tag, or every tag of a deleted manifest", async () => {
