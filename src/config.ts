@@ -90,6 +90,8 @@ export interface Config {
   signInRateLimit: number;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
+  /** How long the audit trail keeps an event; older ones are pruned in the background. */
+  eventRetentionSeconds: number;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -369,6 +371,13 @@ export const settings: readonly Setting[] = [
     default: "10m",
     help: "how often spent sign-in rows and people who never finished a sign-in are purged",
   },
+  {
+    key: "eventRetentionSeconds",
+    env: "GATEHOUSE_EVENT_RETENTION",
+    flag: "event-retention",
+    default: "90d",
+    help: "how long the audit trail keeps an event (1h to 3650d); older ones are pruned every 10 min",
+  },
 ];
 
 /**
@@ -527,6 +536,12 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),
     ),
+    eventRetentionSeconds: parseDuration(
+      get("eventRetentionSeconds") ?? "90d",
+      describe("eventRetentionSeconds"),
+      3600,
+      3650 * 86400,
+    ),
     ...connectionSettings(int),
   };
 }
@@ -635,15 +650,23 @@ export function redactedDatabaseUrl(url: string): string {
   }
 }
 
-/** A duration setting (parseDurationSeconds' forms) between 60 s and 365 d, in seconds. */
-function parseDuration(v: string, name: string): number {
+/** A duration setting (parseDurationSeconds' forms), by default between 60 s and 365 d. */
+function parseDuration(v: string, name: string, min = 60, max = 365 * 86400): number {
   const seconds = parseDurationSeconds(v) ?? Number.NaN;
-  if (!(seconds >= 60 && seconds <= 365 * 86400)) {
+  if (!(seconds >= min && seconds <= max)) {
+    const bounds = `${formatSeconds(min)} and ${formatSeconds(max)}`;
     throw new ConfigError(
-      `${name}: ${JSON.stringify(v)} is not a duration between 60s and 365d (${durationForms})`,
+      `${name}: ${JSON.stringify(v)} is not a duration between ${bounds} (${durationForms})`,
     );
   }
   return seconds;
+}
+
+/** A bound of a duration setting as its message names it: 60s, 1h, 365d. */
+function formatSeconds(s: number): string {
+  if (s % 86400 === 0) return `${s / 86400}d`;
+  if (s % 3600 === 0) return `${s / 3600}h`;
+  return `${s}s`;
 }
 
 /** Whether `v` is a web origin exactly as a browser sends it: scheme, host, optional port. */

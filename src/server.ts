@@ -33,6 +33,11 @@ import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js
 import { createDeadlineGate } from "./deadline-gate.js";
 import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
+import {
+  createEventRetention,
+  pruneIntervalMs,
+  startEventRetention,
+} from "./events/event-retention.js";
 import { addBodyGate } from "./grpc/body-gate.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
@@ -192,6 +197,17 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     genReqId: (req) => requestIdOf(req.headers["x-request-id"]),
   });
   const log = (msg: string, fields: Record<string, unknown>) => app.log.error(fields, msg);
+  // The audit trail's retention: events older than GATEHOUSE_EVENT_RETENTION go, in batches.
+  const retention = createEventRetention({
+    store,
+    now,
+    retentionMs: config.eventRetentionSeconds * 1000,
+    log: (fields, msg) => app.log.info(fields, msg),
+  });
+  const stopRetention = startEventRetention(retention, pruneIntervalMs, (err) =>
+    app.log.error({ err }, "event retention failed"),
+  );
+  app.addHook("onClose", async () => stopRetention());
 
   const pageTokenKey = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
   const lists = createListEngine({ key: pageTokenKey, now });

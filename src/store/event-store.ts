@@ -43,4 +43,12 @@ export interface EventStore {
    * path turns into the event as for any change. Outside a mutating call it does nothing.
    */
   recordChange(subjectUid: string): Promise<void>;
+  /**
+   * Delete at most `limit` of the oldest events older than `before` (ms since the epoch), in
+   * one short transaction, and return how many went. Retention (src/events/event-retention.ts)
+   * calls it batch after batch, so a large prune never holds the writers up for long. The SQL
+   * is pruneEventsSql (src/store/rows/event-rows.ts), where events still owed to a subscriber
+   * are to be kept.
+   */
+  pruneEvents(before: number, limit: number): Promise<number>;
 }

@@ -91,6 +91,11 @@ it.each<[string, () => string[], RegExp]>([
     /GATEHOUSE_REFRESH_TOKEN_TTL \(--refresh-token-ttl\): "a week" is not a duration/,
   ],
   [
+    "an event retention shorter than an hour",
+    () => ["--event-retention", "30m"],
+    /GATEHOUSE_EVENT_RETENTION \(--event-retention\): "30m" is not a duration between 1h and 3650d/,
+  ],
+  [
     "a lean-paths switch that is not a boolean",
     () => ["--lean-paths", "sometimes"],
     /GATEHOUSE_LEAN_PATHS \(--lean-paths\): not a boolean: "sometimes"/,

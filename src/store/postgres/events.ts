@@ -3,6 +3,7 @@ import {
   eventConditions,
   eventListColumns,
   eventRecordOf,
+  pruneEventsSql,
   type EventRow as StoredRow,
 } from "../rows/event-rows.js";
 import { createPgListSql } from "./list-sql.js";
@@ -33,11 +34,12 @@ export async function appendPgEvent(sql: Sql, row: EventRow): Promise<void> {
 }
 
 /** The event reads of the PostgreSQL store. */
-export type PgEventOps = PgOps<"listEvents" | "recordChange">;
+export type PgEventOps = PgOps<"listEvents" | "recordChange" | "pruneEvents">;
 
 /** Create the event reads on a migrated database. */
 export function createPgEventOps(db: PgDb): PgEventOps {
   const lists = createPgListSql<StoredRow>(db, eventListColumns);
+  const pruneSql = pruneEventsSql((n) => `$${n}`);
   return {
     listEvents: async (query) => {
       const page = await lists.list(query, eventConditions(query.filters));
@@ -45,5 +47,8 @@ export function createPgEventOps(db: PgDb): PgEventOps {
     },
     // The write path appends the event (pg-store.ts): there is nothing else to write.
     recordChange: async () => undefined,
+    pruneEvents: (before, limit) =>
+      // Events are no access answer: the replicas' access caches need not hear of it.
+      db.write((sql) => sql.run(pruneSql, [before, limit]), { notify: false }),
   };
 }

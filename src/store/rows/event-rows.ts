@@ -46,3 +46,20 @@ export function eventConditions(f: EventFilters): ListClause[] {
   if (f.before !== undefined) out.push({ sql: "t.time < ?", params: [f.before] });
   return out;
 }
+
+/**
+ * The statement of pruneEvents, both backends': the `limit` oldest events older than
+ * `before`, found through the (time, seq) index. `param(1)` is before, `param(2)` the limit
+ * (in that order: `?` on SQLite, `$1` and `$2` on PostgreSQL).
+ *
+ * Events that an outbox still has to deliver must outlive their retention: when webhook
+ * deliveries reference events (an outbox table keyed by the event), add its pending condition
+ * to the inner SELECT here, e.g. `AND NOT EXISTS (SELECT 1 FROM <outbox> o WHERE o.event_seq
+ * = e.seq AND <o is neither delivered nor given up>)`, with a test in
+ * test/events/retention.test.ts.
+ */
+export function pruneEventsSql(param: (n: number) => string): string {
+  return `DELETE FROM events WHERE seq IN (
+    SELECT e.seq FROM events AS e WHERE e.time < ${param(1)} ORDER BY e.time, e.seq LIMIT ${param(2)}
+  )`;
+}

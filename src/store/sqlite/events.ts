@@ -4,6 +4,7 @@ import {
   eventConditions,
   eventListColumns,
   eventRecordOf,
+  pruneEventsSql,
   type EventRow as StoredRow,
 } from "../rows/event-rows.js";
 import { createListSql } from "./list-sql.js";
@@ -42,11 +43,12 @@ export function createSqliteEventWriter(db: Database): SqliteEventWriter {
 }
 
 /** The event reads of the SQLite store. */
-export type EventOps = SyncOps<"listEvents" | "recordChange">;
+export type EventOps = SyncOps<"listEvents" | "recordChange" | "pruneEvents">;
 
 /** Create the event reads on an open, migrated database. */
 export function createEventOps(db: Database): EventOps {
   const lists = createListSql<StoredRow>(db, eventListColumns);
+  const prune = db.prepare(pruneEventsSql(() => "?"));
   return {
     listEvents: (query) => {
       const page = lists.list(query, eventConditions(query.filters));
@@ -54,5 +56,6 @@ export function createEventOps(db: Database): EventOps {
     },
     // The write path appends the event (sqlite-store.ts): there is nothing else to write.
     recordChange: () => undefined,
+    pruneEvents: (before, limit) => prune.run(before, limit).changes,
   };
 }

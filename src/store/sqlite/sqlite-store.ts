@@ -65,6 +65,7 @@ const accessNeutralWrites = [
   "deleteTag",
   "spendLogin",
   "noteUnfinishedSignIn",
+  "pruneEvents",
 ] as const satisfies readonly (keyof DataOps)[];
 
 /**

@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { storeRoles } from "../../src/auth/capabilities.js";
+import { auditScope, changeScope } from "../../src/events/audit-scope.js";
+import { createEventRetention } from "../../src/events/event-retention.js";
+import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { newRootUid } from "../../src/uid.js";
+import { newPgDatabase } from "../helpers/postgres.js";
+
+// The audit trail's retention on both backends, on an injected clock: events older than the
+// retention go, in batches of one transaction each, and the rest stay.
+
+const day = 86_400_000;
+const t0 = Date.parse("2026-01-01T00:00:00Z");
+
+describe.each(["sqlite", "postgres"] as const)("event retention on %s", (backend) => {
+  let t = t0;
+  const clock = () => t;
+  let store: Store;
+
+  beforeAll(async () => {
+    store =
+      backend === "sqlite"
+        ? createSqliteStore(":memory:", { roles: storeRoles, now: clock })
+        : await createPostgresStore(await newPgDatabase(), {
+            roles: storeRoles,
+            now: clock,
+            listen: false,
+          });
+  });
+  afterAll(() => store?.close());
+
+  /** Make an organization at the clock's now: one event, recorded with it. */
+  const change = (name: string) =>
+    auditScope.run(
+      changeScope({ type: "dev.gatehouse.iam.group.created.v1", source: "test", operator: "t" }),
+      () => store.createGroup({ uid: newRootUid(), parentUid: "", name, description: "", now: t }),
+    );
+  const times = async () =>
+    (
+      await store.listEvents({
+        filters: {},
+        order: { field: "create_time", desc: false },
+        skip: 0,
+        limit: 1000,
+      })
+    ).items.map((e) => (e.time - t0) / day);
+
+  it("deletes what is older than the retention, batch by batch, and keeps the rest", async () => {
+    for (let i = 0; i < 25; i++) await change(`old-${i}`);
+    t = t0 + day;
+    await change("at-the-cutoff");
+    t = t0 + 50 * day;
+    for (let i = 0; i < 3; i++) await change(`recent-${i}`);
+    expect(await times()).toHaveLength(29);
+
+    const limits: number[] = [];
+    const counted: Pick<Store, "pruneEvents"> = {
+      pruneEvents: async (before, limit) => {
+        const n = await store.pruneEvents(before, limit);
+        limits.push(n);
+        return n;
+      },
+    };
+    const logs: Record<string, unknown>[] = [];
+    const job = createEventRetention({
+      store: counted,
+      now: clock,
+      retentionMs: 90 * day,
+      batchSize: 10,
+      log: (fields) => void logs.push(fields),
+    });
+    // Before anything is 90 days old, nothing goes.
+    t = t0 + 90 * day;
+    expect(await job.run()).toBe(0);
+    expect(limits).toEqual([0]);
+
+    // 91 days on: the 25 of day 0 go, in three transactions; day 1's event is exactly at the
+    // cutoff and stays.
+    t = t0 + 91 * day;
+    limits.length = 0;
+    expect(await job.run()).toBe(25);
+    expect(limits).toEqual([10, 10, 5]);
+    expect(await times()).toEqual([1, 50, 50, 50]);
+    expect(logs.at(-1)).toEqual({ pruned: 25, before: new Date(t0 + day).toISOString() });
+    expect(JSON.stringify(logs)).not.toContain("old-");
+  });
+
+  it("lets writers in between its batches", async () => {
+    t = t0 + 200 * day;
+    for (let i = 0; i < 30; i++) await change(`backlog-${i}`);
+    t = t0 + 300 * day;
+    const order: string[] = [];
+    const job = createEventRetention({
+      store,
+      now: clock,
+      retentionMs: 90 * day,
+      batchSize: 5,
+      log: () => {},
+    });
+    const pruning = job.run().then((n) => order.push(`pruned ${n}`));
+    // A change made while the prune runs completes before the prune's last batch.
+    const writing = change("meanwhile").then(() => order.push("written"));
+    await Promise.all([pruning, writing]);
+    expect(order).toEqual(["written", "pruned 34"]);
+    expect(await times()).toEqual([300]);
+  });
+});
