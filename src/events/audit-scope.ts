@@ -86,8 +86,16 @@ export interface EventRow {
   /** Milliseconds since the epoch. */
   time: number;
   actorUid: string;
-  /** JSON: requestId, protocol, changedFields; the store adds the actor's issuer and subject. */
-  data: string;
+  /** requestId, protocol, changedFields; the store adds the actor and writes it as JSON. */
+  data: EventData;
+}
+
+/** The data of an event but its actor, which the store completes (withActor). */
+export interface EventData {
+  requestId: string;
+  protocol: string;
+  changedFields?: readonly string[];
+  operator?: string;
 }
 
 /** Outcome kinds of store operations that report a refusal without throwing. */
@@ -116,12 +124,12 @@ export function eventFor(
     time: now,
     // A call without a caller is a login: whoever logs in is its actor. An operator is none.
     actorUid: scope.operator !== undefined ? "" : scope.actorUid || subject,
-    data: JSON.stringify({
+    data: {
       requestId: scope.requestId,
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
-    }),
+    },
   };
 }
 
@@ -174,13 +182,13 @@ const notAudited = new Set([
 
 /** The event's data with its actor: the identity uid, and a person's issuer and subject. */
 export function withActor(row: EventRow, who?: { issuer: string; subject: string }): string {
-  const data = JSON.parse(row.data) as Record<string, unknown>;
+  // One JSON text an event, written once (this is on every audited write's path).
   return JSON.stringify({
     actor: {
       uid: row.actorUid,
       ...(who?.issuer ? { issuer: who.issuer, subject: who.subject } : {}),
     },
-    ...data,
+    ...row.data,
   });
 }
 

@@ -150,8 +150,10 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     },
   );
   const events = { writer: createSqliteEventWriter(db), now: opts.now ?? Date.now };
-  // The change and its event commit together: a savepoint inside a batch or atomically.
-  const recording = <R>(fn: () => R): R => db.transaction(fn)();
+  // The change and its event commit together: a savepoint inside a batch or atomically. One
+  // transaction function made once (better-sqlite3 builds four wrappers for each).
+  const inSavepoint = db.transaction((fn: () => unknown) => fn());
+  const recording = <R>(fn: () => R): R => inSavepoint(fn) as R;
   const guarded = guard(
     ops,
     recording,
