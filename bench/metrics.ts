@@ -1,6 +1,6 @@
 /**
  * What metrics cost a read: GetGroup with GATEHOUSE_METRICS_PORT set against unset, on two
- * Gatehouse processes (bench/ab.ts: alternating rounds, the server's rate and CPU per call,
+ * Gatehouse processes (bench/setting-ab.ts: alternating rounds, the server's rate and CPU per call,
  * medians; the ratios are of this run), on the three ways in: the lean unary Connect path
  * (Connect over HTTP/1.1), the lean unary gRPC path (grpc-js over HTTP/2) and the router (REST
  * GET through the gateway). At the end the "on" server's /metrics must have counted the calls.
@@ -10,6 +10,7 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { grpcCaller } from "./groups-proto.js";
 import {
   type AbLoad,
   type AbTarget,
@@ -18,8 +19,7 @@ import {
   measureAb,
   printAb,
   startAb,
-} from "./ab.js";
-import { grpcCaller } from "./groups-proto.js";
+} from "./setting-ab.js";
 
 const seconds = Number(process.argv[2] ?? 2);
 const pairs = Number(process.argv[3] ?? 6);

@@ -33,8 +33,12 @@ export interface OAuthRoutesOptions {
   log: (fields: Record<string, unknown>, msg: string) => void;
   /** Told of a failure of the server itself (a database error), with its cause. */
   logError: (fields: Record<string, unknown>, msg: string) => void;
-  /** Told how each sign-in at an identity provider ended (for metrics). */
-  onLogin?: (outcome: "issued" | "refused") => void;
+  /**
+   * Told how each sign-in coming back from an identity provider ended (for metrics): a code
+   * issued, refused (the provider's or our refusal, a rate limit, an unknown or spent login),
+   * or an error of the server itself.
+   */
+  onLogin?: (outcome: "issued" | "refused" | "error") => void;
 }
 
 /** Event types of the sign-in endpoints' changes (the callback's: signInScope). */
@@ -117,6 +121,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         .send({ error: "invalid_request", error_description: String((err as Error).message) });
     }
     opts.logError({ err, url: req.url.split("?", 1)[0] }, "sign-in request failed");
+    if (req.url.startsWith(callbackPath)) opts.onLogin?.("error");
     // The token and revocation endpoints answer clients, in RFC 6749's form; the others, people.
     if (req.method === "POST") {
       return tokenError(reply, "server_error", "the server failed to complete this request", 500);
@@ -264,6 +269,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     }
     const unknown = (reason: string) => {
       log({ reason }, "login callback refused");
+      opts.onLogin?.("refused");
       return errorPage(
         reply,
         400,
@@ -319,6 +325,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     if (found.idp && !signIns.take(found.idp.uid)) {
       const seconds = Math.ceil(signIns.retryAfterMs() / 1000);
       log({ provider: pending.provider, reason: "rate_limited" }, "login refused");
+      opts.onLogin?.("refused");
       return back({
         error: "temporarily_unavailable",
         error_description: `too many sign-ins through this identity provider: try again in ${seconds} s`,
