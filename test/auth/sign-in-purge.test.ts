@@ -47,6 +47,16 @@ it("runs every interval until stopped, deleting people who never finished a sign
     await vi.waitFor(async () => expect(await store.getIdentity(first)).toBeUndefined());
     expect(await store.getIdentity(second)).toBeDefined();
     expect(logged).toContain("sign-in rows purged");
+    // The deletion is in the audit trail, by the server's upkeep (no identity acts).
+    const trail = await store.listEvents({
+      childrenOf: first,
+      filters: { type: "dev.gatehouse.iam.identity.deleted.v1" },
+      order: { field: "create_time", desc: false },
+      skip: 0,
+      limit: 10,
+    });
+    expect(trail.items).toMatchObject([{ subject: first, actorUid: "" }]);
+    expect(JSON.parse(trail.items[0]!.data)).toMatchObject({ operator: "sign-in purge" });
     stop();
     clock += unfinishedSignInGraceMs;
     await vi.advanceTimersByTimeAsync(10 * 60_000);

@@ -62,6 +62,23 @@ describe("gatehouse bootstrap", () => {
     expect((await rest("GET", `/iam/v2beta1/groups/${boot.orgUid}`)).status).toBe(401);
   });
 
+  it("records what it made in the organization's audit trail, by the operator", async () => {
+    const trail = await rest(
+      "GET",
+      `/events/v2beta1/events?uidp.descendantsOf=${boot.orgUid}`,
+      boot.token,
+    );
+    const events = trail.json.events as { type: string; data: Record<string, unknown> }[];
+    expect(events.slice(0, 3).map((e) => e.type)).toEqual([
+      "dev.gatehouse.iam.group.created.v1",
+      "dev.gatehouse.iam.identity.created.v1",
+      "dev.gatehouse.iam.role_binding.created.v1",
+    ]);
+    for (const e of events.slice(0, 3)) {
+      expect(e.data).toMatchObject({ actor: { uid: "" }, operator: "gatehouse bootstrap" });
+    }
+  });
+
   it("makes an owner identity no OIDC token can match", async () => {
     const identity = await ts.store.getIdentity(boot.identityUid);
     expect(identity?.claimMatch?.issuer).toBe(bootstrapIssuer);
