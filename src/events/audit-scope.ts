@@ -27,6 +27,11 @@ export interface AuditScope {
    * names this instead.
    */
   readonly operator?: string;
+  /**
+   * Event types of outcomes that change something other than the call's own change: a code
+   * or refresh token used twice revokes its session (`{ replayed: "…session.revoked.v1" }`).
+   */
+  readonly outcomeTypes?: Readonly<Record<string, string>>;
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
@@ -58,6 +63,8 @@ export interface ChangeScopeOptions {
   subjectUid?: string;
   /** An operator's command or the server's upkeep: no identity acts. */
   operator?: string;
+  /** Event types of other outcomes that change something (AuditScope.outcomeTypes). */
+  outcomeTypes?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -73,6 +80,7 @@ export function changeScope(opts: ChangeScopeOptions): AuditScope {
     protocol: opts.protocol ?? "http",
     requestUid: opts.subjectUid ?? "",
     ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
+    ...(opts.outcomeTypes ? { outcomeTypes: opts.outcomeTypes } : {}),
     recorded: false,
   };
 }
@@ -112,13 +120,17 @@ export function eventFor(
   now: number,
 ): EventRow | undefined {
   if (!scope || scope.recorded) return undefined;
+  let type = scope.type;
   if (result && typeof result === "object" && "kind" in result) {
-    if (!successKinds.has(String((result as { kind: unknown }).kind))) return undefined;
+    const kind = String((result as { kind: unknown }).kind);
+    const other = scope.outcomeTypes?.[kind];
+    if (other !== undefined) type = other;
+    else if (!successKinds.has(kind)) return undefined;
   }
   const subject = subjectOf(args, result) || scope.requestUid;
   return {
     id: crypto.randomUUID(),
-    type: scope.type,
+    type,
     source: scope.source,
     subject,
     time: now,

@@ -89,5 +89,5 @@ export type SessionRevocation = { kind: "revoked"; identityUid: string } | { kin
 export type GrantOutcome =
   | { kind: "granted"; identityUid: string; sessionId: string }
   | { kind: "invalid" }
-  | { kind: "replayed" }
+  | { kind: "replayed"; identityUid: string }
   | { kind: "refused"; reason: string };

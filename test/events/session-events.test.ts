@@ -152,6 +152,29 @@ describe.each(backends)("sign-in, sign-out and key events on %s", (backend) => {
     ]);
   });
 
+  it("records the revocation of a session whose refresh token is used twice", async () => {
+    const carol = personUid(idp.issuer, "carol");
+    const revokedType = "dev.gatehouse.auth.session.revoked.v1";
+    const before = (await eventsAbout(carol, revokedType)).length;
+    const tokens = await login("carol");
+    const refresh = (token: string) =>
+      post("/oauth/token", {
+        grant_type: "refresh_token",
+        refresh_token: token,
+        client_id: "gatehouse-cli",
+      });
+    expect((await refresh(tokens.refresh_token)).status).toBe(200);
+    // The spent token again: refused, and the whole session is revoked, recorded as such.
+    const replay = await refresh(tokens.refresh_token);
+    expect(replay.json.error_description).toMatch(/already used/);
+    const revoked = await eventsAbout(carol, revokedType);
+    expect(revoked).toHaveLength(before + 1);
+    expect(revoked.at(-1)).toMatchObject({ subject: carol, source: "/oauth/token" });
+    // Once more: the session is gone, nothing changes, nothing is recorded.
+    expect((await refresh(tokens.refresh_token)).status).toBe(400);
+    expect(await eventsAbout(carol, revokedType)).toHaveLength(before + 1);
+  });
+
   it("records a signing-key rotation about its kid, by the operator, with no key in it", async () => {
     const ring = createKeyRing({ store: gh.store });
     await ring.ensureKey();

@@ -45,6 +45,8 @@ export interface OAuthRoutesOptions {
 const codeRedeemedType = "dev.gatehouse.auth.authorization_code.redeemed.v1";
 const refreshedType = "dev.gatehouse.auth.refresh_token.rotated.v1";
 const signedOutType = "dev.gatehouse.auth.person.signed_out.v1";
+/** A code or refresh token used twice revokes its session: recorded as such. */
+const replayRevokes = { replayed: "dev.gatehouse.auth.session.revoked.v1" } as const;
 /** The token endpoint as its events' source (as the callback's is `/oauth/callback`). */
 const tokenSource = "/oauth/token";
 
@@ -394,7 +396,12 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         );
       }
       // The session's first refresh token is a change, recorded with it (never the token).
-      const scope = changeScope({ type: codeRedeemedType, source: tokenSource, requestId: req.id });
+      const scope = changeScope({
+        type: codeRedeemedType,
+        source: tokenSource,
+        requestId: req.id,
+        outcomeTypes: replayRevokes,
+      });
       outcome = await auditScope.run(scope, () =>
         store.redeemAuthorizationCode(
           digest(code),
@@ -413,7 +420,12 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     } else if (form.grant_type === "refresh_token") {
       if (!form.refresh_token)
         return tokenError(reply, "invalid_request", "refresh_token is required");
-      const scope = changeScope({ type: refreshedType, source: tokenSource, requestId: req.id });
+      const scope = changeScope({
+        type: refreshedType,
+        source: tokenSource,
+        requestId: req.id,
+        outcomeTypes: replayRevokes,
+      });
       const hash = digest(form.refresh_token);
       outcome = await auditScope.run(scope, () =>
         store.rotateRefreshToken(hash, clientId, now(), nextHash),

@@ -80,7 +80,7 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
         if (!row || row.revoke_time !== null) return invalid;
         if (row.redeem_time !== null) {
           await revokeNow(sql, row.session_id, now);
-          return replayed;
+          return replayed(row);
         }
         if (row.expire_time <= now) return invalid;
         const reason = check({
@@ -107,7 +107,7 @@ export function createPgOAuthOps(db: PgDb): PgOAuthOps {
         if (!row || row.revoke_time !== null || row.client_id !== clientId) return invalid;
         if (row.use_time !== null) {
           await revokeNow(sql, row.session_id, now);
-          return replayed;
+          return replayed(row);
         }
         if (row.expire_time <= now) return invalid;
         await sql.run("UPDATE oauth_refresh_tokens SET use_time = $1 WHERE token_hash = $2", [

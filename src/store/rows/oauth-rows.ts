@@ -24,8 +24,10 @@ export interface RefreshRow {
 
 /** The outcome of a code or token that is unknown, expired, revoked or for another client. */
 export const invalid: GrantOutcome = { kind: "invalid" };
-/** The outcome of a code or token used twice: its session is revoked. */
-export const replayed: GrantOutcome = { kind: "replayed" };
+/** The outcome of a code or token used twice: the session of `identity_uid` is revoked. */
+export function replayed(row: { identity_uid: string }): GrantOutcome {
+  return { kind: "replayed", identityUid: row.identity_uid };
+}
 
 /** The outcome of a good code or token: the session's identity may have tokens. */
 export function granted(row: { identity_uid: string; session_id: string }): GrantOutcome {

@@ -75,7 +75,7 @@ export function createOAuthOps(db: Database): OAuthOps {
       if (!row || row.revoke_time !== null) return invalid;
       if (row.redeem_time !== null) {
         revokeNow(row.session_id, now);
-        return replayed;
+        return replayed(row);
       }
       if (row.expire_time <= now) return invalid;
       const reason = check({
@@ -97,7 +97,7 @@ export function createOAuthOps(db: Database): OAuthOps {
       if (!row || row.revoke_time !== null || row.client_id !== clientId) return invalid;
       if (row.use_time !== null) {
         revokeNow(row.session_id, now);
-        return replayed;
+        return replayed(row);
       }
       if (row.expire_time <= now) return invalid;
       useRefresh.run(now, tokenHash);
