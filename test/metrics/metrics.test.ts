@@ -3,6 +3,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { apiServices } from "../../src/service-table.js";
 import {
   connectGroups,
@@ -19,6 +20,7 @@ let metricsUrl: string;
 let org: string;
 let headers: Record<string, string>;
 const registryService = "127.0.0.1:5999";
+const viewerRoleUid = builtinRoles.find((r) => r.name === "viewer")!.uid;
 const closers: (() => void)[] = [];
 
 const ts = useTestServer({
@@ -150,6 +152,27 @@ describe("RPC counters", () => {
       moved("gatehouse_access_cache_lookups_total", { result: "hit" }) +
         moved("gatehouse_access_cache_lookups_total", { result: "miss" }),
     ).toBeGreaterThan(0);
+  });
+});
+
+describe("store operations in a transaction", () => {
+  it("are timed as the others, and the transaction with them", async () => {
+    const workload = await ts.makeIdentity(org);
+    const before = await scrape();
+    const res = await fetch(`${ts.url}/iam/v2beta1/roleBindings/${org}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ identityUid: workload.uid, roleUid: viewerRoleUid }),
+    });
+    expect(res.status).toBe(200);
+    const after = await scrape();
+    const moved = (operation: string) =>
+      sampleValue(after, "gatehouse_store_operation_duration_seconds_count", { operation }) -
+      sampleValue(before, "gatehouse_store_operation_duration_seconds_count", { operation });
+    // CreateRoleBinding checks and grants in one transaction: its reads and its write count.
+    expect(moved("atomically")).toBe(1);
+    expect(moved("getIdentity")).toBeGreaterThanOrEqual(1);
+    expect(moved("createRoleBinding")).toBe(1);
   });
 });
 
