@@ -23,9 +23,10 @@ export interface TxOptions {
   /**
    * Whether the transaction's changes can alter an access answer (bindings, roles,
    * identities): then every replica's access cache is told at commit. Default true; an
-   * identity's lastSeenTime is the one write that says false.
+   * access-neutral operation (ops/operation.ts) says false. A function is asked once the
+   * transaction's work is done (atomically: whether any of its writes was not neutral).
    */
-  notify?: boolean;
+  notify?: boolean | (() => boolean);
   /**
    * Writers that would conflict anyway take turns on this key from their first attempt: an
    * advisory lock taken before BEGIN, so each starts from the previous one's commit. Group
@@ -296,16 +297,16 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
       }
     },
     write(fn, txOpts) {
-      const notify = txOpts?.notify !== false;
+      const wants = txOpts?.notify ?? true;
+      let notify = false;
       return transaction(
         "BEGIN ISOLATION LEVEL SERIALIZABLE",
-        notify
-          ? async (s) => {
-              const result = await fn(s);
-              await s.run(`NOTIFY ${changeChannel}`);
-              return result;
-            }
-          : fn,
+        async (s) => {
+          const result = await fn(s);
+          notify = typeof wants === "function" ? wants() : wants;
+          if (notify) await s.run(`NOTIFY ${changeChannel}`);
+          return result;
+        },
         maxAttempts,
         // Our own commit: the cache forgets at once, before the caller hears of success. A
         // commit also shows there is room on disk again.

@@ -1,5 +1,6 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
+import { behaviourOf, sharedOps } from "../ops/all.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAccountAssociationOps } from "./account-associations.js";
@@ -13,9 +14,9 @@ import { createPgLastOwnerGuard } from "./last-owner.js";
 import { migratePg } from "./migrations.js";
 import { createPgOAuthOps } from "./oauth.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
-import { createPgRepoOps } from "./repos.js";
 import { createPgRoleBindingOps } from "./role-bindings.js";
 import { createPgRoleOps } from "./roles.js";
+import { createAsyncRunner } from "./run-async.js";
 import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgSigningKeyOps } from "./signing-keys.js";
@@ -54,43 +55,69 @@ export async function createPostgresStore(
     await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
     // One count for the pool's cache and every transaction's: the access-cache metric.
     const counts: CacheCounts = { hits: 0, misses: 0 };
-    const ops = dataOps(db, opts.roles, now, counts);
+    const ops = poolOps(db, opts.roles, now, counts);
     let closed = false;
     const clock = opts.now ?? Date.now;
-    const store: PostgresStore = {
-      // A write made for a mutating RPC runs in a transaction of its own that also appends
-      // the call's event (the tx guard below): the outbox row commits with the change.
-      ...guard(ops, () => closed, {
-        reroute: (name, args) =>
-          store.atomically((tx) =>
-            (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
-              ...args,
-            ),
-          ),
-      }),
-      db,
-      accessCacheCounts: () => ({ ...counts }),
-      // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
-      // whose statements all go to that transaction's connection.
-      atomically: (fn) => {
-        if (closed) return Promise.reject(new StoreError("unavailable", "the store is closed"));
-        // db.write maps what escapes to StoreErrors, as every write does.
-        // A retried transaction starts without the event its failed attempt wrote.
-        const scope = auditScope.getStore();
-        const recorded = scope?.recorded;
-        return db.write(async (sql) => {
+    /**
+     * Run `fn` in one SERIALIZABLE transaction, taking `turnKey`'s turn first (TxOptions): the
+     * store's `atomically`, and a write rerouted to write its event beside it.
+     */
+    const transact = <R>(fn: (tx: Store) => Promise<R>, turnKey?: string): Promise<R> => {
+      if (closed) {
+        return Promise.reject(new StoreError("unavailable", "the store is closed"));
+      }
+      // db.write maps what escapes to StoreErrors, as every write does.
+      // A retried transaction starts without the event its failed attempt wrote.
+      const scope = auditScope.getStore();
+      const recorded = scope?.recorded;
+      // The replicas' access caches are told at commit only if a write that can change an
+      // access answer ran: a group created for an RPC (its event beside it) keeps them warm.
+      let touchesAccess = false;
+      const noted = (name: string) => {
+        const b = behaviourOf(name);
+        if (b.write && !b.accessNeutral) touchesAccess = true;
+      };
+      return db.write(
+        async (sql) => {
           if (scope && recorded !== undefined) scope.recorded = recorded;
+          touchesAccess = false;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, now, counts), () => closed, { sql, now: clock }),
+            ...guard(dataOps(txDb, opts.roles, now, counts), () => closed, {
+              sql,
+              now: clock,
+              noted,
+            }),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
             atomically: (inner) => inner(tx),
             accessCacheCounts: () => ({ ...counts }),
           };
           return fn(tx);
-        });
-      },
+        },
+        { notify: () => touchesAccess, ...(turnKey === undefined ? {} : { turnKey }) },
+      );
+    };
+    const store: PostgresStore = {
+      // A write made for a mutating RPC runs in a transaction of its own that also appends
+      // the call's event (the tx guard below): the outbox row commits with the change.
+      ...guard(ops, () => closed, {
+        // The operation's turn key goes with it (an organization's tree changes one writer at a
+        // time: TxOptions.turnKey), as when it runs in a transaction of its own.
+        reroute: (name, args) =>
+          transact(
+            (tx) =>
+              (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
+                ...args,
+              ),
+            behaviourOf(name).turn?.(...(args as never[])),
+          ),
+      }),
+      db,
+      accessCacheCounts: () => ({ ...counts }),
+      // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
+      // whose statements all go to that transaction's connection.
+      atomically: (fn) => transact(fn),
       async ping(opts) {
         if (closed) throw new StoreError("unavailable", "the store is closed");
         await db.ping(opts?.timeoutMs ?? Number.POSITIVE_INFINITY);
@@ -130,11 +157,33 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),
     ...createPgSecretOps(db),
-    ...createPgRepoOps(db),
     ...createPgTagOps(db),
     ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),
+    // The operations written once for both backends (ops/), run with awaits.
+    ...createAsyncRunner(db).bind(sharedOps),
   };
+}
+
+/**
+ * The operations on the pool: an access-neutral one that its backend module still writes
+ * itself runs on a PgDb whose transactions tell no replica (the shared ones say so to the
+ * runner themselves).
+ */
+function poolOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
+  const ops = dataOps(db, roles, now, counts);
+  const quiet = dataOps(
+    { ...db, write: (fn, o) => db.write(fn, { ...o, notify: false }) },
+    roles,
+    now,
+    counts,
+  );
+  for (const name of Object.keys(ops) as (keyof DataOps)[]) {
+    if (behaviourOf(name).accessNeutral && !(name in sharedOps)) {
+      (ops as Record<string, unknown>)[name] = quiet[name];
+    }
+  }
+  return ops;
 }
 
 /**
@@ -162,6 +211,8 @@ interface AuditHooks {
   reroute?: (name: string, args: unknown[]) => Promise<unknown>;
   sql?: Sql;
   now?: () => number;
+  /** Told of every operation called inside a transaction, before it runs. */
+  noted?: (name: string) => void;
 }
 
 /**
@@ -174,6 +225,7 @@ function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHo
     const audited = isAuditedWrite(name);
     out[name] = async (...args: unknown[]) => {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
+      audit.noted?.(name);
       const scope = audited ? auditScope.getStore() : undefined;
       try {
         if (scope && !scope.recorded) {

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
+import { behaviourOf, sharedOps } from "../ops/all.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAccountAssociationOps } from "./account-associations.js";
@@ -18,9 +19,9 @@ import { createLastOwnerGuard } from "./last-owner.js";
 import { migrate } from "./migrations.js";
 import { createOAuthOps } from "./oauth.js";
 import { createReadCache } from "./read-cache.js";
-import { createRepoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { createRoleOps } from "./roles.js";
+import { createSyncRunner } from "./run-sync.js";
 import { createSecretOps } from "./secrets.js";
 import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createSigningKeyOps } from "./signing-keys.js";
@@ -54,20 +55,6 @@ type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically" | "a
 /** How long readiness reports a full disk after a write was refused for lack of space. */
 const fullForMs = 30_000;
 
-const accessNeutralWrites = [
-  "createGroup",
-  "updateGroup",
-  "createRepo",
-  "updateRepo",
-  "deleteRepo",
-  "putTag",
-  "importTags",
-  "deleteTag",
-  "spendLogin",
-  "noteUnfinishedSignIn",
-  "pruneEvents",
-] as const satisfies readonly (keyof DataOps)[];
-
 /**
  * Create a Store backed by an SQLite file (":memory:" for a private in-memory database),
  * creating the file's directory if missing and bringing the schema up to date.
@@ -97,17 +84,19 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
-    ...createRepoOps(db),
     ...createTagOps(db),
     ...createAdvisoryOps(db),
     ...createEventOps(db),
+    // The operations written once for both backends (ops/), run synchronously.
+    ...createSyncRunner(db).bind(sharedOps),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
-  // alone) leave the read cache warm: under a steady stream of group creates or tag pushes,
-  // every caller's next call would otherwise recompute its access. A binding written beside
-  // them (a new organization is a group and a binding) or by anyone else still empties it.
-  for (const name of accessNeutralWrites) {
-    const op = ops[name] as (...args: unknown[]) => unknown;
+  // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of
+  // group creates or tag pushes, every caller's next call would otherwise recompute its
+  // access. A binding written beside them (a new organization is a group and a binding) or by
+  // anyone else still empties it.
+  for (const [name, op] of Object.entries(ops) as [string, (...args: unknown[]) => unknown][]) {
+    if (!behaviourOf(name).accessNeutral) continue;
     (ops as Record<string, unknown>)[name] = (...args: unknown[]) =>
       readCache.unseen(() => op(...args));
   }
@@ -274,20 +263,14 @@ function isFilePath(path: string): boolean {
 }
 
 /**
- * Whether an operation runs at once rather than with the next group commit: every read, and
- * touchIdentity (a lastSeenTime write with its own synchronous setting, see identities.ts).
- * Sorting a write here only costs it a commit of its own; a read sorted as a write would wait
- * a turn for nothing.
+ * Whether an operation runs at once rather than with the next group commit: every read, and a
+ * write that commits on its own (ownCommit: touchIdentity's lastSeenTime, with its own
+ * synchronous setting, see identities.ts). Sorting a write here only costs it a commit of its
+ * own; a read sorted as a write would wait a turn for nothing.
  */
 function runsAtOnce(name: string): boolean {
-  return (
-    /^(get|list|find)[A-Z]/.test(name) ||
-    name === "identityExists" ||
-    name === "capabilitiesAt" ||
-    name === "groupsWithCapability" ||
-    name === "touchIdentity" ||
-    name === "sessionActive"
-  );
+  const b = behaviourOf(name);
+  return !b.write || b.ownCommit === true;
 }
 
 type AsyncOps<T> = {

@@ -1,0 +1,169 @@
+/**
+ * A store operation written once for both backends: a generator that yields the statements it
+ * wants run and receives their results, doing no I/O itself (sans-I/O). The SQLite runner
+ * (sqlite/run-sync.ts) drives it synchronously inside better-sqlite3's transaction, so group
+ * commit and the no-await rule hold; the PostgreSQL runner (postgres/run-async.ts) drives it
+ * with awaits inside a SERIALIZABLE transaction, retried from the start. Its behaviour (is it a
+ * write, can it change an access answer) is data on the operation that both backends read.
+ * docs/store-operations.md tells how to write one.
+ */
+import type { ListColumns } from "../list-clauses.js";
+import type { ListPage, ListQuery, Store } from "../store.js";
+
+/** A value bound to a `?` placeholder (the SQLite runner binds booleans as 0 and 1). */
+export type Param = string | number | boolean | Buffer | null;
+
+/** Statement text for both backends, or one text per backend where the dialects differ. */
+export type Text = string | { readonly sqlite: string; readonly pg: string };
+
+/**
+ * One statement for the runner, with `?` placeholders (PostgreSQL's runner numbers them; no
+ * other `?` may appear in the text) and what the operation wants back: the first row, every
+ * row, or the number of rows the statement touched.
+ */
+export interface Stmt {
+  readonly want: "one" | "rows" | "count";
+  readonly text: Text;
+  readonly params: readonly Param[];
+}
+
+/** The body of an operation: yields statements, receives their results, returns its own. */
+export type Steps<R> = Generator<Stmt, R, unknown>;
+
+/** The first row of a statement, or undefined (`yield* one<Row>(...)`). */
+export function* one<T>(text: Text, ...params: Param[]): Steps<T | undefined> {
+  return (yield { want: "one", text, params }) as T | undefined;
+}
+
+/** Every row of a statement. */
+export function* rows<T>(text: Text, ...params: Param[]): Steps<T[]> {
+  return (yield { want: "rows", text, params }) as T[];
+}
+
+/** Run a statement; how many rows it touched. */
+export function* run(text: Text, ...params: Param[]): Steps<number> {
+  return (yield { want: "count", text, params }) as number;
+}
+
+/** Whether a statement returns a row. */
+export function* exists(text: Text, ...params: Param[]): Steps<boolean> {
+  return (yield* one(text, ...params)) !== undefined;
+}
+
+/** How an operation runs, read by both backends' runners and stores. */
+export interface Behaviour {
+  /**
+   * A write: one write transaction (SQLite BEGIN IMMEDIATE, sharing the next group commit;
+   * PostgreSQL SERIALIZABLE, retried). Reads run their statements outside a transaction,
+   * unless `snapshot`.
+   */
+  readonly write: boolean;
+  /**
+   * A write no access answer depends on (those come from identities, roles and bindings
+   * alone): it leaves the access caches warm, SQLite's on this connection and, on
+   * PostgreSQL, every replica's (no notice on the change feed).
+   */
+  readonly accessNeutral?: boolean;
+  /** A read of several statements that must all see one snapshot. */
+  readonly snapshot?: boolean;
+  /**
+   * A write that commits at once rather than with the next group commit on SQLite (one that
+   * sets its own durability, such as touchIdentity).
+   */
+  readonly ownCommit?: boolean;
+  /**
+   * The key of the writers this one would conflict with anyway (an organization's tree): on
+   * PostgreSQL they take turns on it from their first attempt (TxOptions.turnKey) instead of
+   * failing serialization and retrying; SQLite's one writer needs none.
+   */
+  readonly turn?: (...args: never[]) => string;
+}
+
+/** An operation: its behaviour and its body. */
+export interface Operation<A extends unknown[], R> extends Behaviour {
+  readonly kind: "steps";
+  readonly steps: (...args: A) => Steps<R>;
+}
+
+/**
+ * A List over one table, run by each backend's list engine (keyset pages, tree filters,
+ * scope), with the resource's own filters as extra conditions (`?` placeholders).
+ */
+export interface ListOperation<F, Row, Rec> extends Behaviour {
+  readonly kind: "list";
+  readonly columns: ListColumns;
+  readonly recordOf: (row: Row) => Rec;
+  readonly conditions?: (query: ListQuery<F>) => { sql: string; params: Param[] }[];
+}
+
+/** Any operation, as the runners see it. */
+// biome-ignore lint/suspicious/noExplicitAny: the runners take operations of every signature
+export type AnyOperation = Operation<any[], any> | ListOperation<any, any, any>;
+
+/** A write: `extra` adds behaviour (`{ accessNeutral: true }`). */
+export function write<A extends unknown[], R>(
+  steps: (...args: A) => Steps<R>,
+  extra: Omit<Behaviour, "write" | "snapshot"> = {},
+): Operation<A, R> {
+  return { kind: "steps", write: true, ...extra, steps };
+}
+
+/** A read; `{ snapshot: true }` when its statements must see one snapshot. */
+export function read<A extends unknown[], R>(
+  steps: (...args: A) => Steps<R>,
+  extra: { snapshot?: boolean } = {},
+): Operation<A, R> {
+  return { kind: "steps", write: false, ...extra, steps };
+}
+
+/** A List over `columns`, each row made a record by `recordOf`. */
+export function list<F, Row, Rec>(
+  columns: ListColumns,
+  recordOf: (row: Row) => Rec,
+  conditions?: (query: ListQuery<F>) => { sql: string; params: Param[] }[],
+): ListOperation<F, Row, Rec> {
+  return {
+    kind: "list",
+    write: false,
+    snapshot: true,
+    columns,
+    recordOf,
+    ...(conditions ? { conditions } : {}),
+  };
+}
+
+/**
+ * The operations that implement some Store methods: each method's arguments and result,
+ * checked by the compiler against the contract.
+ */
+export type OpsOf<K extends keyof Store> = {
+  [P in K]: Store[P] extends (query: ListQuery<infer F>) => Promise<ListPage<infer Rec>>
+    ? // biome-ignore lint/suspicious/noExplicitAny: a list's row type is the operation's own
+      ListOperation<F, any, Rec> | Operation<[ListQuery<F>], ListPage<Rec>>
+    : Store[P] extends (...args: infer A) => Promise<infer R>
+      ? Operation<A, R>
+      : never;
+};
+
+/** The synchronous methods a set of operations becomes on SQLite. */
+export type SyncMethods<O> = {
+  [K in keyof O]: O[K] extends Operation<infer A, infer R>
+    ? (...args: A) => R
+    : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
+      ? (query: ListQuery<F>) => ListPage<Rec>
+      : never;
+};
+
+/** The asynchronous methods a set of operations becomes on PostgreSQL. */
+export type AsyncMethods<O> = {
+  [K in keyof O]: O[K] extends Operation<infer A, infer R>
+    ? (...args: A) => Promise<R>
+    : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
+      ? (query: ListQuery<F>) => Promise<ListPage<Rec>>
+      : never;
+};
+
+/** The text of a statement for one backend. */
+export function textFor(text: Text, backend: "sqlite" | "pg"): string {
+  return typeof text === "string" ? text : text[backend];
+}

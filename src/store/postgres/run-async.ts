@@ -1,0 +1,91 @@
+import {
+  type AnyOperation,
+  type AsyncMethods,
+  type Steps,
+  type Stmt,
+  textFor,
+} from "../ops/operation.js";
+import { createPgListSql } from "./list-sql.js";
+import type { PgDb, Sql } from "./pg-db.js";
+
+/**
+ * The asynchronous runner: drives shared operations (ops/operation.ts) on PostgreSQL. A write
+ * runs in `db.write`'s SERIALIZABLE transaction, retried from the start (a generator is made
+ * anew for each attempt, so a retry re-runs the checks), notifying the replicas' access
+ * caches unless the operation is access-neutral; a snapshot read in `db.read`; a plain read
+ * on a pooled connection.
+ */
+export interface AsyncRunner {
+  /** The operations as asynchronous methods on `db`. */
+  bind<O extends Record<string, AnyOperation>>(ops: O): AsyncMethods<O>;
+}
+
+/** Drive `steps` to their end on `sql`, one statement after another. */
+export async function driveAsync<R>(sql: Sql, steps: Steps<R>): Promise<R> {
+  let next = steps.next();
+  while (!next.done) {
+    let result: unknown;
+    try {
+      result = await exec(sql, next.value);
+    } catch (err) {
+      next = steps.throw(err);
+      continue;
+    }
+    next = steps.next(result);
+  }
+  return next.value;
+}
+
+/** Create the runner of `db` (the pool, or one transaction's connection). */
+export function createAsyncRunner(db: PgDb): AsyncRunner {
+  const method = (op: AnyOperation): ((...args: unknown[]) => Promise<unknown>) => {
+    if (op.kind === "list") {
+      const lists = createPgListSql<unknown>(db, op.columns);
+      return async (query) => {
+        const q = query as Parameters<typeof lists.list>[0];
+        const page = await lists.list(q, op.conditions?.(q));
+        return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
+      };
+    }
+    if (op.write) {
+      const notify = !op.accessNeutral;
+      return (...args) => {
+        const turnKey = op.turn?.(...(args as never[]));
+        return db.write(
+          (sql) => driveAsync(sql, op.steps(...args)),
+          turnKey === undefined ? { notify } : { notify, turnKey },
+        );
+      };
+    }
+    if (op.snapshot) return (...args) => db.read((sql) => driveAsync(sql, op.steps(...args)));
+    return (...args) => driveAsync(db.sql, op.steps(...args));
+  };
+
+  return {
+    bind<O extends Record<string, AnyOperation>>(ops: O) {
+      const out: Record<string, unknown> = {};
+      for (const [name, op] of Object.entries(ops)) out[name] = method(op);
+      return out as AsyncMethods<O>;
+    },
+  };
+}
+
+/** `?` placeholders numbered as PostgreSQL wants them ($1, $2, ...), once per text. */
+const numberedTexts = new Map<string, string>();
+function pgText(s: Stmt): string {
+  const text = textFor(s.text, "pg");
+  let out = numberedTexts.get(text);
+  if (out === undefined) {
+    let n = 0;
+    out = text.replace(/\?/g, () => `$${++n}`);
+    if (numberedTexts.size < 5_000) numberedTexts.set(text, out);
+  }
+  return out;
+}
+
+function exec(sql: Sql, s: Stmt): Promise<unknown> {
+  const text = pgText(s);
+  if (s.want === "one") return sql.one(text, s.params);
+  if (s.want === "rows") return sql.rows(text, s.params);
+  return sql.run(text, s.params);
+}

@@ -1,0 +1,93 @@
+import type { Database, Statement } from "better-sqlite3";
+import {
+  type AnyOperation,
+  type Param,
+  type Steps,
+  type Stmt,
+  type SyncMethods,
+  textFor,
+} from "../ops/operation.js";
+import { createListSql, type SqlParam } from "./list-sql.js";
+
+/**
+ * The synchronous runner: drives shared operations (ops/operation.ts) on better-sqlite3, each
+ * statement prepared once per text and reused. A write runs in a BEGIN IMMEDIATE transaction
+ * (a savepoint inside a group commit's batch or `atomically`), a snapshot read in a deferred
+ * one, a plain read statement by statement.
+ */
+export interface SyncRunner {
+  /** The operations as synchronous methods on this database. */
+  bind<O extends Record<string, AnyOperation>>(ops: O): SyncMethods<O>;
+  /** Drive `steps` to their end, statement by statement, with no transaction of its own. */
+  drive<R>(steps: Steps<R>): R;
+}
+
+/** Create the runner of `db`. */
+export function createSyncRunner(db: Database): SyncRunner {
+  const statements = new Map<string, Statement>();
+  const prepared = (text: string): Statement => {
+    let stmt = statements.get(text);
+    if (!stmt) {
+      stmt = db.prepare(text);
+      statements.set(text, stmt);
+    }
+    return stmt;
+  };
+
+  const exec = (s: Stmt): unknown => {
+    const stmt = prepared(textFor(s.text, "sqlite"));
+    const params = s.params.map(bindable);
+    if (s.want === "one") return stmt.get(...params);
+    if (s.want === "rows") return stmt.all(...params);
+    return stmt.run(...params).changes;
+  };
+
+  const drive = <R>(steps: Steps<R>): R => {
+    let next = steps.next();
+    while (!next.done) {
+      let result: unknown;
+      try {
+        result = exec(next.value);
+      } catch (err) {
+        // The operation may catch a statement's failure; most let it through.
+        next = steps.throw(err);
+        continue;
+      }
+      next = steps.next(result);
+    }
+    return next.value;
+  };
+
+  const method = (op: AnyOperation): ((...args: unknown[]) => unknown) => {
+    if (op.kind === "list") {
+      const lists = createListSql<unknown>(db, op.columns);
+      return (query) => {
+        const q = query as Parameters<typeof lists.list>[0];
+        const extra = (op.conditions?.(q) ?? []).map((c) => ({
+          sql: c.sql,
+          params: c.params.map(bindable),
+        }));
+        const page = lists.list(q, extra);
+        return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
+      };
+    }
+    const body = (args: unknown[]) => drive(op.steps(...args));
+    if (!op.write && !op.snapshot) return (...args) => body(args);
+    const tx = db.transaction(body);
+    return op.write ? (...args) => tx.immediate(args) : (...args) => tx(args);
+  };
+
+  return {
+    drive,
+    bind<O extends Record<string, AnyOperation>>(ops: O) {
+      const out: Record<string, unknown> = {};
+      for (const [name, op] of Object.entries(ops)) out[name] = method(op);
+      return out as SyncMethods<O>;
+    },
+  };
+}
+
+/** A parameter as better-sqlite3 binds it: booleans as 0 and 1. */
+function bindable(p: Param): SqlParam {
+  return typeof p === "boolean" ? (p ? 1 : 0) : p;
+}
