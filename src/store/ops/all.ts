@@ -1,11 +1,15 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store } from "../store.js";
+import { accountAssociationOps } from "./account-associations.js";
+import { identityProviderOps } from "./identity-providers.js";
 import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
 
 /** Every operation written once for both backends (ops/*.ts), by Store method. */
 export const sharedOps = {
   ...repoOps,
+  ...identityProviderOps,
+  ...accountAssociationOps,
 };
 
 /** The Store methods that are data operations (not the store's own lifecycle). */
@@ -61,18 +65,6 @@ const perBackend = {
   createOrganization: write,
   capabilitiesAt: read,
   groupsWithCapability: read,
-  createIdentityProvider: write,
-  getIdentityProvider: read,
-  updateIdentityProvider: write,
-  deleteIdentityProvider: write,
-  listIdentityProviders: read,
-  findIdentityProvidersByDomain: read,
-  countIdentityProviders: read,
-  createAccountAssociation: write,
-  getAccountAssociation: read,
-  updateAccountAssociation: write,
-  deleteAccountAssociation: write,
-  listAccountAssociations: read,
   createGroupInvite: write,
   getGroupInvite: read,
   updateGroupInvite: write,

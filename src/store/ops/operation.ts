@@ -87,13 +87,20 @@ export interface Operation<A extends unknown[], R> extends Behaviour {
 
 /**
  * A List over one table, run by each backend's list engine (keyset pages, tree filters,
- * scope), with the resource's own filters as extra conditions (`?` placeholders).
+ * scope). `prepare` turns the query into what the engine runs, with the resource's own
+ * conditions (`?` placeholders) for its filters.
  */
 export interface ListOperation<F, Row, Rec> extends Behaviour {
   readonly kind: "list";
   readonly columns: ListColumns;
   readonly recordOf: (row: Row) => Rec;
-  readonly conditions?: (query: ListQuery<F>) => { sql: string; params: Param[] }[];
+  readonly prepare?: (query: ListQuery<F>) => PreparedList;
+}
+
+/** A list query as the engine runs it, and the resource's own conditions. */
+export interface PreparedList {
+  query: Omit<ListQuery<unknown>, "descendantsOf"> & { descendantsOf?: string };
+  extra: { sql: string; params: Param[] }[];
 }
 
 /** Any operation, as the runners see it. */
@@ -120,7 +127,7 @@ export function read<A extends unknown[], R>(
 export function list<F, Row, Rec>(
   columns: ListColumns,
   recordOf: (row: Row) => Rec,
-  conditions?: (query: ListQuery<F>) => { sql: string; params: Param[] }[],
+  prepare?: (query: ListQuery<F>) => PreparedList,
 ): ListOperation<F, Row, Rec> {
   return {
     kind: "list",
@@ -128,7 +135,7 @@ export function list<F, Row, Rec>(
     snapshot: true,
     columns,
     recordOf,
-    ...(conditions ? { conditions } : {}),
+    ...(prepare ? { prepare } : {}),
   };
 }
 

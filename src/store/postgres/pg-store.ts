@@ -3,13 +3,11 @@ import type { CacheCounts } from "../access-answers.js";
 import { behaviourOf, sharedOps } from "../ops/all.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
-import { createPgAccountAssociationOps } from "./account-associations.js";
 import { createPgAdvisoryOps } from "./advisories.js";
 import { appendPgEvent, createPgEventOps } from "./events.js";
 import { createPgGroupInviteOps } from "./group-invites.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgIdentityOps } from "./identities.js";
-import { createPgIdentityProviderOps } from "./identity-providers.js";
 import { createPgLastOwnerGuard } from "./last-owner.js";
 import { migratePg } from "./migrations.js";
 import { createPgOAuthOps } from "./oauth.js";
@@ -149,8 +147,6 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     ...createPgIdentityOps(db, lastOwner),
     ...roleOps,
     ...bindingOps,
-    ...createPgIdentityProviderOps(db),
-    ...createPgAccountAssociationOps(db),
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgOAuthOps(db),
     ...createPgSignInUpkeepOps(db),

@@ -43,7 +43,8 @@ export function createAsyncRunner(db: PgDb): AsyncRunner {
       const lists = createPgListSql<unknown>(db, op.columns);
       return async (query) => {
         const q = query as Parameters<typeof lists.list>[0];
-        const page = await lists.list(q, op.conditions?.(q));
+        const prepared = op.prepare?.(q) ?? { query: q, extra: [] };
+        const page = await lists.list(prepared.query, prepared.extra);
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };
     }

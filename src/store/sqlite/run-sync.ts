@@ -63,11 +63,9 @@ export function createSyncRunner(db: Database): SyncRunner {
       const lists = createListSql<unknown>(db, op.columns);
       return (query) => {
         const q = query as Parameters<typeof lists.list>[0];
-        const extra = (op.conditions?.(q) ?? []).map((c) => ({
-          sql: c.sql,
-          params: c.params.map(bindable),
-        }));
-        const page = lists.list(q, extra);
+        const prepared = op.prepare?.(q) ?? { query: q, extra: [] };
+        const extra = prepared.extra.map((c) => ({ sql: c.sql, params: c.params.map(bindable) }));
+        const page = lists.list(prepared.query, extra);
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };
     }

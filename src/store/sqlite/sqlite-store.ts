@@ -5,7 +5,6 @@ import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.j
 import { behaviourOf, sharedOps } from "../ops/all.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
-import { createAccountAssociationOps } from "./account-associations.js";
 import { createAdvisoryOps } from "./advisories.js";
 import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
 import { createEventOps, createSqliteEventWriter, type SqliteEventWriter } from "./events.js";
@@ -14,7 +13,6 @@ import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
-import { createIdentityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
 import { migrate } from "./migrations.js";
 import { createOAuthOps } from "./oauth.js";
@@ -76,8 +74,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, opts.roles.builtins, (opts.now ?? Date.now)()),
     ...roleBindings,
-    ...createIdentityProviderOps(db),
-    ...createAccountAssociationOps(db),
     ...createGroupInviteOps(db, roleBindings.getRoleBinding),
     ...createOAuthOps(db),
     ...createSignInUpkeepOps(db),

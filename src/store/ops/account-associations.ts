@@ -1,0 +1,103 @@
+import type { AccountAssociationPatch, AccountLinks, NewAccountAssociation } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
+import {
+  type AccountAssociationRow,
+  accountAssociationListColumns,
+  accountAssociationRecordOf,
+  associationListQuery,
+  linkColumns,
+  providers,
+} from "../rows/account-association-rows.js";
+import { StoreError } from "../store.js";
+import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+
+function* mustFind(uid: string): Steps<AccountAssociationRow> {
+  const row = yield* one<AccountAssociationRow>(
+    "SELECT * FROM account_associations WHERE uid = ?",
+    uid,
+  );
+  if (!row) throw new StoreError("not_found", `account association ${JSON.stringify(uid)}`);
+  return row;
+}
+
+/** The account-association operations of both backends. */
+export const accountAssociationOps = {
+  createAccountAssociation: write(function* (a: NewAccountAssociation) {
+    if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", a.uid))) {
+      throw new StoreError("not_found", `group ${JSON.stringify(a.uid)}`);
+    }
+    if (yield* exists("SELECT 1 FROM account_associations WHERE uid = ?", a.uid)) {
+      throw new StoreError("already_exists", "the group already has an account association");
+    }
+    const l = linkColumns(a);
+    const row = yield* one<AccountAssociationRow>(
+      `INSERT INTO account_associations (uid, name, description, amazon, google, azure, github,
+         create_time, update_time)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      a.uid,
+      a.name,
+      a.description,
+      l.amazon,
+      l.google,
+      l.azure,
+      l.github,
+      a.now,
+      a.now,
+    );
+    return accountAssociationRecordOf(row!);
+  }),
+
+  getAccountAssociation: read(function* (uid: string) {
+    const row = yield* one<AccountAssociationRow>(
+      "SELECT * FROM account_associations WHERE uid = ?",
+      uid,
+    );
+    return row && accountAssociationRecordOf(row);
+  }),
+
+  updateAccountAssociation: write(function* (
+    uid: string,
+    patch: AccountAssociationPatch,
+    now: number,
+  ) {
+    const current = accountAssociationRecordOf(yield* mustFind(uid));
+    if (isEmptyPatch(patch)) return current;
+    const links: AccountLinks = {};
+    for (const p of providers) {
+      const next = patch[p] === undefined ? current[p] : patch[p];
+      if (next) Object.assign(links, { [p]: next });
+    }
+    const l = linkColumns(links);
+    const row = yield* one<AccountAssociationRow>(
+      `UPDATE account_associations SET name = ?, description = ?, amazon = ?, google = ?,
+         azure = ?, github = ?, update_time = ?
+       WHERE uid = ? RETURNING *`,
+      patch.name ?? current.name,
+      patch.description ?? current.description,
+      l.amazon,
+      l.google,
+      l.azure,
+      l.github,
+      now,
+      uid,
+    );
+    return accountAssociationRecordOf(row!);
+  }),
+
+  deleteAccountAssociation: write(function* (uid: string) {
+    yield* mustFind(uid);
+    yield* run("DELETE FROM account_associations WHERE uid = ?", uid);
+  }),
+
+  listAccountAssociations: list(
+    accountAssociationListColumns,
+    accountAssociationRecordOf,
+    associationListQuery,
+  ),
+} satisfies OpsOf<
+  | "createAccountAssociation"
+  | "getAccountAssociation"
+  | "updateAccountAssociation"
+  | "deleteAccountAssociation"
+  | "listAccountAssociations"
+>;
