@@ -1,16 +1,30 @@
 import { rootOf } from "../../uid.js";
-import type { NewGroup, Store } from "../store.js";
+import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { accountAssociationOps } from "./account-associations.js";
+import { createIdentityOps } from "./identities.js";
 import { identityProviderOps } from "./identity-providers.js";
+import { createLastOwnerGuard } from "./last-owner.js";
 import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
+import { createRoleBindingOps } from "./role-bindings.js";
 
-/** Every operation written once for both backends (ops/*.ts), by Store method. */
-export const sharedOps = {
-  ...repoOps,
-  ...identityProviderOps,
-  ...accountAssociationOps,
-};
+/**
+ * Every operation written once for both backends (ops/*.ts), by Store method, for a store
+ * serving `roles` (the owner role, which the last-owner rule protects).
+ */
+export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
+  const lastOwner = createLastOwnerGuard(roles.ownerRoleUid);
+  return {
+    ...repoOps,
+    ...identityProviderOps,
+    ...accountAssociationOps,
+    ...createIdentityOps(lastOwner),
+    ...createRoleBindingOps(lastOwner),
+  };
+}
+
+/** The shared operations, by name. */
+export type SharedOps = ReturnType<typeof createSharedOps>;
 
 /** The Store methods that are data operations (not the store's own lifecycle). */
 export type DataOpName = Exclude<
@@ -42,13 +56,7 @@ const perBackend = {
   getOrCreateSecret: { write: true, ownCommit: true },
   getSetting: read,
   putSetting: write,
-  createIdentity: write,
-  getIdentity: read,
-  updateIdentity: write,
-  deleteIdentity: write,
-  listIdentities: read,
   identityExists: read,
-  upsertPerson: write,
   // lastSeenTime, on every token exchange: its own durability setting on SQLite
   // (identities.ts), and no access answer depends on it.
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
@@ -57,12 +65,6 @@ const perBackend = {
   updateRole: write,
   deleteRole: write,
   listRoles: read,
-  createRoleBinding: write,
-  getRoleBinding: read,
-  updateRoleBinding: write,
-  deleteRoleBinding: write,
-  listRoleBindings: read,
-  createOrganization: write,
   capabilitiesAt: read,
   groupsWithCapability: read,
   createGroupInvite: write,
@@ -94,9 +96,13 @@ const perBackend = {
   listAdvisories: read,
   listEvents: read,
   recordChange: write,
-} satisfies Record<Exclude<DataOpName, keyof typeof sharedOps>, Behaviour>;
+} satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
-const behaviours: Record<string, Behaviour> = { ...perBackend, ...sharedOps };
+// Behaviour does not depend on the roles: any owner role uid gives the same.
+const behaviours: Record<string, Behaviour> = {
+  ...perBackend,
+  ...createSharedOps({ ownerRoleUid: "" }),
+};
 
 /**
  * How the operation `name` runs, for both stores: whether it joins SQLite's group commit, and

@@ -8,7 +8,7 @@
  * docs/store-operations.md tells how to write one.
  */
 import type { ListColumns } from "../list-clauses.js";
-import type { ListPage, ListQuery, Store } from "../store.js";
+import type { GroupRecord, ListPage, ListQuery, NewGroup, Store } from "../store.js";
 
 /** A value bound to a `?` placeholder (the SQLite runner binds booleans as 0 and 1). */
 export type Param = string | number | boolean | Buffer | null;
@@ -21,10 +21,37 @@ export type Text = string | { readonly sqlite: string; readonly pg: string };
  * other `?` may appear in the text) and what the operation wants back: the first row, every
  * row, or the number of rows the statement touched.
  */
-export interface Stmt {
+export interface SqlStmt {
   readonly want: "one" | "rows" | "count";
   readonly text: Text;
   readonly params: readonly Param[];
+}
+
+/**
+ * The steps each backend writes its own way, which shared operations call as one step (a
+ * dialect hook): creating a group is a few statements on SQLite and one CTE on PostgreSQL.
+ */
+export interface Hooks {
+  /** Create a group and its closure rows (Store.createGroup's checks included). */
+  createGroup(g: NewGroup): GroupRecord;
+}
+
+/** A call of a backend's hook, in the operation's transaction. */
+export interface HookCall {
+  readonly want: "hook";
+  readonly hook: keyof Hooks;
+  readonly args: readonly unknown[];
+}
+
+/** What an operation yields: a statement or a hook call. */
+export type Stmt = SqlStmt | HookCall;
+
+/** Call the backend's hook `name` in the operation's transaction. */
+export function* hook<K extends keyof Hooks>(
+  name: K,
+  ...args: Parameters<Hooks[K]>
+): Steps<ReturnType<Hooks[K]>> {
+  return (yield { want: "hook", hook: name, args }) as ReturnType<Hooks[K]>;
 }
 
 /** The body of an operation: yields statements, receives their results, returns its own. */

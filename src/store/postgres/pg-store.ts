@@ -1,20 +1,20 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
-import { behaviourOf, sharedOps } from "../ops/all.js";
+import { behaviourOf, createSharedOps, type SharedOps } from "../ops/all.js";
+import { findBinding } from "../ops/role-bindings.js";
+import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAdvisoryOps } from "./advisories.js";
 import { appendPgEvent, createPgEventOps } from "./events.js";
 import { createPgGroupInviteOps } from "./group-invites.js";
 import { createPgGroupOps } from "./groups.js";
-import { createPgIdentityOps } from "./identities.js";
-import { createPgLastOwnerGuard } from "./last-owner.js";
+import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { createPgOAuthOps } from "./oauth.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
-import { createPgRoleBindingOps } from "./role-bindings.js";
 import { createPgRoleOps } from "./roles.js";
-import { createAsyncRunner } from "./run-async.js";
+import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
 import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgSigningKeyOps } from "./signing-keys.js";
@@ -136,17 +136,18 @@ export async function createPostgresStore(
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
 function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
-  const lastOwner = createPgLastOwnerGuard(roles.ownerRoleUid);
-  const roleBindings = createPgRoleBindingOps(db, groups.createGroupIn, lastOwner);
-  const { createGroupIn: _g, ...groupOps } = groups;
+  const { createGroupIn, ...groupOps } = groups;
   const { seedBuiltins: _s, ...roleOps } = createPgRoleOps(db, roles.builtins, now);
-  const { getRoleBindingIn, ...bindingOps } = roleBindings;
+  const hooks: PgHooks = { createGroup: createGroupIn };
+  const getRoleBindingIn = async (sql: Sql, uid: string) => {
+    const row = await driveAsync(sql, hooks, findBinding(uid));
+    return row && roleBindingRecordOf(row);
+  };
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   return {
     ...groupOps,
-    ...createPgIdentityOps(db, lastOwner),
+    ...createPgTouchIdentity(db),
     ...roleOps,
-    ...bindingOps,
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgOAuthOps(db),
     ...createPgSignInUpkeepOps(db),
@@ -157,7 +158,7 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),
     // The operations written once for both backends (ops/), run with awaits.
-    ...createAsyncRunner(db).bind(sharedOps),
+    ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
   };
 }
 
@@ -174,8 +175,9 @@ function poolOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     now,
     counts,
   );
+  const shared: Partial<SharedOps> = createSharedOps(roles);
   for (const name of Object.keys(ops) as (keyof DataOps)[]) {
-    if (behaviourOf(name).accessNeutral && !(name in sharedOps)) {
+    if (behaviourOf(name).accessNeutral && !(name in shared)) {
       (ops as Record<string, unknown>)[name] = quiet[name];
     }
   }

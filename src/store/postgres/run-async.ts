@@ -1,8 +1,9 @@
 import {
   type AnyOperation,
   type AsyncMethods,
+  type Hooks,
+  type SqlStmt,
   type Steps,
-  type Stmt,
   textFor,
 } from "../ops/operation.js";
 import { createPgListSql } from "./list-sql.js";
@@ -20,13 +21,22 @@ export interface AsyncRunner {
   bind<O extends Record<string, AnyOperation>>(ops: O): AsyncMethods<O>;
 }
 
+/** PostgreSQL's own steps (ops/operation.ts Hooks), run on a transaction's `sql`. */
+export type PgHooks = {
+  [K in keyof Hooks]: (sql: Sql, ...args: Parameters<Hooks[K]>) => Promise<ReturnType<Hooks[K]>>;
+};
+
 /** Drive `steps` to their end on `sql`, one statement after another. */
-export async function driveAsync<R>(sql: Sql, steps: Steps<R>): Promise<R> {
+export async function driveAsync<R>(sql: Sql, hooks: PgHooks, steps: Steps<R>): Promise<R> {
   let next = steps.next();
   while (!next.done) {
     let result: unknown;
     try {
-      result = await exec(sql, next.value);
+      const s = next.value;
+      result =
+        s.want === "hook"
+          ? await (hooks[s.hook] as (sql: Sql, ...a: unknown[]) => Promise<unknown>)(sql, ...s.args)
+          : await exec(sql, s);
     } catch (err) {
       next = steps.throw(err);
       continue;
@@ -37,7 +47,7 @@ export async function driveAsync<R>(sql: Sql, steps: Steps<R>): Promise<R> {
 }
 
 /** Create the runner of `db` (the pool, or one transaction's connection). */
-export function createAsyncRunner(db: PgDb): AsyncRunner {
+export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
   const method = (op: AnyOperation): ((...args: unknown[]) => Promise<unknown>) => {
     if (op.kind === "list") {
       const lists = createPgListSql<unknown>(db, op.columns);
@@ -53,13 +63,14 @@ export function createAsyncRunner(db: PgDb): AsyncRunner {
       return (...args) => {
         const turnKey = op.turn?.(...(args as never[]));
         return db.write(
-          (sql) => driveAsync(sql, op.steps(...args)),
+          (sql) => driveAsync(sql, hooks, op.steps(...args)),
           turnKey === undefined ? { notify } : { notify, turnKey },
         );
       };
     }
-    if (op.snapshot) return (...args) => db.read((sql) => driveAsync(sql, op.steps(...args)));
-    return (...args) => driveAsync(db.sql, op.steps(...args));
+    if (op.snapshot)
+      return (...args) => db.read((sql) => driveAsync(sql, hooks, op.steps(...args)));
+    return (...args) => driveAsync(db.sql, hooks, op.steps(...args));
   };
 
   return {
@@ -73,7 +84,7 @@ export function createAsyncRunner(db: PgDb): AsyncRunner {
 
 /** `?` placeholders numbered as PostgreSQL wants them ($1, $2, ...), once per text. */
 const numberedTexts = new Map<string, string>();
-function pgText(s: Stmt): string {
+function pgText(s: SqlStmt): string {
   const text = textFor(s.text, "pg");
   let out = numberedTexts.get(text);
   if (out === undefined) {
@@ -84,7 +95,7 @@ function pgText(s: Stmt): string {
   return out;
 }
 
-function exec(sql: Sql, s: Stmt): Promise<unknown> {
+function exec(sql: Sql, s: SqlStmt): Promise<unknown> {
   const text = pgText(s);
   if (s.want === "one") return sql.one(text, s.params);
   if (s.want === "rows") return sql.rows(text, s.params);

@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import {
   type AnyOperation,
+  type Hooks,
   type Param,
   type Steps,
   type Stmt,
@@ -13,7 +14,7 @@ import { createListSql, type SqlParam } from "./list-sql.js";
  * The synchronous runner: drives shared operations (ops/operation.ts) on better-sqlite3, each
  * statement prepared once per text and reused. A write runs in a BEGIN IMMEDIATE transaction
  * (a savepoint inside a group commit's batch or `atomically`), a snapshot read in a deferred
- * one, a plain read statement by statement.
+ * one, a plain read statement by statement. `hooks` are SQLite's own steps (Hooks).
  */
 export interface SyncRunner {
   /** The operations as synchronous methods on this database. */
@@ -23,7 +24,7 @@ export interface SyncRunner {
 }
 
 /** Create the runner of `db`. */
-export function createSyncRunner(db: Database): SyncRunner {
+export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
   const statements = new Map<string, Statement>();
   const prepared = (text: string): Statement => {
     let stmt = statements.get(text);
@@ -35,6 +36,7 @@ export function createSyncRunner(db: Database): SyncRunner {
   };
 
   const exec = (s: Stmt): unknown => {
+    if (s.want === "hook") return (hooks[s.hook] as (...a: unknown[]) => unknown)(...s.args);
     const stmt = prepared(textFor(s.text, "sqlite"));
     const params = s.params.map(bindable);
     if (s.want === "one") return stmt.get(...params);

@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
-import { behaviourOf, sharedOps } from "../ops/all.js";
+import { behaviourOf, createSharedOps } from "../ops/all.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAdvisoryOps } from "./advisories.js";
@@ -12,12 +12,10 @@ import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
-import { createIdentityOps } from "./identities.js";
-import { createLastOwnerGuard } from "./last-owner.js";
+import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createOAuthOps } from "./oauth.js";
 import { createReadCache } from "./read-cache.js";
-import { createRoleBindingOps } from "./role-bindings.js";
 import { createRoleOps } from "./roles.js";
 import { createSyncRunner } from "./run-sync.js";
 import { createSecretOps } from "./secrets.js";
@@ -65,16 +63,17 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   migrate(db);
   const readCache = createReadCache(db);
   const groups = createGroupOps(db);
-  const lastOwner = createLastOwnerGuard(db, opts.roles.ownerRoleUid);
-  const roleBindings = createRoleBindingOps(db, groups.createGroup, lastOwner);
+  // The operations written once for both backends (ops/), run synchronously.
+  const shared = createSyncRunner(db, { createGroup: groups.createGroup }).bind(
+    createSharedOps(opts.roles),
+  );
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
-    ...createIdentityOps(db, lastOwner, readCache),
+    ...createTouchIdentity(db, readCache),
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, opts.roles.builtins, (opts.now ?? Date.now)()),
-    ...roleBindings,
-    ...createGroupInviteOps(db, roleBindings.getRoleBinding),
+    ...createGroupInviteOps(db, shared.getRoleBinding),
     ...createOAuthOps(db),
     ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
@@ -83,8 +82,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createTagOps(db),
     ...createAdvisoryOps(db),
     ...createEventOps(db),
-    // The operations written once for both backends (ops/), run synchronously.
-    ...createSyncRunner(db).bind(sharedOps),
+    ...shared,
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of

@@ -1,0 +1,130 @@
+import { parentOf } from "../../uid.js";
+import type { IdentityPatch, NewIdentity, PersonLogin } from "../iam-store.js";
+import { isEmptyPatch } from "../patch.js";
+import {
+  type IdentityRow,
+  identityListColumns,
+  identityRecordOf,
+  methodColumns,
+} from "../rows/identity-rows.js";
+import { StoreError } from "../store.js";
+import type { LastOwnerGuard } from "./last-owner.js";
+import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+
+function* find(uid: string): Steps<IdentityRow | undefined> {
+  return yield* one<IdentityRow>("SELECT * FROM identities WHERE uid = ?", uid);
+}
+
+function* mustFind(uid: string): Steps<IdentityRow> {
+  const row = yield* find(uid);
+  if (!row) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
+  return row;
+}
+
+/**
+ * The identity operations of both backends but touchIdentity, whose durability each backend
+ * sets its own way (sqlite/identities.ts, postgres/identities.ts).
+ */
+export function createIdentityOps(lastOwner: LastOwnerGuard) {
+  return {
+    createIdentity: write(function* (i: NewIdentity) {
+      if (parentOf(i.uid) !== i.groupUid || i.groupUid === "") {
+        throw new Error(`identity uid ${i.uid} is not a direct child of ${i.groupUid}`);
+      }
+      if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", i.groupUid))) {
+        throw new StoreError("not_found", `group ${JSON.stringify(i.groupUid)}`);
+      }
+      if (yield* find(i.uid)) {
+        throw new StoreError("already_exists", `identity ${JSON.stringify(i.uid)}`);
+      }
+      const m = methodColumns(i.claimMatch, i.staticKeys);
+      const row = yield* one<IdentityRow>(
+        `INSERT INTO identities (uid, group_uid, name, description, issuer, subject, claim_match,
+           static_keys, last_seen_time, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        i.uid,
+        i.groupUid,
+        i.name,
+        i.description,
+        m.issuer,
+        m.subject,
+        m.claimMatch,
+        m.staticKeys,
+        i.now,
+        i.now,
+        i.now,
+      );
+      return identityRecordOf(row!);
+    }),
+
+    getIdentity: read(function* (uid: string) {
+      const row = yield* find(uid);
+      return row && identityRecordOf(row);
+    }),
+
+    updateIdentity: write(function* (uid: string, patch: IdentityPatch, now: number) {
+      const row = yield* mustFind(uid);
+      const current = identityRecordOf(row);
+      if (isEmptyPatch(patch)) return current;
+      const method =
+        patch.claimMatch || patch.staticKeys
+          ? methodColumns(patch.claimMatch, patch.staticKeys)
+          : methodColumns(current.claimMatch, current.staticKeys);
+      // A person's issuer and subject come from logins, not from a method.
+      const identifying = current.groupUid === "" ? row : method;
+      const updated = yield* one<IdentityRow>(
+        `UPDATE identities SET name = ?, description = ?, issuer = ?, subject = ?,
+           claim_match = ?, static_keys = ?, update_time = ?
+         WHERE uid = ? RETURNING *`,
+        patch.name ?? current.name,
+        patch.description ?? current.description,
+        identifying.issuer,
+        identifying.subject,
+        method.claimMatch,
+        method.staticKeys,
+        now,
+        uid,
+      );
+      return identityRecordOf(updated!);
+    }),
+
+    deleteIdentity: write(function* (uid: string) {
+      yield* mustFind(uid);
+      yield* lastOwner.identity(uid);
+      yield* run("DELETE FROM role_bindings WHERE identity_uid = ?", uid);
+      yield* run("DELETE FROM identities WHERE uid = ?", uid);
+    }),
+
+    listIdentities: list(identityListColumns, identityRecordOf),
+
+    upsertPerson: write(function* (p: PersonLogin) {
+      if (parentOf(p.uid) !== "") throw new Error(`person uid ${p.uid} is not a root uid`);
+      // A person's root identity has no group and no method; a later login refreshes what the
+      // issuer says about the person.
+      yield* run(
+        `INSERT INTO identities (uid, group_uid, name, description, email, issuer, subject,
+           last_seen_time, create_time, update_time)
+         VALUES (?, NULL, ?, '', ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (uid) DO UPDATE SET name = excluded.name, email = excluded.email,
+           last_seen_time = excluded.last_seen_time, update_time = excluded.update_time
+         WHERE identities.group_uid IS NULL`,
+        p.uid,
+        p.name,
+        p.email,
+        p.issuer,
+        p.subject,
+        p.now,
+        p.now,
+        p.now,
+      );
+      return identityRecordOf((yield* find(p.uid))!);
+    }),
+  } satisfies OpsOf<
+    | "createIdentity"
+    | "getIdentity"
+    | "updateIdentity"
+    | "deleteIdentity"
+    | "listIdentities"
+    | "upsertPerson"
+  >;
+}

@@ -1,0 +1,132 @@
+import { parentOf } from "../../uid.js";
+import type { NewRoleBinding, RoleBindingFilters } from "../iam-store.js";
+import {
+  type BindingRow,
+  roleBindingConditions,
+  roleBindingListColumns,
+  roleBindingRecordOf,
+} from "../rows/role-binding-rows.js";
+import { type GroupRecord, StoreError } from "../store.js";
+import type { LastOwnerGuard } from "./last-owner.js";
+import { exists, hook, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+
+const existence = {
+  group: "SELECT 1 FROM groups WHERE uid = ?",
+  identity: "SELECT 1 FROM identities WHERE uid = ?",
+  role: "SELECT 1 FROM roles WHERE uid = ?",
+} as const;
+
+function* mustExist(kind: keyof typeof existence, uid: string): Steps<void> {
+  if (!(yield* exists(existence[kind], uid))) {
+    throw new StoreError("not_found", `${kind} ${JSON.stringify(uid)}`);
+  }
+}
+
+function* checkUnique(identityUid: string, groupUid: string, roleUid: string, self: string) {
+  if (
+    yield* exists(
+      `SELECT 1 FROM role_bindings
+       WHERE identity_uid = ? AND group_uid = ? AND role_uid = ? AND uid <> ?`,
+      identityUid,
+      groupUid,
+      roleUid,
+      self,
+    )
+  ) {
+    throw new StoreError("already_exists", "the identity already has this role at this group");
+  }
+}
+
+/** A role binding as its view shows it, or undefined: for group invites too. */
+export function* findBinding(uid: string): Steps<BindingRow | undefined> {
+  return yield* one<BindingRow>("SELECT * FROM role_bindings_view WHERE uid = ?", uid);
+}
+
+function* bind(b: NewRoleBinding): Steps<void> {
+  if (parentOf(b.uid) !== b.groupUid || b.groupUid === "") {
+    throw new Error(`role binding uid ${b.uid} is not a direct child of ${b.groupUid}`);
+  }
+  yield* mustExist("group", b.groupUid);
+  yield* mustExist("identity", b.identityUid);
+  yield* mustExist("role", b.roleUid);
+  if (yield* exists("SELECT 1 FROM role_bindings WHERE uid = ?", b.uid)) {
+    throw new StoreError("already_exists", `role binding ${JSON.stringify(b.uid)}`);
+  }
+  yield* checkUnique(b.identityUid, b.groupUid, b.roleUid, b.uid);
+  yield* run(
+    `INSERT INTO role_bindings (uid, group_uid, identity_uid, role_uid, create_time, update_time)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+    b.uid,
+    b.groupUid,
+    b.identityUid,
+    b.roleUid,
+    b.now,
+    b.now,
+  );
+}
+
+/** The role-binding operations of both backends, and organization creation. */
+export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
+  return {
+    createRoleBinding: write(function* (b: NewRoleBinding) {
+      yield* bind(b);
+      return roleBindingRecordOf((yield* findBinding(b.uid))!);
+    }),
+
+    getRoleBinding: read(function* (uid: string) {
+      const row = yield* findBinding(uid);
+      return row && roleBindingRecordOf(row);
+    }),
+
+    updateRoleBinding: write(function* (uid: string, roleUid: string, now: number) {
+      const row = yield* findBinding(uid);
+      if (!row) throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
+      yield* mustExist("role", roleUid);
+      if (roleUid !== row.role_uid) yield* lastOwner.binding(uid);
+      yield* checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
+      yield* run(
+        "UPDATE role_bindings SET role_uid = ?, update_time = ? WHERE uid = ?",
+        roleUid,
+        now,
+        uid,
+      );
+      return roleBindingRecordOf((yield* findBinding(uid))!);
+    }),
+
+    deleteRoleBinding: write(function* (uid: string) {
+      yield* lastOwner.binding(uid);
+      if ((yield* run("DELETE FROM role_bindings WHERE uid = ?", uid)) === 0) {
+        throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
+      }
+    }),
+
+    listRoleBindings: list(roleBindingListColumns, roleBindingRecordOf, (query) => ({
+      query,
+      extra: roleBindingConditions((query.filters ?? {}) as RoleBindingFilters),
+    })),
+
+    createOrganization: write(function* (
+      group: { uid: string; name: string; description: string; now: number },
+      owner: { bindingUid: string; identityUid: string; roleUid: string },
+    ): Steps<GroupRecord> {
+      // Checked first, so that a vanished identity leaves no ownerless organization behind.
+      yield* mustExist("identity", owner.identityUid);
+      const created = yield* hook("createGroup", { ...group, parentUid: "" });
+      yield* bind({
+        uid: owner.bindingUid,
+        groupUid: group.uid,
+        identityUid: owner.identityUid,
+        roleUid: owner.roleUid,
+        now: group.now,
+      });
+      return created;
+    }),
+  } satisfies OpsOf<
+    | "createRoleBinding"
+    | "getRoleBinding"
+    | "updateRoleBinding"
+    | "deleteRoleBinding"
+    | "listRoleBindings"
+    | "createOrganization"
+  >;
+}
