@@ -4,6 +4,7 @@ import { accountAssociationOps } from "./account-associations.js";
 import { createIdentityOps } from "./identities.js";
 import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
+import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
@@ -20,6 +21,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...accountAssociationOps,
     ...createIdentityOps(lastOwner),
     ...createRoleBindingOps(lastOwner),
+    ...oauthOps,
   };
 }
 
@@ -74,12 +76,6 @@ const perBackend = {
   listGroupInvites: read,
   findGroupInviteByCode: read,
   redeemGroupInvite: write,
-  createAuthorizationCode: write,
-  redeemAuthorizationCode: write,
-  rotateRefreshToken: write,
-  revokeSession: write,
-  revokeSessionByRefreshToken: write,
-  sessionActive: read,
   spendLogin: neutral,
   noteUnfinishedSignIn: neutral,
   purgeSignIns: neutral,

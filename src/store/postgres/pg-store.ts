@@ -11,7 +11,6 @@ import { createPgGroupInviteOps } from "./group-invites.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
-import { createPgOAuthOps } from "./oauth.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
 import { createPgRoleOps } from "./roles.js";
 import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
@@ -149,7 +148,6 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     ...createPgTouchIdentity(db),
     ...roleOps,
     ...createPgGroupInviteOps(db, getRoleBindingIn),
-    ...createPgOAuthOps(db),
     ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),

@@ -14,7 +14,6 @@ import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
-import { createOAuthOps } from "./oauth.js";
 import { createReadCache } from "./read-cache.js";
 import { createRoleOps } from "./roles.js";
 import { createSyncRunner } from "./run-sync.js";
@@ -74,7 +73,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     // Built-in roles are rows like custom ones, upserted from the catalog at every open.
     ...createRoleOps(db, opts.roles.builtins, (opts.now ?? Date.now)()),
     ...createGroupInviteOps(db, shared.getRoleBinding),
-    ...createOAuthOps(db),
     ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
