@@ -8,6 +8,7 @@ import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
+import { tagOps } from "./tags.js";
 
 /**
  * Every operation written once for both backends (ops/*.ts), by Store method, for a store
@@ -22,6 +23,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createIdentityOps(lastOwner),
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
+    ...tagOps,
   };
 }
 
@@ -79,11 +81,6 @@ const perBackend = {
   spendLogin: neutral,
   noteUnfinishedSignIn: neutral,
   purgeSignIns: neutral,
-  putTag: neutral,
-  importTags: neutral,
-  getTag: read,
-  deleteTag: neutral,
-  listTags: read,
   createAdvisory: write,
   getAdvisory: read,
   updateAdvisory: write,

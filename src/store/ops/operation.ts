@@ -127,7 +127,7 @@ export interface ListOperation<F, Row, Rec> extends Behaviour {
 /** A list query as the engine runs it, and the resource's own conditions. */
 export interface PreparedList {
   query: Omit<ListQuery<unknown>, "descendantsOf"> & { descendantsOf?: string };
-  extra: { sql: string; params: Param[] }[];
+  extra: { sql: Text; params: Param[] }[];
 }
 
 /** Any operation, as the runners see it. */

@@ -1,6 +1,6 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
-import { behaviourOf, createSharedOps, type SharedOps } from "../ops/all.js";
+import { behaviourOf, createSharedOps } from "../ops/all.js";
 import { findBinding } from "../ops/role-bindings.js";
 import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
@@ -17,7 +17,7 @@ import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
 import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgSigningKeyOps } from "./signing-keys.js";
-import { createPgTagOps } from "./tags.js";
+import { createPgTagImport } from "./tags.js";
 
 /** Options of createPostgresStore. */
 export interface PostgresStoreOptions extends PgDbOptions {
@@ -152,18 +152,18 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),
     ...createPgSecretOps(db),
-    ...createPgTagOps(db),
     ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),
     // The operations written once for both backends (ops/), run with awaits.
     ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
+    // PostgreSQL's own bodies where its SQL or round trips really differ.
+    ...createPgTagImport(db),
   };
 }
 
 /**
- * The operations on the pool: an access-neutral one that its backend module still writes
- * itself runs on a PgDb whose transactions tell no replica (the shared ones say so to the
- * runner themselves).
+ * The operations on the pool: an access-neutral one (its behaviour, ops/all.ts) runs on a
+ * PgDb whose transactions tell no replica, whoever wrote its body.
  */
 function poolOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
   const ops = dataOps(db, roles, now, counts);
@@ -173,9 +173,8 @@ function poolOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
     now,
     counts,
   );
-  const shared: Partial<SharedOps> = createSharedOps(roles);
   for (const name of Object.keys(ops) as (keyof DataOps)[]) {
-    if (behaviourOf(name).accessNeutral && !(name in shared)) {
+    if (behaviourOf(name).accessNeutral) {
       (ops as Record<string, unknown>)[name] = quiet[name];
     }
   }

@@ -54,7 +54,8 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
       return async (query) => {
         const q = query as Parameters<typeof lists.list>[0];
         const prepared = op.prepare?.(q) ?? { query: q, extra: [] };
-        const page = await lists.list(prepared.query, prepared.extra);
+        const extra = prepared.extra.map((c) => ({ sql: textFor(c.sql, "pg"), params: c.params }));
+        const page = await lists.list(prepared.query, extra);
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };
     }

@@ -66,7 +66,10 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
       return (query) => {
         const q = query as Parameters<typeof lists.list>[0];
         const prepared = op.prepare?.(q) ?? { query: q, extra: [] };
-        const extra = prepared.extra.map((c) => ({ sql: c.sql, params: c.params.map(bindable) }));
+        const extra = prepared.extra.map((c) => ({
+          sql: textFor(c.sql, "sqlite"),
+          params: c.params.map(bindable),
+        }));
         const page = lists.list(prepared.query, extra);
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };

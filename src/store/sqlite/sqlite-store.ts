@@ -21,7 +21,6 @@ import { createSecretOps } from "./secrets.js";
 import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
-import { createTagOps } from "./tags.js";
 
 /** Options of createSqliteStore. */
 export interface SqliteStoreOptions {
@@ -77,7 +76,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
     ...createSecretOps(db),
-    ...createTagOps(db),
     ...createAdvisoryOps(db),
     ...createEventOps(db),
     ...shared,
