@@ -8,6 +8,7 @@ import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
+import { roleOps } from "./roles.js";
 import { tagOps } from "./tags.js";
 
 /**
@@ -24,6 +25,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
     ...tagOps,
+    ...roleOps,
   };
 }
 
@@ -64,11 +66,6 @@ const perBackend = {
   // lastSeenTime, on every token exchange: its own durability setting on SQLite
   // (identities.ts), and no access answer depends on it.
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
-  createRole: write,
-  getRole: read,
-  updateRole: write,
-  deleteRole: write,
-  listRoles: read,
   capabilitiesAt: read,
   groupsWithCapability: read,
   createGroupInvite: write,

@@ -10,8 +10,12 @@
 import type { ListColumns } from "../list-clauses.js";
 import type { GroupRecord, ListPage, ListQuery, NewGroup, Store } from "../store.js";
 
-/** A value bound to a `?` placeholder (the SQLite runner binds booleans as 0 and 1). */
-export type Param = string | number | boolean | Buffer | null;
+/**
+ * A value bound to a `?` placeholder. The SQLite runner binds booleans as 0 and 1 and a list
+ * of strings as JSON text (read it with json_each); PostgreSQL gets the list as an array
+ * (`?::text[]`, `unnest`, `ANY`): a statement taking a list has a text per dialect.
+ */
+export type Param = string | number | boolean | Buffer | null | readonly string[];
 
 /** Statement text for both backends, or one text per backend where the dialects differ. */
 export type Text = string | { readonly sqlite: string; readonly pg: string };

@@ -2,6 +2,7 @@ import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.j
 import type { CacheCounts } from "../access-answers.js";
 import { behaviourOf, createSharedOps } from "../ops/all.js";
 import { findBinding } from "../ops/role-bindings.js";
+import { seedBuiltins } from "../ops/roles.js";
 import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
@@ -12,7 +13,6 @@ import { createPgGroupOps } from "./groups.js";
 import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
-import { createPgRoleOps } from "./roles.js";
 import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
 import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
@@ -49,10 +49,12 @@ export async function createPostgresStore(
   try {
     await migratePg(db);
     const now = (opts.now ?? Date.now)();
-    await createPgRoleOps(db, opts.roles.builtins, now).seedBuiltins();
+    await createAsyncRunner(db, { createGroup: createPgGroupOps(db).createGroupIn })
+      .bind({ seedBuiltins })
+      .seedBuiltins(opts.roles.builtins, now);
     // One count for the pool's cache and every transaction's: the access-cache metric.
     const counts: CacheCounts = { hits: 0, misses: 0 };
-    const ops = poolOps(db, opts.roles, now, counts);
+    const ops = poolOps(db, opts.roles, counts);
     let closed = false;
     const clock = opts.now ?? Date.now;
     /**
@@ -80,7 +82,7 @@ export async function createPostgresStore(
           touchesAccess = false;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, now, counts), () => closed, {
+            ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
               sql,
               now: clock,
               noted,
@@ -133,10 +135,9 @@ export async function createPostgresStore(
 }
 
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
-function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
+function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
-  const { seedBuiltins: _s, ...roleOps } = createPgRoleOps(db, roles.builtins, now);
   const hooks: PgHooks = { createGroup: createGroupIn };
   const getRoleBindingIn = async (sql: Sql, uid: string) => {
     const row = await driveAsync(sql, hooks, findBinding(uid));
@@ -146,7 +147,6 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
   return {
     ...groupOps,
     ...createPgTouchIdentity(db),
-    ...roleOps,
     ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db, counts),
@@ -165,12 +165,11 @@ function dataOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts):
  * The operations on the pool: an access-neutral one (its behaviour, ops/all.ts) runs on a
  * PgDb whose transactions tell no replica, whoever wrote its body.
  */
-function poolOps(db: PgDb, roles: StoreRoles, now: number, counts: CacheCounts): DataOps {
-  const ops = dataOps(db, roles, now, counts);
+function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
+  const ops = dataOps(db, roles, counts);
   const quiet = dataOps(
     { ...db, write: (fn, o) => db.write(fn, { ...o, notify: false }) },
     roles,
-    now,
     counts,
   );
   for (const name of Object.keys(ops) as (keyof DataOps)[]) {

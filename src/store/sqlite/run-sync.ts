@@ -90,7 +90,9 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
   };
 }
 
-/** A parameter as better-sqlite3 binds it: booleans as 0 and 1. */
+/** A parameter as better-sqlite3 binds it: booleans as 0 and 1, a list as JSON text. */
 function bindable(p: Param): SqlParam {
-  return typeof p === "boolean" ? (p ? 1 : 0) : p;
+  if (typeof p === "boolean") return p ? 1 : 0;
+  if (Array.isArray(p)) return JSON.stringify(p);
+  return p as SqlParam;
 }

@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import { behaviourOf, createSharedOps } from "../ops/all.js";
+import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { createAdvisoryOps } from "./advisories.js";
@@ -15,7 +16,6 @@ import { createGroupOps } from "./groups.js";
 import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
-import { createRoleOps } from "./roles.js";
 import { createSyncRunner } from "./run-sync.js";
 import { createSecretOps } from "./secrets.js";
 import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
@@ -62,15 +62,14 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   const readCache = createReadCache(db);
   const groups = createGroupOps(db);
   // The operations written once for both backends (ops/), run synchronously.
-  const shared = createSyncRunner(db, { createGroup: groups.createGroup }).bind(
-    createSharedOps(opts.roles),
-  );
+  const runner = createSyncRunner(db, { createGroup: groups.createGroup });
+  const shared = runner.bind(createSharedOps(opts.roles));
+  // Built-in roles are rows like custom ones, upserted from the catalog at every open.
+  runner.bind({ seedBuiltins }).seedBuiltins(opts.roles.builtins, (opts.now ?? Date.now)());
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
     ...createTouchIdentity(db, readCache),
-    // Built-in roles are rows like custom ones, upserted from the catalog at every open.
-    ...createRoleOps(db, opts.roles.builtins, (opts.now ?? Date.now)()),
     ...createGroupInviteOps(db, shared.getRoleBinding),
     ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
