@@ -1,6 +1,7 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { accountAssociationOps } from "./account-associations.js";
+import { groupInviteOps } from "./group-invites.js";
 import { createIdentityOps } from "./identities.js";
 import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
@@ -26,6 +27,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...oauthOps,
     ...tagOps,
     ...roleOps,
+    ...groupInviteOps,
   };
 }
 
@@ -68,13 +70,6 @@ const perBackend = {
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
   capabilitiesAt: read,
   groupsWithCapability: read,
-  createGroupInvite: write,
-  getGroupInvite: read,
-  updateGroupInvite: write,
-  deleteGroupInvite: write,
-  listGroupInvites: read,
-  findGroupInviteByCode: read,
-  redeemGroupInvite: write,
   spendLogin: neutral,
   noteUnfinishedSignIn: neutral,
   purgeSignIns: neutral,

@@ -1,19 +1,16 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
 import { behaviourOf, createSharedOps } from "../ops/all.js";
-import { findBinding } from "../ops/role-bindings.js";
 import { seedBuiltins } from "../ops/roles.js";
-import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAdvisoryOps } from "./advisories.js";
 import { appendPgEvent, createPgEventOps } from "./events.js";
-import { createPgGroupInviteOps } from "./group-invites.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
-import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
+import { createAsyncRunner, type PgHooks } from "./run-async.js";
 import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgSigningKeyOps } from "./signing-keys.js";
@@ -139,15 +136,10 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
   const hooks: PgHooks = { createGroup: createGroupIn };
-  const getRoleBindingIn = async (sql: Sql, uid: string) => {
-    const row = await driveAsync(sql, hooks, findBinding(uid));
-    return row && roleBindingRecordOf(row);
-  };
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   return {
     ...groupOps,
     ...createPgTouchIdentity(db),
-    ...createPgGroupInviteOps(db, getRoleBindingIn),
     ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db, counts),
     ...createPgSigningKeyOps(db),

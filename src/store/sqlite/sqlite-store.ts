@@ -11,7 +11,6 @@ import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from ".
 import { createEventOps, createSqliteEventWriter, type SqliteEventWriter } from "./events.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
-import { createGroupInviteOps } from "./group-invites.js";
 import { createGroupOps } from "./groups.js";
 import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
@@ -70,7 +69,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   const ops: DataOps = {
     ...groups,
     ...createTouchIdentity(db, readCache),
-    ...createGroupInviteOps(db, shared.getRoleBinding),
     ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
     ...createSigningKeyOps(db),
