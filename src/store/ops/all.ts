@@ -10,6 +10,7 @@ import type { Behaviour } from "./operation.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { roleOps } from "./roles.js";
+import { serverStateOps } from "./server-state.js";
 import { tagOps } from "./tags.js";
 
 /**
@@ -28,6 +29,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...tagOps,
     ...roleOps,
     ...groupInviteOps,
+    ...serverStateOps,
   };
 }
 
@@ -56,14 +58,6 @@ const perBackend = {
   getGroupPath: read,
   findOrganization: read,
   listGroups: read,
-  listSigningKeys: read,
-  addSigningKey: write,
-  pruneSigningKeys: write,
-  setSigningKeyTime: write,
-  // A get that creates: it commits at once, as a read would, rather than wait for a batch.
-  getOrCreateSecret: { write: true, ownCommit: true },
-  getSetting: read,
-  putSetting: write,
   identityExists: read,
   // lastSeenTime, on every token exchange: its own durability setting on SQLite
   // (identities.ts), and no access answer depends on it.

@@ -11,9 +11,7 @@ import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
 import { createAsyncRunner, type PgHooks } from "./run-async.js";
-import { createPgSecretOps } from "./secrets.js";
 import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
-import { createPgSigningKeyOps } from "./signing-keys.js";
 import { createPgTagImport } from "./tags.js";
 
 /** Options of createPostgresStore. */
@@ -142,8 +140,6 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...createPgTouchIdentity(db),
     ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db, counts),
-    ...createPgSigningKeyOps(db),
-    ...createPgSecretOps(db),
     ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),
     // The operations written once for both backends (ops/), run with awaits.

@@ -16,9 +16,7 @@ import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
 import { createSyncRunner } from "./run-sync.js";
-import { createSecretOps } from "./secrets.js";
 import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
-import { createSigningKeyOps } from "./signing-keys.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** Options of createSqliteStore. */
@@ -71,8 +69,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createTouchIdentity(db, readCache),
     ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
-    ...createSigningKeyOps(db),
-    ...createSecretOps(db),
     ...createAdvisoryOps(db),
     ...createEventOps(db),
     ...shared,
