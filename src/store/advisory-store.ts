@@ -3,7 +3,7 @@
  * (atomic operations, StoreError for what a caller can cause, times in ms since the epoch).
  */
 import type { PutOutcome } from "./registry-store.js";
-import type { ListPage, ListQuery } from "./store.js";
+import type { ListPage, ListQuery } from "./vocabulary.js";
 
 /** What happened to an advisory; the numbers are those of the API's EventType. */
 export type EventTypeNumber = 1 | 2 | 3 | 4 | 5 | 6 | 7;

@@ -1,4 +1,4 @@
-import type { ListPage, ListQuery } from "./store.js";
+import type { ListPage, ListQuery } from "./vocabulary.js";
 
 /** A stored event of the audit trail (a CloudEvent; data as JSON text). */
 export interface EventRecord {

@@ -3,7 +3,7 @@
  * queries every authorization decision is made of. Part of `Store`; the same rules hold
  * (atomic operations, StoreError for what a caller can cause, times in ms since the epoch).
  */
-import type { GroupRecord, ListPage, ListQuery } from "./store.js";
+import type { GroupRecord, ListPage, ListQuery } from "./vocabulary.js";
 
 /** How a workload proves it is an identity: claims of an OIDC token from a reachable issuer. */
 export interface ClaimMatchRecord {

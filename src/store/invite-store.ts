@@ -4,7 +4,7 @@
  * can cause, times in ms since the epoch). The store never sees a code, only its hash.
  */
 import type { RoleBindingRecord } from "./iam-store.js";
-import type { ListPage, ListQuery } from "./store.js";
+import type { ListPage, ListQuery } from "./vocabulary.js";
 
 /** A stored group invite, hydrated with its role's summary. */
 export interface GroupInviteRecord {

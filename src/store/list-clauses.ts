@@ -1,5 +1,5 @@
 import { isAtOrBelow } from "../uid.js";
-import type { ListQuery, SortField } from "./store.js";
+import type { ListQuery, SortField } from "./vocabulary.js";
 
 /**
  * Where a listable resource keeps what the list SQL of either backend needs. Names are code

@@ -3,7 +3,7 @@
  * `Store`; the same rules hold (atomic operations, StoreError for what a caller can cause,
  * times in ms since the epoch).
  */
-import type { ListPage, ListQuery } from "./store.js";
+import type { ListPage, ListQuery } from "./vocabulary.js";
 
 /** A stored repo. */
 export interface RepoRecord {

@@ -34,138 +34,16 @@ import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
 import type { RegistryStore } from "./registry-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
+import type {
+  GroupPatch,
+  GroupRecord,
+  ListPage,
+  ListQuery,
+  NewGroup,
+  SigningKeyRecord,
+} from "./vocabulary.js";
 
-/** What went wrong in a store operation, independent of the backend. */
-export type StoreErrorKind =
-  | "not_found"
-  | "already_exists"
-  | "not_empty"
-  | "failed_precondition"
-  | "conflict"
-  | "unavailable"
-  /** The database's storage is full: nothing was written; retry once space is freed. */
-  | "storage_full"
-  /** A value the database cannot hold: text with a NUL character (PostgreSQL refuses it). */
-  | "invalid_text";
-
-/** StoreError is the only error a Store throws for conditions callers can cause. */
-export class StoreError extends Error {
-  override name = "StoreError";
-  constructor(
-    readonly kind: StoreErrorKind,
-    message: string,
-    /** For `not_empty`: the kind of children that block the delete (groups, repos, ...). */
-    readonly childKind?: string,
-    /** For `not_empty`: the kind of the parent being deleted (group, repo). */
-    readonly parentKind?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Fields a List can be ordered by. */
-export type SortField = "name" | "create_time" | "update_time" | "uid";
-
-/** A keyset position: the sort value and uid of the last item of the previous page. */
-export interface Cursor {
-  value: string | number;
-  uid: string;
-}
-
-/**
- * ListQuery is a validated List request as the list engine hands it to a backend.
- * `F` carries the resource's own filters.
- */
-export interface ListQuery<F = Record<string, never>> {
-  /**
-   * Strictly below this uid, at any depth, in the uid tree: a group's subgroups, and every
-   * resource whose group is this one or below it (a resource sits one level below its group).
-   */
-  descendantsOf?: string;
-  /** One level below this uid: a group's direct subgroups, or the resources in that group. */
-  childrenOf?: string;
-  /** Exact name. */
-  name?: string;
-  /** Resource-specific filters. */
-  filters: F;
-  order: { field: SortField; desc: boolean };
-  /** Start strictly after this position in the order. */
-  after?: Cursor;
-  /** Results to skip after the cursor position. */
-  skip: number;
-  /** Maximum number of items to return; at least 1. */
-  limit: number;
-  /**
-   * Group uids whose subtrees (the group itself and everything below) the caller may list.
-   * Undefined: no restriction. Empty: nothing is visible.
-   */
-  scope?: readonly string[];
-}
-
-/** One page of results and the count of every match (ignoring cursor, skip and limit). */
-export interface ListPage<T> {
-  /** At most `limit` items, in the query's order. */
-  items: T[];
-  /** Every match of the filters and scope, ignoring `after`, `skip` and `limit`. */
-  total: number;
-  /** Whether more matches follow the last item (so the list engine mints a next-page token). */
-  hasMore: boolean;
-}
-
-/** A stored group. */
-export interface GroupRecord {
-  uid: string;
-  /** Empty for a root group (an organization). */
-  parentUid: string;
-  name: string;
-  description: string;
-  verified: boolean;
-  resourceLimits: Record<string, number>;
-  createTime: number;
-  updateTime: number;
-}
-
-/** Input of createGroup. */
-export interface NewGroup {
-  uid: string;
-  /** Empty for a root group. */
-  parentUid: string;
-  name: string;
-  description: string;
-  now: number;
-}
-
-/** A change to a group; absent fields keep their value. */
-export interface GroupPatch {
-  name?: string;
-  description?: string;
-}
-
-/** A signing key of the token key ring. */
-export interface SigningKeyRecord {
-  kid: string;
-  /** The private JWK, JSON-encoded. */
-  privateJwk: string;
-  /** The public JWK, JSON-encoded. */
-  publicJwk: string;
-  createTime: number;
-}
-
-/**
- * The built-in roles, as the server hands them to a store when it opens it: the store seeds
- * them (upserted at every open) and keeps every organization's last owner binding, but the
- * catalog is the server's, not the storage layer's.
- */
-export interface StoreRoles {
-  builtins: readonly {
-    uid: string;
-    name: string;
-    description: string;
-    capabilities: readonly string[];
-  }[];
-  /** The owner role, which the last-owner rule protects. */
-  ownerRoleUid: string;
-}
+export * from "./vocabulary.js";
 
 /** Store is the whole persistence contract of Gatehouse. */
 export interface Store
