@@ -53,6 +53,7 @@ import { addUnaryConnect } from "./grpc/unary-connect.js";
 import { createUnaryGrpc } from "./grpc/unary-grpc.js";
 import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
+import { createListEngine } from "./list/list.js";
 import { createMetrics, type Metrics, noMetrics, type Protocol } from "./metrics/metrics.js";
 import { createMetricsListener, type MetricsListener } from "./metrics/metrics-listener.js";
 import { storeOperations, timedStore } from "./metrics/timed-store.js";
@@ -73,7 +74,6 @@ import { createServiceImpls, registerServices } from "./service-impls.js";
 import { registration } from "./service-registration.js";
 import { apiServices, protocolServices } from "./service-table.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
-import { createListEngine } from "./store/list.js";
 import type { Store } from "./store/store.js";
 import { createNulGate } from "./validation/string-rules.js";
 

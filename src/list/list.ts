@@ -1,7 +1,7 @@
 import { invalidArgument, invalidField } from "../errors.js";
+import type { Cursor, ListPage, ListQuery, SortField } from "../store/vocabulary.js";
 import { isUid } from "../uid.js";
 import { createPageTokens, type PageTokenContent } from "./page-tokens.js";
-import type { Cursor, ListPage, ListQuery, SortField } from "./store.js";
 
 /** Results per page when the request says 0 or nothing. */
 export const defaultPageSize = 50;

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Cursor, SortField } from "./store.js";
+import type { Cursor, SortField } from "../store/vocabulary.js";
 
 /** What a page token carries. */
 export interface PageTokenContent {

@@ -1,7 +1,7 @@
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { kListScope, kPrincipal, type Principal } from "../auth/principal.js";
 import { unauthenticated } from "../errors.js";
-import type { ParseOptions } from "../store/list.js";
+import type { ParseOptions } from "../list/list.js";
 
 /** The authenticated caller of a request; the access interceptor has set it on every API call. */
 export function callerOf(ctx: HandlerContext): Principal {

@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { createListEngine, type ListParams, pageTokenLifetimeMs } from "../../src/list/list.js";
 import { sortValueOf } from "../../src/services/sort-value.js";
-import { createListEngine, type ListParams, pageTokenLifetimeMs } from "../../src/store/list.js";
 import type { GroupRecord, ListPage } from "../../src/store/store.js";
 
 const key = Buffer.alloc(32, 7);

@@ -7,8 +7,8 @@ import {
   type EventsService,
   ListEventsResponseSchema,
 } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
+import type { ListEngine } from "../../list/list.js";
 import type { EventFilters, EventRecord } from "../../store/event-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";

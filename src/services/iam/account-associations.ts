@@ -12,12 +12,12 @@ import {
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type {
   AccountAssociationPatch,
   AccountAssociationRecord,
   AccountLinks,
 } from "../../store/iam-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import {
   checkDescription,

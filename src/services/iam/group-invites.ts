@@ -12,8 +12,8 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, type Violations, violations } from "../../validation/field-rules.js";

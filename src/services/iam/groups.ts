@@ -9,7 +9,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { ownerRole } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
-import type { ListEngine } from "../../store/list.js";
+import type { ListEngine } from "../../list/list.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
 import { depthOf, maxGroupDepth, newChildUid, newRootUid } from "../../uid.js";
 import {

@@ -17,13 +17,13 @@ import { validateClaimMatch } from "../../auth/claim-match.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import { parsePublicJwks } from "../../auth/oidc/public-jwks.js";
 import { notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type {
   ClaimMatchRecord,
   IdentityPatch,
   IdentityRecord,
   StaticKeysRecord,
 } from "../../store/iam-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import {

@@ -16,12 +16,12 @@ import { isEmailDomain, maxEmailDomains } from "../../auth/oauth/email-domains.j
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type {
   IdentityProviderPatch,
   IdentityProviderRecord,
   OidcRecord,
 } from "../../store/iam-store.js";
-import type { ListEngine } from "../../store/list.js";
 import { isEmptyPatch } from "../../store/patch.js";
 import type { Store } from "../../store/store.js";
 import { isUid, newChildUid, rootOf } from "../../uid.js";

@@ -14,8 +14,8 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";

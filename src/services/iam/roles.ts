@@ -10,8 +10,8 @@ import {
 import type { Authorizer } from "../../auth/authorizer.js";
 import { isCapability } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
+import type { ListEngine } from "../../list/list.js";
 import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import {

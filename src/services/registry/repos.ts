@@ -8,8 +8,8 @@ import {
   type ReposService,
 } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import type { Config } from "../../config.js";
+import type { ListEngine } from "../../list/list.js";
 import { createRegistryNames } from "../../registry/registry-names.js";
-import type { ListEngine } from "../../store/list.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";

@@ -7,7 +7,7 @@ import {
   TagSchema,
   type TagsService,
 } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
-import type { ListEngine } from "../../store/list.js";
+import type { ListEngine } from "../../list/list.js";
 import type { TagFilters, TagRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";

@@ -8,6 +8,7 @@ import {
   type Event,
   ListAdvisoriesResponseSchema,
 } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import type { ListEngine } from "../../list/list.js";
 import type {
   AdvisoryContent,
   AdvisoryEvent,
@@ -16,7 +17,6 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../../store/advisory-store.js";
-import type { ListEngine } from "../../store/list.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { checkAdvisoryFields, checkQuery, isEventType } from "../../validation/advisory-rules.js";
