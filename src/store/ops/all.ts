@@ -11,6 +11,7 @@ import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { roleOps } from "./roles.js";
 import { serverStateOps } from "./server-state.js";
+import { signInUpkeepOps } from "./sign-in-upkeep.js";
 import { tagOps } from "./tags.js";
 
 /**
@@ -30,6 +31,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...roleOps,
     ...groupInviteOps,
     ...serverStateOps,
+    ...signInUpkeepOps,
   };
 }
 
@@ -64,9 +66,6 @@ const perBackend = {
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
   capabilitiesAt: read,
   groupsWithCapability: read,
-  spendLogin: neutral,
-  noteUnfinishedSignIn: neutral,
-  purgeSignIns: neutral,
   createAdvisory: write,
   getAdvisory: read,
   updateAdvisory: write,

@@ -108,6 +108,11 @@ export interface Behaviour {
    * failing serialization and retrying; SQLite's one writer needs none.
    */
   readonly turn?: (...args: never[]) => string;
+  /**
+   * An access-neutral write of one statement that needs no transaction: PostgreSQL runs it on
+   * a pooled connection, sparing BEGIN and COMMIT (SQLite's batch is one anyway).
+   */
+  readonly autocommit?: boolean;
 }
 
 /** An operation: its behaviour and its body. */

@@ -11,7 +11,6 @@ import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
 import { createAsyncRunner, type PgHooks } from "./run-async.js";
-import { createPgSignInUpkeepOps } from "./sign-in-upkeep.js";
 import { createPgTagImport } from "./tags.js";
 
 /** Options of createPostgresStore. */
@@ -138,7 +137,6 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   return {
     ...groupOps,
     ...createPgTouchIdentity(db),
-    ...createPgSignInUpkeepOps(db),
     ...createPgAccessOps(db, counts),
     ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),

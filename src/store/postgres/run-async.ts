@@ -59,6 +59,10 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };
     }
+    if (op.write && op.autocommit) {
+      if (!op.accessNeutral) throw new Error("only an access-neutral write may autocommit");
+      return (...args) => driveAsync(db.sql, hooks, op.steps(...args));
+    }
     if (op.write) {
       const notify = !op.accessNeutral;
       return (...args) => {

@@ -16,7 +16,6 @@ import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
 import { createSyncRunner } from "./run-sync.js";
-import { createSignInUpkeepOps } from "./sign-in-upkeep.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** Options of createSqliteStore. */
@@ -67,7 +66,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   const ops: DataOps = {
     ...groups,
     ...createTouchIdentity(db, readCache),
-    ...createSignInUpkeepOps(db),
     ...createAccessOps(db, readCache),
     ...createAdvisoryOps(db),
     ...createEventOps(db),
