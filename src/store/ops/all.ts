@@ -74,6 +74,8 @@ const perBackend = {
   listAdvisories: read,
   listEvents: read,
   recordChange: write,
+  // The retention job's deletes: no access answer depends on an event.
+  pruneEvents: neutral,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.
