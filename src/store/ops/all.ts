@@ -1,6 +1,7 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { accountAssociationOps } from "./account-associations.js";
+import { advisoryOps } from "./advisories.js";
 import { groupInviteOps } from "./group-invites.js";
 import { createIdentityOps } from "./identities.js";
 import { identityProviderOps } from "./identity-providers.js";
@@ -32,6 +33,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...groupInviteOps,
     ...serverStateOps,
     ...signInUpkeepOps,
+    ...advisoryOps,
   };
 }
 
@@ -66,12 +68,6 @@ const perBackend = {
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
   capabilitiesAt: read,
   groupsWithCapability: read,
-  createAdvisory: write,
-  getAdvisory: read,
-  updateAdvisory: write,
-  deleteAdvisory: write,
-  importAdvisories: write,
-  listAdvisories: read,
   listEvents: read,
   recordChange: write,
   // The retention job's deletes: no access answer depends on an event.

@@ -1,21 +1,13 @@
-import { parentOf } from "../../uid.js";
-import type { AdvisoryContent, AdvisoryFilters } from "../advisory-store.js";
-import { isEmptyPatch } from "../patch.js";
+import { checkUid, taken } from "../ops/advisories.js";
 import type { PutOutcome } from "../registry-store.js";
 import {
   type AdvisoryColumns,
   type AdvisoryRow,
-  advisoryColumnConditions,
   advisoryColumnsOf,
-  advisoryContentOf,
-  advisoryListColumns,
-  advisoryRecordOf,
-  definedOf,
   sameAdvisoryContent,
   storedAdvisoryColumns,
 } from "../rows/advisory-rows.js";
 import { StoreError } from "../store.js";
-import { createPgListSql, type PgCondition } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** An advisory to write: its uid and its content's columns. */
@@ -23,16 +15,6 @@ interface Write {
   uid: string;
   c: AdvisoryColumns;
 }
-
-/** The advisory operations of the PostgreSQL store. */
-export type PgAdvisoryOps = PgOps<
-  | "createAdvisory"
-  | "getAdvisory"
-  | "updateAdvisory"
-  | "deleteAdvisory"
-  | "listAdvisories"
-  | "importAdvisories"
->;
 
 // Rows an import writes per statement: each statement stays short, however large the import.
 const batchSize = 500;
@@ -44,39 +26,17 @@ const unnested = `unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::tex
   AS x(uid, advisory_id, aliases, summary, artifact_name, component_name, component_type,
     severities, events, latest_event_type, search)`;
 
-/** Create the advisory operations on a migrated database. */
-export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
-  const find = (sql: Sql, uid: string) =>
-    sql.one<AdvisoryRow>("SELECT * FROM advisories WHERE uid = $1", [uid]);
-  const mustFind = async (sql: Sql, uid: string) => {
-    const row = await find(sql, uid);
-    if (!row) throw new StoreError("not_found", `advisory ${JSON.stringify(uid)}`);
-    return row;
-  };
+/**
+ * importAdvisories on PostgreSQL, overriding the shared one (ops/advisories.ts), which takes a
+ * round trip or more per advisory: the import is planned in memory, then written in a few
+ * statements each way, the advisories' columns as parallel arrays, unnested.
+ */
+export function createPgAdvisoryImport(db: PgDb): PgOps<"importAdvisories"> {
   const mustHaveGroup = async (sql: Sql, groupUid: string) => {
     if (!(await sql.one("SELECT 1 FROM groups WHERE uid = $1", [groupUid]))) {
       throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
     }
   };
-  const checkId = async (
-    sql: Sql,
-    groupUid: string,
-    advisoryId: string,
-    selfSeq: number | undefined,
-  ) => {
-    const other = await sql.one<{ seq: number }>(
-      "SELECT seq FROM advisories WHERE group_uid = $1 AND advisory_id = $2",
-      [groupUid, advisoryId],
-    );
-    if (other && other.seq !== selfSeq) {
-      throw new StoreError(
-        "already_exists",
-        `the group has an advisory ${JSON.stringify(advisoryId)}`,
-      );
-    }
-  };
-  const lists = createPgListSql<AdvisoryRow>(db, advisoryListColumns);
-
   // Many advisories in one statement each way: their columns as parallel arrays, unnested.
   const insertAll = async (sql: Sql, groupUid: string, writes: readonly Write[], now: number) => {
     for (let i = 0; i < writes.length; i += batchSize) {
@@ -129,46 +89,6 @@ export function createPgAdvisoryOps(db: PgDb): PgAdvisoryOps {
     }
   };
   return {
-    createAdvisory: (uid, groupUid, content, now) =>
-      db.write(async (sql) => {
-        await mustHaveGroup(sql, groupUid);
-        await checkId(sql, groupUid, content.advisoryId, undefined);
-        checkUid(uid, groupUid);
-        if (await find(sql, uid)) throw taken(uid);
-        await insertAll(sql, groupUid, [{ uid, c: advisoryColumnsOf(content) }], now);
-        return advisoryRecordOf((await find(sql, uid))!);
-      }),
-
-    getAdvisory: async (uid) => {
-      const row = await find(db.sql, uid);
-      return row && advisoryRecordOf(row);
-    },
-
-    updateAdvisory: (uid, patch, now) =>
-      db.write(async (sql) => {
-        const row = await mustFind(sql, uid);
-        if (isEmptyPatch(patch)) return advisoryRecordOf(row);
-        const merged: AdvisoryContent = { ...advisoryContentOf(row), ...definedOf(patch) };
-        if (merged.advisoryId !== row.advisory_id) {
-          await checkId(sql, row.group_uid, merged.advisoryId, row.seq);
-        }
-        const c = advisoryColumnsOf(merged);
-        await replaceAll(sql, [{ uid, c }], now);
-        if (c.aliases !== row.aliases) await setAliases(sql, [{ uid, c }]);
-        return advisoryRecordOf((await find(sql, uid))!);
-      }),
-
-    deleteAdvisory: (uid) =>
-      db.write(async (sql) => {
-        const { seq } = await mustFind(sql, uid);
-        await sql.run("DELETE FROM advisories WHERE seq = $1", [seq]);
-      }),
-
-    listAdvisories: async (query) => {
-      const page = await lists.list(query, advisoryConditions(query.filters));
-      return { items: page.rows.map(advisoryRecordOf), total: page.total, hasMore: page.hasMore };
-    },
-
     importAdvisories: (groupUid, advisories, newUid, now) =>
       db.write(async (sql) => {
         await mustHaveGroup(sql, groupUid);
@@ -278,16 +198,6 @@ function planWith(
   };
 }
 
-function checkUid(uid: string, groupUid: string): void {
-  if (parentOf(uid) !== groupUid) {
-    throw new Error(`advisory uid ${uid} is not a direct child of ${groupUid}`);
-  }
-}
-
-function taken(uid: string): StoreError {
-  return new StoreError("already_exists", `advisory ${JSON.stringify(uid)}`);
-}
-
 /** The unnest arrays of some writes, in the order of `unnested`. */
 function arraysOf(writes: readonly Write[]): string[][] {
   const column = (f: (c: AdvisoryColumns) => string) => writes.map((w) => f(w.c));
@@ -304,14 +214,4 @@ function arraysOf(writes: readonly Write[]): string[][] {
     column((c) => String(c.latest)),
     column((c) => c.search),
   ];
-}
-
-function advisoryConditions(f: AdvisoryFilters): PgCondition[] {
-  const out: PgCondition[] = advisoryColumnConditions(f);
-  if (f.query !== undefined && f.query !== "") {
-    // A substring of the lowercased search text: its lines never join, so neither do fields.
-    const pattern = f.query.toLowerCase().replace(/[\\%_]/g, "\\$&");
-    out.push({ sql: "t.search LIKE '%' || ? || '%' ESCAPE '\\'", params: [pattern] });
-  }
-  return out;
 }

@@ -4,7 +4,7 @@ import { behaviourOf, createSharedOps } from "../ops/all.js";
 import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
-import { createPgAdvisoryOps } from "./advisories.js";
+import { createPgAdvisoryImport } from "./advisories.js";
 import { appendPgEvent, createPgEventOps } from "./events.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgTouchIdentity } from "./identities.js";
@@ -138,12 +138,12 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...groupOps,
     ...createPgTouchIdentity(db),
     ...createPgAccessOps(db, counts),
-    ...createPgAdvisoryOps(db),
     ...createPgEventOps(db),
     // The operations written once for both backends (ops/), run with awaits.
     ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
     ...createPgTagImport(db),
+    ...createPgAdvisoryImport(db),
   };
 }
 

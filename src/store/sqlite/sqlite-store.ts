@@ -6,7 +6,6 @@ import { behaviourOf, createSharedOps } from "../ops/all.js";
 import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
-import { createAdvisoryOps } from "./advisories.js";
 import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
 import { createEventOps, createSqliteEventWriter, type SqliteEventWriter } from "./events.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
@@ -67,7 +66,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...groups,
     ...createTouchIdentity(db, readCache),
     ...createAccessOps(db, readCache),
-    ...createAdvisoryOps(db),
     ...createEventOps(db),
     ...shared,
   };

@@ -1,0 +1,256 @@
+import { parentOf } from "../../uid.js";
+import type { AdvisoryContent, AdvisoryFilters, AdvisoryPatch } from "../advisory-store.js";
+import { isEmptyPatch } from "../patch.js";
+import type { PutOutcome } from "../registry-store.js";
+import {
+  type AdvisoryColumns,
+  type AdvisoryRow,
+  advisoryColumnConditions,
+  advisoryColumnsOf,
+  advisoryContentOf,
+  advisoryListColumns,
+  advisoryRecordOf,
+  definedOf,
+  sameAdvisoryContent,
+  storedAdvisoryColumns,
+} from "../rows/advisory-rows.js";
+import { StoreError } from "../store.js";
+import {
+  exists,
+  list,
+  type OpsOf,
+  one,
+  type Param,
+  read,
+  run,
+  type Steps,
+  type Text,
+  write,
+} from "./operation.js";
+
+// SQLite's trigram index answers substrings of at least three characters; shorter ones scan.
+const minTrigramQuery = 3;
+
+function* find(uid: string): Steps<AdvisoryRow | undefined> {
+  return yield* one<AdvisoryRow>("SELECT * FROM advisories WHERE uid = ?", uid);
+}
+
+function* mustFind(uid: string): Steps<AdvisoryRow> {
+  const row = yield* find(uid);
+  if (!row) throw new StoreError("not_found", `advisory ${JSON.stringify(uid)}`);
+  return row;
+}
+
+function* mustHaveGroup(groupUid: string): Steps<void> {
+  if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", groupUid))) {
+    throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
+  }
+}
+
+/** The advisory of the group with `advisoryId`, if any. */
+function* byId(groupUid: string, advisoryId: string): Steps<AdvisoryRow | undefined> {
+  return yield* one<AdvisoryRow>(
+    "SELECT * FROM advisories WHERE group_uid = ? AND advisory_id = ?",
+    groupUid,
+    advisoryId,
+  );
+}
+
+/** Refuse `advisoryId` if another advisory of the group (not `self`) has it. */
+function* checkId(groupUid: string, advisoryId: string, self: string | undefined): Steps<void> {
+  const other = yield* byId(groupUid, advisoryId);
+  if (other && other.uid !== self) {
+    throw new StoreError(
+      "already_exists",
+      `the group has an advisory ${JSON.stringify(advisoryId)}`,
+    );
+  }
+}
+
+/** The error of a new advisory whose uid is taken. */
+export function taken(uid: string): StoreError {
+  return new StoreError("already_exists", `advisory ${JSON.stringify(uid)}`);
+}
+
+/** The alias rows of an advisory (the alias filter's index), replaced by `aliases`. */
+function* setAliases(seq: number, aliases: string): Steps<void> {
+  yield* run("DELETE FROM advisory_aliases WHERE advisory_seq = ?", seq);
+  const list = JSON.parse(aliases) as string[];
+  if (list.length === 0) return;
+  yield* run(
+    {
+      sqlite:
+        "INSERT OR IGNORE INTO advisory_aliases (alias, advisory_seq) SELECT value, ? FROM json_each(?)",
+      pg: `INSERT INTO advisory_aliases (alias, advisory_seq)
+           SELECT x, ?::bigint FROM unnest(?::text[]) AS x ON CONFLICT DO NOTHING`,
+    },
+    seq,
+    list,
+  );
+}
+
+/** Insert a new advisory whose uid must lie directly under its group's; its row. */
+function* insert(uid: string, groupUid: string, c: AdvisoryColumns, now: number) {
+  const row = yield* one<AdvisoryRow>(
+    `INSERT INTO advisories (uid, group_uid, advisory_id, aliases, summary, artifact_name,
+       component_name, component_type, severities, events, latest_event_type, search,
+       create_time, update_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+    uid,
+    groupUid,
+    c.advisoryId,
+    c.aliases,
+    c.summary,
+    c.artifactName,
+    c.componentName,
+    c.componentType,
+    c.severities,
+    c.events,
+    c.latest,
+    c.search,
+    now,
+    now,
+  );
+  yield* setAliases(row!.seq, c.aliases);
+  return row!;
+}
+
+/** Replace an advisory's content (uid and createTime kept); its row. */
+function* replace(row: AdvisoryRow, c: AdvisoryColumns, now: number): Steps<AdvisoryRow> {
+  const updated = yield* one<AdvisoryRow>(
+    `UPDATE advisories SET advisory_id = ?, aliases = ?, summary = ?, artifact_name = ?,
+       component_name = ?, component_type = ?, severities = ?, events = ?,
+       latest_event_type = ?, search = ?, update_time = ?
+     WHERE seq = ? RETURNING *`,
+    c.advisoryId,
+    c.aliases,
+    c.summary,
+    c.artifactName,
+    c.componentName,
+    c.componentType,
+    c.severities,
+    c.events,
+    c.latest,
+    c.search,
+    now,
+    row.seq,
+  );
+  if (c.aliases !== row.aliases) yield* setAliases(row.seq, c.aliases);
+  return updated!;
+}
+
+/** Refuse (a bug, not a caller's mistake) a new advisory uid not directly under its group's. */
+export function checkUid(uid: string, groupUid: string): void {
+  if (parentOf(uid) !== groupUid) {
+    throw new Error(`advisory uid ${uid} is not a direct child of ${groupUid}`);
+  }
+}
+
+/**
+ * The advisory operations of both backends. importAdvisories upserts one advisory after the
+ * other; PostgreSQL overrides it with a planned import of a few `unnest` statements
+ * (postgres/advisories.ts) instead of a round trip or more per advisory.
+ */
+export const advisoryOps = {
+  createAdvisory: write(function* (
+    uid: string,
+    groupUid: string,
+    content: AdvisoryContent,
+    now: number,
+  ) {
+    yield* mustHaveGroup(groupUid);
+    yield* checkId(groupUid, content.advisoryId, undefined);
+    checkUid(uid, groupUid);
+    if (yield* find(uid)) throw taken(uid);
+    return advisoryRecordOf(yield* insert(uid, groupUid, advisoryColumnsOf(content), now));
+  }),
+
+  getAdvisory: read(function* (uid: string) {
+    const row = yield* find(uid);
+    return row && advisoryRecordOf(row);
+  }),
+
+  updateAdvisory: write(function* (uid: string, patch: AdvisoryPatch, now: number) {
+    const row = yield* mustFind(uid);
+    if (isEmptyPatch(patch)) return advisoryRecordOf(row);
+    const merged: AdvisoryContent = { ...advisoryContentOf(row), ...definedOf(patch) };
+    if (merged.advisoryId !== row.advisory_id) {
+      yield* checkId(row.group_uid, merged.advisoryId, uid);
+    }
+    return advisoryRecordOf(yield* replace(row, advisoryColumnsOf(merged), now));
+  }),
+
+  deleteAdvisory: write(function* (uid: string) {
+    const { seq } = yield* mustFind(uid);
+    yield* run("DELETE FROM advisories WHERE seq = ?", seq);
+  }),
+
+  // Each advisory sees the ones before it (an advisoryId may come twice). The one that cannot
+  // be written (its new uid is taken) is rejected before anything of it is written, alone.
+  importAdvisories: write(function* (
+    groupUid: string,
+    advisories: readonly AdvisoryContent[],
+    newUid: () => string,
+    now: number,
+  ) {
+    yield* mustHaveGroup(groupUid);
+    const outcomes: (PutOutcome | { rejected: string })[] = [];
+    for (const a of advisories) {
+      const c = advisoryColumnsOf(a);
+      const existing = yield* byId(groupUid, c.advisoryId);
+      if (existing) {
+        if (sameAdvisoryContent(storedAdvisoryColumns(existing), c)) {
+          outcomes.push("unchanged");
+        } else {
+          yield* replace(existing, c, now);
+          outcomes.push("updated");
+        }
+        continue;
+      }
+      const uid = newUid();
+      checkUid(uid, groupUid);
+      if (yield* find(uid)) {
+        outcomes.push({ rejected: taken(uid).message });
+        continue;
+      }
+      yield* insert(uid, groupUid, c, now);
+      outcomes.push("created");
+    }
+    return outcomes;
+  }),
+
+  listAdvisories: list(advisoryListColumns, advisoryRecordOf, (query) => ({
+    query,
+    extra: advisoryConditions(query.filters),
+  })),
+} satisfies OpsOf<
+  | "createAdvisory"
+  | "getAdvisory"
+  | "updateAdvisory"
+  | "deleteAdvisory"
+  | "importAdvisories"
+  | "listAdvisories"
+>;
+
+/** The filters' conditions; the substring search is the one whose SQL differs. */
+function advisoryConditions(f: AdvisoryFilters): { sql: Text; params: Param[] }[] {
+  const out: { sql: Text; params: Param[] }[] = advisoryColumnConditions(f);
+  if (f.query !== undefined && f.query !== "") {
+    const q = f.query.toLowerCase();
+    out.push({
+      sql: {
+        // A quoted FTS5 string is a phrase: consecutive trigrams, i.e. a substring.
+        sqlite:
+          [...q].length >= minTrigramQuery
+            ? `t.seq IN (SELECT s.rowid FROM advisory_search AS s
+                 WHERE advisory_search MATCH '"' || replace(?, '"', '""') || '"')`
+            : "instr(t.search, ?) > 0",
+        // No trigram index is assumed on PostgreSQL: a scan of the lowercased search text,
+        // whose lines never join, so neither do fields.
+        pg: "strpos(t.search, ?) > 0",
+      },
+      params: [q],
+    });
+  }
+  return out;
+}
