@@ -72,9 +72,8 @@ export function taken(uid: string): StoreError {
   return new StoreError("already_exists", `advisory ${JSON.stringify(uid)}`);
 }
 
-/** The alias rows of an advisory (the alias filter's index), replaced by `aliases`. */
-function* setAliases(seq: number, aliases: string): Steps<void> {
-  yield* run("DELETE FROM advisory_aliases WHERE advisory_seq = ?", seq);
+/** Add the alias rows (the alias filter's index) of an advisory's `aliases` (JSON). */
+function* addAliases(seq: number, aliases: string): Steps<void> {
   const list = JSON.parse(aliases) as string[];
   if (list.length === 0) return;
   yield* run(
@@ -111,7 +110,7 @@ function* insert(uid: string, groupUid: string, c: AdvisoryColumns, now: number)
     now,
     now,
   );
-  yield* setAliases(row!.seq, c.aliases);
+  yield* addAliases(row!.seq, c.aliases);
   return row!;
 }
 
@@ -135,7 +134,10 @@ function* replace(row: AdvisoryRow, c: AdvisoryColumns, now: number): Steps<Advi
     now,
     row.seq,
   );
-  if (c.aliases !== row.aliases) yield* setAliases(row.seq, c.aliases);
+  if (c.aliases !== row.aliases) {
+    yield* run("DELETE FROM advisory_aliases WHERE advisory_seq = ?", row.seq);
+    yield* addAliases(row.seq, c.aliases);
+  }
   return updated!;
 }
 
