@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
+import type { AdvisoryContent } from "../../src/store/advisory-store.js";
 import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
 import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -254,6 +255,17 @@ describe("sqlite store", () => {
     await Promise.all([a.close(), b.close()]);
   });
 
+  const advisory = (advisoryId: string): AdvisoryContent => ({
+    advisoryId,
+    aliases: ["CVE-1"],
+    summary: "",
+    artifactName: "",
+    componentName: "",
+    componentType: "",
+    severities: [],
+    events: [],
+  });
+
   /** A new store in which `person` owns organization R1 (binding `${R1}/b`). */
   async function storeOwnedBy(person: string) {
     const s = createSqliteStore(newPath(), { roles: storeRoles });
@@ -266,7 +278,7 @@ describe("sqlite store", () => {
     return s;
   }
 
-  it("keeps its access answers across group, repo and tag writes, but not across a new binding", async () => {
+  it("keeps its access answers across group, repo, tag and advisory writes, but not across a new binding", async () => {
     const person = "6".repeat(40);
     const s = await storeOwnedBy(person);
     const first = await s.capabilitiesAt(person, [R1]);
@@ -315,6 +327,13 @@ describe("sqlite store", () => {
       ["deleteTag", () => s.deleteTag(tag)],
       ["deleteTag", () => s.deleteTag(`${repo}/00000000000000b2`)],
       ["deleteRepo", () => s.deleteRepo(repo)],
+      ["createAdvisory", () => s.createAdvisory(`${R1}/00000000000000c1`, R1, advisory("A-1"), 3)],
+      ["updateAdvisory", () => s.updateAdvisory(`${R1}/00000000000000c1`, { summary: "s" }, 3)],
+      [
+        "importAdvisories",
+        () => s.importAdvisories(R1, [advisory("A-2")], () => `${R1}/00000000000000c2`, 3),
+      ],
+      ["deleteAdvisory", () => s.deleteAdvisory(`${R1}/00000000000000c1`)],
     ];
     for (const [name, write] of writes) {
       await write();

@@ -148,6 +148,10 @@ export function checkUid(uid: string, groupUid: string): void {
   }
 }
 
+// No access answer depends on an advisory (access comes from identities, roles and bindings):
+// advisory writes and imports leave the access caches warm.
+const neutral = { accessNeutral: true };
+
 /**
  * The advisory operations of both backends. importAdvisories upserts one advisory after the
  * other; PostgreSQL overrides it with a planned import of a few `unnest` statements
@@ -165,7 +169,7 @@ export const advisoryOps = {
     checkUid(uid, groupUid);
     if (yield* find(uid)) throw taken(uid);
     return advisoryRecordOf(yield* insert(uid, groupUid, advisoryColumnsOf(content), now));
-  }),
+  }, neutral),
 
   getAdvisory: read(function* (uid: string) {
     const row = yield* find(uid);
@@ -180,12 +184,12 @@ export const advisoryOps = {
       yield* checkId(row.group_uid, merged.advisoryId, uid);
     }
     return advisoryRecordOf(yield* replace(row, advisoryColumnsOf(merged), now));
-  }),
+  }, neutral),
 
   deleteAdvisory: write(function* (uid: string) {
     const { seq } = yield* mustFind(uid);
     yield* run("DELETE FROM advisories WHERE seq = ?", seq);
-  }),
+  }, neutral),
 
   // Each advisory sees the ones before it (an advisoryId may come twice). The one that cannot
   // be written (its new uid is taken) is rejected before anything of it is written, alone.
@@ -219,7 +223,7 @@ export const advisoryOps = {
       outcomes.push("created");
     }
     return outcomes;
-  }),
+  }, neutral),
 
   listAdvisories: list(advisoryListColumns, advisoryRecordOf, (query) => ({
     query,
