@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
+import { startPeriodic } from "../periodic-job.js";
 import type { Store } from "../store/store.js";
 
 /** How many events one prune transaction deletes at most. */
@@ -52,26 +53,5 @@ export function createEventRetention(deps: EventRetentionDeps): EventRetentionJo
   };
 }
 
-/**
- * Run `job` every `intervalMs`, one run at a time; the timer never keeps the process alive.
- * Returns the stop.
- */
-export function startEventRetention(
-  job: EventRetentionJob,
-  intervalMs: number,
-  onError: (err: unknown) => void,
-): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    job
-      .run()
-      .catch(onError)
-      .finally(() => {
-        running = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
+/** Run the job every `intervalMs` (src/periodic-job.ts). */
+export const startEventRetention = startPeriodic;

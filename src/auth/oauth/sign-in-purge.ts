@@ -1,4 +1,5 @@
 import { auditScope, changeScope } from "../../events/audit-scope.js";
+import { startPeriodic } from "../../periodic-job.js";
 import type { SignInPurge } from "../../store/sign-in-upkeep-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 
@@ -72,26 +73,5 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
   };
 }
 
-/**
- * Run `job` every `intervalMs` (one run at a time; the timer never keeps the process alive).
- * Returns the stop.
- */
-export function startSignInPurge(
-  job: SignInPurgeJob,
-  intervalMs: number,
-  onError: (err: unknown) => void,
-): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    job
-      .run()
-      .catch(onError)
-      .finally(() => {
-        running = false;
-      });
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}
+/** Run the job every `intervalMs` (src/periodic-job.ts). */
+export const startSignInPurge = startPeriodic;
