@@ -92,6 +92,22 @@ export interface Config {
   signInPurgeIntervalSeconds: number;
   /** How long the audit trail keeps an event; older ones are pruned in the background. */
   eventRetentionSeconds: number;
+  /** Webhook sinks on loopback, over http too (development and tests). */
+  webhookAllowHttpLoopback: boolean;
+  /** Webhook sinks on private, link-local and reserved addresses. */
+  webhookAllowPrivateAddresses: boolean;
+  /** Attempts per event and subscription before the delivery is abandoned. */
+  webhookMaxAttempts: number;
+  /** The wait after a delivery's first failure; each next one doubles (with jitter). */
+  webhookRetryBaseMs: number;
+  /** The longest wait between two attempts. */
+  webhookRetryMaxMs: number;
+  /** The longest one delivery attempt may take. */
+  webhookTimeoutMs: number;
+  /** Delivery attempts in flight at once, per server. */
+  webhookConcurrency: number;
+  /** How often the outbox is read when the deliverer is idle. */
+  webhookPollMs: number;
 }
 
 /** Setting describes one configuration entry: its env variable, CLI flag and default. */
@@ -378,6 +394,62 @@ export const settings: readonly Setting[] = [
     default: "90d",
     help: "how long the audit trail keeps an event (1h to 3650d); older ones are pruned every 10 min",
   },
+  {
+    key: "webhookAllowHttpLoopback",
+    env: "GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK",
+    flag: "webhook-allow-http-loopback",
+    default: "false",
+    help: "let webhook sinks be on loopback (127.0.0.1, ::1, localhost), over http too: development only",
+  },
+  {
+    key: "webhookAllowPrivateAddresses",
+    env: "GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
+    flag: "webhook-allow-private-addresses",
+    default: "false",
+    help: "let webhook sinks be on private, link-local or reserved addresses (https only)",
+  },
+  {
+    key: "webhookMaxAttempts",
+    env: "GATEHOUSE_WEBHOOK_MAX_ATTEMPTS",
+    flag: "webhook-max-attempts",
+    default: "12",
+    help: "delivery attempts per event and subscription before it is abandoned",
+  },
+  {
+    key: "webhookRetryBaseMs",
+    env: "GATEHOUSE_WEBHOOK_RETRY_BASE_MS",
+    flag: "webhook-retry-base-ms",
+    default: "10000",
+    help: "wait after a delivery's first failure; doubled after each next one, with jitter",
+  },
+  {
+    key: "webhookRetryMaxMs",
+    env: "GATEHOUSE_WEBHOOK_RETRY_MAX_MS",
+    flag: "webhook-retry-max-ms",
+    default: "3600000",
+    help: "longest wait between two delivery attempts",
+  },
+  {
+    key: "webhookTimeoutMs",
+    env: "GATEHOUSE_WEBHOOK_TIMEOUT_MS",
+    flag: "webhook-timeout-ms",
+    default: "10000",
+    help: "longest one delivery attempt may take (connection to the end of the answer)",
+  },
+  {
+    key: "webhookConcurrency",
+    env: "GATEHOUSE_WEBHOOK_CONCURRENCY",
+    flag: "webhook-concurrency",
+    default: "8",
+    help: "delivery attempts in flight at once, per server",
+  },
+  {
+    key: "webhookPollMs",
+    env: "GATEHOUSE_WEBHOOK_POLL_MS",
+    flag: "webhook-poll-ms",
+    default: "1000",
+    help: "how often an idle server reads the webhook outbox",
+  },
 ];
 
 /**
@@ -543,6 +615,36 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
       3650 * 86400,
     ),
     ...connectionSettings(int),
+    ...webhookSettings(int, bool),
+  };
+}
+
+type WebhookSettings = Pick<
+  Config,
+  | "webhookAllowHttpLoopback"
+  | "webhookAllowPrivateAddresses"
+  | "webhookMaxAttempts"
+  | "webhookRetryBaseMs"
+  | "webhookRetryMaxMs"
+  | "webhookTimeoutMs"
+  | "webhookConcurrency"
+  | "webhookPollMs"
+>;
+
+/** The webhook deliveries' settings (docs/events.md "Settings"). */
+function webhookSettings(
+  int: (key: keyof WebhookSettings, dflt: string, min: number, max: number) => number,
+  bool: (key: keyof WebhookSettings, dflt: "true" | "false") => boolean,
+): WebhookSettings {
+  return {
+    webhookAllowHttpLoopback: bool("webhookAllowHttpLoopback", "false"),
+    webhookAllowPrivateAddresses: bool("webhookAllowPrivateAddresses", "false"),
+    webhookMaxAttempts: int("webhookMaxAttempts", "12", 1, 100),
+    webhookRetryBaseMs: int("webhookRetryBaseMs", "10000", 10, 86_400_000),
+    webhookRetryMaxMs: int("webhookRetryMaxMs", "3600000", 10, 7 * 86_400_000),
+    webhookTimeoutMs: int("webhookTimeoutMs", "10000", 100, 120_000),
+    webhookConcurrency: int("webhookConcurrency", "8", 1, 256),
+    webhookPollMs: int("webhookPollMs", "1000", 10, 600_000),
   };
 }
 

@@ -76,6 +76,7 @@ import { apiServices, protocolServices } from "./service-table.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import type { Store } from "./store/store.js";
 import { createNulGate } from "./validation/string-rules.js";
+import { createWebhookDelivery } from "./webhooks/webhooks.js";
 
 // Where a request served through fastify keeps its CallInfo (the request log reads it back).
 const kRequestCallInfo = Symbol("gatehouse call info");
@@ -524,6 +525,15 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     });
   });
 
+  // The webhook outbox's deliverer: started with the listener, off every request path.
+  const webhooks = createWebhookDelivery({
+    config,
+    store,
+    now,
+    registry: metrics.registry,
+    log: (fields, msg) => app.log.warn(fields, msg),
+  });
+
   await app.ready();
   return {
     app,
@@ -534,6 +544,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     metrics,
     async listen() {
       const address = await onePort.listen(config.host, config.port);
+      webhooks.start();
       if (metricsListener && config.metricsPort !== undefined) {
         metricsPort = await metricsListener.listen(config.metricsHost, config.metricsPort);
       }
@@ -546,7 +557,12 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       // Calls still running when the grace period ends are aborted, as their connections are.
       const cutOff = setTimeout(() => shutdown.abort(), config.shutdownTimeoutMs);
       try {
-        await Promise.all([onePort.close(config.shutdownTimeoutMs), metricsListener?.close()]);
+        await Promise.all([
+          onePort.close(config.shutdownTimeoutMs),
+          metricsListener?.close(),
+          // Before the caller closes the store: attempts in flight record their outcome.
+          webhooks.stop(),
+        ]);
         await app.close();
       } finally {
         clearTimeout(cutOff);

@@ -1,7 +1,7 @@
 import type { ConnectRouter, ServiceImpl } from "@connectrpc/connect";
 import { registration, type ServiceRegistration } from "./service-registration.js";
 import { type ServiceName, type ServiceTable, serviceEntries } from "./service-table.js";
-import { createEventsService } from "./services/events/events.js";
+import { createEventsService, type EventsDeps } from "./services/events/events.js";
 import { createAccessService } from "./services/iam/access.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
 import { createCallerService } from "./services/iam/caller.js";
@@ -34,7 +34,8 @@ import type { Store } from "./store/store.js";
 export type ServiceDeps = GroupsDeps &
   RolesDeps &
   ExchangeDeps &
-  IdentityProvidersDeps & { authorizeCall: AuthorizeCall };
+  IdentityProvidersDeps &
+  EventsDeps & { authorizeCall: AuthorizeCall };
 
 /** What an implementation factory gets: the services' deps, and v2 for the v1 adapters. */
 type ImplDeps = ServiceDeps & V1Deps;

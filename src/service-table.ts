@@ -502,10 +502,28 @@ export const serviceTable = {
   events: {
     service: EventsService,
     // The audit trail: only under the groups where the caller holds events.list (owners).
-    capabilities: [{ kind: "events", verbs: ["list"], viewers: false }],
-    rules: { ListEvents: { kind: "list", capability: "events.list" } },
-    store: ["listEvents"],
-    cli: { group: "events", command: "" },
+    // Webhook subscriptions: events.subscriptions.* at the subscription's group, owners only
+    // (a sink URL may carry a token of the subscriber's).
+    capabilities: [
+      { kind: "events", verbs: ["list"], viewers: false },
+      { kind: "events.subscriptions", verbs: crudVerbs, viewers: false },
+    ],
+    rules: {
+      ListEvents: { kind: "list", capability: "events.list" },
+      ...crud(EventsService, "events.subscriptions", "subscription", { noun: "Subscription" }),
+    },
+    store: [
+      "listEvents",
+      "listSubscriptions",
+      "getSubscription",
+      "createSubscription",
+      "updateSubscription",
+      "deleteSubscription",
+    ],
+    cli: [
+      { group: "events", command: "", noun: "Event" },
+      { group: "events", command: "subscriptions", noun: "Subscription" },
+    ],
     console: "events",
     matrix: true,
   },

@@ -34,6 +34,7 @@ import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
 import type { RegistryStore } from "./registry-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
+import type { SubscriptionStore } from "./subscription-store.js";
 import type {
   GroupPatch,
   GroupRecord,
@@ -53,7 +54,8 @@ export interface Store
     SignInUpkeepStore,
     RegistryStore,
     AdvisoryStore,
-    EventStore {
+    EventStore,
+    SubscriptionStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

@@ -12,9 +12,10 @@ import type { EventFilters, EventRecord } from "../../store/event-store.js";
 import type { SortField, Store } from "../../store/store.js";
 import { violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
+import { createSubscriptionRpcs, type SubscriptionsDeps } from "./subscriptions.js";
 
 /** What the events service needs. */
-export interface EventsDeps {
+export interface EventsDeps extends SubscriptionsDeps {
   store: Store;
   lists: ListEngine;
 }
@@ -22,11 +23,12 @@ export interface EventsDeps {
 /**
  * Create the EventsService: the audit trail the store writes with every change. What the
  * caller sees is limited to the organizations where it holds events.list (the access
- * interceptor's list scope).
+ * interceptor's list scope). Its webhook subscriptions are in subscriptions.ts.
  */
 export function createEventsService(deps: EventsDeps): ServiceImpl<typeof EventsService> {
   const { store, lists } = deps;
   return {
+    ...createSubscriptionRpcs(deps),
     async listEvents(req, ctx) {
       const v = violations();
       const filters: EventFilters = {};

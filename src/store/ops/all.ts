@@ -72,6 +72,16 @@ const perBackend = {
   recordChange: write,
   // The retention job's deletes: no access answer depends on an event.
   pruneEvents: neutral,
+  // Webhook subscriptions and their outbox: no access answer depends on them.
+  createSubscription: neutral,
+  getSubscription: read,
+  updateSubscription: neutral,
+  deleteSubscription: neutral,
+  listSubscriptions: read,
+  // The deliverer's lease and outcome writes, on every delivery attempt.
+  claimDeliveries: neutral,
+  finishDelivery: neutral,
+  getOutboxDepth: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

@@ -8,6 +8,7 @@ import {
 } from "../rows/event-rows.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
+import { fanOutPg } from "./subscriptions.js";
 
 /** Append `row` to the outbox on `sql`, the change's open transaction. */
 export async function appendPgEvent(sql: Sql, row: EventRow): Promise<void> {
@@ -31,6 +32,8 @@ export async function appendPgEvent(sql: Sql, row: EventRow): Promise<void> {
       withActor(row, who),
     ],
   );
+  // The event's webhook deliveries go with it, in its transaction (the outbox).
+  await fanOutPg(sql, row);
 }
 
 /** The event reads of the PostgreSQL store. */

@@ -1,4 +1,5 @@
 import type { PgDb } from "./pg-db.js";
+import { pgSubscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
 export interface PgMigration {
@@ -347,6 +348,7 @@ export const pgMigrations: readonly PgMigration[] = [
       CREATE INDEX identity_provider_domains_provider ON identity_provider_domains (provider_uid);
     `,
   },
+  pgSubscriptionsMigration,
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

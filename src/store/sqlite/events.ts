@@ -8,6 +8,7 @@ import {
   type EventRow as StoredRow,
 } from "../rows/event-rows.js";
 import { createListSql } from "./list-sql.js";
+import { createSqliteFanOut } from "./subscriptions.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The outbox writes of the SQLite store: an event, in the caller's open transaction. */
@@ -23,6 +24,8 @@ export function createSqliteEventWriter(db: Database): SqliteEventWriter {
     `INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // The event's webhook deliveries go with it, in its transaction (the outbox).
+  const fanOut = createSqliteFanOut(db);
   return {
     append(row) {
       const who = actor.get(row.actorUid) as { issuer: string; subject: string } | undefined;
@@ -38,6 +41,7 @@ export function createSqliteEventWriter(db: Database): SqliteEventWriter {
         row.actorUid,
         withActor(row, who),
       );
+      fanOut.deliver(row);
     },
   };
 }

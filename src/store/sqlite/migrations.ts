@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { subscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
 export interface Migration {
@@ -515,6 +516,7 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX identity_provider_domains_provider ON identity_provider_domains (provider_uid);
     `,
   },
+  subscriptionsMigration,
 ];
 
 /**

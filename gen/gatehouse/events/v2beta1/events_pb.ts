@@ -8,15 +8,15 @@ import type { UidpFilter } from "../../common/v2beta1/common_pb.js";
 import { file_gatehouse_common_v2beta1_common } from "../../common/v2beta1/common_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema, FieldMask, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/events/v2beta1/events.proto.
  */
 export const file_gatehouse_events_v2beta1_events: GenFile = /*@__PURE__*/
-  fileDesc("CiVnYXRlaG91c2UvZXZlbnRzL3YyYmV0YTEvZXZlbnRzLnByb3RvEhhnYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEi+wEKBUV2ZW50EhAKA3VpZBgBIAEoCUID4EEDEhgKC3NwZWN2ZXJzaW9uGAIgASgJQgPgQQMSDwoCaWQYAyABKAlCA+BBAxIRCgR0eXBlGAQgASgJQgPgQQMSEwoGc291cmNlGAUgASgJQgPgQQMSFAoHc3ViamVjdBgGIAEoCUID4EEDEi0KBHRpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoPZGF0YWNvbnRlbnR0eXBlGAggASgJQgPgQQMSKgoEZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCA+BBAyLJAgoRTGlzdEV2ZW50c1JlcXVlc3QSNwoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyQgPgQQESEQoEbmFtZRgCIAEoCUID4EEBEhYKCXBhZ2Vfc2l6ZRgDIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YBCABKAlCA+BBARIVCghvcmRlcl9ieRgFIAEoCUID4EEBEhEKBHNraXAYBiABKAVCA+BBARIRCgR0eXBlGAogASgJQgPgQQESEgoFYWN0b3IYCyABKAlCA+BBARIzCgpzdGFydF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEBEjEKCGVuZF90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEBIp0BChJMaXN0RXZlbnRzUmVzcG9uc2USLwoGZXZlbnRzGAEgAygLMh8uZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLkV2ZW50EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAVCEgoQX25leHRfcGFnZV90b2tlbjKcAQoNRXZlbnRzU2VydmljZRKKAQoKTGlzdEV2ZW50cxIrLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5MaXN0RXZlbnRzUmVxdWVzdBosLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5MaXN0RXZlbnRzUmVzcG9uc2UiIZACAYLT5JMCGBIWL2V2ZW50cy92MmJldGExL2V2ZW50c2IGcHJvdG8z", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CiVnYXRlaG91c2UvZXZlbnRzL3YyYmV0YTEvZXZlbnRzLnByb3RvEhhnYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEi+wEKBUV2ZW50EhAKA3VpZBgBIAEoCUID4EEDEhgKC3NwZWN2ZXJzaW9uGAIgASgJQgPgQQMSDwoCaWQYAyABKAlCA+BBAxIRCgR0eXBlGAQgASgJQgPgQQMSEwoGc291cmNlGAUgASgJQgPgQQMSFAoHc3ViamVjdBgGIAEoCUID4EEDEi0KBHRpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoPZGF0YWNvbnRlbnR0eXBlGAggASgJQgPgQQMSKgoEZGF0YRgJIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCA+BBAyLJAgoRTGlzdEV2ZW50c1JlcXVlc3QSNwoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyQgPgQQESEQoEbmFtZRgCIAEoCUID4EEBEhYKCXBhZ2Vfc2l6ZRgDIAEoBUID4EEBEhcKCnBhZ2VfdG9rZW4YBCABKAlCA+BBARIVCghvcmRlcl9ieRgFIAEoCUID4EEBEhEKBHNraXAYBiABKAVCA+BBARIRCgR0eXBlGAogASgJQgPgQQESEgoFYWN0b3IYCyABKAlCA+BBARIzCgpzdGFydF90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEBEjEKCGVuZF90aW1lGA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEBIp0BChJMaXN0RXZlbnRzUmVzcG9uc2USLwoGZXZlbnRzGAEgAygLMh8uZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLkV2ZW50EhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAVCEgoQX25leHRfcGFnZV90b2tlbiK7AgoMU3Vic2NyaXB0aW9uEhAKA3VpZBgBIAEoCUID4EEIEhEKBG5hbWUYAiABKAlCA+BBAhIYCgtkZXNjcmlwdGlvbhgDIAEoCUID4EEBEhEKBHNpbmsYBCABKAlCA+BBAhIYCgtldmVudF90eXBlcxgFIAMoCUID4EECEhMKBnNlY3JldBgGIAEoCUID4EEDEj4KCGRlbGl2ZXJ5GAcgASgLMicuZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLkRlbGl2ZXJ5U3RhdGVCA+BBAxI0CgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0Cgt1cGRhdGVfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyKIAgoNRGVsaXZlcnlTdGF0ZRIVCg1wZW5kaW5nX2NvdW50GAEgASgDEhcKD2RlbGl2ZXJlZF9jb3VudBgCIAEoAxIXCg9mYWlsZWRfYXR0ZW1wdHMYAyABKAMSFwoPYWJhbmRvbmVkX2NvdW50GAQgASgDEjUKEWxhc3RfYXR0ZW1wdF90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1ChFsYXN0X3N1Y2Nlc3NfdGltZRgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLbGFzdF9zdGF0dXMYByABKAUSEgoKbGFzdF9lcnJvchgIIAEoCSLBAQoYTGlzdFN1YnNjcmlwdGlvbnNSZXF1ZXN0EjcKBHVpZHAYASABKAsyJC5nYXRlaG91c2UuY29tbW9uLnYyYmV0YTEuVWlkcEZpbHRlckID4EEBEhEKBG5hbWUYAiABKAlCA+BBARIWCglwYWdlX3NpemUYAyABKAVCA+BBARIXCgpwYWdlX3Rva2VuGAQgASgJQgPgQQESFQoIb3JkZXJfYnkYBSABKAlCA+BBARIRCgRza2lwGAYgASgFQgPgQQEisgEKGUxpc3RTdWJzY3JpcHRpb25zUmVzcG9uc2USPQoNc3Vic2NyaXB0aW9ucxgBIAMoCzImLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5TdWJzY3JpcHRpb24SHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIioKFkdldFN1YnNjcmlwdGlvblJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIicwoZQ3JlYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBITCgZwYXJlbnQYASABKAlCA+BBAhJBCgxzdWJzY3JpcHRpb24YAiABKAsyJi5nYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEuU3Vic2NyaXB0aW9uQgPgQQIilAEKGVVwZGF0ZVN1YnNjcmlwdGlvblJlcXVlc3QSQQoMc3Vic2NyaXB0aW9uGAEgASgLMiYuZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLlN1YnNjcmlwdGlvbkID4EECEjQKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0ID4EEBIi0KGURlbGV0ZVN1YnNjcmlwdGlvblJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIy7gcKDUV2ZW50c1NlcnZpY2USigEKCkxpc3RFdmVudHMSKy5nYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEuTGlzdEV2ZW50c1JlcXVlc3QaLC5nYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEuTGlzdEV2ZW50c1Jlc3BvbnNlIiGQAgGC0+STAhgSFi9ldmVudHMvdjJiZXRhMS9ldmVudHMSpgEKEUxpc3RTdWJzY3JpcHRpb25zEjIuZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLkxpc3RTdWJzY3JpcHRpb25zUmVxdWVzdBozLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5MaXN0U3Vic2NyaXB0aW9uc1Jlc3BvbnNlIiiQAgGC0+STAh8SHS9ldmVudHMvdjJiZXRhMS9zdWJzY3JpcHRpb25zEp4BCg9HZXRTdWJzY3JpcHRpb24SMC5nYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEuR2V0U3Vic2NyaXB0aW9uUmVxdWVzdBomLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5TdWJzY3JpcHRpb24iMZACAYLT5JMCKBImL2V2ZW50cy92MmJldGExL3N1YnNjcmlwdGlvbnMve3VpZD0qKn0SsgEKEkNyZWF0ZVN1YnNjcmlwdGlvbhIzLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5DcmVhdGVTdWJzY3JpcHRpb25SZXF1ZXN0GiYuZ2F0ZWhvdXNlLmV2ZW50cy52MmJldGExLlN1YnNjcmlwdGlvbiI/gtPkkwI5OgxzdWJzY3JpcHRpb24iKS9ldmVudHMvdjJiZXRhMS9zdWJzY3JpcHRpb25zL3twYXJlbnQ9Kip9ErwBChJVcGRhdGVTdWJzY3JpcHRpb24SMy5nYXRlaG91c2UuZXZlbnRzLnYyYmV0YTEuVXBkYXRlU3Vic2NyaXB0aW9uUmVxdWVzdBomLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5TdWJzY3JpcHRpb24iSYLT5JMCQzoMc3Vic2NyaXB0aW9uMjMvZXZlbnRzL3YyYmV0YTEvc3Vic2NyaXB0aW9ucy97c3Vic2NyaXB0aW9uLnVpZD0qKn0SkQEKEkRlbGV0ZVN1YnNjcmlwdGlvbhIzLmdhdGVob3VzZS5ldmVudHMudjJiZXRhMS5EZWxldGVTdWJzY3JpcHRpb25SZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ii6C0+STAigqJi9ldmVudHMvdjJiZXRhMS9zdWJzY3JpcHRpb25zL3t1aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Event is a CloudEvents 1.0 event of the audit trail.
@@ -209,8 +209,327 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
   messageDesc(file_gatehouse_events_v2beta1_events, 2);
 
 /**
+ * Subscription delivers the events about a group and everything below it to a webhook sink:
+ * each event of one of its types, as a signed CloudEvent (docs/events.md).
+ *
+ * @generated from message gatehouse.events.v2beta1.Subscription
+ */
+export type Subscription = Message<"gatehouse.events.v2beta1.Subscription"> & {
+  /**
+   * A child of the group the subscription belongs to.
+   *
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * Unique among the group's subscriptions.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * The URL events are POSTed to: https (http only on a loopback host when the server allows
+   * it), never a private or loopback address unless the server allows them.
+   *
+   * @generated from field: string sink = 4;
+   */
+  sink: string;
+
+  /**
+   * Exact event types, e.g. dev.gatehouse.iam.role_binding.created.v1; at least one.
+   *
+   * @generated from field: repeated string event_types = 5;
+   */
+  eventTypes: string[];
+
+  /**
+   * The HMAC-SHA256 key of the Gatehouse-Signature header: returned by CreateSubscription
+   * only, never again.
+   *
+   * @generated from field: string secret = 6;
+   */
+  secret: string;
+
+  /**
+   * How deliveries to the sink are going.
+   *
+   * @generated from field: gatehouse.events.v2beta1.DeliveryState delivery = 7;
+   */
+  delivery?: DeliveryState | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp create_time = 8;
+   */
+  createTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp update_time = 9;
+   */
+  updateTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.Subscription.
+ * Use `create(SubscriptionSchema)` to create a new message.
+ */
+export const SubscriptionSchema: GenMessage<Subscription> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 3);
+
+/**
+ * DeliveryState is what the outbox knows of a subscription's deliveries.
+ *
+ * @generated from message gatehouse.events.v2beta1.DeliveryState
+ */
+export type DeliveryState = Message<"gatehouse.events.v2beta1.DeliveryState"> & {
+  /**
+   * Events waiting to be delivered (first attempt or a retry).
+   *
+   * @generated from field: int64 pending_count = 1;
+   */
+  pendingCount: bigint;
+
+  /**
+   * Events the sink accepted (a 2xx answer).
+   *
+   * @generated from field: int64 delivered_count = 2;
+   */
+  deliveredCount: bigint;
+
+  /**
+   * Attempts that failed (an error, a timeout or a non-2xx answer), retried or not.
+   *
+   * @generated from field: int64 failed_attempts = 3;
+   */
+  failedAttempts: bigint;
+
+  /**
+   * Events given up after the server's maximum number of attempts.
+   *
+   * @generated from field: int64 abandoned_count = 4;
+   */
+  abandonedCount: bigint;
+
+  /**
+   * When the last attempt ended; absent before the first.
+   *
+   * @generated from field: google.protobuf.Timestamp last_attempt_time = 5;
+   */
+  lastAttemptTime?: Timestamp | undefined;
+
+  /**
+   * When the sink last accepted an event; absent before the first.
+   *
+   * @generated from field: google.protobuf.Timestamp last_success_time = 6;
+   */
+  lastSuccessTime?: Timestamp | undefined;
+
+  /**
+   * The HTTP status of the last attempt; 0 when it got no answer.
+   *
+   * @generated from field: int32 last_status = 7;
+   */
+  lastStatus: number;
+
+  /**
+   * Why the last attempt failed; empty when it succeeded.
+   *
+   * @generated from field: string last_error = 8;
+   */
+  lastError: string;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.DeliveryState.
+ * Use `create(DeliveryStateSchema)` to create a new message.
+ */
+export const DeliveryStateSchema: GenMessage<DeliveryState> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 4);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.ListSubscriptionsRequest
+ */
+export type ListSubscriptionsRequest = Message<"gatehouse.events.v2beta1.ListSubscriptionsRequest"> & {
+  /**
+   * Restrict to part of the group tree.
+   *
+   * @generated from field: gatehouse.common.v2beta1.UidpFilter uidp = 1;
+   */
+  uidp?: UidpFilter | undefined;
+
+  /**
+   * Exact name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Results per page: 0 means 50, at most 200.
+   *
+   * @generated from field: int32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
+
+  /**
+   * `<field>` or `<field> desc`: name, create_time, update_time, uid.
+   *
+   * @generated from field: string order_by = 5;
+   */
+  orderBy: string;
+
+  /**
+   * Results to skip from the cursor position.
+   *
+   * @generated from field: int32 skip = 6;
+   */
+  skip: number;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.ListSubscriptionsRequest.
+ * Use `create(ListSubscriptionsRequestSchema)` to create a new message.
+ */
+export const ListSubscriptionsRequestSchema: GenMessage<ListSubscriptionsRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 5);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.ListSubscriptionsResponse
+ */
+export type ListSubscriptionsResponse = Message<"gatehouse.events.v2beta1.ListSubscriptionsResponse"> & {
+  /**
+   * @generated from field: repeated gatehouse.events.v2beta1.Subscription subscriptions = 1;
+   */
+  subscriptions: Subscription[];
+
+  /**
+   * Absent on the last page.
+   *
+   * @generated from field: optional string next_page_token = 2;
+   */
+  nextPageToken?: string | undefined;
+
+  /**
+   * Every result that matches the filters and that the caller may list.
+   *
+   * @generated from field: int64 total_count = 3;
+   */
+  totalCount: bigint;
+
+  /**
+   * Echoes skip.
+   *
+   * @generated from field: int32 skipped = 4;
+   */
+  skipped: number;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.ListSubscriptionsResponse.
+ * Use `create(ListSubscriptionsResponseSchema)` to create a new message.
+ */
+export const ListSubscriptionsResponseSchema: GenMessage<ListSubscriptionsResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 6);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.GetSubscriptionRequest
+ */
+export type GetSubscriptionRequest = Message<"gatehouse.events.v2beta1.GetSubscriptionRequest"> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.GetSubscriptionRequest.
+ * Use `create(GetSubscriptionRequestSchema)` to create a new message.
+ */
+export const GetSubscriptionRequestSchema: GenMessage<GetSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 7);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.CreateSubscriptionRequest
+ */
+export type CreateSubscriptionRequest = Message<"gatehouse.events.v2beta1.CreateSubscriptionRequest"> & {
+  /**
+   * The uid of the group whose events (its own and those below it) are delivered.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * @generated from field: gatehouse.events.v2beta1.Subscription subscription = 2;
+   */
+  subscription?: Subscription | undefined;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.CreateSubscriptionRequest.
+ * Use `create(CreateSubscriptionRequestSchema)` to create a new message.
+ */
+export const CreateSubscriptionRequestSchema: GenMessage<CreateSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 8);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.UpdateSubscriptionRequest
+ */
+export type UpdateSubscriptionRequest = Message<"gatehouse.events.v2beta1.UpdateSubscriptionRequest"> & {
+  /**
+   * @generated from field: gatehouse.events.v2beta1.Subscription subscription = 1;
+   */
+  subscription?: Subscription | undefined;
+
+  /**
+   * Fields to change; absent: the fields present; `*`: full replacement.
+   *
+   * @generated from field: google.protobuf.FieldMask update_mask = 2;
+   */
+  updateMask?: FieldMask | undefined;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.UpdateSubscriptionRequest.
+ * Use `create(UpdateSubscriptionRequestSchema)` to create a new message.
+ */
+export const UpdateSubscriptionRequestSchema: GenMessage<UpdateSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 9);
+
+/**
+ * @generated from message gatehouse.events.v2beta1.DeleteSubscriptionRequest
+ */
+export type DeleteSubscriptionRequest = Message<"gatehouse.events.v2beta1.DeleteSubscriptionRequest"> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+};
+
+/**
+ * Describes the message gatehouse.events.v2beta1.DeleteSubscriptionRequest.
+ * Use `create(DeleteSubscriptionRequestSchema)` to create a new message.
+ */
+export const DeleteSubscriptionRequestSchema: GenMessage<DeleteSubscriptionRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_events_v2beta1_events, 10);
+
+/**
  * EventsService reads the audit trail: one CloudEvent for every change made through the API,
- * written in the change's transaction.
+ * written in the change's transaction. It also manages webhook subscriptions: a group's
+ * events delivered, signed, to an HTTPS sink.
  *
  * @generated from service gatehouse.events.v2beta1.EventsService
  */
@@ -224,6 +543,56 @@ export const EventsService: GenService<{
     methodKind: "unary";
     input: typeof ListEventsRequestSchema;
     output: typeof ListEventsResponseSchema;
+  },
+  /**
+   * List the subscriptions the caller may list (events.subscriptions.list).
+   *
+   * @generated from rpc gatehouse.events.v2beta1.EventsService.ListSubscriptions
+   */
+  listSubscriptions: {
+    methodKind: "unary";
+    input: typeof ListSubscriptionsRequestSchema;
+    output: typeof ListSubscriptionsResponseSchema;
+  },
+  /**
+   * Get one subscription by uid, with its delivery state (never its secret).
+   *
+   * @generated from rpc gatehouse.events.v2beta1.EventsService.GetSubscription
+   */
+  getSubscription: {
+    methodKind: "unary";
+    input: typeof GetSubscriptionRequestSchema;
+    output: typeof SubscriptionSchema;
+  },
+  /**
+   * Create a subscription in a group; the answer carries its signing secret, the only time.
+   *
+   * @generated from rpc gatehouse.events.v2beta1.EventsService.CreateSubscription
+   */
+  createSubscription: {
+    methodKind: "unary";
+    input: typeof CreateSubscriptionRequestSchema;
+    output: typeof SubscriptionSchema;
+  },
+  /**
+   * Update a subscription; without update_mask the fields present change.
+   *
+   * @generated from rpc gatehouse.events.v2beta1.EventsService.UpdateSubscription
+   */
+  updateSubscription: {
+    methodKind: "unary";
+    input: typeof UpdateSubscriptionRequestSchema;
+    output: typeof SubscriptionSchema;
+  },
+  /**
+   * Delete a subscription and its pending deliveries.
+   *
+   * @generated from rpc gatehouse.events.v2beta1.EventsService.DeleteSubscription
+   */
+  deleteSubscription: {
+    methodKind: "unary";
+    input: typeof DeleteSubscriptionRequestSchema;
+    output: typeof EmptySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_events_v2beta1_events, 0);
