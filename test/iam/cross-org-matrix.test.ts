@@ -76,6 +76,9 @@ interface Fixture {
   /** A group invite of `group` for the viewer role, and its code. */
   invite: string;
   inviteCode: string;
+  /** A webhook subscription of `group`, and its signing secret. */
+  subscription: string;
+  subscriptionSecret: string;
 }
 
 interface RpcCase {
@@ -110,7 +113,15 @@ const advisoryWrite: Expect = {
   anonymous: 16,
 };
 const advisoryMissingWrite: Expect = { ...advisoryWrite, advisorA: 5 };
+// Webhook subscriptions are the owners' alone: a viewer may not even read them.
+const ownersRead: Expect = write;
+const ownersMissing: Expect = missingWrite;
 const within = (fx: Fixture) => ({ descendantsOf: fx.org, childrenOf: "" });
+// A type no call here makes: nothing is ever delivered to the fixtures' sinks.
+const hook = {
+  sink: `https://hooks.example.com/${secret}`,
+  eventTypes: ["dev.gatehouse.iam.group.renamed.v1"],
+};
 
 const rpcs: RpcCase[] = [
   // GroupsService
@@ -602,6 +613,59 @@ const rpcs: RpcCase[] = [
     call: (c, fx) => c.events.listEvents({ uidp: within(fx) }),
     expect: list,
     list: true,
+  },
+  {
+    rpc: "ListSubscriptions",
+    call: (c) => c.events.listSubscriptions({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListSubscriptions under A",
+    call: (c, fx) => c.events.listSubscriptions({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetSubscription",
+    call: (c, fx) => c.events.getSubscription({ uid: fx.subscription }),
+    expect: ownersRead,
+  },
+  {
+    rpc: "GetSubscription missing",
+    call: (c, fx) => c.events.getSubscription({ uid: fx.missing }),
+    expect: ownersMissing,
+  },
+  {
+    rpc: "CreateSubscription",
+    call: (c, fx) =>
+      c.events.createSubscription({
+        parent: fx.group,
+        subscription: { name: `new ${Math.random()}`, ...hook },
+      }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateSubscription",
+    call: (c, fx) =>
+      c.events.updateSubscription({ subscription: { uid: fx.subscription, description: "x" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateSubscription missing",
+    call: (c, fx) =>
+      c.events.updateSubscription({ subscription: { uid: fx.missing, description: "x" } }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DeleteSubscription",
+    call: (c, fx) => c.events.deleteSubscription({ uid: fx.subscription }),
+    expect: write,
+  },
+  {
+    rpc: "DeleteSubscription missing",
+    call: (c, fx) => c.events.deleteSubscription({ uid: fx.missing }),
+    expect: missingWrite,
   },
   {
     rpc: "RedeemGroupInvite unknown code",
@@ -1355,6 +1419,17 @@ async function fixture(): Promise<Fixture> {
     expirationTime: now + 3_600_000,
     now,
   });
+  const subscription = newChildUid(group);
+  const subscriptionSecret = `${secret}-whsec-${n}-${Math.random()}`;
+  await store.createSubscription({
+    uid: subscription,
+    groupUid: group,
+    name: `${secret}-hook${n}`,
+    description: secret,
+    ...hook,
+    secret: subscriptionSecret,
+    now,
+  });
   return {
     org,
     group,
@@ -1373,6 +1448,8 @@ async function fixture(): Promise<Fixture> {
     association: group,
     invite,
     inviteCode,
+    subscription,
+    subscriptionSecret,
   };
 }
 
@@ -1408,6 +1485,8 @@ function secretsOf(fx: Fixture): string[] {
     fx.provider,
     fx.association,
     fx.invite,
+    fx.subscription,
+    fx.subscriptionSecret,
   ];
 }
 
