@@ -29,7 +29,9 @@ function isLoopbackAddress(address: string): boolean {
 
 /** Whether a sink host named as loopback: localhost, *.localhost or a loopback literal. */
 function isLoopbackHost(hostname: string): boolean {
-  return hostname === "localhost" || hostname.endsWith(".localhost") || isLoopbackAddress(hostname);
+  // A name's trailing dot (an absolute name) resolves the same: "localhost." is localhost.
+  const host = hostname.replace(/\.$/, "");
+  return host === "localhost" || host.endsWith(".localhost") || isLoopbackAddress(host);
 }
 
 /**
