@@ -332,6 +332,68 @@ describe("gatehouse events", () => {
       data: { actor: { uid: org.owner.uid } },
     });
   });
+
+  it("events subscriptions create prints the secret once; list and delete", async () => {
+    const created = await runCli(
+      [
+        "events",
+        "subscriptions",
+        "create",
+        "--parent",
+        org.uid,
+        "--name",
+        "ci hook",
+        "--sink",
+        "https://hooks.example.com/gatehouse",
+        "--event-types",
+        "dev.gatehouse.iam.role_binding.created.v1",
+        "--event-types",
+        "dev.gatehouse.iam.role_binding.deleted.v1",
+        "--output",
+        "table",
+      ],
+      env,
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const secret = /whsec_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0];
+    expect(secret, created.stdout).toBeDefined();
+    const listed = await json(["events", "subscriptions", "list", "--children-of", org.uid]);
+    expect(listed.subscriptions).toHaveLength(1);
+    const sub = listed.subscriptions[0];
+    expect(sub).toMatchObject({
+      name: "ci hook",
+      sink: "https://hooks.example.com/gatehouse",
+      eventTypes: [
+        "dev.gatehouse.iam.role_binding.created.v1",
+        "dev.gatehouse.iam.role_binding.deleted.v1",
+      ],
+    });
+    expect(sub.delivery.pendingCount ?? "0").toBe("0");
+    const table = await runCli(["events", "subscriptions", "list", "--output", "table"], env);
+    expect(table.stdout).toContain("ci hook");
+    expect(table.stdout + JSON.stringify(listed)).not.toContain(secret);
+    const refused = await runCli(
+      [
+        "events",
+        "subscriptions",
+        "create",
+        "--parent",
+        org.uid,
+        "--name",
+        "x",
+        "--sink",
+        "http://10.0.0.1/",
+        "--event-types",
+        "dev.gatehouse.iam.group.created.v1",
+      ],
+      env,
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("sink: must be an https URL");
+    const del = await runCli(["events", "subscriptions", "delete", sub.uid], env);
+    expect(del).toMatchObject({ code: 0, stdout: `deleted ${sub.uid}\n` });
+    expect((await json(["events", "subscriptions", "list"])).subscriptions ?? []).toEqual([]);
+  });
 });
 
 describe("usage", () => {

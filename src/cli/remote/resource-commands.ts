@@ -72,7 +72,7 @@ const groupAbout: Record<CliGroup, string> = {
   iam: "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
   registry: "container repositories and their tags",
   advisories: "vulnerability advisories",
-  events: "the audit trail: one CloudEvent for every change (owners)",
+  events: "the audit trail: one CloudEvent for every change, and webhook subscriptions (owners)",
 };
 /** What a group's usage line adds in parentheses. */
 const usageNote: Partial<Record<CliGroup, string>> = {
