@@ -1,7 +1,9 @@
 import { createHmac } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
+import { parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js";
 import {
   backends,
   startTestServer,
@@ -30,6 +32,7 @@ describe.each(backends)("webhooks on %s", (backend) => {
         GATEHOUSE_WEBHOOK_MAX_ATTEMPTS: "3",
         GATEHOUSE_WEBHOOK_TIMEOUT_MS: "2000",
         GATEHOUSE_LOG_LEVEL: "trace",
+        GATEHOUSE_METRICS_PORT: "0",
       },
       { backend, logStream: { write: (line) => void logs.push(line) } },
     );
@@ -56,6 +59,10 @@ describe.each(backends)("webhooks on %s", (backend) => {
     expect(res.status, JSON.stringify(res.json)).toBe(200);
     return res.json as { uid: string; secret: string };
   };
+  const scrape = async () =>
+    parsePrometheusText(
+      await (await fetch(`http://127.0.0.1:${ts.server.metricsPort}/metrics`)).text(),
+    );
   /** The subscription's delivery state once `done` holds of it (polled). */
   const stateWhen = async (
     org: TestOrg,
@@ -158,10 +165,21 @@ describe.each(backends)("webhooks on %s", (backend) => {
     const org = await ts.makeOrg();
     const dead = await startWebhookSink();
     try {
-      dead.answer = 503;
+      // The first answer waits until the outbox depth is read, with the delivery in flight.
+      let held: ServerResponse | undefined;
+      dead.answer = (res, i) => {
+        res.statusCode = 503;
+        if (i === 0) held = res;
+        else res.end();
+      };
       const sub = await subscribe(org, dead.url);
       const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
       await iam.groups.createGroup({ parent: org.uid, group: { name: "lost" } });
+      await dead.waitFor(1);
+      const during = await scrape();
+      expect(during.types.get("gatehouse_webhook_outbox_depth")).toBe("gauge");
+      expect(sampleValue(during, "gatehouse_webhook_outbox_depth", {})).toBeGreaterThanOrEqual(1);
+      held!.end();
       const state = await stateWhen(org, sub.uid, (d) => d.abandonedCount === "1");
       expect(state).toMatchObject({
         deliveredCount: "0",
@@ -174,6 +192,12 @@ describe.each(backends)("webhooks on %s", (backend) => {
       await new Promise((r) => setTimeout(r, 400));
       expect(dead.received).toHaveLength(3);
       expect(logs.join("")).toContain("webhook delivery abandoned");
+      // The failures, as Prometheus scrapes them.
+      const after = await scrape();
+      const attempts = (outcome: string) =>
+        sampleValue(after, "gatehouse_webhook_delivery_attempts_total", { outcome });
+      expect(attempts("failed")).toBeGreaterThanOrEqual(3);
+      expect(attempts("abandoned")).toBeGreaterThanOrEqual(1);
     } finally {
       await dead.close();
     }
