@@ -2,9 +2,11 @@
  * One side of an A/B benchmark (bench/setting-ab.ts): a Gatehouse on its own SQLite file (synchronous
  * FULL, as served), in a process of its own so that its CPU time is its own, with an
  * organization, a person owning it and a group in it. Prints one JSON line,
- * `{port, metricsPort, org, group, token}`, then serves until SIGTERM.
+ * `{port, metricsPort, org, group, token}`, then serves until SIGTERM. With a sink URL, the
+ * organization also has a webhook subscription to every group creation on that sink (http on
+ * loopback allowed, the outbox read every 100 ms).
  *
- *   node dist/bench/ab-server.js <db file> <events on|off> <metrics on|off>
+ *   node dist/bench/ab-server.js <db file> <events on|off> <metrics on|off> [sink url]
  */
 import { ownerRole, storeRoles } from "../src/auth/capabilities.js";
 import { loadConfig } from "../src/config.js";
@@ -12,9 +14,9 @@ import { createServer } from "../src/server.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../src/uid.js";
 
-const [db, events, metrics] = process.argv.slice(2);
+const [db, events, metrics, sink] = process.argv.slice(2);
 if (!db || !["on", "off"].includes(events ?? "") || !["on", "off"].includes(metrics ?? "")) {
-  console.error("usage: ab-server <db file> <events on|off> <metrics on|off>");
+  console.error("usage: ab-server <db file> <events on|off> <metrics on|off> [sink url]");
   process.exit(2);
 }
 const config = loadConfig([], {
@@ -25,6 +27,8 @@ const config = loadConfig([], {
   GATEHOUSE_DOMAIN: "gatehouse.bench",
   // Port 0: a free port, as for the API.
   GATEHOUSE_METRICS_PORT: metrics === "on" ? "0" : "",
+  GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK: sink ? "true" : "false",
+  GATEHOUSE_WEBHOOK_POLL_MS: "100",
 });
 const store = createSqliteStore(config.dbPath, {
   roles: storeRoles,
@@ -53,6 +57,18 @@ const group = await store.createGroup({
   description: "the group GetGroup reads",
   now: Date.now(),
 });
+if (sink) {
+  await store.createSubscription({
+    uid: newChildUid(org),
+    groupUid: org,
+    name: "slow",
+    description: "",
+    sink,
+    eventTypes: ["dev.gatehouse.iam.group.created.v1"],
+    secret: "whsec_bench",
+    now: Date.now(),
+  });
+}
 const { token } = await server.tokens.issue(person.uid, config.baseUrl);
 console.log(
   JSON.stringify({

@@ -4,51 +4,109 @@
  * as served), one recording events and one not (bench/setting-ab.ts: alternating rounds, the server's
  * rate and CPU per call, medians; the ratios are of this run).
  *
+ * And what a slow webhook sink costs the API: a second pair, a Gatehouse recording events whose
+ * organization has a subscription to every group creation on a sink (in this process, on
+ * 127.0.0.1) that answers each delivery after 2 s, against one recording events with no
+ * subscription; rate, CPU per call and client latency, same run. The deliveries pile up in the
+ * outbox, off the request path.
+ *
  *   npm run build && node dist/bench/events.js [seconds-per-round] [pairs]
  */
+import { createServer as createHttpServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
-import { type AbTarget, closedLoop, loadNote, measureAb, printAb, startAb } from "./setting-ab.js";
+import {
+  type AbSide,
+  type AbTarget,
+  closedLoop,
+  loadNote,
+  measureAb,
+  printAb,
+  startAb,
+} from "./setting-ab.js";
 
 const seconds = Number(process.argv[2] ?? 2);
 const pairs = Number(process.argv[3] ?? 6);
 const inFlight = 16;
 
-const ab = await startAb(
+const groupsOf = (t: AbTarget) =>
+  createClient(
+    GroupsService,
+    createConnectTransport({
+      baseUrl: `http://127.0.0.1:${t.port}`,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("authorization", `Bearer ${t.token}`);
+          return next(req);
+        },
+      ],
+    }),
+  );
+
+/** CreateGroup A/B between two sides; each call's latency (ms) by target port. */
+async function createGroupAb(a: AbSide, b: AbSide) {
+  const ab = await startAb(a, b);
+  try {
+    const clients = new Map<AbTarget, ReturnType<typeof groupsOf>>();
+    const latencies = new Map<AbTarget, number[]>();
+    let made = 0;
+    const figures = await measureAb(
+      ab,
+      (t, until) => {
+        const g = clients.get(t) ?? groupsOf(t);
+        clients.set(t, g);
+        const lat = latencies.get(t) ?? [];
+        latencies.set(t, lat);
+        return closedLoop(inFlight, until, async () => {
+          const began = performance.now();
+          await g.createGroup({ parent: t.org, group: { name: `g${made++}` } });
+          lat.push(performance.now() - began);
+        });
+      },
+      { seconds, pairs },
+    );
+    return { figures, latency: { a: latencies.get(ab.a) ?? [], b: latencies.get(ab.b) ?? [] } };
+  } finally {
+    await ab.close();
+  }
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))] ?? 0;
+const lat = (xs: number[]) =>
+  `p50 ${pct(xs, 0.5).toFixed(1)} ms, p99 ${pct(xs, 0.99).toFixed(1)} ms`;
+
+console.log(`${pairs} pairs of ${seconds} s rounds, ${inFlight} in flight; ${loadNote()}`);
+const events = await createGroupAb(
   { name: "events-on", events: "on", metrics: "off" },
   { name: "events-off", events: "off", metrics: "off" },
 );
+printAb("CreateGroup, SQLite file (synchronous FULL)", events.figures, "events", "none");
+
+// The slow sink: every delivery answered 204 after 2 s.
+let slowDeliveries = 0;
+const sink = createHttpServer((req, res) => {
+  req.resume();
+  setTimeout(() => {
+    slowDeliveries++;
+    res.statusCode = 204;
+    res.end();
+  }, 2000);
+});
+await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
 try {
-  const clients = new Map<AbTarget, ReturnType<typeof groupsOf>>();
-  const groupsOf = (t: AbTarget) =>
-    createClient(
-      GroupsService,
-      createConnectTransport({
-        baseUrl: `http://127.0.0.1:${t.port}`,
-        httpVersion: "1.1",
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${t.token}`);
-            return next(req);
-          },
-        ],
-      }),
-    );
-  let made = 0;
-  const figures = await measureAb(
-    ab,
-    (t, until) => {
-      const g = clients.get(t) ?? groupsOf(t);
-      clients.set(t, g);
-      return closedLoop(inFlight, until, () =>
-        g.createGroup({ parent: t.org, group: { name: `g${made++}` } }),
-      );
-    },
-    { seconds, pairs },
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/hook`;
+  const slow = await createGroupAb(
+    { name: "slow-sink", events: "on", metrics: "off", sink: sinkUrl },
+    { name: "no-sink", events: "on", metrics: "off" },
   );
-  console.log(`${pairs} pairs of ${seconds} s rounds, ${inFlight} in flight; ${loadNote()}`);
-  printAb("CreateGroup, SQLite file (synchronous FULL)", figures, "events", "none");
+  printAb("CreateGroup with events, a 2 s sink subscribed or none", slow.figures, "sink", "none");
+  console.log(`  client latency:         sink ${lat(slow.latency.a)}; none ${lat(slow.latency.b)}`);
+  console.log(`  the slow sink answered ${slowDeliveries} deliveries during the run`);
 } finally {
-  await ab.close();
+  sink.closeAllConnections();
+  sink.close();
 }

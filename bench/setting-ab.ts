@@ -43,6 +43,8 @@ export interface AbSide {
   name: string;
   events: "on" | "off";
   metrics: "on" | "off";
+  /** A webhook sink URL: the side's organization subscribes to group creations there. */
+  sink?: string;
 }
 
 /** One round's load: run calls against `target` until `until` (performance.now()); the count. */
@@ -81,6 +83,7 @@ export async function startAb(a: AbSide, b: AbSide) {
       join(dir, `${side.name}.db`),
       side.events,
       side.metrics,
+      ...(side.sink ? [side.sink] : []),
     ];
     const child = hasTaskset
       ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"] })
