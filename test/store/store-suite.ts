@@ -18,6 +18,7 @@ import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
 import { registryCases } from "./registry-suite.js";
 import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
+import { subscriptionCases } from "./subscription-suite.js";
 
 /** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
 export interface ClosureRow {
@@ -838,6 +839,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
     describe("sign-in upkeep", () => signInUpkeepCases(() => store));
+    describe("webhook subscriptions", () => subscriptionCases(() => store));
 
     describe("audit trail", () => {
       it("lists the event of a write made in a mutating call's scope, and of no other", async () => {
