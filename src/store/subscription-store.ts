@@ -117,6 +117,11 @@ export interface SubscriptionStore {
   /** List subscriptions (children of their group in the uid tree). */
   listSubscriptions(query: ListQuery): Promise<ListPage<SubscriptionRecord>>;
   /**
+   * The id of a delivery due at `now` and not leased, or undefined: the idle deliverer's one
+   * read (no write transaction while there is nothing to send).
+   */
+  findDueDelivery(now: number): Promise<string | undefined>;
+  /**
    * Claim up to `limit` deliveries due at `now` and not leased by anyone: each leased to
    * `lease` until `leaseUntil`. Safe between replicas (FOR UPDATE SKIP LOCKED on PostgreSQL).
    */

@@ -24,7 +24,7 @@ export interface DeliverySettings {
 
 /** Options of startDeliverer. */
 export interface DelivererOptions extends DeliverySettings {
-  store: Pick<SubscriptionStore, "claimDeliveries" | "finishDelivery">;
+  store: Pick<SubscriptionStore, "findDueDelivery" | "claimDeliveries" | "finishDelivery">;
   send: WebhookSender;
   now: () => number;
   /** Each attempt's outcome (an abandoned one also counts as failed first). */
@@ -80,6 +80,7 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
   let polling = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> | undefined;
 
   const attempt = async (d: ClaimedDelivery, lease: string) => {
     const made = d.attempts + 1;
@@ -133,8 +134,10 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
   const poll = async () => {
     const room = opts.concurrency - inFlight.size;
     if (room <= 0) return;
-    const lease = randomUUID();
     const now = opts.now();
+    // A read first: an idle outbox costs no write transaction.
+    if ((await opts.store.findDueDelivery(now)) === undefined) return;
+    const lease = randomUUID();
     const claimed = await opts.store.claimDeliveries({
       now,
       limit: room,
@@ -159,7 +162,7 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
     timer = undefined;
     polling = true;
     // The deliverer's store writes belong to no API call: never to an audit scope.
-    auditScope
+    current = auditScope
       .exit(poll)
       .catch((err: unknown) => opts.log({ err }, "webhook outbox poll failed"))
       .finally(() => {
@@ -187,6 +190,8 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      // A poll under way may still start attempts: wait for it, then for them.
+      await current;
       await Promise.allSettled([...inFlight]);
     },
   };

@@ -18,7 +18,10 @@ export interface WebhookDeliveryDeps {
     | "webhookConcurrency"
     | "webhookPollMs"
   >;
-  store: Pick<SubscriptionStore, "claimDeliveries" | "finishDelivery" | "getOutboxDepth">;
+  store: Pick<
+    SubscriptionStore,
+    "findDueDelivery" | "claimDeliveries" | "finishDelivery" | "getOutboxDepth"
+  >;
   now: () => number;
   /** Where the metrics go, when they are on. */
   registry: Registry | undefined;

@@ -136,7 +136,11 @@ export function subscriptionCases(store: () => Store): void {
       [],
     );
     const b = Date.now() + 10_000;
+    expect(await s.findDueDelivery(t0 - 1)).toBeUndefined();
+    expect(await s.findDueDelivery(b)).toBeDefined();
     const [d] = await s.claimDeliveries({ now: b, limit: 5, lease: "a", leaseUntil: b + 100 });
+    expect(await s.findDueDelivery(b + 50)).toBeUndefined();
+    expect(await s.findDueDelivery(b + 100)).toBe(d!.id);
     expect(d).toMatchObject({
       subscriptionUid: hook.uid,
       sink: "https://hooks.example.com/x",

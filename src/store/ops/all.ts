@@ -81,6 +81,7 @@ const perBackend = {
   // The deliverer's lease and outcome writes, on every delivery attempt.
   claimDeliveries: neutral,
   finishDelivery: neutral,
+  findDueDelivery: read,
   getOutboxDepth: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 

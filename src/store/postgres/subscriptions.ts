@@ -20,6 +20,7 @@ export type PgSubscriptionOps = PgOps<
   | "updateSubscription"
   | "deleteSubscription"
   | "listSubscriptions"
+  | "findDueDelivery"
   | "claimDeliveries"
   | "finishDelivery"
   | "getOutboxDepth"
@@ -135,6 +136,15 @@ export function createPgSubscriptionOps(db: PgDb): PgSubscriptionOps {
         hasMore: page.hasMore,
       };
     },
+
+    findDueDelivery: async (now) =>
+      (
+        await db.sql.one<{ id: string }>(
+          `SELECT id FROM webhook_deliveries WHERE next_attempt_time <= $1 AND lease_until <= $1
+           LIMIT 1`,
+          [now],
+        )
+      )?.id,
 
     // READ COMMITTED with SKIP LOCKED: replicas polling at once each take other rows, and
     // none waits for another's claim; the lease keeps a claimed row from the next poll.

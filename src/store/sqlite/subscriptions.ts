@@ -22,6 +22,7 @@ export type SubscriptionOps = SyncOps<
   | "updateSubscription"
   | "deleteSubscription"
   | "listSubscriptions"
+  | "findDueDelivery"
   | "claimDeliveries"
   | "finishDelivery"
   | "getOutboxDepth"
@@ -55,6 +56,11 @@ export function createSubscriptionOps(db: Database): SubscriptionOps {
     .prepare(
       `SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ?
        ORDER BY next_attempt_time LIMIT ?`,
+    )
+    .pluck();
+  const firstDue = db
+    .prepare(
+      "SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ? LIMIT 1",
     )
     .pluck();
   const lease = db.prepare("UPDATE webhook_deliveries SET lease = ?, lease_until = ? WHERE id = ?");
@@ -156,6 +162,8 @@ export function createSubscriptionOps(db: Database): SubscriptionOps {
       const page = lists.list(query);
       return { items: records(page.rows), total: page.total, hasMore: page.hasMore };
     },
+
+    findDueDelivery: (now) => firstDue.get(now, now) as string | undefined,
 
     // One writer at a time on SQLite: the select and the lease are one transaction.
     claimDeliveries: db.transaction(
