@@ -104,6 +104,8 @@ export interface SubscriptionStore {
    * if a subscription of the group has the name or the uid is taken.
    */
   createSubscription(s: NewSubscription): Promise<SubscriptionRecord>;
+  /** How many subscriptions the organization `orgUid` has, in all its groups. */
+  getSubscriptionCount(orgUid: string): Promise<number>;
   /** Get a subscription with its delivery state, or undefined. */
   getSubscription(uid: string): Promise<SubscriptionRecord | undefined>;
   /** Change a subscription; throws `not_found`, or `already_exists` for a taken name. */

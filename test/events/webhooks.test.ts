@@ -2,6 +2,8 @@ import { createHmac } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maxSubscriptionsPerOrganization } from "../../src/services/events/subscriptions.js";
+import { newChildUid } from "../../src/uid.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
 import { parsePrometheusText, sampleValue } from "../helpers/prometheus-text.js";
 import {
@@ -285,6 +287,30 @@ describe.each(backends)("webhooks on %s", (backend) => {
       eventTypes: [created],
     });
     expect(ok.status).toBe(200);
+  });
+
+  it("refuses a subscription past the organization's maximum", async () => {
+    const org = await ts.makeOrg();
+    for (let i = 0; i < maxSubscriptionsPerOrganization; i++) {
+      await ts.store.createSubscription({
+        uid: newChildUid(org.uid),
+        groupUid: org.uid,
+        name: `s${i}`,
+        description: "",
+        sink: "https://hooks.example.com/x",
+        eventTypes: ["dev.gatehouse.iam.group.renamed.v1"],
+        secret: "whsec_x",
+        now: Date.now(),
+      });
+    }
+    const res = await rest(org, "POST", `/events/v2beta1/subscriptions/${org.uid}`, {
+      name: "one more",
+      sink: "https://hooks.example.com/x",
+      eventTypes: [created],
+    });
+    expect(res.status).toBe(400);
+    expect(res.json.code).toBe(Code.FailedPrecondition);
+    expect(String(res.json.message)).toContain("the most it may have");
   });
 
   it("updates and deletes a subscription; a deleted one gets nothing more", async () => {

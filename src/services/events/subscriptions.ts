@@ -9,10 +9,11 @@ import {
   SubscriptionSchema,
 } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
 import type { Config } from "../../config.js";
+import { failedPrecondition } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionPatch, SubscriptionRecord } from "../../store/subscription-store.js";
-import { newChildUid } from "../../uid.js";
+import { newChildUid, rootOf } from "../../uid.js";
 import {
   checkDescription,
   checkDisplayName,
@@ -34,6 +35,12 @@ export interface SubscriptionsDeps {
   now: () => number;
   config: Pick<Config, "webhookAllowHttpLoopback" | "webhookAllowPrivateAddresses">;
 }
+
+/**
+ * The most subscriptions one organization may have, in all its groups: every event of the
+ * organization is matched against them, in the transaction of its change.
+ */
+export const maxSubscriptionsPerOrganization = 100;
 
 /** The most event types one subscription may name. */
 export const maxEventTypes = 64;
@@ -95,15 +102,26 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       checkEventTypes(v, body.eventTypes);
       v.throwIfAny();
       const secret = newSubscriptionSecret();
-      const record = await store.createSubscription({
-        uid: newChildUid(req.parent),
-        groupUid: req.parent,
-        name: body.name,
-        description: body.description,
-        sink: body.sink,
-        eventTypes: [...body.eventTypes],
-        secret,
-        now: now(),
+      const uid = newChildUid(req.parent);
+      const record = await store.atomically(async (tx) => {
+        // Counted in the transaction that creates: concurrent creates cannot overshoot.
+        if (
+          (await tx.getSubscriptionCount(rootOf(req.parent))) >= maxSubscriptionsPerOrganization
+        ) {
+          throw failedPrecondition(
+            `the organization has ${maxSubscriptionsPerOrganization} webhook subscriptions, the most it may have: delete one first`,
+          );
+        }
+        return tx.createSubscription({
+          uid,
+          groupUid: req.parent,
+          name: body.name,
+          description: body.description,
+          sink: body.sink,
+          eventTypes: [...body.eventTypes],
+          secret,
+          now: now(),
+        });
       });
       // The one answer that carries the secret.
       return toSubscription(record, secret);

@@ -83,6 +83,7 @@ const perBackend = {
   finishDelivery: neutral,
   findDueDelivery: read,
   getOutboxDepth: read,
+  getSubscriptionCount: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

@@ -17,6 +17,7 @@ import type { PgDb, PgOps, Sql } from "./pg-db.js";
 export type PgSubscriptionOps = PgOps<
   | "createSubscription"
   | "getSubscription"
+  | "getSubscriptionCount"
   | "updateSubscription"
   | "deleteSubscription"
   | "listSubscriptions"
@@ -94,6 +95,14 @@ export function createPgSubscriptionOps(db: PgDb): PgSubscriptionOps {
         );
         return (await records(sql, [row!]))[0]!;
       }, quiet),
+
+    getSubscriptionCount: async (orgUid) => {
+      const row = await db.sql.one<{ n: string }>(
+        "SELECT count(*) AS n FROM webhook_subscriptions WHERE org_uid = $1",
+        [orgUid],
+      );
+      return Number(row?.n ?? 0);
+    },
 
     getSubscription: async (uid) => {
       const row = await find(db.sql, uid);

@@ -19,6 +19,7 @@ import type { SyncOps } from "./sync-ops.js";
 export type SubscriptionOps = SyncOps<
   | "createSubscription"
   | "getSubscription"
+  | "getSubscriptionCount"
   | "updateSubscription"
   | "deleteSubscription"
   | "listSubscriptions"
@@ -88,6 +89,7 @@ export function createSubscriptionOps(db: Database): SubscriptionOps {
        last_error = ? WHERE uid = ?`,
   );
   const depth = db.prepare("SELECT count(*) FROM webhook_deliveries").pluck();
+  const ofOrg = db.prepare("SELECT count(*) FROM webhook_subscriptions WHERE org_uid = ?").pluck();
 
   const find = (uid: string) => get.get(uid) as SubscriptionRow | undefined;
   const records = (rows: SubscriptionRow[]) => {
@@ -131,6 +133,8 @@ export function createSubscriptionOps(db: Database): SubscriptionOps {
       });
       return records([find(s.uid)!])[0]!;
     }).immediate,
+
+    getSubscriptionCount: (orgUid) => ofOrg.get(orgUid) as number,
 
     getSubscription: (uid) => {
       const row = find(uid);
