@@ -516,6 +516,7 @@ export const serviceTable = {
       "listEvents",
       "listSubscriptions",
       "getSubscription",
+      "getSubscriptionCount",
       "createSubscription",
       "updateSubscription",
       "deleteSubscription",

@@ -75,6 +75,9 @@ export function subscriptionCases(store: () => Store): void {
     const page = await s.listSubscriptions(listQuery({ childrenOf: G }));
     expect(page.items.map((x) => x.uid)).toEqual([made.uid]);
     expect((await s.listSubscriptions(listQuery({ descendantsOf: R }))).total).toBe(2);
+    // Counted per organization, in all its groups.
+    expect(await s.getSubscriptionCount(R)).toBe(2);
+    expect(await s.getSubscriptionCount(Other)).toBe(0);
     await s.deleteSubscription(made.uid);
     expect(await s.getSubscription(made.uid)).toBeUndefined();
     await storeError(() => s.deleteSubscription(made.uid), "not_found");
