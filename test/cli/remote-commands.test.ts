@@ -333,6 +333,14 @@ describe("gatehouse events", () => {
     });
   });
 
+  it("gatehouse help shows the audit trail's verbs and the subscriptions' apart", async () => {
+    const help = (await runCli(["help"], env)).stdout;
+    expect(help).toContain(
+      "\n  events list [flags]   (the audit trail: --type, --actor, --start-time, ...)\n",
+    );
+    expect(help).toContain("\n  events subscriptions list|get|create|update|delete [flags]\n");
+  });
+
   it("events subscriptions create prints the secret once; list and delete", async () => {
     const created = await runCli(
       [

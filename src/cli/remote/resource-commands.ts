@@ -134,18 +134,27 @@ export function remoteUsage(): string {
   const lines: string[] = [];
   const verbs = ["list", "get", "create", "update", "delete"];
   for (const [group, spec] of Object.entries(remoteGroups)) {
-    if (spec.resources.length > 0) {
+    // The group's own verbs (`events list`) and its named resources (`events subscriptions
+    // ...`) each get a line: one line for both would offer the named ones' verbs on the group.
+    const own = spec.resources.filter((r) => r.command === "");
+    const named = spec.resources.filter((r) => r.command !== "");
+    const groupNote = usageNote[group as CliGroup];
+    for (const [set, extra] of [
+      [own, groupNote],
+      [named, own.length > 0 ? undefined : groupNote],
+    ] as const) {
+      if (set.length === 0) continue;
       const has = (r: Resource, verb: string) =>
         r.service.methods.some(
           (m) =>
             m.name ===
             `${verb[0]?.toUpperCase()}${verb.slice(1)}${verb === "list" ? r.plural : r.noun}`,
         );
-      const common = verbs.filter((v) => spec.resources.some((r) => has(r, v)));
-      const commands = spec.resources.map((r) => r.command).filter((c) => c !== "");
+      const common = verbs.filter((v) => set.some((r) => has(r, v)));
+      const commands = set.map((r) => r.command).filter((c) => c !== "");
       const head = `  ${[group, commands.join("|")].filter((w) => w !== "").join(" ")}`;
       const tail = `${common.join("|")} [flags]`;
-      const notes = spec.resources.flatMap((r) => {
+      const notes = set.flatMap((r) => {
         const missing = common.filter((v) => !has(r, v));
         const more = r.service.methods.some((m) => m.name === `Redeem${r.noun}`)
           ? ["redeem <code>"]
@@ -157,7 +166,7 @@ export function remoteUsage(): string {
           ...(more.length > 0 ? [`${r.command} also: ${more.join(", ")}`] : []),
         ];
       });
-      const noted = [...notes, ...(usageNote[group as CliGroup] ?? [])];
+      const noted = [...notes, ...(extra ? [extra] : [])];
       const note = noted.length > 0 ? `   (${noted.join("; ")})` : "";
       if (head.length + tail.length + note.length + 1 <= 96) lines.push(`${head} ${tail}${note}`);
       else lines.push(head, `      ${tail}${note}`);
