@@ -55,7 +55,7 @@ const usesPostgres =
   /inject\(\s*["']pgAdminUrl["']|helpers\/postgres\.js|\bnewPgDatabase\b|\bbackends\b|backend:\s*["']postgres["']/;
 // Sockets, servers or processes: an api test, not a unit test.
 const usesSockets =
-  /helpers\/(test-server|cli-sign-in|run-bin|run-cli|import-cli|lean-pair|replicas|oidc-issuer|hostile-idp|raw-grpc|raw-http|free-port|groups-clients|iam-clients|registry-clients|rest-client|h2c-server)|["']node:(net|http|http2|https|tls|child_process|dgram)["']|\bfetch\(|\.listen\(|startServer|useTestServer/;
+  /helpers\/(test-server|cli-sign-in|run-bin|run-cli|import-cli|lean-pair|replicas|oidc-issuer|hostile-idp|raw-grpc|raw-http|free-port|groups-clients|iam-clients|registry-clients|rest-client|h2c-server|webhook-sink)|["']node:(net|http|http2|https|tls|child_process|dgram)["']|\bfetch\(|\.listen\(|startServer|useTestServer/;
 
 /** Whether a test file needs the shared PostgreSQL of the test run. */
 export function needsPostgres(source: string): boolean {
