@@ -47,8 +47,8 @@ export interface EventStore {
    * Delete at most `limit` of the oldest events older than `before` (ms since the epoch), in
    * one short transaction, and return how many went. Retention (src/events/event-retention.ts)
    * calls it batch after batch, so a large prune never holds the writers up for long. The SQL
-   * is pruneEventsSql (src/store/rows/event-rows.ts), where events still owed to a subscriber
-   * are to be kept.
+   * is pruneEventsSql (src/store/rows/event-rows.ts): an event with a webhook delivery still
+   * pending is kept until the delivery ends (delivered or abandoned).
    */
   pruneEvents(before: number, limit: number): Promise<number>;
 }

@@ -5,11 +5,12 @@ import { createEventRetention } from "../../src/events/event-retention.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
-import { newRootUid } from "../../src/uid.js";
+import { newChildUid, newRootUid } from "../../src/uid.js";
 import { newPgDatabase } from "../helpers/postgres.js";
 
 // The audit trail's retention on both backends, on an injected clock: events older than the
-// retention go, in batches of one transaction each, and the rest stay.
+// retention go, in batches of one transaction each, and the rest stay; an event with a webhook
+// delivery still pending stays until the delivery ends.
 
 const day = 86_400_000;
 const t0 = Date.parse("2026-01-01T00:00:00Z");
@@ -31,11 +32,18 @@ describe.each(["sqlite", "postgres"] as const)("event retention on %s", (backend
   });
   afterAll(() => store?.close());
 
-  /** Make an organization at the clock's now: one event, recorded with it. */
-  const change = (name: string) =>
+  /** Make a group (an organization by default) at the clock's now: one event, recorded with it. */
+  const change = (name: string, parentUid = "") =>
     auditScope.run(
       changeScope({ type: "dev.gatehouse.iam.group.created.v1", source: "test", operator: "t" }),
-      () => store.createGroup({ uid: newRootUid(), parentUid: "", name, description: "", now: t }),
+      () =>
+        store.createGroup({
+          uid: parentUid ? newChildUid(parentUid) : newRootUid(),
+          parentUid,
+          name,
+          description: "",
+          now: t,
+        }),
     );
   const times = async () =>
     (
@@ -114,5 +122,86 @@ describe.each(["sqlite", "postgres"] as const)("event retention on %s", (backend
     });
     expect(await job.run()).toBe(34);
     expect(await times()).toEqual([300]);
+  });
+
+  it("keeps an event while a webhook delivery of it is pending, until delivered or abandoned", async () => {
+    t = t0 + 400 * day;
+    // An organization (made without an event) with a subscription to group creations in it.
+    const org = newRootUid();
+    await store.createGroup({ uid: org, parentUid: "", name: "hooked", description: "", now: t });
+    const sub = await store.createSubscription({
+      uid: newChildUid(org),
+      groupUid: org,
+      name: "hook",
+      description: "",
+      sink: "https://hooks.example.com/x",
+      eventTypes: ["dev.gatehouse.iam.group.created.v1"],
+      secret: "whsec_test",
+      now: t,
+    });
+    await change("owed", org); // one delivery pending
+    t = t0 + 401 * day;
+    await change("not-owed"); // another organization's: none
+    expect(await store.getOutboxDepth()).toBe(1);
+
+    t = t0 + 600 * day;
+    const job = createEventRetention({
+      store,
+      now: clock,
+      retentionMs: 90 * day,
+      // One a batch: the kept event must not use up a batch and stop the prune short.
+      batchSize: 1,
+      log: () => {},
+    });
+    // The earlier cases' last event and "not-owed" go; "owed" stays, older though it is.
+    expect(await job.run()).toBe(2);
+    expect(await times()).toEqual([400]);
+
+    // A failed attempt to be retried: still owed, still kept.
+    const claim = async (lease: string) => {
+      const claimed = await store.claimDeliveries({ now: t, limit: 10, lease, leaseUntil: t + 1 });
+      expect(claimed).toHaveLength(1);
+      expect(claimed[0]!.event?.subject).toBeDefined();
+      return claimed[0]!.id;
+    };
+    const outcome = { subscriptionUid: sub.uid, status: 503, error: "the sink answered HTTP 503" };
+    await store.finishDelivery({
+      ...outcome,
+      id: await claim("a"),
+      lease: "a",
+      delivered: false,
+      now: t,
+      retryAt: t,
+    });
+    expect(await job.run()).toBe(0);
+    expect(await times()).toEqual([400]);
+
+    // Abandoned (the attempts spent): nothing is owed any more, and the event goes.
+    await store.finishDelivery({
+      ...outcome,
+      id: await claim("b"),
+      lease: "b",
+      delivered: false,
+      now: t,
+    });
+    expect(await store.getOutboxDepth()).toBe(0);
+    expect(await job.run()).toBe(1);
+    expect(await times()).toEqual([]);
+
+    // Delivered: the same.
+    await change("delivered", org);
+    t = t0 + 800 * day;
+    expect(await job.run()).toBe(0);
+    await store.finishDelivery({
+      subscriptionUid: sub.uid,
+      id: await claim("c"),
+      lease: "c",
+      delivered: true,
+      status: 204,
+      error: "",
+      now: t,
+    });
+    expect(await job.run()).toBe(1);
+    expect(await times()).toEqual([]);
   });
 });

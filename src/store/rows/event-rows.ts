@@ -52,14 +52,15 @@ export function eventConditions(f: EventFilters): ListClause[] {
  * `before`, found through the (time, seq) index. `param(1)` is before, `param(2)` the limit
  * (in that order: `?` on SQLite, `$1` and `$2` on PostgreSQL).
  *
- * Events that an outbox still has to deliver must outlive their retention: when webhook
- * deliveries reference events (an outbox table keyed by the event), add its pending condition
- * to the inner SELECT here, e.g. `AND NOT EXISTS (SELECT 1 FROM <outbox> o WHERE o.event_seq
- * = e.seq AND <o is neither delivered nor given up>)`, with a test in
- * test/events/retention.test.ts.
+ * An event still owed to a webhook subscriber outlives its retention: a webhook_deliveries row
+ * exists only while its delivery is pending (delivered or abandoned, the row goes), so an
+ * event with any such row is skipped (through webhook_deliveries_event), and goes at the first
+ * prune after its last delivery ends. Skipped events do not use up the batch's limit.
  */
 export function pruneEventsSql(param: (n: number) => string): string {
   return `DELETE FROM events WHERE seq IN (
-    SELECT e.seq FROM events AS e WHERE e.time < ${param(1)} ORDER BY e.time, e.seq LIMIT ${param(2)}
+    SELECT e.seq FROM events AS e WHERE e.time < ${param(1)}
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+    ORDER BY e.time, e.seq LIMIT ${param(2)}
   )`;
 }

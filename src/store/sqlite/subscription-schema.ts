@@ -45,5 +45,7 @@ export const subscriptionsMigration: Migration = {
     ) STRICT;
     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_time);
     CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries (subscription_uid);
+    -- Retention's prune skips the events with a delivery pending (pruneEventsSql).
+    CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
   `,
 };
