@@ -13,6 +13,7 @@ import { createRoleBindingOps } from "./role-bindings.js";
 import { roleOps } from "./roles.js";
 import { serverStateOps } from "./server-state.js";
 import { signInUpkeepOps } from "./sign-in-upkeep.js";
+import { subscriptionOps } from "./subscriptions.js";
 import { tagOps } from "./tags.js";
 
 /**
@@ -34,6 +35,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...serverStateOps,
     ...signInUpkeepOps,
     ...advisoryOps,
+    ...subscriptionOps,
   };
 }
 
@@ -72,18 +74,6 @@ const perBackend = {
   recordChange: write,
   // The retention job's deletes: no access answer depends on an event.
   pruneEvents: neutral,
-  // Webhook subscriptions and their outbox: no access answer depends on them.
-  createSubscription: neutral,
-  getSubscription: read,
-  updateSubscription: neutral,
-  deleteSubscription: neutral,
-  listSubscriptions: read,
-  // The deliverer's lease and outcome writes, on every delivery attempt.
-  claimDeliveries: neutral,
-  finishDelivery: neutral,
-  findDueDelivery: read,
-  getOutboxDepth: read,
-  getSubscriptionCount: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

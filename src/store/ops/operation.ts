@@ -113,6 +113,13 @@ export interface Behaviour {
    * a pooled connection, sparing BEGIN and COMMIT (SQLite's batch is one anyway).
    */
   readonly autocommit?: boolean;
+  /**
+   * An access-neutral write whose concurrency its own SQL controls (the webhook outbox's
+   * claim: FOR UPDATE SKIP LOCKED and a lease): PostgreSQL runs it in one READ COMMITTED
+   * transaction, where SERIALIZABLE would fail concurrent claims only to retry them. SQLite's
+   * one writer is serial anyway.
+   */
+  readonly readCommitted?: boolean;
 }
 
 /** An operation: its behaviour and its body. */

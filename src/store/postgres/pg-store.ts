@@ -11,7 +11,6 @@ import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
 import { createAsyncRunner, type PgHooks } from "./run-async.js";
-import { createPgSubscriptionOps } from "./subscriptions.js";
 import { createPgTagImport } from "./tags.js";
 
 /** Options of createPostgresStore. */
@@ -140,7 +139,6 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...createPgTouchIdentity(db),
     ...createPgAccessOps(db, counts),
     ...createPgEventOps(db),
-    ...createPgSubscriptionOps(db),
     // The operations written once for both backends (ops/), run with awaits.
     ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
     // PostgreSQL's own bodies where its SQL or round trips really differ.

@@ -63,6 +63,10 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
       if (!op.accessNeutral) throw new Error("only an access-neutral write may autocommit");
       return (...args) => driveAsync(db.sql, hooks, op.steps(...args));
     }
+    if (op.write && op.readCommitted) {
+      if (!op.accessNeutral) throw new Error("only an access-neutral write may run read committed");
+      return (...args) => db.plain((sql) => driveAsync(sql, hooks, op.steps(...args)));
+    }
     if (op.write) {
       const notify = !op.accessNeutral;
       return (...args) => {

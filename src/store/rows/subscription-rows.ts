@@ -21,11 +21,20 @@ export interface SubscriptionRow {
   last_success_time: number | string;
   last_status: number;
   last_error: string;
+  /** Its deliveries pending (subscriptionsWithPending), a count: text on PostgreSQL. */
+  pending: number | string;
 }
+
+/**
+ * The subscriptions with the count of their pending deliveries: a view of both schemas
+ * (subscription-schema.ts), read (and listed by the list engines) as the table would be; the
+ * planners of both inline it, so the table's indexes serve the filters and the order.
+ */
+export const subscriptionsWithPending = "webhook_subscriptions_with_pending";
 
 /** Where the list SQL of either backend finds the columns of subscriptions. */
 export const subscriptionListColumns: ListColumns = {
-  table: "webhook_subscriptions",
+  table: subscriptionsWithPending,
   uid: "uid",
   parent: "group_uid",
   group: "group_uid",
@@ -34,7 +43,7 @@ export const subscriptionListColumns: ListColumns = {
 };
 
 /** The record of a row (PostgreSQL returns BIGINT as text); the secret stays behind. */
-export function subscriptionRecordOf(r: SubscriptionRow, pending: number): SubscriptionRecord {
+export function subscriptionRecordOf(r: SubscriptionRow): SubscriptionRecord {
   return {
     uid: r.uid,
     groupUid: r.group_uid,
@@ -43,7 +52,7 @@ export function subscriptionRecordOf(r: SubscriptionRow, pending: number): Subsc
     sink: r.sink,
     eventTypes: JSON.parse(r.event_types) as string[],
     delivery: {
-      pendingCount: pending,
+      pendingCount: Number(r.pending),
       deliveredCount: Number(r.delivered_count),
       failedAttempts: Number(r.failed_attempts),
       abandonedCount: Number(r.abandoned_count),

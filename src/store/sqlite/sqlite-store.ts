@@ -15,7 +15,6 @@ import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
 import { createSyncRunner } from "./run-sync.js";
-import { createSubscriptionOps } from "./subscriptions.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** Options of createSqliteStore. */
@@ -68,7 +67,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...createTouchIdentity(db, readCache),
     ...createAccessOps(db, readCache),
     ...createEventOps(db),
-    ...createSubscriptionOps(db),
     ...shared,
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings

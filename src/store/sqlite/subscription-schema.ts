@@ -47,5 +47,10 @@ export const subscriptionsMigration: Migration = {
     CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries (subscription_uid);
     -- Retention's prune skips the events with a delivery pending (pruneEventsSql).
     CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
+    -- What the store reads a subscription from: its row and its deliveries pending.
+    CREATE VIEW webhook_subscriptions_with_pending AS
+      SELECT s.*, (SELECT count(*) FROM webhook_deliveries d WHERE d.subscription_uid = s.uid)
+        AS pending
+      FROM webhook_subscriptions s;
   `,
 };
