@@ -3,6 +3,7 @@ import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
 import { groupInviteOps } from "./group-invites.js";
+import { groupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
 import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
@@ -24,6 +25,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
   const lastOwner = createLastOwnerGuard(roles.ownerRoleUid);
   return {
     ...repoOps,
+    ...groupOps,
     ...identityProviderOps,
     ...accountAssociationOps,
     ...createIdentityOps(lastOwner),
@@ -58,11 +60,6 @@ const neutral: Behaviour = { write: true, accessNeutral: true };
  */
 const perBackend = {
   createGroup: { ...neutral, turn: (g: NewGroup) => rootOf(g.uid) },
-  getGroup: read,
-  updateGroup: neutral,
-  deleteGroup: { ...write, turn: (uid: string) => rootOf(uid) },
-  getGroupPath: read,
-  findOrganization: read,
   listGroups: read,
   identityExists: read,
   // lastSeenTime, on every token exchange: its own durability setting on SQLite

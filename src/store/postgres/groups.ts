@@ -1,7 +1,5 @@
 import { parentOf, rootOf } from "../../uid.js";
-import { isEmptyPatch } from "../patch.js";
 import {
-  childChecks,
   groupListColumns,
   groupRecordOf,
   type GroupRow as StoredGroupRow,
@@ -10,16 +8,13 @@ import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
-/** The group operations of the PostgreSQL store: the tree and its closure rows. */
-export type PgGroupOps = PgOps<
-  | "createGroup"
-  | "getGroup"
-  | "updateGroup"
-  | "deleteGroup"
-  | "getGroupPath"
-  | "listGroups"
-  | "findOrganization"
-> & {
+/**
+ * The group operations PostgreSQL writes on its own: createGroup (checks, then the row, its
+ * closure rows and the counts above it in one CTE: two round trips where SQLite's statements
+ * would be six) and listGroups (its list engine reads the subtree counts). The others are
+ * ops/groups.ts.
+ */
+export type PgGroupOps = PgOps<"createGroup" | "listGroups"> & {
   /** createGroup's statements, for createOrganization's own transaction. */
   createGroupIn(sql: Sql, g: NewGroup): Promise<GroupRecord>;
 };
@@ -27,37 +22,8 @@ export type PgGroupOps = PgOps<
 /** A groups row with the id the closure table refers to. */
 type GroupRow = StoredGroupRow & { id: number };
 
-// The child checks with pg's placeholder for their one parameter.
-const pgChildChecks = childChecks.map((c) => ({ kind: c.kind, sql: c.sql.replace("?", "$1") }));
-
 /** Create the group operations on a migrated database. */
 export function createPgGroupOps(db: PgDb): PgGroupOps {
-  const find = (sql: Sql, uid: string) =>
-    sql.one<GroupRow>("SELECT * FROM groups WHERE uid = $1", [uid]);
-  const mustFind = async (sql: Sql, uid: string) => {
-    const row = await find(sql, uid);
-    if (!row) throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
-    return row;
-  };
-  const checkSiblingName = async (sql: Sql, parent: string | null, name: string, self: string) => {
-    if (
-      parent !== null &&
-      (await sql.one(
-        "SELECT 1 FROM groups WHERE parent_uid = $1 AND name = $2 AND uid <> $3 LIMIT 1",
-        [parent, name, self],
-      ))
-    ) {
-      throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
-    }
-  };
-  // Each group counts the groups strictly below it.
-  const countAbove = (sql: Sql, id: number, delta: number) =>
-    sql.run(
-      `UPDATE groups SET descendant_count = descendant_count + $2
-       WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = $1 AND depth > 0)`,
-      [id, delta],
-    );
-
   const lists = createPgListSql<GroupRow>(db, {
     ...groupListColumns,
     below: async (sql, uid) =>
@@ -110,69 +76,6 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
     createGroupIn,
     // One organization's tree changes one writer at a time (see TxOptions.turnKey).
     createGroup: (g) => db.write((sql) => createGroupIn(sql, g), { turnKey: rootOf(g.uid) }),
-
-    getGroup: async (uid) => {
-      const row = await find(db.sql, uid);
-      return row && groupRecordOf(row);
-    },
-
-    findOrganization: async (name) => {
-      const [row] = await db.sql.rows<GroupRow>(
-        `SELECT * FROM groups WHERE name = $1 AND parent_uid IS NULL
-         ORDER BY create_time, uid LIMIT 1`,
-        [name],
-      );
-      return row && groupRecordOf(row);
-    },
-
-    updateGroup: (uid, patch, now) =>
-      db.write(async (sql) => {
-        const row = await mustFind(sql, uid);
-        if (isEmptyPatch(patch)) return groupRecordOf(row);
-        const name = patch.name ?? row.name;
-        if (name !== row.name) await checkSiblingName(sql, row.parent_uid, name, uid);
-        const updated = await sql.one<GroupRow>(
-          "UPDATE groups SET name = $1, description = $2, update_time = $3 WHERE uid = $4 RETURNING *",
-          [name, patch.description ?? row.description, now, uid],
-        );
-        return groupRecordOf(updated!);
-      }),
-
-    deleteGroup: (uid) =>
-      db.write(
-        async (sql) => {
-          const row = await mustFind(sql, uid);
-          for (const { kind, sql: text } of pgChildChecks) {
-            if (await sql.one(text, [uid])) {
-              throw new StoreError(
-                "not_empty",
-                `group ${JSON.stringify(uid)} has child ${kind}`,
-                kind,
-                "group",
-              );
-            }
-          }
-          await sql.run("DELETE FROM role_bindings WHERE group_uid = $1", [uid]);
-          await sql.run("DELETE FROM account_associations WHERE uid = $1", [uid]);
-          await sql.run("DELETE FROM group_invites WHERE group_uid = $1", [uid]);
-          await sql.run("DELETE FROM advisories WHERE group_uid = $1", [uid]);
-          await countAbove(sql, row.id, -1);
-          await sql.run("DELETE FROM group_closure WHERE descendant = $1 OR ancestor = $1", [
-            row.id,
-          ]);
-          await sql.run("DELETE FROM groups WHERE uid = $1", [uid]);
-        },
-        { turnKey: rootOf(uid) },
-      ),
-
-    getGroupPath: async (uid) =>
-      (
-        await db.sql.rows<{ uid: string }>(
-          `SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.ancestor
-           WHERE c.descendant = (SELECT id FROM groups WHERE uid = $1) ORDER BY c.depth DESC`,
-          [uid],
-        )
-      ).map((r) => r.uid),
 
     listGroups: async (query) => {
       const page = await lists.list(query);

@@ -1,4 +1,5 @@
 import type { ListColumns } from "../list-clauses.js";
+import type { Text } from "../ops/operation.js";
 import type { GroupRecord } from "../store.js";
 import type { StoredFlag } from "./stored-flag.js";
 
@@ -19,9 +20,17 @@ export interface GroupRow {
  * has one. `?` is the group's uid. Checked in this order: the first kind found is the one
  * reported, on both backends. Tables that live in a group add their entry here.
  */
-export const childChecks: readonly { kind: string; sql: string }[] = [
+export const childChecks: readonly { kind: string; sql: Text }[] = [
   { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
-  { kind: "groups", sql: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1" },
+  // SQLite finds the children by their parent's integer id, PostgreSQL by its uid.
+  {
+    kind: "groups",
+    sql: {
+      sqlite:
+        "SELECT 1 FROM groups WHERE parent_id = (SELECT id FROM groups WHERE uid = ?) LIMIT 1",
+      pg: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1",
+    },
+  },
   { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
   { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
   {

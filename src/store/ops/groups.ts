@@ -1,0 +1,121 @@
+import { parentOf, rootOf } from "../../uid.js";
+import { isEmptyPatch } from "../patch.js";
+import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js";
+import { type GroupPatch, StoreError } from "../store.js";
+import { exists, type OpsOf, one, read, rows, run, type Steps, write } from "./operation.js";
+
+/**
+ * A groups row as either backend reads it, with the id the closure table refers to. SQLite
+ * keeps the parent as an integer id (`parent_id`), PostgreSQL as a uid: the record takes the
+ * parent's uid from the group's own, which createGroup makes extend it on both.
+ */
+type StoredGroup = Omit<GroupRow, "parent_uid"> & { id: number };
+
+/** The record of a stored group, on either backend. */
+function recordOf(row: StoredGroup) {
+  return groupRecordOf({ ...row, parent_uid: parentOf(row.uid) || null });
+}
+
+function* mustFind(uid: string): Steps<StoredGroup> {
+  const row = yield* one<StoredGroup>("SELECT * FROM groups WHERE uid = ?", uid);
+  if (!row) throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
+  return row;
+}
+
+// The siblings of a group are found by their parent: its id on SQLite, its uid on PostgreSQL.
+const siblingNamed = {
+  sqlite: `SELECT 1 FROM groups WHERE parent_id = (SELECT id FROM groups WHERE uid = ?)
+           AND name = ? AND uid <> ? LIMIT 1`,
+  pg: "SELECT 1 FROM groups WHERE parent_uid = ? AND name = ? AND uid <> ? LIMIT 1",
+};
+
+// Each group counts the groups strictly below it: a group that goes (a leaf, before its
+// closure rows go) lowers the count of every group above it.
+const countAbove = `UPDATE groups SET descendant_count = descendant_count - 1
+  WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = ? AND depth > 0)`;
+
+/**
+ * The group operations of both backends but createGroup (PostgreSQL's is one CTE, a hook of
+ * each backend) and listGroups (each backend's list engine counts a subtree its own way).
+ * A group is no access answer's input, so its update keeps the access caches warm; its delete
+ * removes the bindings at it, so it does not.
+ */
+export const groupOps = {
+  getGroup: read(function* (uid: string) {
+    const row = yield* one<StoredGroup>("SELECT * FROM groups WHERE uid = ?", uid);
+    return row && recordOf(row);
+  }),
+
+  findOrganization: read(function* (name: string) {
+    const row = yield* one<StoredGroup>(
+      {
+        sqlite: `SELECT * FROM groups WHERE name = ? AND parent_id IS NULL
+                 ORDER BY create_time, uid LIMIT 1`,
+        pg: `SELECT * FROM groups WHERE name = ? AND parent_uid IS NULL
+             ORDER BY create_time, uid LIMIT 1`,
+      },
+      name,
+    );
+    return row && recordOf(row);
+  }),
+
+  updateGroup: write(
+    function* (uid: string, patch: GroupPatch, now: number) {
+      const row = yield* mustFind(uid);
+      if (isEmptyPatch(patch)) return recordOf(row);
+      const name = patch.name ?? row.name;
+      const parent = parentOf(uid);
+      if (name !== row.name && parent !== "" && (yield* exists(siblingNamed, parent, name, uid))) {
+        throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
+      }
+      const updated = yield* one<StoredGroup>(
+        "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ? RETURNING *",
+        name,
+        patch.description ?? row.description,
+        now,
+        uid,
+      );
+      return recordOf(updated!);
+    },
+    { accessNeutral: true },
+  ),
+
+  deleteGroup: write(
+    function* (uid: string) {
+      const { id } = yield* mustFind(uid);
+      for (const { kind, sql } of childChecks) {
+        if (yield* exists(sql, uid)) {
+          throw new StoreError(
+            "not_empty",
+            `group ${JSON.stringify(uid)} has child ${kind}`,
+            kind,
+            "group",
+          );
+        }
+      }
+      // Bindings at the group go with it (those of its identities and roles block the delete).
+      yield* run("DELETE FROM role_bindings WHERE group_uid = ?", uid);
+      // The account association shares the group's uid: it is the group's, and goes with it.
+      yield* run("DELETE FROM account_associations WHERE uid = ?", uid);
+      yield* run("DELETE FROM group_invites WHERE group_uid = ?", uid);
+      // Advisories are data about a group, imported for it: they go with it, as bindings do,
+      // so that an owner (who holds no advisory write capability) can always delete a group.
+      yield* run("DELETE FROM advisories WHERE group_uid = ?", uid);
+      yield* run(countAbove, id);
+      // A group can only be deleted as a leaf: its only row as an ancestor is its depth-0 row.
+      yield* run("DELETE FROM group_closure WHERE descendant = ? OR ancestor = ?", id, id);
+      yield* run("DELETE FROM groups WHERE id = ?", id);
+    },
+    // One organization's tree changes one writer at a time (see Behaviour.turn).
+    { turn: (uid: string) => rootOf(uid) },
+  ),
+
+  getGroupPath: read(function* (uid: string) {
+    const path = yield* rows<{ uid: string }>(
+      `SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.ancestor
+       WHERE c.descendant = (SELECT id FROM groups WHERE uid = ?) ORDER BY c.depth DESC`,
+      uid,
+    );
+    return path.map((r) => r.uid);
+  }),
+} satisfies OpsOf<"getGroup" | "findOrganization" | "updateGroup" | "deleteGroup" | "getGroupPath">;
