@@ -1,0 +1,149 @@
+/**
+ * `node bench/store-ab.mjs <before-checkout> <after-checkout>` (ROUNDS=7 MS=400): a same-run A/B
+ * of the SQLite store (a file, FULL durability) of two built checkouts (`npm run build` in each;
+ * e.g. `git worktree add /tmp/before <commit>`, symlink node_modules, build). Both stores are
+ * loaded in one process; reads and updates alternate before/after per round (order flipped every
+ * round), 16 in flight; creates are timed once each for a fixed count. Prints the median ops/s
+ * and the after/before ratio per round as median [min..max]. Plain .mjs: it imports each
+ * checkout's dist/ by path, so it is not compiled with this checkout.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const [beforeDir, afterDir] = process.argv.slice(2);
+const load = async (d) => ({
+  sqlite: (await import(`${d}/dist/src/store/sqlite/sqlite-store.js`)).createSqliteStore,
+  pg: (await import(`${d}/dist/src/store/postgres/pg-store.js`)).createPostgresStore,
+  roles: (await import(`${d}/dist/src/auth/capabilities.js`)).storeRoles,
+  uid: await import(`${d}/dist/src/uid.js`),
+});
+const B = await load(beforeDir),
+  A = await load(afterDir);
+const dir = mkdtempSync(join(tmpdir(), "cmp-"));
+const rate = async (ms, inFlight, op) => {
+  const end = performance.now() + ms;
+  let n = 0;
+  const t = performance.now();
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (performance.now() < end) await op(n++);
+    }),
+  );
+  return n / ((performance.now() - t) / 1000);
+};
+async function setup(V, kind, name) {
+  const store =
+    kind === "sqlite"
+      ? V.sqlite(join(dir, `${name}.db`), { roles: V.roles })
+      : await V.pg(await pgs.createDatabase(name), { roles: V.roles });
+  const org = V.uid.newRootUid();
+  await store.createGroup({ uid: org, parentUid: "", name: "b", description: "", now: 1 });
+  const who = V.uid.newChildUid(org);
+  await store.createIdentity({ uid: who, groupUid: org, name: "p", description: "", now: 1 });
+  await store.createRoleBinding({
+    uid: V.uid.newChildUid(org),
+    groupUid: org,
+    identityUid: who,
+    roleUid: V.roles.ownerRoleUid,
+    now: 1,
+  });
+  return { store, org, who, repos: [], V };
+}
+const ops = {
+  createRepo: (s) => async () => {
+    if (s.repos.length >= 1500) return;
+    const uid = s.V.uid.newChildUid(s.org);
+    s.repos.push(uid);
+    await s.store.createRepo({
+      uid,
+      groupUid: s.org,
+      name: uid,
+      description: "",
+      aliases: [],
+      now: Date.now(),
+    });
+  },
+  getRepo: (s) => (i) => s.store.getRepo(s.repos[i % s.repos.length]),
+  updateRepo: (s) => (i) =>
+    s.store.updateRepo(s.repos[i % s.repos.length], { description: `d${i}` }, Date.now()),
+  listRepos: (s) => () =>
+    s.store.listRepos({
+      childrenOf: s.org,
+      filters: {},
+      order: { field: "name", desc: false },
+      skip: 0,
+      limit: 20,
+    }),
+  getGroup: (s) => () => s.store.getGroup(s.org),
+  getIdentity: (s) => () => s.store.getIdentity(s.who),
+  listRoleBindings: (s) => () =>
+    s.store.listRoleBindings({
+      filters: { identity: s.who },
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 20,
+    }),
+  createGroup: (s) => async (i) => {
+    s.groups = (s.groups ?? 0) + 1;
+    if (s.groups > 600) return;
+    await s.store.createGroup({
+      uid: s.V.uid.newChildUid(s.org),
+      parentUid: s.org,
+      name: `g${i}-${Math.random()}`,
+      description: "",
+      now: Date.now(),
+    });
+  },
+  capabilitiesAt: (s) => () => s.store.capabilitiesAt(s.who, [s.org]),
+};
+const R = Number(process.env.ROUNDS ?? 7),
+  MS = Number(process.env.MS ?? 400);
+for (const kind of ["sqlite"]) {
+  const b = await setup(B, kind, `before_${kind}`),
+    a = await setup(A, kind, `after_${kind}`);
+  console.log(
+    `\n${kind} (file, FULL): ops/s, 16 in flight, before/after alternating, ${R} rounds of ${MS} ms; median, and after/before ratio per round: median [min..max]`,
+  );
+  console.log("| operation | before | after | after/before median [min..max] |\n|---|---|---|---|");
+  for (const [name, make] of Object.entries(ops)) {
+    const rb = [],
+      ra = [];
+    if (name === "createRepo" || name === "createGroup") {
+      for (const [s, out] of [
+        [b, rb],
+        [a, ra],
+      ]) {
+        const t = performance.now();
+        const limit = name === "createRepo" ? 1500 : 600;
+        const op = make(s);
+        let n = 0;
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (n < limit) {
+              n++;
+              await op(n);
+            }
+          }),
+        );
+        out.push(limit / ((performance.now() - t) / 1000));
+      }
+    } else
+      for (let r = 0; r < R; r++) {
+        if (r % 2) {
+          ra.push(await rate(MS, 16, make(a)));
+          rb.push(await rate(MS, 16, make(b)));
+        } else {
+          rb.push(await rate(MS, 16, make(b)));
+          ra.push(await rate(MS, 16, make(a)));
+        }
+      }
+    const ratios = ra.map((x, i) => x / rb[i]).sort((p, q) => p - q);
+    const med = (x) => [...x].sort((p, q) => p - q)[Math.floor(x.length / 2)];
+    console.log(
+      `| ${name} | ${med(rb).toFixed(0)} | ${med(ra).toFixed(0)} | ${med(ratios).toFixed(2)} [${ratios[0].toFixed(2)}..${ratios.at(-1).toFixed(2)}] |`,
+    );
+  }
+  await b.store.close();
+  await a.store.close();
+}
