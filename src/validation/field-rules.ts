@@ -69,6 +69,28 @@ export function checkDisplayName(v: Violations, field: string, name: string): vo
 }
 
 /**
+ * The name and description of an update, each checked and taken only when the mask names it:
+ * the part every resource's Update shares. `checkName` is the resource's own name rule.
+ */
+export function labelsPatch(
+  v: Violations,
+  fields: ReadonlySet<string>,
+  body: { name: string; description: string },
+  checkName: (v: Violations, field: string, name: string) => void,
+): { name?: string; description?: string } {
+  const patch: { name?: string; description?: string } = {};
+  if (fields.has("name")) {
+    checkName(v, "name", body.name);
+    patch.name = body.name;
+  }
+  if (fields.has("description")) {
+    checkDescription(v, "description", body.description);
+    patch.description = body.description;
+  }
+  return patch;
+}
+
+/**
  * Check a description: at most 512 characters, with no control character other than line
  * breaks and tabs (no ESC) and no bidirectional override.
  */

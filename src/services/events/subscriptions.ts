@@ -18,6 +18,7 @@ import {
   checkDescription,
   checkDisplayName,
   checkUid,
+  labelsPatch,
   type Violations,
   violations,
 } from "../../validation/field-rules.js";
@@ -133,15 +134,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(SubscriptionSchema, body, req.updateMask, maskRules);
-      const patch: SubscriptionPatch = {};
-      if (fields.has("name")) {
-        checkDisplayName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: SubscriptionPatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("sink")) {
         checkSink(v, body.sink, rules);
         patch.sink = body.sink;

@@ -24,6 +24,7 @@ import {
   checkUid,
   displayNameRule,
   isDisplaySafe,
+  labelsPatch,
   maxNameLength,
   type Violations,
   violations,
@@ -110,15 +111,9 @@ export function createAccountAssociationsService(
       const fields = resolveMask(AccountAssociationSchema, body, req.updateMask, maskRules);
       const current = await store.getAccountAssociation(body.uid);
       if (!current) throw notFound("account association", body.uid);
-      const patch: AccountAssociationPatch = {};
-      if (fields.has("name")) {
-        checkName(v, body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: AccountAssociationPatch = labelsPatch(v, fields, body, (v, _field, name) =>
+        checkName(v, name),
+      );
       const named = new Set(providers.filter((p) => fields.has(p)));
       const given = withCurrentBlocks(body, toAccountAssociation(current), req.updateMask, named);
       const links = checkLinks(v, given, named);

@@ -16,6 +16,7 @@ import {
   checkDescription,
   checkGroupName,
   checkUid,
+  labelsPatch,
   violations,
 } from "../../validation/field-rules.js";
 import { callerOf, listOptionsOf } from "../caller.js";
@@ -98,15 +99,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(GroupSchema, body, req.updateMask, maskRules);
-      const patch: GroupPatch = {};
-      if (fields.has("name")) {
-        checkGroupName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: GroupPatch = labelsPatch(v, fields, body, checkGroupName);
       v.throwIfAny();
       return toGroup(await store.updateGroup(body.uid, patch, now()));
     },

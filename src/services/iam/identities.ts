@@ -30,6 +30,7 @@ import {
   checkDescription,
   checkDisplayName,
   checkUid,
+  labelsPatch,
   type Violations,
   violations,
 } from "../../validation/field-rules.js";
@@ -107,15 +108,7 @@ export function createIdentitiesService(
       const fields = resolveMask(IdentitySchema, body, req.updateMask, maskRules);
       const current = await store.getIdentity(body.uid);
       if (!current) throw notFound("identity", body.uid);
-      const patch: IdentityPatch = {};
-      if (fields.has("name")) {
-        checkDisplayName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: IdentityPatch = labelsPatch(v, fields, body, checkDisplayName);
       const methodNamed = fields.has("claim_match") || fields.has("static_keys");
       if (methodNamed) {
         // Whoever matches the new rule gets the identity's powers: the caller must hold them

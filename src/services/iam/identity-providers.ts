@@ -29,6 +29,7 @@ import {
   checkDescription,
   checkDisplayName,
   checkUid,
+  labelsPatch,
   type Violations,
   violations,
 } from "../../validation/field-rules.js";
@@ -173,15 +174,7 @@ export function createIdentityProvidersService(
       const fields = resolveMask(IdentityProviderSchema, body, req.updateMask, maskRules);
       const current = await store.getIdentityProvider(body.uid);
       if (!current) throw notFound("identity provider", body.uid);
-      const patch: IdentityProviderPatch = {};
-      if (fields.has("name")) {
-        checkDisplayName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: IdentityProviderPatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("default_role")) {
         checkRoleUid(v, body.defaultRole);
         patch.defaultRole = body.defaultRole;

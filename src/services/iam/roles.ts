@@ -18,6 +18,7 @@ import {
   checkDescription,
   checkDisplayName,
   checkUid,
+  labelsPatch,
   type Violations,
   violations,
 } from "../../validation/field-rules.js";
@@ -90,15 +91,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(RoleSchema, body, req.updateMask, maskRules);
-      const patch: RolePatch = {};
-      if (fields.has("name")) {
-        checkDisplayName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: RolePatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("capabilities")) {
         patch.capabilities = checkCapabilities(v, body.capabilities);
       }

@@ -13,7 +13,12 @@ import { createRegistryNames } from "../../registry/registry-names.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
-import { checkDescription, checkUid, violations } from "../../validation/field-rules.js";
+import {
+  checkDescription,
+  checkUid,
+  labelsPatch,
+  violations,
+} from "../../validation/field-rules.js";
 import { checkRepoAliases, checkRepoName } from "../../validation/registry-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
@@ -92,15 +97,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
       checkUid(v, "uid", body.uid);
       v.throwIfAny();
       const fields = resolveMask(RepoSchema, body, req.updateMask, maskRules);
-      const patch: RepoPatch = {};
-      if (fields.has("name")) {
-        checkRepoName(v, "name", body.name);
-        patch.name = body.name;
-      }
-      if (fields.has("description")) {
-        checkDescription(v, "description", body.description);
-        patch.description = body.description;
-      }
+      const patch: RepoPatch = labelsPatch(v, fields, body, checkRepoName);
       if (fields.has("aliases")) {
         checkRepoAliases(v, "aliases", body.aliases);
         patch.aliases = body.aliases;
