@@ -33,11 +33,7 @@ import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js
 import { createDeadlineGate } from "./deadline-gate.js";
 import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
-import {
-  createEventRetention,
-  pruneIntervalMs,
-  startEventRetention,
-} from "./events/event-retention.js";
+import { createEventRetention, pruneIntervalMs } from "./events/event-retention.js";
 import { addBodyGate } from "./grpc/body-gate.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
@@ -60,6 +56,7 @@ import { storeOperations, timedStore } from "./metrics/timed-store.js";
 import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { docsRoutes, packageVersion } from "./openapi/docs-routes.js";
 import { buildOpenApiDocument } from "./openapi/openapi-document.js";
+import { startPeriodic } from "./periodic-job.js";
 import { createRequestLog, requestIdOf } from "./pipeline/request-log.js";
 import { createUnaryPipeline } from "./pipeline/unary-invocation.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
@@ -205,7 +202,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     retentionMs: config.eventRetentionSeconds * 1000,
     log: (fields, msg) => app.log.info(fields, msg),
   });
-  const stopRetention = startEventRetention(retention, pruneIntervalMs, (err) =>
+  const stopRetention = startPeriodic(retention, pruneIntervalMs, (err) =>
     app.log.error({ err }, "event retention failed"),
   );
   app.addHook("onClose", async () => stopRetention());

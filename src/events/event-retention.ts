@@ -1,5 +1,4 @@
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { startPeriodic } from "../periodic-job.js";
 import type { Store } from "../store/store.js";
 
 /** How many events one prune transaction deletes at most. */
@@ -52,6 +51,3 @@ export function createEventRetention(deps: EventRetentionDeps): EventRetentionJo
     },
   };
 }
-
-/** Run the job every `intervalMs` (src/periodic-job.ts). */
-export const startEventRetention = startPeriodic;

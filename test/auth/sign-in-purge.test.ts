@@ -1,10 +1,7 @@
 import { afterEach, expect, it, vi } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
-import {
-  createSignInPurge,
-  startSignInPurge,
-  unfinishedSignInGraceMs,
-} from "../../src/auth/oauth/sign-in-purge.js";
+import { createSignInPurge, unfinishedSignInGraceMs } from "../../src/auth/oauth/sign-in-purge.js";
+import { startPeriodic } from "../../src/periodic-job.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 // The purge runs by itself every interval, on the server's clock; the timers are faked, so the
@@ -20,7 +17,7 @@ it("runs every interval until stopped, deleting people who never finished a sign
   let clock = 1_000_000;
   const logged: string[] = [];
   const job = createSignInPurge({ store, now: () => clock, log: (_f, msg) => logged.push(msg) });
-  const stop = startSignInPurge(job, 60_000, (err) => {
+  const stop = startPeriodic(job, 60_000, (err) => {
     throw err;
   });
   try {

@@ -3,6 +3,7 @@ import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import { auditScope, changeScope, signInScope } from "../../events/audit-scope.js";
+import { startPeriodic } from "../../periodic-job.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { isUid } from "../../uid.js";
@@ -19,7 +20,7 @@ import type { TokenIssuer, TokenVerifier } from "../tokens.js";
 import { cookieValue, createLoginCookies } from "./login-cookie.js";
 import { createLoginSlots, loginCookieName } from "./login-slots.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
-import { createSignInPurge, startSignInPurge } from "./sign-in-purge.js";
+import { createSignInPurge } from "./sign-in-purge.js";
 
 /** Options of oauthRoutes. */
 export interface OAuthRoutesOptions {
@@ -96,7 +97,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   // Sign-ins per organization provider, and the purge of what sign-ins leave behind.
   const signIns = createSignInLimit(config.signInRateLimit, now);
   const purge = createSignInPurge({ store, now, log });
-  const stopPurge = startSignInPurge(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
+  const stopPurge = startPeriodic(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
     log({ err }, "sign-in purge failed"),
   );
   app.addHook("onClose", async () => stopPurge());

@@ -1,5 +1,4 @@
 import { auditScope, changeScope } from "../../events/audit-scope.js";
-import { startPeriodic } from "../../periodic-job.js";
 import type { SignInPurge } from "../../store/sign-in-upkeep-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 
@@ -72,6 +71,3 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
     },
   };
 }
-
-/** Run the job every `intervalMs` (src/periodic-job.ts). */
-export const startSignInPurge = startPeriodic;
