@@ -1,6 +1,7 @@
 /**
- * `node bench/store-ab.mjs <before-checkout> <after-checkout>` (ROUNDS=7 MS=400): a same-run A/B
- * of the SQLite store (a file, FULL durability) of two built checkouts (`npm run build` in each;
+ * `node bench/store-ab.mjs <before-checkout> <after-checkout>` (ROUNDS=7 MS=400; OPS=a,b runs
+ * only those, with createRepo before the repo ones): a same-run A/B of the SQLite store (a
+ * file, FULL durability) of two built checkouts (`npm run build` in each;
  * e.g. `git worktree add /tmp/before <commit>`, symlink node_modules, build). Both stores are
  * loaded in one process; reads and updates alternate before/after per round (order flipped every
  * round), 16 in flight; creates are timed once each for a fixed count. Prints the median ops/s
@@ -106,7 +107,9 @@ for (const kind of ["sqlite"]) {
     `\n${kind} (file, FULL): ops/s, 16 in flight, before/after alternating, ${R} rounds of ${MS} ms; median, and after/before ratio per round: median [min..max]`,
   );
   console.log("| operation | before | after | after/before median [min..max] |\n|---|---|---|---|");
+  const only = process.env.OPS?.split(",");
   for (const [name, make] of Object.entries(ops)) {
+    if (only && !only.includes(name)) continue;
     const rb = [],
       ra = [];
     if (name === "createRepo" || name === "createGroup") {

@@ -9,7 +9,7 @@ import {
   providers,
 } from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
 function* mustFind(uid: string): Steps<AccountAssociationRow> {
   const row = yield* one<AccountAssociationRow>(
@@ -47,13 +47,10 @@ export const accountAssociationOps = {
     return accountAssociationRecordOf(row!);
   }),
 
-  getAccountAssociation: read(function* (uid: string) {
-    const row = yield* one<AccountAssociationRow>(
-      "SELECT * FROM account_associations WHERE uid = ?",
-      uid,
-    );
-    return row && accountAssociationRecordOf(row);
-  }),
+  getAccountAssociation: lookup(
+    "SELECT * FROM account_associations WHERE uid = ?",
+    accountAssociationRecordOf,
+  ),
 
   updateAccountAssociation: write(function* (
     uid: string,

@@ -18,10 +18,10 @@ import { StoreError } from "../store.js";
 import {
   exists,
   list,
+  lookup,
   type OpsOf,
   one,
   type Param,
-  read,
   run,
   type Steps,
   type Text,
@@ -31,8 +31,10 @@ import {
 // SQLite's trigram index answers substrings of at least three characters; shorter ones scan.
 const minTrigramQuery = 3;
 
+const selectAdvisory = "SELECT * FROM advisories WHERE uid = ?";
+
 function* find(uid: string): Steps<AdvisoryRow | undefined> {
-  return yield* one<AdvisoryRow>("SELECT * FROM advisories WHERE uid = ?", uid);
+  return yield* one<AdvisoryRow>(selectAdvisory, uid);
 }
 
 function* mustFind(uid: string): Steps<AdvisoryRow> {
@@ -171,10 +173,7 @@ export const advisoryOps = {
     return advisoryRecordOf(yield* insert(uid, groupUid, advisoryColumnsOf(content), now));
   }, neutral),
 
-  getAdvisory: read(function* (uid: string) {
-    const row = yield* find(uid);
-    return row && advisoryRecordOf(row);
-  }),
+  getAdvisory: lookup(selectAdvisory, advisoryRecordOf),
 
   updateAdvisory: write(function* (uid: string, patch: AdvisoryPatch, now: number) {
     const row = yield* mustFind(uid);

@@ -10,19 +10,19 @@ import { isEmptyPatch } from "../patch.js";
 import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 import { findBinding } from "./role-bindings.js";
 
+const selectInvite = "SELECT * FROM group_invites_view WHERE uid = ?";
+const selectInviteByHash = `SELECT v.* FROM group_invites_view AS v
+  WHERE v.uid = (SELECT uid FROM group_invites WHERE code_hash = ?)`;
+
 function* find(uid: string): Steps<InviteRow | undefined> {
-  return yield* one<InviteRow>("SELECT * FROM group_invites_view WHERE uid = ?", uid);
+  return yield* one<InviteRow>(selectInvite, uid);
 }
 
 function* findByHash(codeHash: string): Steps<InviteRow | undefined> {
-  return yield* one<InviteRow>(
-    `SELECT v.* FROM group_invites_view AS v
-     WHERE v.uid = (SELECT uid FROM group_invites WHERE code_hash = ?)`,
-    codeHash,
-  );
+  return yield* one<InviteRow>(selectInviteByHash, codeHash);
 }
 
 const existence = {
@@ -76,15 +76,9 @@ export const groupInviteOps = {
     return inviteRecordOf((yield* find(i.uid))!);
   }, neutral),
 
-  getGroupInvite: read(function* (uid: string) {
-    const row = yield* find(uid);
-    return row && inviteRecordOf(row);
-  }),
+  getGroupInvite: lookup(selectInvite, inviteRecordOf),
 
-  findGroupInviteByCode: read(function* (codeHash: string) {
-    const row = yield* findByHash(codeHash);
-    return row && inviteRecordOf(row);
-  }),
+  findGroupInviteByCode: lookup(selectInviteByHash, inviteRecordOf),
 
   updateGroupInvite: write(function* (uid: string, patch: GroupInvitePatch, now: number) {
     const row = yield* find(uid);

@@ -2,7 +2,17 @@ import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js";
 import { type GroupPatch, StoreError } from "../store.js";
-import { exists, type OpsOf, one, read, rows, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  lookup,
+  type OpsOf,
+  one,
+  read,
+  rows,
+  run,
+  type Steps,
+  write,
+} from "./operation.js";
 
 /**
  * A groups row as either backend reads it, with the id the closure table refers to. SQLite
@@ -41,23 +51,17 @@ const countAbove = `UPDATE groups SET descendant_count = descendant_count - 1
  * removes the bindings at it, so it does not.
  */
 export const groupOps = {
-  getGroup: read(function* (uid: string) {
-    const row = yield* one<StoredGroup>("SELECT * FROM groups WHERE uid = ?", uid);
-    return row && recordOf(row);
-  }),
+  getGroup: lookup("SELECT * FROM groups WHERE uid = ?", recordOf),
 
-  findOrganization: read(function* (name: string) {
-    const row = yield* one<StoredGroup>(
-      {
-        sqlite: `SELECT * FROM groups WHERE name = ? AND parent_id IS NULL
-                 ORDER BY create_time, uid LIMIT 1`,
-        pg: `SELECT * FROM groups WHERE name = ? AND parent_uid IS NULL
-             ORDER BY create_time, uid LIMIT 1`,
-      },
-      name,
-    );
-    return row && recordOf(row);
-  }),
+  findOrganization: lookup(
+    {
+      sqlite: `SELECT * FROM groups WHERE name = ? AND parent_id IS NULL
+               ORDER BY create_time, uid LIMIT 1`,
+      pg: `SELECT * FROM groups WHERE name = ? AND parent_uid IS NULL
+           ORDER BY create_time, uid LIMIT 1`,
+    },
+    recordOf,
+  ),
 
   updateGroup: write(
     function* (uid: string, patch: GroupPatch, now: number) {

@@ -9,10 +9,12 @@ import {
 } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
-import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+
+const selectIdentity = "SELECT * FROM identities WHERE uid = ?";
 
 function* find(uid: string): Steps<IdentityRow | undefined> {
-  return yield* one<IdentityRow>("SELECT * FROM identities WHERE uid = ?", uid);
+  return yield* one<IdentityRow>(selectIdentity, uid);
 }
 
 function* mustFind(uid: string): Steps<IdentityRow> {
@@ -57,10 +59,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
       return identityRecordOf(row!);
     }),
 
-    getIdentity: read(function* (uid: string) {
-      const row = yield* find(uid);
-      return row && identityRecordOf(row);
-    }),
+    getIdentity: lookup(selectIdentity, identityRecordOf),
 
     updateIdentity: write(function* (uid: string, patch: IdentityPatch, now: number) {
       const row = yield* mustFind(uid);

@@ -8,7 +8,18 @@ import {
   oidcColumns,
 } from "../rows/identity-provider-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, type OpsOf, one, read, rows, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  read,
+  rows,
+  run,
+  type Steps,
+  write,
+} from "./operation.js";
 
 function* mustFind(uid: string): Steps<IdentityProviderRow> {
   const row = yield* one<IdentityProviderRow>(
@@ -64,13 +75,10 @@ export const identityProviderOps = {
     return identityProviderRecordOf(row!);
   }),
 
-  getIdentityProvider: read(function* (uid: string) {
-    const row = yield* one<IdentityProviderRow>(
-      "SELECT * FROM identity_providers WHERE uid = ?",
-      uid,
-    );
-    return row && identityProviderRecordOf(row);
-  }),
+  getIdentityProvider: lookup(
+    "SELECT * FROM identity_providers WHERE uid = ?",
+    identityProviderRecordOf,
+  ),
 
   updateIdentityProvider: write(function* (uid: string, patch: IdentityProviderPatch, now: number) {
     const current = identityProviderRecordOf(yield* mustFind(uid));

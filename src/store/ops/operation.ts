@@ -140,15 +140,44 @@ export interface ListOperation<F, Row, Rec> extends Behaviour {
   readonly prepare?: (query: ListQuery<F>) => PreparedList;
 }
 
+/**
+ * A read of one statement's first row, made a record by `recordOf`, or undefined when there is
+ * none; the method's arguments are the statement's parameters, in order. The runners prepare
+ * the statement once and call it directly, with no generator to drive: the point reads that
+ * nearly every call makes (getRepo, getIdentity) ran at about 0.8x of the hand-written code
+ * when driven (bench/RESULTS.md, "Point reads").
+ */
+export interface LookupOperation<Row, R> extends Behaviour {
+  readonly kind: "lookup";
+  readonly text: Text;
+  readonly recordOf: (row: Row) => R;
+}
+
+/** A parameter of a lookup: bound as it is by both drivers. */
+export type LookupParam = string | number;
+
+/**
+ * How many parameters a statement takes (its `?`): a lookup binds that many of its method's
+ * arguments, as a driven operation ignores any beyond its own (`uids.map(store.getRepo)`).
+ */
+export function arity(text: string): number {
+  return text.split("?").length - 1;
+}
+
 /** A list query as the engine runs it, and the resource's own conditions. */
 export interface PreparedList {
   query: Omit<ListQuery<unknown>, "descendantsOf"> & { descendantsOf?: string };
   extra: { sql: Text; params: Param[] }[];
 }
 
-/** Any operation, as the runners see it. */
 // biome-ignore lint/suspicious/noExplicitAny: the runners take operations of every signature
-export type AnyOperation = Operation<any[], any> | ListOperation<any, any, any>;
+type Any = any;
+
+/** Any operation, as the runners see it. */
+export type AnyOperation =
+  | Operation<Any[], Any>
+  | ListOperation<Any, Any, Any>
+  | LookupOperation<Any, Any>;
 
 /** A write: `extra` adds behaviour (`{ accessNeutral: true }`). */
 export function write<A extends unknown[], R>(
@@ -164,6 +193,11 @@ export function read<A extends unknown[], R>(
   extra: { snapshot?: boolean } = {},
 ): Operation<A, R> {
   return { kind: "steps", write: false, ...extra, steps };
+}
+
+/** A read of `text`'s first row, made a record by `recordOf` (LookupOperation). */
+export function lookup<Row, R>(text: Text, recordOf: (row: Row) => R): LookupOperation<Row, R> {
+  return { kind: "lookup", write: false, text, recordOf };
 }
 
 /** A List over `columns`, each row made a record by `recordOf`. */
@@ -191,7 +225,14 @@ export type OpsOf<K extends keyof Store> = {
     ? // biome-ignore lint/suspicious/noExplicitAny: a list's row type is the operation's own
       ListOperation<F, any, Rec> | Operation<[ListQuery<F>], ListPage<Rec>>
     : Store[P] extends (...args: infer A) => Promise<infer R>
-      ? Operation<A, R>
+      ?
+          | Operation<A, R>
+          | (undefined extends R
+              ? A extends LookupParam[]
+                ? // biome-ignore lint/suspicious/noExplicitAny: a lookup's row type is its own
+                  LookupOperation<any, Exclude<R, undefined>>
+                : never
+              : never)
       : never;
 };
 
@@ -201,7 +242,9 @@ export type SyncMethods<O> = {
     ? (...args: A) => R
     : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
       ? (query: ListQuery<F>) => ListPage<Rec>
-      : never;
+      : O[K] extends LookupOperation<infer _Row, infer R>
+        ? (...args: LookupParam[]) => R | undefined
+        : never;
 };
 
 /** The asynchronous methods a set of operations becomes on PostgreSQL. */
@@ -210,7 +253,9 @@ export type AsyncMethods<O> = {
     ? (...args: A) => Promise<R>
     : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
       ? (query: ListQuery<F>) => Promise<ListPage<Rec>>
-      : never;
+      : O[K] extends LookupOperation<infer _Row, infer R>
+        ? (...args: LookupParam[]) => Promise<R | undefined>
+        : never;
 };
 
 /** The text of a statement for one backend. */

@@ -3,10 +3,12 @@ import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch } from "../registry-store.js";
 import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+
+const selectRepo = "SELECT * FROM repos WHERE uid = ?";
 
 function* mustFind(uid: string): Steps<RepoRow> {
-  const row = yield* one<RepoRow>("SELECT * FROM repos WHERE uid = ?", uid);
+  const row = yield* one<RepoRow>(selectRepo, uid);
   if (!row) throw new StoreError("not_found", `repo ${JSON.stringify(uid)}`);
   return row;
 }
@@ -59,10 +61,7 @@ export const repoOps = {
     { accessNeutral: true },
   ),
 
-  getRepo: read(function* (uid: string) {
-    const row = yield* one<RepoRow>("SELECT * FROM repos WHERE uid = ?", uid);
-    return row && repoRecordOf(row);
-  }),
+  getRepo: lookup(selectRepo, repoRecordOf),
 
   updateRepo: write(
     function* (uid: string, patch: RepoPatch, now: number) {

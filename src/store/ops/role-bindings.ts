@@ -8,7 +8,17 @@ import {
 } from "../rows/role-binding-rows.js";
 import { type GroupRecord, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
-import { exists, hook, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  hook,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  run,
+  type Steps,
+  write,
+} from "./operation.js";
 
 const existence = {
   group: "SELECT 1 FROM groups WHERE uid = ?",
@@ -37,9 +47,11 @@ function* checkUnique(identityUid: string, groupUid: string, roleUid: string, se
   }
 }
 
+const selectBinding = "SELECT * FROM role_bindings_view WHERE uid = ?";
+
 /** A role binding as its view shows it, or undefined: for group invites too. */
 export function* findBinding(uid: string): Steps<BindingRow | undefined> {
-  return yield* one<BindingRow>("SELECT * FROM role_bindings_view WHERE uid = ?", uid);
+  return yield* one<BindingRow>(selectBinding, uid);
 }
 
 function* bind(b: NewRoleBinding): Steps<void> {
@@ -73,10 +85,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
       return roleBindingRecordOf((yield* findBinding(b.uid))!);
     }),
 
-    getRoleBinding: read(function* (uid: string) {
-      const row = yield* findBinding(uid);
-      return row && roleBindingRecordOf(row);
-    }),
+    getRoleBinding: lookup(selectBinding, roleBindingRecordOf),
 
     updateRoleBinding: write(function* (uid: string, roleUid: string, now: number) {
       const row = yield* findBinding(uid);

@@ -3,10 +3,12 @@ import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
-import { exists, list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+
+const selectRole = "SELECT * FROM roles_view WHERE uid = ?";
 
 function* find(uid: string): Steps<RoleRow | undefined> {
-  return yield* one<RoleRow>("SELECT * FROM roles_view WHERE uid = ?", uid);
+  return yield* one<RoleRow>(selectRole, uid);
 }
 
 function* mustFindCustom(uid: string): Steps<RoleRow> {
@@ -86,10 +88,7 @@ export const roleOps = {
     return roleRecordOf((yield* find(r.uid))!);
   }),
 
-  getRole: read(function* (uid: string) {
-    const row = yield* find(uid);
-    return row && roleRecordOf(row);
-  }),
+  getRole: lookup(selectRole, roleRecordOf),
 
   updateRole: write(function* (uid: string, patch: RolePatch, now: number) {
     const row = yield* mustFindCustom(uid);

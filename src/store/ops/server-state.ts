@@ -1,6 +1,6 @@
 import { type KeyRow, signingKeyRecordOf } from "../rows/signing-key-rows.js";
 import { type SigningKeyRecord, StoreError } from "../store.js";
-import { exists, type OpsOf, one, read, rows, run, write } from "./operation.js";
+import { exists, lookup, type OpsOf, one, read, rows, run, write } from "./operation.js";
 
 function* secret(name: string) {
   return (yield* one<{ value: Buffer }>("SELECT value FROM secrets WHERE name = ?", name))?.value;
@@ -66,10 +66,10 @@ export const serverStateOps = {
     { ...neutral, ownCommit: true },
   ),
 
-  getSetting: read(function* (name: string) {
-    return (yield* one<{ value: string }>("SELECT value FROM settings WHERE name = ?", name))
-      ?.value;
-  }),
+  getSetting: lookup(
+    "SELECT value FROM settings WHERE name = ?",
+    (row: { value: string }) => row.value,
+  ),
 
   putSetting: write(function* (name: string, value: string) {
     yield* run(

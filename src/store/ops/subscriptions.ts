@@ -10,13 +10,23 @@ import {
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
 import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
-import { exists, list, type OpsOf, one, read, rows, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  read,
+  rows,
+  run,
+  type Steps,
+  write,
+} from "./operation.js";
+
+const selectSubscription = `SELECT * FROM ${subscriptionsWithPending} WHERE uid = ?`;
 
 function* find(uid: string): Steps<SubscriptionRow | undefined> {
-  return yield* one<SubscriptionRow>(
-    `SELECT * FROM ${subscriptionsWithPending} WHERE uid = ?`,
-    uid,
-  );
+  return yield* one<SubscriptionRow>(selectSubscription, uid);
 }
 
 function* mustFind(uid: string): Steps<SubscriptionRow> {
@@ -121,10 +131,7 @@ export const subscriptionOps = {
     );
   }),
 
-  getSubscription: read(function* (uid: string) {
-    const row = yield* find(uid);
-    return row && subscriptionRecordOf(row);
-  }),
+  getSubscription: lookup(selectSubscription, subscriptionRecordOf),
 
   updateSubscription: write(
     function* (uid: string, patch: SubscriptionPatch, now: number) {

@@ -2,7 +2,7 @@ import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
 import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
-import { list, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
+import { list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
 /** The group of a repo, or `not_found`. */
 function* groupOf(repoUid: string): Steps<string> {
@@ -93,10 +93,7 @@ export const tagOps = {
     return outcomes;
   }, neutral),
 
-  getTag: read(function* (uid: string) {
-    const row = yield* one<TagRow>("SELECT * FROM tags WHERE uid = ?", uid);
-    return row && tagRecordOf(row);
-  }),
+  getTag: lookup("SELECT * FROM tags WHERE uid = ?", tagRecordOf),
 
   deleteTag: write(function* (uid: string) {
     if ((yield* run("DELETE FROM tags WHERE uid = ?", uid)) === 0) {

@@ -1,7 +1,9 @@
 import {
   type AnyOperation,
   type AsyncMethods,
+  arity,
   type Hooks,
+  type LookupParam,
   type SqlStmt,
   type Steps,
   textFor,
@@ -14,7 +16,7 @@ import type { PgDb, Sql } from "./pg-db.js";
  * runs in `db.write`'s SERIALIZABLE transaction, retried from the start (a generator is made
  * anew for each attempt, so a retry re-runs the checks), notifying the replicas' access
  * caches unless the operation is access-neutral; a snapshot read in `db.read`; a plain read
- * on a pooled connection.
+ * or a lookup on a pooled connection.
  */
 export interface AsyncRunner {
   /** The operations as asynchronous methods on `db`. */
@@ -59,6 +61,15 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
       };
     }
+    if (op.kind === "lookup") {
+      const n = arity(textFor(op.text, "pg"));
+      const text = numbered(textFor(op.text, "pg"));
+      const recordOf = op.recordOf;
+      return async (...args) => {
+        const row = await db.sql.one(text, args.slice(0, n) as LookupParam[]);
+        return row === undefined ? undefined : recordOf(row);
+      };
+    }
     if (op.write && op.autocommit) {
       if (!op.accessNeutral) throw new Error("only an access-neutral write may autocommit");
       return (...args) => driveAsync(db.sql, hooks, op.steps(...args));
@@ -93,8 +104,7 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
 
 /** `?` placeholders numbered as PostgreSQL wants them ($1, $2, ...), once per text. */
 const numberedTexts = new Map<string, string>();
-function pgText(s: SqlStmt): string {
-  const text = textFor(s.text, "pg");
+function numbered(text: string): string {
   let out = numberedTexts.get(text);
   if (out === undefined) {
     let n = 0;
@@ -105,7 +115,7 @@ function pgText(s: SqlStmt): string {
 }
 
 function exec(sql: Sql, s: SqlStmt): Promise<unknown> {
-  const text = pgText(s);
+  const text = numbered(textFor(s.text, "pg"));
   if (s.want === "one") return sql.one(text, s.params);
   if (s.want === "rows") return sql.rows(text, s.params);
   return sql.run(text, s.params);

@@ -1,6 +1,7 @@
 import type { Database, Statement } from "better-sqlite3";
 import {
   type AnyOperation,
+  arity,
   type Hooks,
   type Param,
   type Steps,
@@ -14,7 +15,8 @@ import { createListSql, type SqlParam } from "./list-sql.js";
  * The synchronous runner: drives shared operations (ops/operation.ts) on better-sqlite3, each
  * statement prepared once per text and reused. A write runs in a BEGIN IMMEDIATE transaction
  * (a savepoint inside a group commit's batch or `atomically`), a snapshot read in a deferred
- * one, a plain read statement by statement. `hooks` are SQLite's own steps (Hooks).
+ * one, a plain read statement by statement, a lookup by calling its one statement. `hooks`
+ * are SQLite's own steps (Hooks).
  */
 export interface SyncRunner {
   /** The operations as synchronous methods on this database. */
@@ -72,6 +74,23 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
         }));
         const page = lists.list(prepared.query, extra);
         return { items: page.rows.map(op.recordOf), total: page.total, hasMore: page.hasMore };
+      };
+    }
+    if (op.kind === "lookup") {
+      // Prepared once, called directly: the hottest reads skip the generators (LookupOperation).
+      const text = textFor(op.text, "sqlite");
+      const stmt = prepared(text);
+      const recordOf = op.recordOf;
+      const n = arity(text);
+      if (n === 1) {
+        return (key) => {
+          const row = stmt.get(key);
+          return row === undefined ? undefined : recordOf(row);
+        };
+      }
+      return (...args) => {
+        const row = stmt.get(...args.slice(0, n));
+        return row === undefined ? undefined : recordOf(row);
       };
     }
     const body = (args: unknown[]) => drive(op.steps(...args));
