@@ -34,14 +34,20 @@ export interface ReadCache {
 
 /** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
 export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
-  const version = db.prepare("SELECT total_changes(), data_version FROM pragma_data_version").raw();
+  // Two statements rather than one SELECT of both: with the table-valued pragma_data_version,
+  // one call cost 0.89 us here, the two apart 0.63 us, and total_changes() alone (all that
+  // `unseen` needs after its write) 0.29 us. Every access-neutral write pays `unseen`, and
+  // every cached access answer `fresh`.
+  const totalChanges = db.prepare("SELECT total_changes()").pluck();
+  const pragmaDataVersion = db.prepare("PRAGMA data_version").pluck();
   let changes = -1;
   let dataVersion = -1;
   const entries = new Map<string, unknown>();
   const counts: CacheCounts = { hits: 0, misses: 0 };
 
   const fresh = () => {
-    const [c, v] = version.get() as [number, number];
+    const c = totalChanges.get() as number;
+    const v = pragmaDataVersion.get() as number;
     if (c !== changes || v !== dataVersion) {
       entries.clear();
       changes = c;
@@ -60,7 +66,7 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
       // Only this connection's own count moved: other connections' writes still show in
       // data_version at the next lookup. A write that failed is not forgiven: its transaction
       // may have been rolled back with others' writes, so the next lookup starts afresh.
-      changes = (version.get() as [number, number])[0];
+      changes = totalChanges.get() as number;
       return result;
     },
     memo(name, query, key) {
