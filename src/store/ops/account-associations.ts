@@ -9,7 +9,17 @@ import {
   providers,
 } from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  run,
+  type Steps,
+  updateRow,
+  write,
+} from "./operation.js";
 
 function* mustFind(uid: string): Steps<AccountAssociationRow> {
   const row = yield* one<AccountAssociationRow>(
@@ -65,10 +75,11 @@ export const accountAssociationOps = {
       if (next) Object.assign(links, { [p]: next });
     }
     const l = linkColumns(links);
-    const row = yield* one<AccountAssociationRow>(
+    const row = yield* updateRow<AccountAssociationRow>(
+      { reread: "SELECT * FROM account_associations WHERE uid = ?", key: uid },
       `UPDATE account_associations SET name = ?, description = ?, amazon = ?, google = ?,
          azure = ?, github = ?, update_time = ?
-       WHERE uid = ? RETURNING *`,
+       WHERE uid = ?`,
       patch.name ?? current.name,
       patch.description ?? current.description,
       l.amazon,

@@ -25,6 +25,7 @@ import {
   run,
   type Steps,
   type Text,
+  updateRow,
   write,
 } from "./operation.js";
 
@@ -118,11 +119,12 @@ function* insert(uid: string, groupUid: string, c: AdvisoryColumns, now: number)
 
 /** Replace an advisory's content (uid and createTime kept); its row. */
 function* replace(row: AdvisoryRow, c: AdvisoryColumns, now: number): Steps<AdvisoryRow> {
-  const updated = yield* one<AdvisoryRow>(
+  const updated = yield* updateRow<AdvisoryRow>(
+    { reread: "SELECT * FROM advisories WHERE seq = ?", key: row.seq },
     `UPDATE advisories SET advisory_id = ?, aliases = ?, summary = ?, artifact_name = ?,
        component_name = ?, component_type = ?, severities = ?, events = ?,
        latest_event_type = ?, search = ?, update_time = ?
-     WHERE seq = ? RETURNING *`,
+     WHERE seq = ?`,
     c.advisoryId,
     c.aliases,
     c.summary,

@@ -11,6 +11,7 @@ import {
   rows,
   run,
   type Steps,
+  updateRow,
   write,
 } from "./operation.js";
 
@@ -72,8 +73,9 @@ export const groupOps = {
       if (name !== row.name && parent !== "" && (yield* exists(siblingNamed, parent, name, uid))) {
         throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
       }
-      const updated = yield* one<StoredGroup>(
-        "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ? RETURNING *",
+      const updated = yield* updateRow<StoredGroup>(
+        { reread: "SELECT * FROM groups WHERE uid = ?", key: uid },
+        "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ?",
         name,
         patch.description ?? row.description,
         now,

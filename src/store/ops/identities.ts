@@ -9,7 +9,17 @@ import {
 } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
-import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  run,
+  type Steps,
+  updateRow,
+  write,
+} from "./operation.js";
 
 const selectIdentity = "SELECT * FROM identities WHERE uid = ?";
 
@@ -71,10 +81,11 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
           : methodColumns(current.claimMatch, current.staticKeys);
       // A person's issuer and subject come from logins, not from a method.
       const identifying = current.groupUid === "" ? row : method;
-      const updated = yield* one<IdentityRow>(
+      const updated = yield* updateRow<IdentityRow>(
+        { reread: selectIdentity, key: uid },
         `UPDATE identities SET name = ?, description = ?, issuer = ?, subject = ?,
            claim_match = ?, static_keys = ?, update_time = ?
-         WHERE uid = ? RETURNING *`,
+         WHERE uid = ?`,
         patch.name ?? current.name,
         patch.description ?? current.description,
         identifying.issuer,

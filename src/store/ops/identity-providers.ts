@@ -18,6 +18,7 @@ import {
   rows,
   run,
   type Steps,
+  updateRow,
   write,
 } from "./operation.js";
 
@@ -84,10 +85,11 @@ export const identityProviderOps = {
     const current = identityProviderRecordOf(yield* mustFind(uid));
     if (isEmptyPatch(patch)) return current;
     const o = oidcColumns(patch.oidc ?? current.oidc);
-    const row = yield* one<IdentityProviderRow>(
+    const row = yield* updateRow<IdentityProviderRow>(
+      { reread: "SELECT * FROM identity_providers WHERE uid = ?", key: uid },
       `UPDATE identity_providers SET name = ?, description = ?, default_role = ?, oidc = ?,
          client_secret = ?, writer_uid = ?, email_domains = ?, update_time = ?
-       WHERE uid = ? RETURNING *`,
+       WHERE uid = ?`,
       patch.name ?? current.name,
       patch.description ?? current.description,
       patch.defaultRole ?? current.defaultRole,

@@ -47,8 +47,20 @@ export interface HookCall {
   readonly args: readonly unknown[];
 }
 
-/** What an operation yields: a statement or a hook call. */
-export type Stmt = SqlStmt | HookCall;
+/**
+ * An UPDATE of one row, and that row as it is after (updateRow): PostgreSQL runs `text` with
+ * RETURNING *, SQLite runs it and then `reread` with `key`.
+ */
+export interface UpdateRowStmt {
+  readonly want: "updateRow";
+  readonly text: string;
+  readonly params: readonly Param[];
+  readonly reread: string;
+  readonly key: Param;
+}
+
+/** What an operation yields: a statement, an updated row or a hook call. */
+export type Stmt = SqlStmt | UpdateRowStmt | HookCall;
 
 /** Call the backend's hook `name` in the operation's transaction. */
 export function* hook<K extends keyof Hooks>(
@@ -78,7 +90,24 @@ export function* run(text: Text, ...params: Param[]): Steps<number> {
 
 /** Whether a statement returns a row. */
 export function* exists(text: Text, ...params: Param[]): Steps<boolean> {
-  return (yield* one(text, ...params)) !== undefined;
+  // Yielded here rather than through `one`: each level of yield* costs every statement.
+  return (yield { want: "one", text, params }) !== undefined;
+}
+
+/**
+ * Run `update`, an UPDATE of the one row that `at.reread` (`SELECT * FROM <table> WHERE ...
+ * = ?`) finds by `at.key`, and return that row as it is after, or undefined if there is none.
+ * PostgreSQL adds RETURNING * to the UPDATE, sparing a round trip. SQLite runs the UPDATE and
+ * then the re-read: its UPDATE ... RETURNING, which first sets the returned rows aside, made
+ * updateRepo about 5% slower than the two statements (bench/RESULTS.md, "RETURNING"). An
+ * INSERT ... RETURNING costs SQLite nothing extra and stays as it is.
+ */
+export function* updateRow<T>(
+  at: { reread: string; key: Param },
+  update: string,
+  ...params: Param[]
+): Steps<T | undefined> {
+  return (yield { want: "updateRow", text: update, params, ...at }) as T | undefined;
 }
 
 /** How an operation runs, read by both backends' runners and stores. */

@@ -3,7 +3,17 @@ import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch } from "../registry-store.js";
 import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
-import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+import {
+  exists,
+  list,
+  lookup,
+  type OpsOf,
+  one,
+  run,
+  type Steps,
+  updateRow,
+  write,
+} from "./operation.js";
 
 const selectRepo = "SELECT * FROM repos WHERE uid = ?";
 
@@ -69,9 +79,10 @@ export const repoOps = {
       if (isEmptyPatch(patch)) return repoRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) yield* checkName(row.group_uid, name, uid);
-      const updated = yield* one<RepoRow>(
+      const updated = yield* updateRow<RepoRow>(
+        { reread: selectRepo, key: uid },
         `UPDATE repos SET name = ?, description = ?, aliases = ?, is_public = ?, update_time = ?
-         WHERE uid = ? RETURNING *`,
+         WHERE uid = ?`,
         name,
         patch.description ?? row.description,
         patch.aliases ? JSON.stringify(patch.aliases) : row.aliases,

@@ -20,6 +20,7 @@ import {
   rows,
   run,
   type Steps,
+  updateRow,
   write,
 } from "./operation.js";
 
@@ -139,10 +140,11 @@ export const subscriptionOps = {
       if (isEmptyPatch(patch)) return subscriptionRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) yield* checkName(row.group_uid, name, uid);
-      const updated = yield* one<Omit<SubscriptionRow, "pending">>(
+      const updated = yield* updateRow<Omit<SubscriptionRow, "pending">>(
+        { reread: "SELECT * FROM webhook_subscriptions WHERE uid = ?", key: uid },
         `UPDATE webhook_subscriptions SET name = ?, description = ?, sink = ?, event_types = ?,
            update_time = ?
-         WHERE uid = ? RETURNING *`,
+         WHERE uid = ?`,
         name,
         patch.description ?? row.description,
         patch.sink ?? row.sink,

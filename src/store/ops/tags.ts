@@ -2,7 +2,7 @@ import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
 import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
 import { StoreError } from "../store.js";
-import { list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
+import { list, lookup, type OpsOf, one, run, type Steps, updateRow, write } from "./operation.js";
 
 /** The group of a repo, or `not_found`. */
 function* groupOf(repoUid: string): Steps<string> {
@@ -38,8 +38,9 @@ function* put(
   if (existing) {
     const same = existing.digest === tag.digest && Boolean(existing.deprecated) === tag.deprecated;
     if (!touchSame && same) return { row: existing, outcome: "unchanged" };
-    const row = yield* one<TagRow>(
-      "UPDATE tags SET digest = ?, deprecated = ?, update_time = ? WHERE uid = ? RETURNING *",
+    const row = yield* updateRow<TagRow>(
+      { reread: "SELECT * FROM tags WHERE uid = ?", key: existing.uid },
+      "UPDATE tags SET digest = ?, deprecated = ?, update_time = ? WHERE uid = ?",
       tag.digest,
       tag.deprecated,
       now,

@@ -7,6 +7,7 @@ import {
   type SqlStmt,
   type Steps,
   textFor,
+  type UpdateRowStmt,
 } from "../ops/operation.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, Sql } from "./pg-db.js";
@@ -114,7 +115,8 @@ function numbered(text: string): string {
   return out;
 }
 
-function exec(sql: Sql, s: SqlStmt): Promise<unknown> {
+function exec(sql: Sql, s: SqlStmt | UpdateRowStmt): Promise<unknown> {
+  if (s.want === "updateRow") return sql.one(numbered(`${s.text} RETURNING *`), s.params);
   const text = numbered(textFor(s.text, "pg"));
   if (s.want === "one") return sql.one(text, s.params);
   if (s.want === "rows") return sql.rows(text, s.params);

@@ -37,12 +37,18 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
     return stmt;
   };
 
+  // On every statement of every operation: no copy of the parameters unless one needs binding.
   const exec = (s: Stmt): unknown => {
     if (s.want === "hook") return (hooks[s.hook] as (...a: unknown[]) => unknown)(...s.args);
-    const stmt = prepared(textFor(s.text, "sqlite"));
-    const params = s.params.map(bindable);
-    if (s.want === "one") return stmt.get(...params);
+    const text = typeof s.text === "string" ? s.text : s.text.sqlite;
+    const stmt = statements.get(text) ?? prepared(text);
+    const params = s.params.some(needsBinding) ? s.params.map(bindable) : (s.params as SqlParam[]);
+    if (s.want === "one") return params.length === 1 ? stmt.get(params[0]) : stmt.get(...params);
     if (s.want === "rows") return stmt.all(...params);
+    if (s.want === "updateRow") {
+      stmt.run(...params);
+      return prepared(s.reread).get(bindable(s.key));
+    }
     return stmt.run(...params).changes;
   };
 
@@ -107,6 +113,10 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
       return out as SyncMethods<O>;
     },
   };
+}
+
+function needsBinding(p: Param): boolean {
+  return typeof p === "boolean" || Array.isArray(p);
 }
 
 /** A parameter as better-sqlite3 binds it: booleans as 0 and 1, a list as JSON text. */
