@@ -103,6 +103,9 @@ export function createServiceImpls(deps: ServiceDeps): ServiceRegistration[] {
       call() {
         throw new Error("only v1 adapters make v2 calls");
       },
+      authorize() {
+        throw new Error("only v1 adapters make v2 calls");
+      },
     },
   };
   for (const e of serviceEntries) if (!e.adapter) make(e.name, { ...deps, ...notYet });

@@ -111,6 +111,23 @@ describe.each(v1Protocols)("v1 RoleBindings over %s", (protocol) => {
     }
   });
 
+  it("refuses an empty batch where a create would be refused, and answers an empty one", async () => {
+    const empty = (caller: V1Client, parent: string) =>
+      caller.call(
+        rolebindings,
+        "CreateBatch",
+        { parent, roleBindings: [] },
+        { method: "POST", path: `/iam/v1/rolebindings/batch/${parent}`, body: [] },
+      );
+    expect(ok(await empty(c, team))).toEqual({ roleBindings: [] });
+    const bad = await empty(c, "not-a-uid");
+    expect(bad).toMatchObject({ ok: false, code: 3 }); // INVALID_ARGUMENT
+    // A caller with no role at the team may not bind there, with or without bindings.
+    const stranger = await ts.makeOrg(`v1-batch-${protocol}`);
+    const outsider = v1Client(protocol, ts.url, stranger.owner.headers);
+    expect(await empty(outsider, team)).toMatchObject({ ok: false, code: 7 }); // PERMISSION_DENIED
+  });
+
   it("shows a binding written through v2", async () => {
     const who = await ts.makeIdentity(team);
     const b = await v2().createRoleBinding({

@@ -39,6 +39,11 @@ export function createV1RoleBindingsService({
     },
 
     async createBatch(req, ctx) {
+      // An empty batch creates nothing, but a parent the first Create would refuse (missing,
+      // malformed, or not the caller's to bind at) is refused all the same.
+      if (req.roleBindings.length === 0) {
+        await calls.authorize(v2.createRoleBinding, { parent: req.parent }, ctx);
+      }
       // One v2 Create each, in order: the first refusal ends the batch (those before it stay).
       const made: RoleBinding[] = [];
       for (const b of req.roleBindings) made.push(await createOne(req.parent, b, ctx));

@@ -30,6 +30,15 @@ export interface V2Calls {
     request: MessageInitShape<I>,
     ctx: HandlerContext,
   ): Promise<MessageShape<O>>;
+  /**
+   * Refuse `request` as that v2 method's authorization rule would, without calling it: for an
+   * adapter that has nothing to call but must still refuse whom the call would have refused.
+   */
+  authorize<I extends DescMessage, O extends DescMessage>(
+    method: DescMethodUnary<I, O>,
+    request: MessageInitShape<I>,
+    ctx: HandlerContext,
+  ): Promise<void>;
 }
 
 /** What the v1 adapters need: the v2 calls. */
@@ -46,6 +55,9 @@ export function createV2Calls(
 ): V2Calls {
   const impls = new Map(registrations.map((r) => [r.service.typeName, r.impl]));
   return {
+    authorize(method, request, ctx) {
+      return authorizeCall(method, create(method.input, request), ctx.values);
+    },
     async call(method, request, ctx) {
       const impl = impls.get(method.parent.typeName) as Record<string, unknown> | undefined;
       const handler = impl?.[method.localName] as UnaryHandler | undefined;
