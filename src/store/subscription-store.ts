@@ -92,8 +92,8 @@ export interface DeliveryOutcome {
 }
 
 /**
- * The storage of webhook subscriptions and of their outbox. The delivery rows are written by
- * each backend's event writer in the transaction of the event they deliver (fan-out), so a
+ * The storage of webhook subscriptions and of their outbox. The delivery rows are written with
+ * the event they deliver, in its transaction (ops/events.ts appendEvent's fan-out), so a
  * committed event always has its deliveries; the deliverer claims them under a lease (several
  * replicas never send one attempt twice at once; a replica that dies mid-attempt loses its
  * lease and another sends it again: at least once).

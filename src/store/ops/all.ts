@@ -2,6 +2,7 @@ import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
+import { eventOps } from "./events.js";
 import { groupInviteOps } from "./group-invites.js";
 import { groupOps } from "./groups.js";
 import { createIdentityOps } from "./identities.js";
@@ -38,6 +39,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...signInUpkeepOps,
     ...advisoryOps,
     ...subscriptionOps,
+    ...eventOps,
   };
 }
 
@@ -51,7 +53,6 @@ export type DataOpName = Exclude<
 >;
 
 const read: Behaviour = { write: false };
-const write: Behaviour = { write: true };
 const neutral: Behaviour = { write: true, accessNeutral: true };
 
 /**
@@ -67,10 +68,6 @@ const perBackend = {
   touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
   capabilitiesAt: read,
   groupsWithCapability: read,
-  listEvents: read,
-  recordChange: write,
-  // The retention job's deletes: no access answer depends on an event.
-  pruneEvents: neutral,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

@@ -1,8 +1,10 @@
+import { randomUUID } from "node:crypto";
 import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import {
   type ClaimedRow,
   claimedOf,
+  matchingSubscriptions,
   type SubscriptionRow,
   subscriptionListColumns,
   subscriptionRecordOf,
@@ -86,10 +88,35 @@ const claimedRows = (idsIn: string) =>
    ORDER BY d.next_attempt_time`;
 
 /**
+ * Write a delivery of `event` to each subscription it matches, in the event's transaction (the
+ * outbox): appendEvent's last step (ops/events.ts).
+ */
+export function* fanOut(event: {
+  id: string;
+  subject: string;
+  type: string;
+  time: number;
+}): Steps<void> {
+  const subscriptions = yield* rows<{ uid: string; group_uid: string; event_types: string }>(
+    "SELECT uid, group_uid, event_types FROM webhook_subscriptions WHERE org_uid = ?",
+    rootOf(event.subject),
+  );
+  for (const uid of matchingSubscriptions(subscriptions, event)) {
+    yield* run(
+      `INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
+       VALUES (?, ?, ?, ?)`,
+      randomUUID(),
+      uid,
+      event.id,
+      event.time,
+    );
+  }
+}
+
+/**
  * The webhook subscription and outbox operations of both backends. No access answer depends
  * on a subscription or a delivery, so every write here keeps the access caches warm. The
- * delivery rows themselves are written by each backend's event writer, in the event's
- * transaction (sqlite/subscriptions.ts, postgres/subscriptions.ts: the fan-out).
+ * delivery rows themselves are written with their event, in its transaction (fanOut above).
  */
 export const subscriptionOps = {
   createSubscription: write(

@@ -1,16 +1,16 @@
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
 import { behaviourOf, createSharedOps } from "../ops/all.js";
+import { appendEvent } from "../ops/events.js";
 import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAdvisoryImport } from "./advisories.js";
-import { appendPgEvent, createPgEventOps } from "./events.js";
 import { createPgGroupOps } from "./groups.js";
 import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
-import { createAsyncRunner, type PgHooks } from "./run-async.js";
+import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
 import { createPgTagImport } from "./tags.js";
 
 /** Options of createPostgresStore. */
@@ -43,7 +43,9 @@ export async function createPostgresStore(
   try {
     await migratePg(db);
     const now = (opts.now ?? Date.now)();
-    await createAsyncRunner(db, { createGroup: createPgGroupOps(db).createGroupIn })
+    // PostgreSQL's own steps (createGroup's CTE), which use only the transaction they are given.
+    const hooks: PgHooks = { createGroup: createPgGroupOps(db).createGroupIn };
+    await createAsyncRunner(db, hooks)
       .bind({ seedBuiltins })
       .seedBuiltins(opts.roles.builtins, now);
     // One count for the pool's cache and every transaction's: the access-cache metric.
@@ -78,6 +80,7 @@ export async function createPostgresStore(
           const tx: Store = {
             ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
               sql,
+              hooks,
               now: clock,
               noted,
             }),
@@ -138,7 +141,6 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...groupOps,
     ...createPgTouchIdentity(db),
     ...createPgAccessOps(db, counts),
-    ...createPgEventOps(db),
     // The operations written once for both backends (ops/), run with awaits.
     ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
@@ -190,6 +192,8 @@ function boundTo(sql: Sql): PgDb {
 interface AuditHooks {
   reroute?: (name: string, args: unknown[]) => Promise<unknown>;
   sql?: Sql;
+  /** The hooks appendEvent is driven with on `sql` (it calls none today). */
+  hooks?: PgHooks;
   now?: () => number;
   /** Told of every operation called inside a transaction, before it runs. */
   noted?: (name: string) => void;
@@ -212,8 +216,9 @@ function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHo
           if (audit.reroute) return await audit.reroute(name, args);
           const result = await op(...args);
           const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
-          if (row && audit.sql) {
-            await appendPgEvent(audit.sql, row);
+          if (row && audit.sql && audit.hooks) {
+            // The outbox row and its deliveries, on the change's transaction.
+            await driveAsync(audit.sql, audit.hooks, appendEvent(row));
             scope.recorded = true;
           }
           return result;

@@ -48,19 +48,16 @@ export function eventConditions(f: EventFilters): ListClause[] {
 }
 
 /**
- * The statement of pruneEvents, both backends': the `limit` oldest events older than
- * `before`, found through the (time, seq) index. `param(1)` is before, `param(2)` the limit
- * (in that order: `?` on SQLite, `$1` and `$2` on PostgreSQL).
+ * The statement of pruneEvents (ops/events.ts): the `limit` oldest events older than
+ * `before`, found through the (time, seq) index; its `?` are before, then the limit.
  *
  * An event still owed to a webhook subscriber outlives its retention: a webhook_deliveries row
  * exists only while its delivery is pending (delivered or abandoned, the row goes), so an
  * event with any such row is skipped (through webhook_deliveries_event), and goes at the first
  * prune after its last delivery ends. Skipped events do not use up the batch's limit.
  */
-export function pruneEventsSql(param: (n: number) => string): string {
-  return `DELETE FROM events WHERE seq IN (
-    SELECT e.seq FROM events AS e WHERE e.time < ${param(1)}
+export const pruneEventsSql = `DELETE FROM events WHERE seq IN (
+    SELECT e.seq FROM events AS e WHERE e.time < ?
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
-    ORDER BY e.time, e.seq LIMIT ${param(2)}
+    ORDER BY e.time, e.seq LIMIT ?
   )`;
-}

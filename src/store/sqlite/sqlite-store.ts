@@ -3,11 +3,12 @@ import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
 import { behaviourOf, createSharedOps } from "../ops/all.js";
+import { appendEvent } from "../ops/events.js";
+import type { Steps } from "../ops/operation.js";
 import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createAccessOps } from "./access.js";
 import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from "./checkpointer.js";
-import { createEventOps, createSqliteEventWriter, type SqliteEventWriter } from "./events.js";
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupOps } from "./groups.js";
@@ -66,7 +67,6 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...groups,
     ...createTouchIdentity(db, readCache),
     ...createAccessOps(db, readCache),
-    ...createEventOps(db),
     ...shared,
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
@@ -117,7 +117,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
       else if (outcome.committed > 0) fullSince = undefined;
     },
   );
-  const events = { writer: createSqliteEventWriter(db), now: opts.now ?? Date.now };
+  const events = { drive: runner.drive, now: opts.now ?? Date.now };
   // The change and its event commit together: a savepoint inside a batch or atomically. One
   // transaction function made once (better-sqlite3 builds four wrappers for each).
   const inSavepoint = db.transaction((fn: () => unknown) => fn());
@@ -265,8 +265,11 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
   watch: { before: () => number; after: (err: unknown, before: number) => void },
   /** A promise to wait for before running (another caller's transaction), or false. */
   turn: () => Promise<void> | false,
-  /** Where a change made for a mutating RPC writes its event, in the change's transaction. */
-  events: { writer: SqliteEventWriter; now: () => number },
+  /**
+   * Where a change made for a mutating RPC writes its event (ops/events.ts appendEvent, driven
+   * with no transaction of its own: in the change's savepoint).
+   */
+  events: { drive: <R>(steps: Steps<R>) => R; now: () => number },
   /** Where writes go to share a commit; without it, every operation runs at once. */
   commits?: GroupCommit,
 ): AsyncOps<T> {
@@ -282,7 +285,7 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
         const result = plain(...args);
         const row = eventFor(scope, args, result, events.now());
         if (row) {
-          events.writer.append(row);
+          events.drive(appendEvent(row));
           scope.recorded = true;
         }
         return result;
