@@ -81,6 +81,11 @@ describe("sqlite store", () => {
         kind: "not_found",
       });
       expect(store.db.pragma("synchronous", { simple: true })).toBe(2);
+      // Inside a transaction SQLite refuses to change the setting ("Safety level may not be
+      // changed inside a transaction"): the touch then commits with the transaction.
+      await store.atomically((tx) => tx.touchIdentity(uid, 44));
+      expect((await store.getIdentity(uid))?.lastSeenTime).toBe(44);
+      expect(store.db.pragma("synchronous", { simple: true })).toBe(2);
     } finally {
       await store.close();
     }

@@ -62,10 +62,6 @@ const neutral: Behaviour = { write: true, accessNeutral: true };
 const perBackend = {
   createGroup: { ...neutral, turn: (g: NewGroup) => rootOf(g.uid) },
   listGroups: read,
-  identityExists: read,
-  // lastSeenTime, on every token exchange: its own durability setting on SQLite
-  // (identities.ts), and no access answer depends on it.
-  touchIdentity: { write: true, ownCommit: true, accessNeutral: true },
   capabilitiesAt: read,
   groupsWithCapability: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;

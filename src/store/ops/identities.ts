@@ -15,6 +15,7 @@ import {
   lookup,
   type OpsOf,
   one,
+  read,
   run,
   type Steps,
   updateRow,
@@ -33,10 +34,7 @@ function* mustFind(uid: string): Steps<IdentityRow> {
   return row;
 }
 
-/**
- * The identity operations of both backends but touchIdentity, whose durability each backend
- * sets its own way (sqlite/identities.ts, postgres/identities.ts).
- */
+/** The identity operations of both backends. */
 export function createIdentityOps(lastOwner: LastOwnerGuard) {
   return {
     createIdentity: write(function* (i: NewIdentity) {
@@ -129,6 +127,28 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
       );
       return identityRecordOf((yield* find(p.uid))!);
     }),
+
+    // Every authenticated call asks: each store memoizes it in its access cache (access.ts).
+    identityExists: read(function* (uid: string) {
+      return yield* exists("SELECT 1 FROM identities WHERE uid = ?", uid);
+    }),
+
+    // lastSeenTime changes with every token exchange. Its commit need not wait for the disk
+    // (relaxedDurability): a power loss may forget the latest of these times, never a grant or
+    // a revocation, where an fsync per exchange capped exchanges at the disk's fsync rate (~1k/s
+    // on SQLite). It commits on its own (ownCommit), as one statement (autocommit), and no access
+    // answer depends on it: emptying the access caches each time slowed every read beside it.
+    touchIdentity: write(
+      function* (uid: string, time: number) {
+        const changed = yield* run(
+          "UPDATE identities SET last_seen_time = ? WHERE uid = ?",
+          time,
+          uid,
+        );
+        if (changed === 0) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
+      },
+      { accessNeutral: true, ownCommit: true, autocommit: true, relaxedDurability: true },
+    ),
   } satisfies OpsOf<
     | "createIdentity"
     | "getIdentity"
@@ -136,5 +156,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
     | "deleteIdentity"
     | "listIdentities"
     | "upsertPerson"
+    | "identityExists"
+    | "touchIdentity"
   >;
 }

@@ -132,6 +132,17 @@ export interface Behaviour {
    */
   readonly ownCommit?: boolean;
   /**
+   * A write whose commit need not wait for the disk: SQLite runs it with `PRAGMA synchronous =
+   * NORMAL` and restores the store's setting after it (in WAL mode the commit survives a crash
+   * of the process and reaches the disk with the next durable commit or checkpoint; a power
+   * loss may forget it). Only for what a power loss may lose (touchIdentity's lastSeenTime,
+   * never a grant or a revocation), and only with `ownCommit`: a group commit's batch is one
+   * transaction, whose durability cannot change half way. Inside a transaction already open
+   * (`atomically`) that transaction's commit decides. PostgreSQL ignores it (such a write
+   * says `autocommit` to spare its round trips there).
+   */
+  readonly relaxedDurability?: boolean;
+  /**
    * The key of the writers this one would conflict with anyway (an organization's tree): on
    * PostgreSQL they take turns on it from their first attempt (TxOptions.turnKey) instead of
    * failing serialization and retrying; SQLite's one writer needs none.

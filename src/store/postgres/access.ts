@@ -10,8 +10,9 @@ import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
 
 /**
- * Create the access queries, their answers cached while the change feed says nothing that
- * could alter them has committed, on this replica or any other.
+ * Create the access queries on `db` (identityExists: the shared operation, bound to it), their
+ * answers cached while the change feed says nothing that could alter them has committed, on
+ * this replica or any other.
  *
  * Why a cached answer is never staler than the bound in docs/postgres.md:
  * - our own commits move the feed's epoch before the writing call returns;
@@ -23,6 +24,7 @@ export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWit
  */
 export function createPgAccessOps(
   db: PgDb,
+  identityExists: (uid: string) => Promise<boolean>,
   counts: CacheCounts = { hits: 0, misses: 0 },
   maxEntries = 10_000,
 ): PgAccessOps {
@@ -31,12 +33,8 @@ export function createPgAccessOps(
   const intern = createInterner();
 
   return {
-    identityExists: cache.memo(
-      "identityExists",
-      async (uid: string) =>
-        (await db.sql.one("SELECT 1 FROM identities WHERE uid = $1", [uid])) !== undefined,
-      (uid) => uid,
-    ),
+    // The shared operation (ops/identities.ts), memoized.
+    identityExists: cache.memo("identityExists", identityExists, (uid) => uid),
     // Both start from the caller's bindings (the role_bindings_identity index) and read each
     // bound role's capabilities by primary key.
     capabilitiesAt: cache.memo(

@@ -7,7 +7,6 @@ import { type Store, StoreError, type StoreRoles } from "../store.js";
 import { createPgAccessOps } from "./access.js";
 import { createPgAdvisoryImport } from "./advisories.js";
 import { createPgGroupOps } from "./groups.js";
-import { createPgTouchIdentity } from "./identities.js";
 import { migratePg } from "./migrations.js";
 import { fromPgError, openPgDb, type PgDb, type PgDbOptions, type Sql } from "./pg-db.js";
 import { createAsyncRunner, driveAsync, type PgHooks } from "./run-async.js";
@@ -136,13 +135,14 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
   const hooks: PgHooks = { createGroup: createGroupIn };
+  // The operations written once for both backends (ops/), run with awaits.
+  const shared = createAsyncRunner(db, hooks).bind(createSharedOps(roles));
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   return {
     ...groupOps,
-    ...createPgTouchIdentity(db),
-    ...createPgAccessOps(db, counts),
-    // The operations written once for both backends (ops/), run with awaits.
-    ...createAsyncRunner(db, hooks).bind(createSharedOps(roles)),
+    ...shared,
+    // The access queries, identityExists among them, answered through the access cache.
+    ...createPgAccessOps(db, shared.identityExists, counts),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
     ...createPgTagImport(db),
     ...createPgAdvisoryImport(db),

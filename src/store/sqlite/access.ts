@@ -8,10 +8,14 @@ export type AccessOps = SyncOps<"identityExists" | "capabilitiesAt" | "groupsWit
 
 /**
  * Create the access queries on an open, migrated database. Their answers go through `cache`,
- * which drops them whenever the database changes, so they are always current.
+ * which drops them whenever the database changes, so they are always current. `identityExists`
+ * is the shared operation (ops/identities.ts), memoized here.
  */
-export function createAccessOps(db: Database, cache: ReadCache): AccessOps {
-  const exists = db.prepare("SELECT 1 FROM identities WHERE uid = ?").pluck();
+export function createAccessOps(
+  db: Database,
+  cache: ReadCache,
+  identityExists: (uid: string) => boolean,
+): AccessOps {
   // Both start from the caller's bindings (the role_bindings_identity index, keyed by
   // identity then group) and read each bound role's capabilities by primary key: built-in and
   // custom roles alike. The groups arrive as one JSON parameter, so the SQL has one shape.
@@ -34,11 +38,7 @@ export function createAccessOps(db: Database, cache: ReadCache): AccessOps {
   const intern = createInterner();
 
   return {
-    identityExists: cache.memo(
-      "identityExists",
-      (uid: string) => exists.get(uid) !== undefined,
-      (uid) => uid,
-    ),
+    identityExists: cache.memo("identityExists", identityExists, (uid) => uid),
     capabilitiesAt: cache.memo(
       "capabilitiesAt",
       (identityUid: string, groupUids: readonly string[]): ReadonlySet<string> =>

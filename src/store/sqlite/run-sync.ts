@@ -102,7 +102,32 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
     const body = (args: unknown[]) => drive(op.steps(...args));
     if (!op.write && !op.snapshot) return (...args) => body(args);
     const tx = db.transaction(body);
+    if (op.write && op.relaxedDurability) return relaxed((...args) => tx.immediate(args), op);
     return op.write ? (...args) => tx.immediate(args) : (...args) => tx(args);
+  };
+
+  /**
+   * `write` with `PRAGMA synchronous = NORMAL` for its own commit, the store's setting (read
+   * once, as the store opened it) restored after it (Behaviour.relaxedDurability). SQLite
+   * refuses to change the setting inside a transaction: there the open one's commit decides.
+   */
+  const relaxed = (
+    write: (...args: unknown[]) => unknown,
+    op: { ownCommit?: boolean },
+  ): ((...args: unknown[]) => unknown) => {
+    if (!op.ownCommit) throw new Error("only a write that commits on its own may relax durability");
+    const durable = db.pragma("synchronous", { simple: true }) as number;
+    const relax = db.prepare("PRAGMA synchronous = NORMAL");
+    const restore = db.prepare(`PRAGMA synchronous = ${durable}`);
+    return (...args) => {
+      if (db.inTransaction) return write(...args);
+      relax.run();
+      try {
+        return write(...args);
+      } finally {
+        restore.run();
+      }
+    };
   };
 
   return {

@@ -12,7 +12,6 @@ import { type Checkpointer, fallbackCheckpointPages, startCheckpointer } from ".
 import { fromSqliteError } from "./from-sqlite-error.js";
 import { createGroupCommit, type GroupCommit } from "./group-commit.js";
 import { createGroupOps } from "./groups.js";
-import { createTouchIdentity } from "./identities.js";
 import { migrate } from "./migrations.js";
 import { createReadCache } from "./read-cache.js";
 import { createSyncRunner } from "./run-sync.js";
@@ -65,9 +64,9 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   const ops: DataOps = {
     ...groups,
-    ...createTouchIdentity(db, readCache),
-    ...createAccessOps(db, readCache),
     ...shared,
+    // The access queries, identityExists among them, answered through the read cache.
+    ...createAccessOps(db, readCache, shared.identityExists),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of
@@ -244,7 +243,7 @@ function isFilePath(path: string): boolean {
 /**
  * Whether an operation runs at once rather than with the next group commit: every read, and a
  * write that commits on its own (ownCommit: touchIdentity's lastSeenTime, with its own
- * synchronous setting, see identities.ts). Sorting a write here only costs it a commit of its
+ * synchronous setting, relaxedDurability in ops/operation.ts). Sorting a write here only costs it a commit of its
  * own; a read sorted as a write would wait a turn for nothing.
  */
 function runsAtOnce(name: string): boolean {
