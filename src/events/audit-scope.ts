@@ -169,29 +169,6 @@ function subjectOf(args: readonly unknown[], result: unknown): string {
   return uidOf(first) || (typeof first === "string" && isUid(first) ? first : "");
 }
 
-/**
- * Whether a store operation is a change an event records: not a read, not bookkeeping
- * (last-seen times, server secrets and settings, signing keys written at start-up).
- */
-export function isAuditedWrite(name: string): boolean {
-  return !(/^(get|list|find)[A-Z]/.test(name) || notAudited.has(name));
-}
-
-const notAudited = new Set([
-  "identityExists",
-  "capabilitiesAt",
-  "groupsWithCapability",
-  "touchIdentity",
-  "sessionActive",
-  "getOrCreateSecret",
-  "putSetting",
-  // addSigningKey is a change: a rotation's new key (the key ring runs its first key, made at
-  // start-up, outside any scope).
-  "pruneSigningKeys",
-  "appendEvent",
-  "pruneEvents",
-]);
-
 /** The event's data with its actor: the identity uid, and a person's issuer and subject. */
 export function withActor(row: EventRow, who?: { issuer: string; subject: string }): string {
   // One JSON text an event, written once (this is on every audited write's path).

@@ -1,6 +1,7 @@
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
 import { backends, startTestServer, type TestServer } from "../helpers/test-server.js";
 
@@ -43,6 +44,27 @@ describe.each(backends)("audit trail on %s", (backend) => {
     expect(created!.data).toMatchObject({ actor: { uid: org.owner.uid }, protocol: "grpc" });
     expect(typeof created!.data?.requestId).toBe("string");
     expect(updated!.data).toMatchObject({ changedFields: ["description"] });
+  });
+
+  // CreateIdentityProvider reads the organization's provider count in its transaction before
+  // it writes: that read must not take the call's event (with the organization as subject).
+  it("records a change made after a read in the same transaction about the change", async () => {
+    const org = await ts.makeOrg();
+    const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
+    const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+    const provider = await iam.identityProviders.createIdentityProvider({
+      parent: org.uid,
+      identityProvider: {
+        name: "corp",
+        defaultRole: viewer.uid,
+        oidc: { issuer: "https://login.example.com", clientId: "gatehouse", clientSecret: "s" },
+      },
+    });
+    const res = await eventsOf(org.owner.headers).listEvents({
+      type: "dev.gatehouse.iam.identity_provider.created.v1",
+      uidp: { descendantsOf: org.uid, childrenOf: "" },
+    });
+    expect(res.events.map((e) => e.subject)).toEqual([provider.uid]);
   });
 
   it("filters by type, subject and time, and pages", async () => {

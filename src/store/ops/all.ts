@@ -73,6 +73,16 @@ const behaviours: Record<string, Behaviour> = {
 };
 
 /**
+ * Whether the store operation `name` is a change an event records: a write (reads never are)
+ * that is not bookkeeping (Behaviour.bookkeeping). Both stores' guards ask it, once per
+ * operation, to know which calls made in an audit scope append the call's event.
+ */
+export function isAuditedWrite(name: string): boolean {
+  const b = behaviourOf(name);
+  return b.write && b.bookkeeping !== true;
+}
+
+/**
  * How the operation `name` runs, for both stores: whether it joins SQLite's group commit, and
  * whether it leaves the access caches warm (SQLite's and every PostgreSQL replica's).
  */

@@ -47,11 +47,12 @@ export const eventOps = {
   // write, and nothing an access answer depends on.
   recordChange: write(function* (_subjectUid: string) {}, { accessNeutral: true }),
 
-  // The retention job's deletes: no access answer depends on an event.
+  // The retention job's deletes: no access answer depends on an event, and no event records
+  // them (the trail would grow with its own pruning).
   pruneEvents: write(
     function* (before: number, limit: number) {
       return yield* run(pruneEventsSql, before, limit);
     },
-    { accessNeutral: true },
+    { accessNeutral: true, bookkeeping: true },
   ),
 } satisfies OpsOf<"listEvents" | "recordChange" | "pruneEvents">;

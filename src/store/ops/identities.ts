@@ -147,7 +147,14 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
         );
         if (changed === 0) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
       },
-      { accessNeutral: true, ownCommit: true, autocommit: true, relaxedDurability: true },
+      {
+        accessNeutral: true,
+        ownCommit: true,
+        autocommit: true,
+        relaxedDurability: true,
+        // Upkeep of every exchange, no change an event records.
+        bookkeeping: true,
+      },
     ),
   } satisfies OpsOf<
     | "createIdentity"

@@ -143,6 +143,13 @@ export interface Behaviour {
    */
   readonly relaxedDurability?: boolean;
   /**
+   * A write that is no change an event records: the server's own upkeep (lastSeenTime,
+   * secrets, settings, the pruning of signing keys and events). Both stores append the call's
+   * event beside every other write made inside an audit scope (src/events/audit-scope.ts),
+   * never beside a read. isAuditedWrite (ops/all.ts) reads it.
+   */
+  readonly bookkeeping?: boolean;
+  /**
    * The key of the writers this one would conflict with anyway (an organization's tree): on
    * PostgreSQL they take turns on it from their first attempt (TxOptions.turnKey) instead of
    * failing serialization and retrying; SQLite's one writer needs none.

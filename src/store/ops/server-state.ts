@@ -33,13 +33,17 @@ export const serverStateOps = {
   }, neutral),
 
   // One statement, so "the newest key" cannot change between finding it and deleting the rest.
-  pruneSigningKeys: write(function* (before: number) {
-    yield* run(
-      `DELETE FROM signing_keys WHERE create_time < ? AND kid <> (
-         SELECT kid FROM signing_keys ORDER BY create_time DESC, kid DESC LIMIT 1)`,
-      before,
-    );
-  }, neutral),
+  // Upkeep, no event: addSigningKey is the change (a rotation's new key).
+  pruneSigningKeys: write(
+    function* (before: number) {
+      yield* run(
+        `DELETE FROM signing_keys WHERE create_time < ? AND kid <> (
+           SELECT kid FROM signing_keys ORDER BY create_time DESC, kid DESC LIMIT 1)`,
+        before,
+      );
+    },
+    { ...neutral, bookkeeping: true },
+  ),
 
   setSigningKeyTime: write(function* (kid: string, createTime: number) {
     if (
@@ -63,7 +67,7 @@ export const serverStateOps = {
       );
       return (yield* secret(name))!;
     },
-    { ...neutral, ownCommit: true },
+    { ...neutral, ownCommit: true, bookkeeping: true },
   ),
 
   getSetting: lookup(
@@ -71,14 +75,17 @@ export const serverStateOps = {
     (row: { value: string }) => row.value,
   ),
 
-  putSetting: write(function* (name: string, value: string) {
-    yield* run(
-      `INSERT INTO settings (name, value) VALUES (?, ?)
-       ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
-      name,
-      value,
-    );
-  }, neutral),
+  putSetting: write(
+    function* (name: string, value: string) {
+      yield* run(
+        `INSERT INTO settings (name, value) VALUES (?, ?)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value`,
+        name,
+        value,
+      );
+    },
+    { ...neutral, bookkeeping: true },
+  ),
 } satisfies OpsOf<
   | "listSigningKeys"
   | "addSigningKey"

@@ -1,6 +1,6 @@
-import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
+import { auditScope, eventFor } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
-import { behaviourOf, createSharedOps } from "../ops/all.js";
+import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import { seedBuiltins } from "../ops/roles.js";
 import { type Store, StoreError, type StoreRoles } from "../store.js";

@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
-import { auditScope, eventFor, isAuditedWrite } from "../../events/audit-scope.js";
-import { behaviourOf, createSharedOps } from "../ops/all.js";
+import { auditScope, eventFor } from "../../events/audit-scope.js";
+import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import type { Steps } from "../ops/operation.js";
 import { seedBuiltins } from "../ops/roles.js";
