@@ -5,7 +5,8 @@
  * symlink node_modules, build). Both stores are loaded in one process; each operation runs
  * ROUNDS rounds (default 7) alternating before/after (order flipped every round), 16 in
  * flight: reads and updates for MS ms (default 400), creates for a fixed count. OPS=a,b runs
- * only those (createRepo before the other repo ones). Prints the median ops/s and the
+ * only those (createRepo before the other repo ones; auditedUpdateRepo is an update in an
+ * audit scope, its event and webhook delivery written beside it). Prints the median ops/s and the
  * after/before ratio per round as median [min..max]. Plain .mjs: it imports each checkout's
  * dist/ by path, so it is not compiled with this checkout.
  */
@@ -19,6 +20,7 @@ const load = async (d) => ({
   pg: (await import(`${d}/dist/src/store/postgres/pg-store.js`)).createPostgresStore,
   roles: (await import(`${d}/dist/src/auth/capabilities.js`)).storeRoles,
   uid: await import(`${d}/dist/src/uid.js`),
+  audit: await import(`${d}/dist/src/events/audit-scope.js`),
 });
 const B = await load(beforeDir),
   A = await load(afterDir);
@@ -55,8 +57,21 @@ async function setup(V, name) {
     roleUid: V.roles.ownerRoleUid,
     now: 1,
   });
+  // Audited writes (auditedUpdateRepo) fan their event out to this subscription: an event
+  // row and a delivery row beside each change.
+  await store.createSubscription({
+    uid: V.uid.newChildUid(org),
+    groupUid: org,
+    name: "bench",
+    description: "",
+    sink: "https://127.0.0.1:1/hook",
+    eventTypes: [auditedType],
+    secret: "bench-secret",
+    now: 1,
+  });
   return { store, org, who, repos: [], V };
 }
+const auditedType = "dev.gatehouse.bench.repo.updated.v1";
 const ops = {
   createRepo: (s) => async () => {
     const uid = s.V.uid.newChildUid(s.org);
@@ -100,6 +115,14 @@ const ops = {
     });
   },
   capabilitiesAt: (s) => () => s.store.capabilitiesAt(s.who, [s.org]),
+  identityExists: (s) => () => s.store.identityExists(s.who),
+  touchIdentity: (s) => (i) => s.store.touchIdentity(s.who, i),
+  // An update made for a mutating call: its event and webhook delivery written beside it.
+  auditedUpdateRepo: (s) => (i) =>
+    s.V.audit.auditScope.run(
+      s.V.audit.changeScope({ type: auditedType, source: "/bench", actorUid: s.who }),
+      () => s.store.updateRepo(s.repos[i % s.repos.length], { description: `a${i}` }, Date.now()),
+    ),
 };
 const R = Number(process.env.ROUNDS ?? 7),
   MS = Number(process.env.MS ?? 400);

@@ -157,7 +157,8 @@ export interface Behaviour {
   readonly turn?: (...args: never[]) => string;
   /**
    * An access-neutral write of one statement that needs no transaction: PostgreSQL runs it on
-   * a pooled connection, sparing BEGIN and COMMIT (SQLite's batch is one anyway).
+   * a pooled connection, sparing BEGIN and COMMIT. SQLite's batch is one transaction anyway;
+   * with `ownCommit`, outside `atomically`, the statement is SQLite's own autocommit one.
    */
   readonly autocommit?: boolean;
   /**
