@@ -116,7 +116,14 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
       else if (outcome.committed > 0) fullSince = undefined;
     },
   );
-  const events = { drive: runner.drive, now: opts.now ?? Date.now };
+  // No access answer depends on an event or a webhook delivery: the append leaves the read
+  // cache warm (what the change itself wrote before it still counts), as PostgreSQL's append
+  // notifies no replica. Without it, every change made for an RPC, a group create included,
+  // emptied the cache however neutral the change.
+  const events = {
+    drive: <R>(steps: Steps<R>): R => readCache.unseen(() => runner.drive(steps)),
+    now: opts.now ?? Date.now,
+  };
   // The change and its event commit together: a savepoint inside a batch or atomically. One
   // transaction function made once (better-sqlite3 builds four wrappers for each).
   const inSavepoint = db.transaction((fn: () => unknown) => fn());
