@@ -140,7 +140,7 @@ const R = Number(process.env.ROUNDS ?? 7),
       ra = [];
     // A create is timed over a fixed count per round (the rows pile up; a timed window
     // would give the faster side a bigger table).
-    const count = { createRepo: 200, createGroup: 80 }[name];
+    const count = { createRepo: 1000, createGroup: 500 }[name];
     const measure = count
       ? async (s) => {
           const op = make(s);

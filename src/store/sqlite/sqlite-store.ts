@@ -250,8 +250,8 @@ function isFilePath(path: string): boolean {
 /**
  * Whether an operation runs at once rather than with the next group commit: every read, and a
  * write that commits on its own (ownCommit: touchIdentity's lastSeenTime, with its own
- * synchronous setting, relaxedDurability in ops/operation.ts). Sorting a write here only costs it a commit of its
- * own; a read sorted as a write would wait a turn for nothing.
+ * synchronous setting, relaxedDurability in ops/operation.ts). Sorting a write here only
+ * costs it a commit of its own; a read sorted as a write would wait a turn for nothing.
  */
 function runsAtOnce(name: string): boolean {
   const b = behaviourOf(name);
