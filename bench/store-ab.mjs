@@ -58,8 +58,8 @@ async function setup(V, name) {
     now: 1,
   });
   // Audited writes (auditedUpdateRepo) fan their event out to this subscription: an event
-  // row and a delivery row beside each change.
-  await store.createSubscription({
+  // row and a delivery row beside each change (on a checkout that has webhooks).
+  await store.createSubscription?.({
     uid: V.uid.newChildUid(org),
     groupUid: org,
     name: "bench",
@@ -115,6 +115,8 @@ const ops = {
     });
   },
   capabilitiesAt: (s) => () => s.store.capabilitiesAt(s.who, [s.org]),
+  // A group list never asked before: the access cache misses and the query runs.
+  capabilitiesAtMiss: (s) => (i) => s.store.capabilitiesAt(s.who, [s.org, `${s.org}x${i}`]),
   identityExists: (s) => () => s.store.identityExists(s.who),
   touchIdentity: (s) => (i) => s.store.touchIdentity(s.who, i),
   // An update made for a mutating call: its event and webhook delivery written beside it.

@@ -1,5 +1,6 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
+import { createAccessQueries } from "./access.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
 import { eventOps } from "./events.js";
@@ -40,6 +41,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...advisoryOps,
     ...subscriptionOps,
     ...eventOps,
+    ...createAccessQueries(),
   };
 }
 
@@ -62,8 +64,6 @@ const neutral: Behaviour = { write: true, accessNeutral: true };
 const perBackend = {
   createGroup: { ...neutral, turn: (g: NewGroup) => rootOf(g.uid) },
   listGroups: read,
-  capabilitiesAt: read,
-  groupsWithCapability: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

@@ -26,7 +26,7 @@ export type Text = string | { readonly sqlite: string; readonly pg: string };
  * row, or the number of rows the statement touched.
  */
 export interface SqlStmt {
-  readonly want: "one" | "rows" | "count";
+  readonly want: "one" | "rows" | "column" | "count";
   readonly text: Text;
   readonly params: readonly Param[];
 }
@@ -81,6 +81,14 @@ export function* one<T>(text: Text, ...params: Param[]): Steps<T | undefined> {
 /** Every row of a statement. */
 export function* rows<T>(text: Text, ...params: Param[]): Steps<T[]> {
   return (yield { want: "rows", text, params }) as T[];
+}
+
+/**
+ * The first column of every row. SQLite hands the values over without making a row object
+ * each: for an owner's 60-odd capabilities, the rows cost an access-cache miss ~25%.
+ */
+export function* column<T>(text: Text, ...params: Param[]): Steps<T[]> {
+  return (yield { want: "column", text, params }) as T[];
 }
 
 /** Run a statement; how many rows it touched. */

@@ -1,18 +1,15 @@
-import {
-  type CacheCounts,
-  capabilitiesKey,
-  createInterner,
-  groupsWithKey,
-} from "../access-answers.js";
+import { type CacheCounts, capabilitiesKey, groupsWithKey } from "../access-answers.js";
+import type { SharedOps } from "../ops/all.js";
+import type { AsyncMethods } from "../ops/operation.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 
 /** The access queries of the PostgreSQL store, which every authenticated call uses. */
 export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
 
 /**
- * Create the access queries on `db` (identityExists: the shared operation, bound to it), their
- * answers cached while the change feed says nothing that could alter them has committed, on
- * this replica or any other.
+ * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
+ * `db`), their answers cached while the change feed says nothing that could alter them has
+ * committed, on this replica or any other.
  *
  * Why a cached answer is never staler than the bound in docs/postgres.md:
  * - our own commits move the feed's epoch before the writing call returns;
@@ -24,44 +21,17 @@ export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWit
  */
 export function createPgAccessOps(
   db: PgDb,
-  identityExists: (uid: string) => Promise<boolean>,
+  queries: Pick<AsyncMethods<SharedOps>, keyof PgAccessOps>,
   counts: CacheCounts = { hits: 0, misses: 0 },
   maxEntries = 10_000,
 ): PgAccessOps {
   const cache = createEpochCache(db.changes, maxEntries, counts);
-
-  const intern = createInterner();
-
   return {
-    // The shared operation (ops/identities.ts), memoized.
-    identityExists: cache.memo("identityExists", identityExists, (uid) => uid),
-    // Both start from the caller's bindings (the role_bindings_identity index) and read each
-    // bound role's capabilities by primary key.
-    capabilitiesAt: cache.memo(
-      "capabilitiesAt",
-      async (identityUid: string, groupUids: readonly string[]): Promise<ReadonlySet<string>> => {
-        const rows = await db.sql.rows<{ capability: string }>(
-          `SELECT DISTINCT c.capability
-           FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
-           WHERE b.identity_uid = $1 AND b.group_uid = ANY($2::text[])`,
-          [identityUid, groupUids],
-        );
-        return new Set(rows.map((r) => intern(r.capability)));
-      },
-      capabilitiesKey,
-    ),
+    identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
+    capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
     groupsWithCapability: cache.memo(
       "groupsWithCapability",
-      async (identityUid: string, capability: string): Promise<readonly string[]> => {
-        const rows = await db.sql.rows<{ group_uid: string }>(
-          `SELECT DISTINCT b.group_uid
-           FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
-           WHERE b.identity_uid = $1 AND c.capability = $2
-           ORDER BY b.group_uid`,
-          [identityUid, capability],
-        );
-        return Object.freeze(rows.map((r) => r.group_uid));
-      },
+      queries.groupsWithCapability,
       groupsWithKey,
     ),
   };

@@ -142,7 +142,7 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...groupOps,
     ...shared,
     // The access queries, identityExists among them, answered through the access cache.
-    ...createPgAccessOps(db, shared.identityExists, counts),
+    ...createPgAccessOps(db, shared, counts),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
     ...createPgTagImport(db),
     ...createPgAdvisoryImport(db),

@@ -120,5 +120,13 @@ function exec(sql: Sql, s: SqlStmt | UpdateRowStmt): Promise<unknown> {
   const text = numbered(textFor(s.text, "pg"));
   if (s.want === "one") return sql.one(text, s.params);
   if (s.want === "rows") return sql.rows(text, s.params);
+  if (s.want === "column") {
+    return sql.rows<Record<string, unknown>>(text, s.params).then((rs) => rs.map(firstValue));
+  }
   return sql.run(text, s.params);
+}
+
+function firstValue(row: Record<string, unknown>): unknown {
+  for (const k in row) return row[k];
+  return undefined;
 }

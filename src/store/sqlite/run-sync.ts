@@ -28,6 +28,16 @@ export interface SyncRunner {
 /** Create the runner of `db`. */
 export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
   const statements = new Map<string, Statement>();
+  // A statement read a column at a time (`column`): pluck() is the statement's own mode.
+  const pluckedStatements = new Map<string, Statement>();
+  const plucked = (text: string): Statement => {
+    let stmt = pluckedStatements.get(text);
+    if (!stmt) {
+      stmt = db.prepare(text).pluck();
+      pluckedStatements.set(text, stmt);
+    }
+    return stmt;
+  };
   const prepared = (text: string): Statement => {
     let stmt = statements.get(text);
     if (!stmt) {
@@ -45,6 +55,7 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
     const params = s.params.some(needsBinding) ? s.params.map(bindable) : (s.params as SqlParam[]);
     if (s.want === "one") return params.length === 1 ? stmt.get(params[0]) : stmt.get(...params);
     if (s.want === "rows") return stmt.all(...params);
+    if (s.want === "column") return plucked(text).all(...params);
     if (s.want === "updateRow") {
       stmt.run(...params);
       return prepared(s.reread).get(bindable(s.key));

@@ -66,7 +66,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...groups,
     ...shared,
     // The access queries, identityExists among them, answered through the read cache.
-    ...createAccessOps(db, readCache, shared.identityExists),
+    ...createAccessOps(readCache, shared),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of

@@ -1,0 +1,44 @@
+import { createInterner } from "../access-answers.js";
+import { column, type OpsOf, read } from "./operation.js";
+
+/**
+ * The access queries every authenticated call asks, written once. Each store answers them
+ * through its own access cache (sqlite/access.ts, postgres/access.ts), which is where the
+ * backends really differ; identityExists is with the identities (ops/identities.ts).
+ */
+export function createAccessQueries() {
+  // One string per capability name for the sets the caches keep (access-answers.ts).
+  const intern = createInterner();
+  return {
+    // Both start from the caller's bindings (the role_bindings_identity index, keyed by
+    // identity then group) and read each bound role's capabilities by primary key: built-in
+    // and custom roles alike. The groups are one parameter (a list), so the SQL has one shape.
+    capabilitiesAt: read(function* (identityUid: string, groupUids: readonly string[]) {
+      const found = yield* column<string>(
+        {
+          sqlite: `SELECT DISTINCT c.capability
+                   FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
+                   WHERE b.identity_uid = ? AND b.group_uid IN (SELECT value FROM json_each(?))`,
+          pg: `SELECT DISTINCT c.capability
+               FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
+               WHERE b.identity_uid = ? AND b.group_uid = ANY(?::text[])`,
+        },
+        identityUid,
+        groupUids,
+      );
+      return new Set(found.map(intern)) as ReadonlySet<string>;
+    }),
+
+    groupsWithCapability: read(function* (identityUid: string, capability: string) {
+      const found = yield* column<string>(
+        `SELECT DISTINCT b.group_uid
+         FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
+         WHERE b.identity_uid = ? AND c.capability = ?
+         ORDER BY b.group_uid`,
+        identityUid,
+        capability,
+      );
+      return Object.freeze(found) as readonly string[];
+    }),
+  } satisfies OpsOf<"capabilitiesAt" | "groupsWithCapability">;
+}
