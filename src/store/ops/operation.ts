@@ -23,7 +23,7 @@ export type Text = string | { readonly sqlite: string; readonly pg: string };
 /**
  * One statement for the runner, with `?` placeholders (PostgreSQL's runner numbers them; no
  * other `?` may appear in the text) and what the operation wants back: the first row, every
- * row, or the number of rows the statement touched.
+ * row, the first column of every row, or the number of rows the statement touched.
  */
 export interface SqlStmt {
   readonly want: "one" | "rows" | "column" | "count";
@@ -107,7 +107,7 @@ export function* exists(text: Text, ...params: Param[]): Steps<boolean> {
  * = ?`) finds by `at.key`, and return that row as it is after, or undefined if there is none.
  * PostgreSQL adds RETURNING * to the UPDATE, sparing a round trip. SQLite runs the UPDATE and
  * then the re-read: its UPDATE ... RETURNING, which first sets the returned rows aside, made
- * updateRepo about 5% slower than the two statements (bench/RESULTS.md, "RETURNING"). An
+ * updateRepo about 5% slower than the two statements (bench/RESULTS.md, issue 26). An
  * INSERT ... RETURNING costs SQLite nothing extra and stays as it is.
  */
 export function* updateRow<T>(
@@ -201,7 +201,7 @@ export interface ListOperation<F, Row, Rec> extends Behaviour {
  * none; the method's arguments are the statement's parameters, in order. The runners prepare
  * the statement once and call it directly, with no generator to drive: the point reads that
  * nearly every call makes (getRepo, getIdentity) ran at about 0.8x of the hand-written code
- * when driven (bench/RESULTS.md, "Point reads").
+ * when driven (bench/RESULTS.md, issue 26).
  */
 export interface LookupOperation<Row, R> extends Behaviour {
   readonly kind: "lookup";
