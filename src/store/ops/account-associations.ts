@@ -11,24 +11,20 @@ import {
 import { StoreError } from "../store.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
   one,
   run,
-  type Steps,
   updateRow,
   write,
 } from "./operation.js";
 
-function* mustFind(uid: string): Steps<AccountAssociationRow> {
-  const row = yield* one<AccountAssociationRow>(
-    "SELECT * FROM account_associations WHERE uid = ?",
-    uid,
-  );
-  if (!row) throw new StoreError("not_found", `account association ${JSON.stringify(uid)}`);
-  return row;
-}
+const selectAssociation = "SELECT * FROM account_associations WHERE uid = ?";
+
+const mustFind = (uid: string) =>
+  found<AccountAssociationRow>("account association", selectAssociation, uid);
 
 /** The account-association operations of both backends. */
 export const accountAssociationOps = {
@@ -57,10 +53,7 @@ export const accountAssociationOps = {
     return accountAssociationRecordOf(row!);
   }),
 
-  getAccountAssociation: lookup(
-    "SELECT * FROM account_associations WHERE uid = ?",
-    accountAssociationRecordOf,
-  ),
+  getAccountAssociation: lookup(selectAssociation, accountAssociationRecordOf),
 
   updateAccountAssociation: write(function* (
     uid: string,
@@ -76,7 +69,7 @@ export const accountAssociationOps = {
     }
     const l = linkColumns(links);
     const row = yield* updateRow<AccountAssociationRow>(
-      { reread: "SELECT * FROM account_associations WHERE uid = ?", key: uid },
+      { reread: selectAssociation, key: uid },
       `UPDATE account_associations SET name = ?, description = ?, amazon = ?, google = ?,
          azure = ?, github = ?, update_time = ?
        WHERE uid = ?`,

@@ -17,6 +17,7 @@ import {
 import { StoreError } from "../store.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
@@ -38,11 +39,7 @@ function* find(uid: string): Steps<AdvisoryRow | undefined> {
   return yield* one<AdvisoryRow>(selectAdvisory, uid);
 }
 
-function* mustFind(uid: string): Steps<AdvisoryRow> {
-  const row = yield* find(uid);
-  if (!row) throw new StoreError("not_found", `advisory ${JSON.stringify(uid)}`);
-  return row;
-}
+const mustFind = (uid: string) => found<AdvisoryRow>("advisory", selectAdvisory, uid);
 
 function* mustHaveGroup(groupUid: string): Steps<void> {
   if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", groupUid))) {

@@ -4,13 +4,12 @@ import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js
 import { type GroupPatch, StoreError } from "../store.js";
 import {
   exists,
+  found,
   lookup,
   type OpsOf,
-  one,
   read,
   rows,
   run,
-  type Steps,
   updateRow,
   write,
 } from "./operation.js";
@@ -27,11 +26,9 @@ function recordOf(row: StoredGroup) {
   return groupRecordOf({ ...row, parent_uid: parentOf(row.uid) || null });
 }
 
-function* mustFind(uid: string): Steps<StoredGroup> {
-  const row = yield* one<StoredGroup>("SELECT * FROM groups WHERE uid = ?", uid);
-  if (!row) throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
-  return row;
-}
+const selectGroup = "SELECT * FROM groups WHERE uid = ?";
+
+const mustFind = (uid: string) => found<StoredGroup>("group", selectGroup, uid);
 
 // The siblings of a group are found by their parent: its id on SQLite, its uid on PostgreSQL.
 const siblingNamed = {
@@ -52,7 +49,7 @@ const countAbove = `UPDATE groups SET descendant_count = descendant_count - 1
  * removes the bindings at it, so it does not.
  */
 export const groupOps = {
-  getGroup: lookup("SELECT * FROM groups WHERE uid = ?", recordOf),
+  getGroup: lookup(selectGroup, recordOf),
 
   findOrganization: lookup(
     {
@@ -74,7 +71,7 @@ export const groupOps = {
         throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
       }
       const updated = yield* updateRow<StoredGroup>(
-        { reread: "SELECT * FROM groups WHERE uid = ?", key: uid },
+        { reread: selectGroup, key: uid },
         "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ?",
         name,
         patch.description ?? row.description,

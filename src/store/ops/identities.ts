@@ -11,6 +11,7 @@ import { StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
@@ -28,11 +29,7 @@ function* find(uid: string): Steps<IdentityRow | undefined> {
   return yield* one<IdentityRow>(selectIdentity, uid);
 }
 
-function* mustFind(uid: string): Steps<IdentityRow> {
-  const row = yield* find(uid);
-  if (!row) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
-  return row;
-}
+const mustFind = (uid: string) => found<IdentityRow>("identity", selectIdentity, uid);
 
 /** The identity operations of both backends. */
 export function createIdentityOps(lastOwner: LastOwnerGuard) {

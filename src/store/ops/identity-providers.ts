@@ -10,6 +10,7 @@ import {
 import { StoreError } from "../store.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
@@ -22,14 +23,10 @@ import {
   write,
 } from "./operation.js";
 
-function* mustFind(uid: string): Steps<IdentityProviderRow> {
-  const row = yield* one<IdentityProviderRow>(
-    "SELECT * FROM identity_providers WHERE uid = ?",
-    uid,
-  );
-  if (!row) throw new StoreError("not_found", `identity provider ${JSON.stringify(uid)}`);
-  return row;
-}
+const selectProvider = "SELECT * FROM identity_providers WHERE uid = ?";
+
+const mustFind = (uid: string) =>
+  found<IdentityProviderRow>("identity provider", selectProvider, uid);
 
 // The lookup table follows the JSON column, in the same transaction.
 function* setDomains(uid: string, domains: readonly string[]): Steps<void> {
@@ -76,17 +73,14 @@ export const identityProviderOps = {
     return identityProviderRecordOf(row!);
   }),
 
-  getIdentityProvider: lookup(
-    "SELECT * FROM identity_providers WHERE uid = ?",
-    identityProviderRecordOf,
-  ),
+  getIdentityProvider: lookup(selectProvider, identityProviderRecordOf),
 
   updateIdentityProvider: write(function* (uid: string, patch: IdentityProviderPatch, now: number) {
     const current = identityProviderRecordOf(yield* mustFind(uid));
     if (isEmptyPatch(patch)) return current;
     const o = oidcColumns(patch.oidc ?? current.oidc);
     const row = yield* updateRow<IdentityProviderRow>(
-      { reread: "SELECT * FROM identity_providers WHERE uid = ?", key: uid },
+      { reread: selectProvider, key: uid },
       `UPDATE identity_providers SET name = ?, description = ?, default_role = ?, oidc = ?,
          client_secret = ?, writer_uid = ?, email_domains = ?, update_time = ?
        WHERE uid = ?`,

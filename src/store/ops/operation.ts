@@ -8,7 +8,14 @@
  * docs/store-operations.md tells how to write one.
  */
 import type { ListColumns } from "../list-clauses.js";
-import type { GroupRecord, ListPage, ListQuery, NewGroup, Store } from "../store.js";
+import {
+  type GroupRecord,
+  type ListPage,
+  type ListQuery,
+  type NewGroup,
+  type Store,
+  StoreError,
+} from "../store.js";
 
 /**
  * A value bound to a `?` placeholder. The SQLite runner binds booleans as 0 and 1 and a list
@@ -100,6 +107,17 @@ export function* run(text: Text, ...params: Param[]): Steps<number> {
 export function* exists(text: Text, ...params: Param[]): Steps<boolean> {
   // Yielded here rather than through `one`: each level of yield* costs every statement.
   return (yield { want: "one", text, params }) !== undefined;
+}
+
+/**
+ * The row `select` finds by `key`, or a not_found StoreError naming `what` and the key: what
+ * every resource's Get, Update and Delete answer for a uid that is not there.
+ */
+export function* found<T>(what: string, select: string, key: string): Steps<T> {
+  // Yielded here rather than through `one`, as in `exists`.
+  const row = (yield { want: "one", text: select, params: [key] }) as T | undefined;
+  if (row === undefined) throw new StoreError("not_found", `${what} ${JSON.stringify(key)}`);
+  return row;
 }
 
 /**

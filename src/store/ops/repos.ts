@@ -5,6 +5,7 @@ import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.j
 import { StoreError } from "../store.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
@@ -17,11 +18,7 @@ import {
 
 const selectRepo = "SELECT * FROM repos WHERE uid = ?";
 
-function* mustFind(uid: string): Steps<RepoRow> {
-  const row = yield* one<RepoRow>(selectRepo, uid);
-  if (!row) throw new StoreError("not_found", `repo ${JSON.stringify(uid)}`);
-  return row;
-}
+const mustFind = (uid: string) => found<RepoRow>("repo", selectRepo, uid);
 
 function* checkName(groupUid: string, name: string, self: string): Steps<void> {
   if (

@@ -14,6 +14,7 @@ import { StoreError } from "../store.js";
 import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
 import {
   exists,
+  found,
   list,
   lookup,
   type OpsOf,
@@ -28,15 +29,7 @@ import {
 
 const selectSubscription = `SELECT * FROM ${subscriptionsWithPending} WHERE uid = ?`;
 
-function* find(uid: string): Steps<SubscriptionRow | undefined> {
-  return yield* one<SubscriptionRow>(selectSubscription, uid);
-}
-
-function* mustFind(uid: string): Steps<SubscriptionRow> {
-  const row = yield* find(uid);
-  if (!row) throw new StoreError("not_found", `subscription ${JSON.stringify(uid)}`);
-  return row;
-}
+const mustFind = (uid: string) => found<SubscriptionRow>("subscription", selectSubscription, uid);
 
 function* checkName(groupUid: string, name: string, self: string): Steps<void> {
   if (
