@@ -13,6 +13,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY gen ./gen
 COPY src ./src
 COPY console ./console
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 # --- runtime: only what serving needs, as a non-root user ---

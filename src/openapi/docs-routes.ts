@@ -29,7 +29,9 @@ const ownFiles: Record<string, string> = {
 export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
   const json = Buffer.from(JSON.stringify(opts.document));
   const renderer = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
-  const own = join(packageRoot(), "src", "openapi", "docs");
+  // Beside this module: src/openapi/docs under the tests, dist/src/openapi/docs in a build
+  // (scripts/copy-assets.mjs puts them there; the container image has no src/).
+  const own = fileURLToPath(new URL("docs/", import.meta.url));
   const files = new Map<string, ConsoleFile>();
   for (const [name, type] of Object.entries(rendererFiles)) {
     files.set(name, readConsoleFile(renderer, name, type));
