@@ -1,5 +1,7 @@
-# Gatehouse container image. Untested here (no Docker engine on the development machines):
-# kept correct by reading. Build: docker build -t gatehouse .
+# Gatehouse container image. No Docker engine on the development machines: instead,
+# test/docs/image-layout.test.ts follows this file's stages in a temporary directory (COPY,
+# RUN, ENV, ENTRYPOINT, CMD, HEALTHCHECK) and starts the server from the runtime stage's files
+# alone; teach it any new instruction or RUN command. Build: docker build -t gatehouse .
 # Run:   docker run -p 8080:8080 -v gatehouse-data:/data gatehouse
 # Stop:  docker stop -t 15 <container>  (the server's grace period is 10 s, below that)
 
