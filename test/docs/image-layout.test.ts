@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join, posix, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { settings } from "../../src/config.js";
 import { type DockerStage, parseDockerfile } from "../helpers/dockerfile.js";
 import { freePort } from "../helpers/free-port.js";
 
@@ -33,11 +34,12 @@ let base: string;
 let runtimeEnv: Record<string, string>;
 let runtimeDir: string;
 let runtime: DockerStage;
+let stages: DockerStage[];
 let output = "";
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), "gatehouse-image-"));
-  const stages = parseDockerfile(readFileSync(join(checkout, "Dockerfile"), "utf8"));
+  stages = parseDockerfile(readFileSync(join(checkout, "Dockerfile"), "utf8"));
   const roots: string[] = [];
   let workdir = "/";
   for (const [i, stage] of stages.entries()) {
@@ -156,6 +158,29 @@ describe("the container image, from the Dockerfile's runtime stage alone", () =>
     });
     expect(check.stderr).toBe("");
     expect(check.status).toBe(0);
+  });
+
+  it("sets only environment variables the server reads", () => {
+    const known = new Set(settings.map((s) => s.env));
+    const ours = Object.keys(runtime.env).filter((k) => k.startsWith("GATEHOUSE_"));
+    expect(ours.length).toBeGreaterThan(0);
+    // The server ignores a GATEHOUSE_ variable it does not know: a misspelt one would be lost.
+    expect(ours.filter((k) => !known.has(k))).toEqual([]);
+  });
+
+  it("runs on the Node line the npm scripts run on, one package.json supports", () => {
+    // This test runs the server on the Node running vitest; the image's own is its base's.
+    const pkg = JSON.parse(readFileSync(join(checkout, "package.json"), "utf8")) as {
+      engines: { node: string };
+      devDependencies: { node: string };
+    };
+    const ours = Number(pkg.devDependencies.node.split(".")[0]);
+    const minimum = Number(/^>=\s*(\d+)/.exec(pkg.engines.node)?.[1]);
+    for (const stage of stages) {
+      const major = Number(/^node:(\d+)[-.]/.exec(stage.base)?.[1]);
+      expect(major, stage.base).toBe(ours);
+      expect(major, stage.base).toBeGreaterThanOrEqual(minimum);
+    }
   });
 
   it("stops on SIGTERM with exit code 0", async () => {
