@@ -9,6 +9,7 @@ import {
   providers,
 } from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
+import { mustHaveGroup } from "./groups.js";
 import {
   exists,
   found,
@@ -29,9 +30,7 @@ const mustFind = (uid: string) =>
 /** The account-association operations of both backends. */
 export const accountAssociationOps = {
   createAccountAssociation: write(function* (a: NewAccountAssociation) {
-    if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", a.uid))) {
-      throw new StoreError("not_found", `group ${JSON.stringify(a.uid)}`);
-    }
+    yield* mustHaveGroup(a.uid);
     if (yield* exists("SELECT 1 FROM account_associations WHERE uid = ?", a.uid)) {
       throw new StoreError("already_exists", "the group already has an account association");
     }

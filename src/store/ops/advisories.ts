@@ -15,8 +15,8 @@ import {
   storedAdvisoryColumns,
 } from "../rows/advisory-rows.js";
 import { StoreError } from "../store.js";
+import { mustHaveGroup } from "./groups.js";
 import {
-  exists,
   found,
   list,
   lookup,
@@ -40,12 +40,6 @@ function* find(uid: string): Steps<AdvisoryRow | undefined> {
 }
 
 const mustFind = (uid: string) => found<AdvisoryRow>("advisory", selectAdvisory, uid);
-
-function* mustHaveGroup(groupUid: string): Steps<void> {
-  if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", groupUid))) {
-    throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
-  }
-}
 
 /** The advisory of the group with `advisoryId`, if any. */
 function* byId(groupUid: string, advisoryId: string): Steps<AdvisoryRow | undefined> {

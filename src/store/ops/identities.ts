@@ -8,6 +8,7 @@ import {
   methodColumns,
 } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
+import { mustHaveGroup } from "./groups.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import {
   exists,
@@ -38,9 +39,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
       if (parentOf(i.uid) !== i.groupUid || i.groupUid === "") {
         throw new Error(`identity uid ${i.uid} is not a direct child of ${i.groupUid}`);
       }
-      if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", i.groupUid))) {
-        throw new StoreError("not_found", `group ${JSON.stringify(i.groupUid)}`);
-      }
+      yield* mustHaveGroup(i.groupUid);
       if (yield* find(i.uid)) {
         throw new StoreError("already_exists", `identity ${JSON.stringify(i.uid)}`);
       }

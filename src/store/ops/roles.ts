@@ -3,6 +3,7 @@ import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
+import { mustHaveGroup } from "./groups.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
 const selectRole = "SELECT * FROM roles_view WHERE uid = ?";
@@ -69,9 +70,7 @@ export const roleOps = {
     if (parentOf(r.uid) !== r.groupUid || r.groupUid === "") {
       throw new Error(`role uid ${r.uid} is not a direct child of ${r.groupUid}`);
     }
-    if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", r.groupUid))) {
-      throw new StoreError("not_found", `group ${JSON.stringify(r.groupUid)}`);
-    }
+    yield* mustHaveGroup(r.groupUid);
     if (yield* find(r.uid)) throw new StoreError("already_exists", `role ${JSON.stringify(r.uid)}`);
     yield* run(
       `INSERT INTO roles (uid, group_uid, name, description, builtin, create_time, update_time)

@@ -12,6 +12,7 @@ import {
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
 import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
+import { mustHaveGroup } from "./groups.js";
 import {
   exists,
   found,
@@ -117,9 +118,7 @@ export const subscriptionOps = {
       if (parentOf(s.uid) !== s.groupUid) {
         throw new Error(`subscription uid ${s.uid} is not a direct child of ${s.groupUid}`);
       }
-      if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", s.groupUid))) {
-        throw new StoreError("not_found", `group ${JSON.stringify(s.groupUid)}`);
-      }
+      yield* mustHaveGroup(s.groupUid);
       if (yield* exists("SELECT 1 FROM webhook_subscriptions WHERE uid = ?", s.uid)) {
         throw new StoreError("already_exists", `subscription ${JSON.stringify(s.uid)}`);
       }
