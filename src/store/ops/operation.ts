@@ -216,10 +216,11 @@ export interface ListOperation<F, Row, Rec> extends Behaviour {
 
 /**
  * A read of one statement's first row, made a record by `recordOf`, or undefined when there is
- * none; the method's arguments are the statement's parameters, in order. The runners prepare
- * the statement once and call it directly, with no generator to drive: the point reads that
- * nearly every call makes (getRepo, getIdentity) ran at about 0.8x of the hand-written code
- * when driven (bench/RESULTS.md, issue 26).
+ * none. The statement takes one parameter, the method's one argument (a uid, a name, a code's
+ * hash); like a driven operation, it ignores any further arguments. The runners prepare the
+ * statement once and call it directly, with no generator to drive: the point reads that nearly
+ * every call makes (getRepo, getIdentity) ran at about 0.8x of the hand-written code when
+ * driven (bench/RESULTS.md, issue 26).
  */
 export interface LookupOperation<Row, R> extends Behaviour {
   readonly kind: "lookup";
@@ -227,16 +228,8 @@ export interface LookupOperation<Row, R> extends Behaviour {
   readonly recordOf: (row: Row) => R;
 }
 
-/** A parameter of a lookup: bound as it is by both drivers. */
+/** The key of a lookup: bound as it is by both drivers. */
 export type LookupParam = string | number;
-
-/**
- * How many parameters a statement takes (its `?`): a lookup binds that many of its method's
- * arguments, as a driven operation ignores any beyond its own (`uids.map(store.getRepo)`).
- */
-export function arity(text: string): number {
-  return text.split("?").length - 1;
-}
 
 /** A list query as the engine runs it, and the resource's own conditions. */
 export interface PreparedList {
@@ -302,7 +295,7 @@ export type OpsOf<K extends keyof Store> = {
       ?
           | Operation<A, R>
           | (undefined extends R
-              ? A extends LookupParam[]
+              ? A extends [LookupParam]
                 ? // biome-ignore lint/suspicious/noExplicitAny: a lookup's row type is its own
                   LookupOperation<any, Exclude<R, undefined>>
                 : never
@@ -317,7 +310,7 @@ export type SyncMethods<O> = {
     : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
       ? (query: ListQuery<F>) => ListPage<Rec>
       : O[K] extends LookupOperation<infer _Row, infer R>
-        ? (...args: LookupParam[]) => R | undefined
+        ? (key: LookupParam) => R | undefined
         : never;
 };
 
@@ -328,7 +321,7 @@ export type AsyncMethods<O> = {
     : O[K] extends ListOperation<infer F, infer _Row, infer Rec>
       ? (query: ListQuery<F>) => Promise<ListPage<Rec>>
       : O[K] extends LookupOperation<infer _Row, infer R>
-        ? (...args: LookupParam[]) => Promise<R | undefined>
+        ? (key: LookupParam) => Promise<R | undefined>
         : never;
 };
 

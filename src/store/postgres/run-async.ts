@@ -1,7 +1,6 @@
 import {
   type AnyOperation,
   type AsyncMethods,
-  arity,
   type Hooks,
   type LookupParam,
   type SqlStmt,
@@ -63,11 +62,10 @@ export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
       };
     }
     if (op.kind === "lookup") {
-      const n = arity(textFor(op.text, "pg"));
       const text = numbered(textFor(op.text, "pg"));
       const recordOf = op.recordOf;
-      return async (...args) => {
-        const row = await db.sql.one(text, args.slice(0, n) as LookupParam[]);
+      return async (key) => {
+        const row = await db.sql.one(text, [key as LookupParam]);
         return row === undefined ? undefined : recordOf(row);
       };
     }

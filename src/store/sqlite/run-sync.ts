@@ -1,7 +1,6 @@
 import type { Database, Statement } from "better-sqlite3";
 import {
   type AnyOperation,
-  arity,
   type Hooks,
   type Param,
   type Steps,
@@ -95,18 +94,10 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
     }
     if (op.kind === "lookup") {
       // Prepared once, called directly: the hottest reads skip the generators (LookupOperation).
-      const text = textFor(op.text, "sqlite");
-      const stmt = prepared(text);
+      const stmt = prepared(textFor(op.text, "sqlite"));
       const recordOf = op.recordOf;
-      const n = arity(text);
-      if (n === 1) {
-        return (key) => {
-          const row = stmt.get(key);
-          return row === undefined ? undefined : recordOf(row);
-        };
-      }
-      return (...args) => {
-        const row = stmt.get(...args.slice(0, n));
+      return (key) => {
+        const row = stmt.get(key);
         return row === undefined ? undefined : recordOf(row);
       };
     }
