@@ -9,7 +9,7 @@ import {
   providers,
 } from "../rows/account-association-rows.js";
 import { StoreError } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   found,
@@ -30,7 +30,7 @@ const mustFind = (uid: string) =>
 /** The account-association operations of both backends. */
 export const accountAssociationOps = {
   createAccountAssociation: write(function* (a: NewAccountAssociation) {
-    yield* mustHaveGroup(a.uid);
+    yield* mustExist("group", a.uid);
     if (yield* exists("SELECT 1 FROM account_associations WHERE uid = ?", a.uid)) {
       throw new StoreError("already_exists", "the group already has an account association");
     }

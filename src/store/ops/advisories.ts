@@ -15,7 +15,7 @@ import {
   storedAdvisoryColumns,
 } from "../rows/advisory-rows.js";
 import { StoreError } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import {
   found,
   list,
@@ -159,7 +159,7 @@ export const advisoryOps = {
     content: AdvisoryContent,
     now: number,
   ) {
-    yield* mustHaveGroup(groupUid);
+    yield* mustExist("group", groupUid);
     yield* checkId(groupUid, content.advisoryId, undefined);
     checkUid(uid, groupUid);
     if (yield* find(uid)) throw taken(uid);
@@ -191,7 +191,7 @@ export const advisoryOps = {
     newUid: () => string,
     now: number,
   ) {
-    yield* mustHaveGroup(groupUid);
+    yield* mustExist("group", groupUid);
     const outcomes: (PutOutcome | { rejected: string })[] = [];
     for (const a of advisories) {
       const c = advisoryColumnsOf(a);

@@ -10,6 +10,7 @@ import { isEmptyPatch } from "../patch.js";
 import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { StoreError } from "../store.js";
+import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 import { findBinding } from "./role-bindings.js";
 
@@ -23,18 +24,6 @@ function* find(uid: string): Steps<InviteRow | undefined> {
 
 function* findByHash(codeHash: string): Steps<InviteRow | undefined> {
   return yield* one<InviteRow>(selectInviteByHash, codeHash);
-}
-
-const existence = {
-  group: "SELECT 1 FROM groups WHERE uid = ?",
-  role: "SELECT 1 FROM roles WHERE uid = ?",
-  identity: "SELECT 1 FROM identities WHERE uid = ?",
-} as const;
-
-function* mustExist(kind: keyof typeof existence, uid: string): Steps<void> {
-  if (!(yield* exists(existence[kind], uid))) {
-    throw new StoreError("not_found", `${kind} ${JSON.stringify(uid)}`);
-  }
 }
 
 function* binding(uid: string) {

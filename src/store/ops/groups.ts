@@ -10,7 +10,6 @@ import {
   read,
   rows,
   run,
-  type Steps,
   updateRow,
   write,
 } from "./operation.js";
@@ -30,13 +29,6 @@ function recordOf(row: StoredGroup) {
 const selectGroup = "SELECT * FROM groups WHERE uid = ?";
 
 const mustFind = (uid: string) => found<StoredGroup>("group", selectGroup, uid);
-
-/** Refuse a group `uid` that is not there as not_found: the parent every Create names. */
-export function* mustHaveGroup(uid: string): Steps<void> {
-  if (!(yield* exists("SELECT 1 FROM groups WHERE uid = ?", uid))) {
-    throw new StoreError("not_found", `group ${JSON.stringify(uid)}`);
-  }
-}
 
 // The siblings of a group are found by their parent: its id on SQLite, its uid on PostgreSQL.
 const siblingNamed = {

@@ -8,8 +8,8 @@ import {
   methodColumns,
 } from "../rows/identity-rows.js";
 import { StoreError } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
 import type { LastOwnerGuard } from "./last-owner.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   found,
@@ -39,7 +39,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
       if (parentOf(i.uid) !== i.groupUid || i.groupUid === "") {
         throw new Error(`identity uid ${i.uid} is not a direct child of ${i.groupUid}`);
       }
-      yield* mustHaveGroup(i.groupUid);
+      yield* mustExist("group", i.groupUid);
       if (yield* find(i.uid)) {
         throw new StoreError("already_exists", `identity ${JSON.stringify(i.uid)}`);
       }

@@ -8,7 +8,7 @@ import {
   oidcColumns,
 } from "../rows/identity-provider-rows.js";
 import { StoreError } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   found,
@@ -47,7 +47,7 @@ export const identityProviderOps = {
     if (parentOf(p.uid) !== p.groupUid || p.groupUid === "") {
       throw new Error(`identity provider uid ${p.uid} is not a direct child of ${p.groupUid}`);
     }
-    yield* mustHaveGroup(p.groupUid);
+    yield* mustExist("group", p.groupUid);
     if (yield* exists("SELECT 1 FROM identity_providers WHERE uid = ?", p.uid)) {
       throw new StoreError("already_exists", `identity provider ${JSON.stringify(p.uid)}`);
     }

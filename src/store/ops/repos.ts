@@ -3,7 +3,7 @@ import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch } from "../registry-store.js";
 import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   found,
@@ -44,7 +44,7 @@ export const repoOps = {
       if (parentOf(r.uid) !== r.groupUid) {
         throw new Error(`repo uid ${r.uid} is not a direct child of ${r.groupUid}`);
       }
-      yield* mustHaveGroup(r.groupUid);
+      yield* mustExist("group", r.groupUid);
       if (yield* exists("SELECT 1 FROM repos WHERE uid = ?", r.uid)) {
         throw new StoreError("already_exists", `repo ${JSON.stringify(r.uid)}`);
       }

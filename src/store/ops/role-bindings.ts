@@ -8,6 +8,7 @@ import {
 } from "../rows/role-binding-rows.js";
 import { type GroupRecord, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   hook,
@@ -19,18 +20,6 @@ import {
   type Steps,
   write,
 } from "./operation.js";
-
-const existence = {
-  group: "SELECT 1 FROM groups WHERE uid = ?",
-  identity: "SELECT 1 FROM identities WHERE uid = ?",
-  role: "SELECT 1 FROM roles WHERE uid = ?",
-} as const;
-
-function* mustExist(kind: keyof typeof existence, uid: string): Steps<void> {
-  if (!(yield* exists(existence[kind], uid))) {
-    throw new StoreError("not_found", `${kind} ${JSON.stringify(uid)}`);
-  }
-}
 
 function* checkUnique(identityUid: string, groupUid: string, roleUid: string, self: string) {
   if (

@@ -3,7 +3,7 @@ import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
 const selectRole = "SELECT * FROM roles_view WHERE uid = ?";
@@ -70,7 +70,7 @@ export const roleOps = {
     if (parentOf(r.uid) !== r.groupUid || r.groupUid === "") {
       throw new Error(`role uid ${r.uid} is not a direct child of ${r.groupUid}`);
     }
-    yield* mustHaveGroup(r.groupUid);
+    yield* mustExist("group", r.groupUid);
     if (yield* find(r.uid)) throw new StoreError("already_exists", `role ${JSON.stringify(r.uid)}`);
     yield* run(
       `INSERT INTO roles (uid, group_uid, name, description, builtin, create_time, update_time)

@@ -12,7 +12,7 @@ import {
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
 import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
-import { mustHaveGroup } from "./groups.js";
+import { mustExist } from "./must-exist.js";
 import {
   exists,
   found,
@@ -118,7 +118,7 @@ export const subscriptionOps = {
       if (parentOf(s.uid) !== s.groupUid) {
         throw new Error(`subscription uid ${s.uid} is not a direct child of ${s.groupUid}`);
       }
-      yield* mustHaveGroup(s.groupUid);
+      yield* mustExist("group", s.groupUid);
       if (yield* exists("SELECT 1 FROM webhook_subscriptions WHERE uid = ?", s.uid)) {
         throw new StoreError("already_exists", `subscription ${JSON.stringify(s.uid)}`);
       }
