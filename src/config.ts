@@ -619,7 +619,8 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   };
 }
 
-type WebhookSettings = Pick<
+/** The webhook deliveries' settings, as the deliverer takes them (src/webhooks/webhooks.ts). */
+export type WebhookSettings = Pick<
   Config,
   | "webhookAllowHttpLoopback"
   | "webhookAllowPrivateAddresses"

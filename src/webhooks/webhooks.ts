@@ -1,5 +1,5 @@
 import type { Registry } from "prom-client";
-import type { Config } from "../config.js";
+import type { WebhookSettings } from "../config.js";
 import { registerWebhookMetrics } from "../metrics/webhook-metrics.js";
 import type { SubscriptionStore } from "../store/subscription-store.js";
 import { type Deliverer, startDeliverer } from "./deliverer.js";
@@ -7,17 +7,7 @@ import { createWebhookSender } from "./sender.js";
 
 /** Options of createWebhookDelivery. */
 export interface WebhookDeliveryDeps {
-  config: Pick<
-    Config,
-    | "webhookAllowHttpLoopback"
-    | "webhookAllowPrivateAddresses"
-    | "webhookMaxAttempts"
-    | "webhookRetryBaseMs"
-    | "webhookRetryMaxMs"
-    | "webhookTimeoutMs"
-    | "webhookConcurrency"
-    | "webhookPollMs"
-  >;
+  config: WebhookSettings;
   store: Pick<
     SubscriptionStore,
     "findDueDelivery" | "claimDeliveries" | "finishDelivery" | "getOutboxDepth"
