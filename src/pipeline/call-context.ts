@@ -15,18 +15,26 @@ export const deadlineExceeded = () =>
   new ConnectError("the operation timed out", Code.DeadlineExceeded);
 const noTimeout = () => undefined;
 
-/** What a CallContext is made from. */
-export interface CallContextInit {
+/** The per-request inputs of a call that do not come from the message. */
+export interface CallInit {
+  /** What handlers see in `HandlerContext.protocolName`: `grpc`, `connect`, `rest`. */
+  readonly protocolName: string;
+  /** The HTTP method of the request. */
+  readonly requestMethod: string;
+  /** The URL received by the server. */
+  readonly url: string;
+  /** The request headers as name/value pairs (headerPairs). */
+  readonly header: readonly [string, string][];
+  /** The call's context values; they carry its CallInfo, which the call fills in. */
+  readonly values: ContextValues;
+  /** The deadline the caller asked for, in milliseconds, if any (the invocation clamps it). */
+  readonly timeoutMs?: number | undefined;
+}
+
+/** What a CallContext is made from: a call's inputs and the method it calls. */
+export interface CallContextInit extends CallInit {
   readonly service: DescService;
   readonly method: DescMethod;
-  readonly protocolName: string;
-  readonly requestMethod: string;
-  readonly url: string;
-  /** The request headers as name/value pairs. */
-  readonly header: readonly [string, string][];
-  readonly values: ContextValues;
-  /** Milliseconds the caller gave the call (its deadline), if any. */
-  readonly timeoutMs?: number | undefined;
 }
 
 /**

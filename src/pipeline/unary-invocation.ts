@@ -13,6 +13,7 @@ import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, toApiError } from "../errors.js";
 import {
   CallContext,
+  type CallInit,
   callComplete,
   cancelReason,
   maxDeadlineMs,
@@ -32,22 +33,6 @@ export interface UnaryProcedure {
   readonly rpc: string;
   readonly service: DescService;
   readonly method: DescMethodUnary;
-}
-
-/** The per-request inputs of a call that do not come from the message. */
-export interface CallInit {
-  /** What handlers see in `HandlerContext.protocolName`: `grpc`, `connect`, `rest`. */
-  readonly protocolName: string;
-  /** The HTTP method of the request. */
-  readonly requestMethod: string;
-  /** The URL received by the server. */
-  readonly url: string;
-  /** The request headers as name/value pairs (headerPairs). */
-  readonly header: readonly [string, string][];
-  /** The call's context values; they carry its CallInfo, which the call fills in. */
-  readonly values: ContextValues;
-  /** The deadline the caller asked for, in milliseconds, if any: clamped here. */
-  readonly timeoutMs?: number | undefined;
 }
 
 /** One call in flight. */
