@@ -40,6 +40,26 @@ export interface AdvisoryColumns {
   search: string;
 }
 
+/**
+ * The content columns' values in the order the advisory statements list them: advisory_id,
+ * aliases, summary, artifact_name, component_name, component_type, severities, events,
+ * latest_event_type, search.
+ */
+export function advisoryColumnValues(c: AdvisoryColumns): (string | number)[] {
+  return [
+    c.advisoryId,
+    c.aliases,
+    c.summary,
+    c.artifactName,
+    c.componentName,
+    c.componentType,
+    c.severities,
+    c.events,
+    c.latest,
+    c.search,
+  ];
+}
+
 /** Content as stored: events in time order (stable), the derived latest type and search text. */
 export function advisoryColumnsOf(c: AdvisoryContent): AdvisoryColumns {
   const events = c.events
