@@ -2,12 +2,15 @@ import {
   clone,
   create,
   type DescMessage,
+  getOption,
+  hasOption,
   isFieldSet,
   type Message,
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
+import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
 import { invalidField } from "../errors.js";
 
 /** What an Update RPC may change, by proto field name. */
@@ -16,13 +19,61 @@ export interface MaskRules {
   mutable: readonly string[];
   /** Fields that are ignored when named (output only, the identifier). */
   ignored: readonly string[];
+  /** Fields set at creation: ignored when given unchanged, refused when changed. */
+  immutable: readonly string[];
+}
+
+/**
+ * The update rules of a resource message, read from its fields' `google.api.field_behavior`
+ * (AIP-203): `IDENTIFIER` and `OUTPUT_ONLY` fields are ignored, `IMMUTABLE` ones may be sent
+ * back unchanged, every other field is mutable. Built once per message type, at module load.
+ */
+export function maskRulesOf(schema: DescMessage): MaskRules {
+  const mutable: string[] = [];
+  const ignored: string[] = [];
+  const immutable: string[] = [];
+  for (const field of schema.fields) {
+    const behaviour = hasOption(field, field_behavior) ? getOption(field, field_behavior) : [];
+    if (
+      behaviour.includes(FieldBehavior.IDENTIFIER) ||
+      behaviour.includes(FieldBehavior.OUTPUT_ONLY)
+    ) {
+      ignored.push(field.name);
+    } else if (behaviour.includes(FieldBehavior.IMMUTABLE)) {
+      immutable.push(field.name);
+    } else {
+      mutable.push(field.name);
+    }
+  }
+  return { mutable, ignored, immutable };
+}
+
+/**
+ * Settle an `IMMUTABLE` field that resolveMask put in `fields`: when the value `given` differs
+ * from the `stored` one, INVALID_ARGUMENT on `path`; the same value sent back (a GET answer
+ * PATCHed back whole) is dropped from `fields`, so it changes nothing.
+ */
+export function settleImmutable(
+  fields: Set<string>,
+  name: string,
+  given: unknown,
+  stored: unknown,
+  path: string,
+): void {
+  if (!fields.has(name)) return;
+  if (given !== stored) {
+    throw invalidField(path, "cannot change after creation; leave it out or send it unchanged");
+  }
+  fields.delete(name);
 }
 
 /**
  * Resolve an Update request's field mask into the set of fields to change (API.md "Update"):
  * no mask: the fields populated in `resource`; `*`: every mutable field (full replacement);
  * otherwise the named mutable fields. Output-only paths are ignored, unknown ones are
- * INVALID_ARGUMENT on `update_mask`.
+ * INVALID_ARGUMENT on `update_mask`. An immutable field is in the answer when named or (with
+ * no mask or `*`) populated: the handler compares it with the stored value
+ * (settleImmutable) and changes nothing else for it.
  *
  * A mask with no paths counts as no mask. Over REST the gateway always sends a mask made of
  * the JSON keys of the body when the caller gave none (so `{"description": ""}` clears the
@@ -38,28 +89,37 @@ export function resolveMask<Desc extends DescMessage>(
 ): Set<string> {
   const paths = mask?.paths ?? [];
   if (paths.length === 0) {
-    const present = new Set<string>();
-    for (const name of rules.mutable) {
-      const field = schema.fields.find((f) => f.name === name);
-      if (field && isFieldSet(resource, field)) present.add(name);
-    }
-    return present;
+    return populated(schema, resource, [...rules.mutable, ...rules.immutable]);
   }
   if (paths.includes("*")) {
     if (paths.length > 1)
       throw invalidField("update_mask", "`*` cannot be combined with other paths");
-    return new Set(rules.mutable);
+    return new Set([...rules.mutable, ...populated(schema, resource, rules.immutable)]);
   }
   const out = new Set<string>();
   for (const path of paths) {
     // A nested path (oidc.client_id) changes its top-level field as a whole.
     const top = path.split(".")[0] ?? "";
-    if (rules.mutable.includes(top)) out.add(top);
+    if (rules.mutable.includes(top) || rules.immutable.includes(top)) out.add(top);
     else if (!rules.ignored.includes(top)) {
       throw invalidField("update_mask", `unknown field path ${JSON.stringify(path)}`);
     }
   }
   return out;
+}
+
+/** The fields among `names` that are set in `resource`. */
+function populated<Desc extends DescMessage>(
+  schema: Desc,
+  resource: MessageShape<Desc>,
+  names: readonly string[],
+): Set<string> {
+  const present = new Set<string>();
+  for (const name of names) {
+    const field = schema.fields.find((f) => f.name === name);
+    if (field && isFieldSet(resource, field)) present.add(name);
+  }
+  return present;
 }
 
 /**

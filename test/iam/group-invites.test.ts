@@ -175,13 +175,22 @@ describe.each(protocols)("group invites over %s", (protocol) => {
     expect(exp).toBeGreaterThanOrEqual(Math.floor((before + 3_600_000) / 1000) * 1000);
     expect(exp).toBeLessThanOrEqual(after + 3_600_000);
     expect(changed.role?.uid).toBe(viewer.uid);
-    // A mask: only single_use changes, the email in the body is ignored; role_uid is fixed.
+    // role_uid is fixed at creation (IMMUTABLE): another role is refused, the same one passes.
+    expect(
+      await failure(
+        c.groupInvites.updateGroupInvite({
+          groupInvite: { uid: target.uid, roleUid: editor.uid },
+          updateMask: { paths: ["role_uid"] },
+        }),
+      ),
+    ).toMatchObject({ code: Code.InvalidArgument });
+    // A mask: only single_use changes, the email in the body is ignored.
     const masked = await c.groupInvites.updateGroupInvite({
       groupInvite: {
         uid: target.uid,
         email: "ignored@x.test",
         singleUse: true,
-        roleUid: editor.uid,
+        roleUid: viewer.uid,
       },
       updateMask: { paths: ["single_use", "role_uid"] },
     });

@@ -27,7 +27,7 @@ import { type SinkRules, sinkProblem } from "../../webhooks/sink-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the subscription RPCs need. */
 export interface SubscriptionsDeps {
@@ -48,10 +48,7 @@ export const maxEventTypes = 64;
 // The shape of Gatehouse's event types: dev.gatehouse.<domain>.<resource>.<verb>.v<n>.
 const eventTypePattern = /^dev\.gatehouse(\.[a-z0-9_]+){3}\.v[0-9]+$/;
 
-const maskRules = {
-  mutable: ["name", "description", "sink", "event_types"],
-  ignored: ["uid", "secret", "delivery", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(SubscriptionSchema);
 
 type SubscriptionRpcs = Pick<
   ServiceImpl<typeof EventsService>,

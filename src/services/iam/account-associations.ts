@@ -32,7 +32,7 @@ import {
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
+import { maskRulesOf, overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 
 /** What the account-associations service needs. */
 export interface AccountAssociationsDeps {
@@ -43,10 +43,7 @@ export interface AccountAssociationsDeps {
 
 const providers = ["amazon", "google", "azure", "github"] as const;
 
-const maskRules = {
-  mutable: ["name", "description", ...providers],
-  ignored: ["uid", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(AccountAssociationSchema);
 
 const awsAccount = /^[0-9]{12}$/;
 const gcpProjectId = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;

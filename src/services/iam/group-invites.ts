@@ -21,7 +21,7 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { mayStillGrant, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask, settleImmutable } from "../update-mask.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the group-invites service needs. */
@@ -40,20 +40,7 @@ const maxEmailLength = 254;
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
 // role_uid is fixed at creation: an invite for another role is another invite.
-const maskRules = {
-  mutable: ["email", "single_use", "ttl"],
-  ignored: [
-    "uid",
-    "role_uid",
-    "role",
-    "expiration_time",
-    "code",
-    "create_time",
-    "update_time",
-    "creator_uid",
-    "state",
-  ],
-} as const;
+const maskRules = maskRulesOf(GroupInviteSchema);
 
 // One answer for an unknown and an expired code; neither echoes the code.
 const unknownCode = () =>
@@ -155,6 +142,7 @@ export function createGroupInvitesService(
       v.throwIfAny();
       const current = await store.getGroupInvite(body.uid);
       if (!current) throw notFound("group invite", body.uid);
+      settleImmutable(fields, "role_uid", body.roleUid, current.roleUid, "roleUid");
       if (fields.size === 0) return present(current);
       const t = now();
       if (ttlMs !== undefined) patch.expirationTime = t + ttlMs;

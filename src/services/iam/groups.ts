@@ -22,7 +22,7 @@ import {
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the groups service needs. */
 export interface GroupsDeps {
@@ -31,10 +31,7 @@ export interface GroupsDeps {
   now: () => number;
 }
 
-const maskRules = {
-  mutable: ["name", "description"],
-  ignored: ["uid", "resource_limits", "verified", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(GroupSchema);
 
 /**
  * Create the GroupsService: the tree of groups, whose roots are organizations. Creating an

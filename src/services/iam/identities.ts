@@ -39,7 +39,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireIdentityPowers } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { overlayPaths, resolveMask, subPaths } from "../update-mask.js";
+import { maskRulesOf, overlayPaths, resolveMask, subPaths } from "../update-mask.js";
 
 /** What the identities service needs. */
 export interface IdentitiesDeps {
@@ -54,10 +54,7 @@ export const staticKeysMaxLifetimeMs = 365 * 24 * 3_600_000;
 const maxValueLength = 1024;
 const maxJwksLength = 64 * 1024;
 
-const maskRules = {
-  mutable: ["name", "description", "claim_match", "static_keys"],
-  ignored: ["uid", "email", "last_seen_time", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(IdentitySchema);
 
 /** Create the IdentitiesService: workloads and people that can hold role bindings. */
 export function createIdentitiesService(

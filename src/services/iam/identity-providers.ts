@@ -38,7 +38,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the identity-providers service needs. */
 export interface IdentityProvidersDeps {
@@ -52,10 +52,7 @@ export interface IdentityProvidersDeps {
   >;
 }
 
-const maskRules = {
-  mutable: ["name", "description", "default_role", "oidc", "email_domains"],
-  ignored: ["uid", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(IdentityProviderSchema);
 
 /** The proto names of Oidc's fields, which a mask may name one by one (`oidc.client_id`). */
 const oidcFields = {

@@ -23,7 +23,7 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask, settleImmutable } from "../update-mask.js";
 
 /** What the role-bindings service needs. */
 export interface RoleBindingsDeps {
@@ -33,10 +33,7 @@ export interface RoleBindingsDeps {
   authorizer: Authorizer;
 }
 
-const maskRules = {
-  mutable: ["role_uid"],
-  ignored: ["uid", "identity", "group", "role", "create_time", "identity_uid"],
-} as const;
+const maskRules = maskRulesOf(RoleBindingSchema);
 
 // One answer for a missing identity, one of another organization and a person who is not in
 // this organization, so that a caller learns nothing about other organizations or people.
@@ -131,6 +128,13 @@ export function createRoleBindingsService(
       const changed = await atomically(store, async (tx, authorizer) => {
         const current = await tx.getRoleBinding(body.uid);
         if (!current) throw notFound("role binding", body.uid);
+        settleImmutable(
+          fields,
+          "identity_uid",
+          body.identityUid,
+          current.identityUid,
+          "identityUid",
+        );
         if (!fields.has("role_uid") || body.roleUid === current.roleUid) return current;
         checkUid(v, "roleUid", body.roleUid);
         v.throwIfAny();

@@ -27,7 +27,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the roles service needs. */
 export interface RolesDeps {
@@ -37,10 +37,7 @@ export interface RolesDeps {
   authorizer: Authorizer;
 }
 
-const maskRules = {
-  mutable: ["name", "description", "capabilities"],
-  ignored: ["uid", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(RoleSchema);
 
 /**
  * Create the RolesService: the built-in roles and custom roles, each a set of capabilities.

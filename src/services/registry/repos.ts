@@ -23,7 +23,7 @@ import { checkRepoAliases, checkRepoName } from "../../validation/registry-rules
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the repos service needs. */
 export interface ReposDeps {
@@ -34,10 +34,7 @@ export interface ReposDeps {
   config: Pick<Config, "registryService">;
 }
 
-const maskRules = {
-  mutable: ["name", "description", "aliases", "public"],
-  ignored: ["uid", "create_time", "update_time", "pull_reference"],
-} as const;
+const maskRules = maskRulesOf(RepoSchema);
 
 /**
  * Create the ReposService: container repositories in groups. Authorization (repo.list,

@@ -24,7 +24,7 @@ import { checkUid, violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { resolveMask } from "../update-mask.js";
+import { maskRulesOf, resolveMask } from "../update-mask.js";
 
 /** What the advisories service needs. */
 export interface AdvisoriesDeps {
@@ -33,19 +33,7 @@ export interface AdvisoriesDeps {
   now: () => number;
 }
 
-const maskRules = {
-  mutable: [
-    "advisory_id",
-    "aliases",
-    "summary",
-    "artifact_name",
-    "component_name",
-    "component_type",
-    "severities",
-    "events",
-  ],
-  ignored: ["uid", "latest_event_type", "create_time", "update_time"],
-} as const;
+const maskRules = maskRulesOf(AdvisorySchema);
 
 /**
  * Create the AdvisoriesService: vulnerability advisories of a group. An advisory's `name`
