@@ -1,8 +1,9 @@
+import type { FunctionComponent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import type { Group } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import type { Capability } from "../../src/auth/capability-catalog.js";
 import { api, type Problem, problemOf } from "./api.js";
-import { useCan } from "./caps.js";
+import { type Can, useCan } from "./caps.js";
 import { ConfirmButton, FormView, ProblemBox } from "./components.js";
 import { ancestors } from "./pickers.js";
 import { groupHref } from "./routes.js";
@@ -20,21 +21,36 @@ import { RolesTab } from "./tabs/roles.js";
 import { SubgroupsTab } from "./tabs/subgroups.js";
 import { TreeTab } from "./tabs/tree.js";
 
-/** The group page's tabs; one with a capability is offered only to a caller holding it. */
-const tabs: [id: string, label: string, capability?: Capability][] = [
-  ["subgroups", "Subgroups"],
-  ["tree", "Tree"],
-  ["members", "Members"],
-  ["access", "Access"],
-  ["identities", "Identities"],
-  ["bindings", "Role bindings"],
-  ["roles", "Roles"],
-  ["invites", "Invites"],
-  ["providers", "Identity providers"],
-  ["account", "Account association"],
-  ["repos", "Repos"],
-  ["advisories", "Advisories"],
-  ["events", "Events", "events.list"],
+/** What the group page hands every tab; each takes the parts it needs. */
+interface TabProps {
+  uid: string;
+  can: Can;
+  groupName: string;
+}
+
+/**
+ * The group page's tabs, in order: the one list of them (test/coverage fails on a tab module
+ * not named here). One with a capability is offered only to a caller holding it.
+ */
+const tabs: {
+  id: string;
+  label: string;
+  capability?: Capability;
+  View: FunctionComponent<TabProps>;
+}[] = [
+  { id: "subgroups", label: "Subgroups", View: SubgroupsTab },
+  { id: "tree", label: "Tree", View: TreeTab },
+  { id: "members", label: "Members", View: MembersTab },
+  { id: "access", label: "Access", View: AccessTab },
+  { id: "identities", label: "Identities", View: IdentitiesTab },
+  { id: "bindings", label: "Role bindings", View: BindingsTab },
+  { id: "roles", label: "Roles", View: RolesTab },
+  { id: "invites", label: "Invites", View: InvitesTab },
+  { id: "providers", label: "Identity providers", View: ProvidersTab },
+  { id: "account", label: "Account association", View: AccountTab },
+  { id: "repos", label: "Repos", View: ReposTab },
+  { id: "advisories", label: "Advisories", View: AdvisoriesTab },
+  { id: "events", label: "Events", capability: "events.list", View: EventsTab },
 ];
 
 /** A group: breadcrumbs by name, its name and description, and one tab of its resources. */
@@ -58,6 +74,7 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
   }, [uid, version]);
   if (problem) return <ProblemBox problem={problem} />;
   if (!group) return <p>Loading…</p>;
+  const Active = tabs.find((t) => t.id === tab)?.View;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
@@ -112,27 +129,15 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
       )}
       <nav class="tabs" aria-label="Group sections">
         {tabs
-          .filter(([, , capability]) => !capability || can(capability))
-          .map(([id, label]) => (
+          .filter(({ capability }) => !capability || can(capability))
+          .map(({ id, label }) => (
             <a key={id} href={groupHref(uid, id)} aria-current={id === tab ? "page" : undefined}>
               {label}
             </a>
           ))}
       </nav>
       <section class="tab">
-        {tab === "subgroups" && <SubgroupsTab uid={uid} can={can} />}
-        {tab === "tree" && <TreeTab uid={uid} groupName={group.name} />}
-        {tab === "members" && <MembersTab uid={uid} can={can} />}
-        {tab === "access" && <AccessTab uid={uid} groupName={group.name} />}
-        {tab === "identities" && <IdentitiesTab uid={uid} can={can} />}
-        {tab === "bindings" && <BindingsTab uid={uid} can={can} />}
-        {tab === "roles" && <RolesTab uid={uid} can={can} />}
-        {tab === "invites" && <InvitesTab uid={uid} can={can} />}
-        {tab === "providers" && <ProvidersTab uid={uid} can={can} />}
-        {tab === "account" && <AccountTab uid={uid} can={can} />}
-        {tab === "repos" && <ReposTab uid={uid} can={can} />}
-        {tab === "advisories" && <AdvisoriesTab uid={uid} />}
-        {tab === "events" && <EventsTab uid={uid} groupName={group.name} />}
+        {Active && <Active uid={uid} can={can} groupName={group.name} />}
       </section>
     </>
   );

@@ -119,6 +119,17 @@ describe("the service table", () => {
     expect([...called].filter((op) => !storeSuites.includes(`.${op}(`))).toEqual([]);
   });
 
+  it("registers every console tab module in the group page's one list of tabs", () => {
+    // A tab written but not listed would pass the console-reach test above and never show.
+    const page = read("console/src/group-page.tsx");
+    const listed = new Set([...page.matchAll(/\bView: (\w+)\b/g)].map((m) => m[1]));
+    const tabModules = filesUnder("console/src/tabs", /\.tsx$/).flatMap((src) =>
+      [...src.matchAll(/^export function (\w+Tab)\(/gm)].map((m) => m[1]),
+    );
+    expect(tabModules.length).toBeGreaterThan(0);
+    expect(tabModules.filter((t) => !listed.has(t))).toEqual([]);
+  });
+
   it("refuses a rule for a method its service does not have (a renamed RPC)", () => {
     const [health] = protocolServices;
     expect(() =>
