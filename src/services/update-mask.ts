@@ -12,6 +12,7 @@ import { type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import type { FieldMask } from "@bufbuild/protobuf/wkt";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
 import { invalidField } from "../errors.js";
+import { checkUid, type Violations, violations } from "../validation/field-rules.js";
 
 /** What an Update RPC may change, by proto field name. */
 export interface MaskRules {
@@ -46,6 +47,34 @@ export function maskRulesOf(schema: DescMessage): MaskRules {
     }
   }
   return { mutable, ignored, immutable };
+}
+
+/** What an Update handler starts from (see updateRequest). */
+export interface UpdateRequest<Desc extends DescMessage> {
+  /** The resource sent (an empty one when absent); its uid is a well-formed uid. */
+  body: MessageShape<Desc>;
+  /** The proto names of the fields to change (resolveMask). */
+  fields: Set<string>;
+  /** Collects the handler's own violations of the fields it changes. */
+  v: Violations;
+}
+
+/**
+ * The start every Update handler shares, built once per resource type: take the resource (an
+ * empty one when absent), refuse a malformed uid, and resolve the mask with the rules read
+ * from the message's field behaviour (maskRulesOf).
+ */
+export function updateRequest<Desc extends DescMessage>(
+  schema: Desc,
+): (resource: MessageShape<Desc> | undefined, mask: FieldMask | undefined) => UpdateRequest<Desc> {
+  const rules = maskRulesOf(schema);
+  return (resource, mask) => {
+    const body = resource ?? create(schema);
+    const v = violations();
+    checkUid(v, "uid", String((body as { uid?: unknown }).uid ?? ""));
+    v.throwIfAny();
+    return { body, fields: resolveMask(schema, body, mask, rules), v };
+  };
 }
 
 /**

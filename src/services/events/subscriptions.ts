@@ -27,7 +27,7 @@ import { type SinkRules, sinkProblem } from "../../webhooks/sink-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the subscription RPCs need. */
 export interface SubscriptionsDeps {
@@ -48,7 +48,8 @@ export const maxEventTypes = 64;
 // The shape of Gatehouse's event types: dev.gatehouse.<domain>.<resource>.<verb>.v<n>.
 const eventTypePattern = /^dev\.gatehouse(\.[a-z0-9_]+){3}\.v[0-9]+$/;
 
-const maskRules = maskRulesOf(SubscriptionSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(SubscriptionSchema);
 
 type SubscriptionRpcs = Pick<
   ServiceImpl<typeof EventsService>,
@@ -126,11 +127,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
     },
 
     async updateSubscription(req) {
-      const body = req.subscription ?? create(SubscriptionSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(SubscriptionSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.subscription, req.updateMask);
       const patch: SubscriptionPatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("sink")) {
         checkSink(v, body.sink, rules);

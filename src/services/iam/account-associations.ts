@@ -32,7 +32,7 @@ import {
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, overlayPaths, resolveMask, subPaths } from "../update-mask.js";
+import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
 
 /** What the account-associations service needs. */
 export interface AccountAssociationsDeps {
@@ -43,7 +43,8 @@ export interface AccountAssociationsDeps {
 
 const providers = ["amazon", "google", "azure", "github"] as const;
 
-const maskRules = maskRulesOf(AccountAssociationSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(AccountAssociationSchema);
 
 const awsAccount = /^[0-9]{12}$/;
 const gcpProjectId = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
@@ -101,11 +102,7 @@ export function createAccountAssociationsService(
     },
 
     async updateAccountAssociation(req) {
-      const body = req.accountAssociation ?? create(AccountAssociationSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(AccountAssociationSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.accountAssociation, req.updateMask);
       const current = await store.getAccountAssociation(body.uid);
       if (!current) throw notFound("account association", body.uid);
       const patch: AccountAssociationPatch = labelsPatch(v, fields, body, (v, _field, name) =>

@@ -21,7 +21,7 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { mayStillGrant, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
-import { maskRulesOf, resolveMask, settleImmutable } from "../update-mask.js";
+import { settleImmutable, updateRequest } from "../update-mask.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the group-invites service needs. */
@@ -40,7 +40,8 @@ const maxEmailLength = 254;
 const emailPattern = /^[^\s@]+@[^\s@]+$/;
 
 // role_uid is fixed at creation: an invite for another role is another invite.
-const maskRules = maskRulesOf(GroupInviteSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(GroupInviteSchema);
 
 // One answer for an unknown and an expired code; neither echoes the code.
 const unknownCode = () =>
@@ -127,11 +128,7 @@ export function createGroupInvitesService(
     },
 
     async updateGroupInvite(req, ctx) {
-      const body = req.groupInvite ?? create(GroupInviteSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(GroupInviteSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.groupInvite, req.updateMask);
       const patch: GroupInvitePatch = {};
       if (fields.has("email")) {
         checkEmail(v, body.email);

@@ -22,7 +22,7 @@ import {
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the groups service needs. */
 export interface GroupsDeps {
@@ -31,7 +31,8 @@ export interface GroupsDeps {
   now: () => number;
 }
 
-const maskRules = maskRulesOf(GroupSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(GroupSchema);
 
 /**
  * Create the GroupsService: the tree of groups, whose roots are organizations. Creating an
@@ -91,11 +92,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
     },
 
     async updateGroup(req) {
-      const body = req.group ?? create(GroupSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(GroupSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.group, req.updateMask);
       const patch: GroupPatch = labelsPatch(v, fields, body, checkGroupName);
       v.throwIfAny();
       return toGroup(await store.updateGroup(body.uid, patch, now()));

@@ -39,7 +39,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireIdentityPowers } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, overlayPaths, resolveMask, subPaths } from "../update-mask.js";
+import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
 
 /** What the identities service needs. */
 export interface IdentitiesDeps {
@@ -54,7 +54,8 @@ export const staticKeysMaxLifetimeMs = 365 * 24 * 3_600_000;
 const maxValueLength = 1024;
 const maxJwksLength = 64 * 1024;
 
-const maskRules = maskRulesOf(IdentitySchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(IdentitySchema);
 
 /** Create the IdentitiesService: workloads and people that can hold role bindings. */
 export function createIdentitiesService(
@@ -98,11 +99,7 @@ export function createIdentitiesService(
     },
 
     async updateIdentity(req, ctx) {
-      const body = req.identity ?? create(IdentitySchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(IdentitySchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.identity, req.updateMask);
       const current = await store.getIdentity(body.uid);
       if (!current) throw notFound("identity", body.uid);
       const patch: IdentityPatch = labelsPatch(v, fields, body, checkDisplayName);

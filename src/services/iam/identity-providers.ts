@@ -38,7 +38,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the identity-providers service needs. */
 export interface IdentityProvidersDeps {
@@ -52,7 +52,8 @@ export interface IdentityProvidersDeps {
   >;
 }
 
-const maskRules = maskRulesOf(IdentityProviderSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(IdentityProviderSchema);
 
 /** The proto names of Oidc's fields, which a mask may name one by one (`oidc.client_id`). */
 const oidcFields = {
@@ -164,11 +165,7 @@ export function createIdentityProvidersService(
     },
 
     async updateIdentityProvider(req, ctx) {
-      const body = req.identityProvider ?? create(IdentityProviderSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(IdentityProviderSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.identityProvider, req.updateMask);
       const current = await store.getIdentityProvider(body.uid);
       if (!current) throw notFound("identity provider", body.uid);
       const patch: IdentityProviderPatch = labelsPatch(v, fields, body, checkDisplayName);

@@ -23,7 +23,7 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
-import { maskRulesOf, resolveMask, settleImmutable } from "../update-mask.js";
+import { settleImmutable, updateRequest } from "../update-mask.js";
 
 /** What the role-bindings service needs. */
 export interface RoleBindingsDeps {
@@ -33,7 +33,8 @@ export interface RoleBindingsDeps {
   authorizer: Authorizer;
 }
 
-const maskRules = maskRulesOf(RoleBindingSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(RoleBindingSchema);
 
 // One answer for a missing identity, one of another organization and a person who is not in
 // this organization, so that a caller learns nothing about other organizations or people.
@@ -120,11 +121,7 @@ export function createRoleBindingsService(
     },
 
     async updateRoleBinding(req, ctx) {
-      const body = req.roleBinding ?? create(RoleBindingSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(RoleBindingSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.roleBinding, req.updateMask);
       const changed = await atomically(store, async (tx, authorizer) => {
         const current = await tx.getRoleBinding(body.uid);
         if (!current) throw notFound("role binding", body.uid);

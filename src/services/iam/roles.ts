@@ -27,7 +27,7 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireAll } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the roles service needs. */
 export interface RolesDeps {
@@ -37,7 +37,8 @@ export interface RolesDeps {
   authorizer: Authorizer;
 }
 
-const maskRules = maskRulesOf(RoleSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(RoleSchema);
 
 /**
  * Create the RolesService: the built-in roles and custom roles, each a set of capabilities.
@@ -83,11 +84,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
     },
 
     async updateRole(req, ctx) {
-      const body = req.role ?? create(RoleSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(RoleSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.role, req.updateMask);
       const patch: RolePatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("capabilities")) {
         patch.capabilities = checkCapabilities(v, body.capabilities);

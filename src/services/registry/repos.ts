@@ -23,7 +23,7 @@ import { checkRepoAliases, checkRepoName } from "../../validation/registry-rules
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the repos service needs. */
 export interface ReposDeps {
@@ -34,7 +34,8 @@ export interface ReposDeps {
   config: Pick<Config, "registryService">;
 }
 
-const maskRules = maskRulesOf(RepoSchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(RepoSchema);
 
 /**
  * Create the ReposService: container repositories in groups. Authorization (repo.list,
@@ -89,11 +90,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
     },
 
     async updateRepo(req) {
-      const body = req.repo ?? create(RepoSchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(RepoSchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.repo, req.updateMask);
       const patch: RepoPatch = labelsPatch(v, fields, body, checkRepoName);
       if (fields.has("aliases")) {
         checkRepoAliases(v, "aliases", body.aliases);

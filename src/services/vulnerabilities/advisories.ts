@@ -24,7 +24,7 @@ import { checkUid, violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { maskRulesOf, resolveMask } from "../update-mask.js";
+import { updateRequest } from "../update-mask.js";
 
 /** What the advisories service needs. */
 export interface AdvisoriesDeps {
@@ -33,7 +33,8 @@ export interface AdvisoriesDeps {
   now: () => number;
 }
 
-const maskRules = maskRulesOf(AdvisorySchema);
+/** An update of this resource: its uid checked, its mask resolved by field behaviour. */
+const startUpdate = updateRequest(AdvisorySchema);
 
 /**
  * Create the AdvisoriesService: vulnerability advisories of a group. An advisory's `name`
@@ -91,11 +92,7 @@ export function createAdvisoriesService(
     },
 
     async updateAdvisory(req) {
-      const body = req.advisory ?? create(AdvisorySchema);
-      const v = violations();
-      checkUid(v, "uid", body.uid);
-      v.throwIfAny();
-      const fields = resolveMask(AdvisorySchema, body, req.updateMask, maskRules);
+      const { body, fields, v } = startUpdate(req.advisory, req.updateMask);
       const all = contentOf(body);
       const patch: AdvisoryPatch = {};
       if (fields.has("advisory_id")) patch.advisoryId = all.advisoryId;
