@@ -459,13 +459,20 @@ describe("gatehouse iam check-access and capabilities", () => {
     expect(allowed.code).toBe(0);
     expect(allowed.stdout).toMatch(/^allowed\n {2}granted by role viewer bound at cli-org \(/);
     expect(allowed.stdout).toContain(", inherited");
-    const denied = await json([...args, "--capability", "repo.create"]);
-    expect(denied.allowed ?? false).toBe(false);
+    // A denial exits 1 (as grep does for no match), and its JSON says "allowed": false.
+    const deniedRun = await runCli(
+      [...args, "--capability", "repo.create", "--output", "json"],
+      env,
+    );
+    expect(deniedRun.code).toBe(1);
+    const denied = JSON.parse(deniedRun.stdout);
+    expect(denied.allowed).toBe(false);
     expect(denied.shortfalls[0]).toMatchObject({
       lack: "LACK_CAPABILITY",
       roleBinding: { role: { name: "viewer" }, group: { uid: org.uid } },
     });
     const text = await runCli([...args, "--capability", "repo.create", "--output", "table"], env);
+    expect(text.code).toBe(1);
     expect(text.stdout).toMatch(/^denied\n {2}role viewer bound at cli-org .*lacks the capability/);
     const missing = await runCli(["iam", "check-access", "--group-uid", team.uid], env);
     expect(missing.code).toBe(2);

@@ -18,8 +18,13 @@ import type { CliIo } from "../cli-io.js";
 export type OutputFormat = "table" | "json";
 
 /** Print one message as JSON (proto3 JSON, the REST API's own form). */
-export function printJson<D extends DescMessage>(io: CliIo, desc: D, msg: MessageShape<D>): void {
-  io.out(`${JSON.stringify(toJson(desc, msg), null, 2)}\n`);
+export function printJson<D extends DescMessage>(
+  io: CliIo,
+  desc: D,
+  msg: MessageShape<D>,
+  opts: { alwaysEmitImplicit?: boolean } = {},
+): void {
+  io.out(`${JSON.stringify(toJson(desc, msg, opts), null, 2)}\n`);
 }
 
 /**

@@ -51,6 +51,10 @@ interface Action {
   about: string;
   method: DescMethod;
   text: (res: Message) => string;
+  /** The exit code an answer means (default 0): check-access exits 1 on a denial. */
+  exitOf?: (res: Message) => number;
+  /** JSON shows every field, defaults too (check-access's `"allowed": false`). */
+  jsonDefaults?: true;
 }
 
 /** The table's command line places of an entry, one at a time. */
@@ -78,10 +82,12 @@ const groupAbout: Record<CliGroup, string> = {
 const usageNote: Partial<Record<CliGroup, string>> = {
   events: "the audit trail: --type, --actor, --start-time, ...",
 };
-const actionShown: Record<ActionCommand, Pick<Action, "about" | "text">> = {
+const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
   "check-access": {
-    about: "whether an identity holds a capability at a group, and why",
+    about: "whether an identity holds a capability at a group, and why (exit 1 if not)",
     text: (res) => accessText(res as CheckAccessResponse),
+    exitOf: (res) => ((res as CheckAccessResponse).allowed ? 0 : 1),
+    jsonDefaults: true,
   },
   capabilities: {
     about: "the capabilities you hold at a group",
@@ -235,8 +241,14 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
         a.method,
         messageFromFlags(a.method.input, flags, values),
       )) as Message;
-      if (call.format === "json") printJson(ctx.io, a.method.output, res as never);
-      else ctx.io.out(a.text(res));
+      if (call.format === "json") {
+        printJson(ctx.io, a.method.output, res as never, {
+          alwaysEmitImplicit: a.jsonDefaults === true,
+        });
+      } else {
+        ctx.io.out(a.text(res));
+      }
+      call.exit = a.exitOf?.(res) ?? 0;
     }),
   );
 }
@@ -506,6 +518,8 @@ function jsonOf(
 /** A call in progress: the client, the output format. */
 interface Call {
   format: OutputFormat;
+  /** The exit code of an answered call (0 unless the command's answer says otherwise). */
+  exit: number;
   unary(method: DescMethod, req: Message): Promise<unknown>;
   print(desc: DescMessage, msg: Message): void;
 }
@@ -529,6 +543,7 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
   const clients = new Map<DescService, Client<DescService>>();
   const call: Call = {
     format,
+    exit: 0,
     async unary(method, req) {
       let client = clients.get(method.parent);
       if (!client) {
@@ -546,7 +561,7 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
   };
   try {
     await body(call);
-    ctx.exit = 0;
+    ctx.exit = call.exit;
   } catch (err) {
     if (err instanceof ConnectError) {
       printApiError(ctx.io, err);
