@@ -201,6 +201,16 @@ describe("identities, roles and bindings", () => {
       "deployer",
     ]);
     expect(byRole.roleBindings.map((b: { uid: string }) => b.uid)).toEqual([custom.uid]);
+    // The table shows the bound identity and role by name, and no always-empty columns of the
+    // input-only identity_uid and role_uid.
+    const table = await runCli(
+      ["iam", "role-bindings", "list", "--descendants-of", org.uid, "--output", "table"],
+      env,
+    );
+    const header = table.stdout.split("\n")[0]!.split(/\s+/);
+    expect(header).toEqual(expect.arrayContaining(["UID", "IDENTITY.NAME", "ROLE.NAME"]));
+    expect(header).not.toContain("IDENTITY_UID");
+    expect(header).not.toContain("ROLE_UID");
     const unknown = await runCli(
       [
         "iam",

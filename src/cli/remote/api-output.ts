@@ -1,12 +1,14 @@
 import {
   type DescField,
   type DescMessage,
+  getOption,
   type Message,
   type MessageShape,
   toJson,
 } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { Code, type ConnectError } from "@connectrpc/connect";
+import { FieldBehavior, field_behavior } from "../../../gen/google/api/field_behavior_pb.js";
 import {
   BadRequestSchema,
   ErrorInfoSchema,
@@ -60,6 +62,8 @@ function tableColumns(desc: DescMessage): Column[] {
   const order = (f: DescField) => (f.name === "uid" ? 0 : f.name === "name" ? 1 : 2);
   for (const f of [...desc.fields].sort((a, b) => order(a) - order(b))) {
     if (f.name === "description" || f.name === "etag") continue;
+    // Input-only fields are never answered: a column of them would always be empty.
+    if (getOption(f, field_behavior).includes(FieldBehavior.INPUT_ONLY)) continue;
     if (f.fieldKind === "scalar" || f.fieldKind === "enum") {
       out.push({
         title: f.name,
