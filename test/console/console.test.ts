@@ -187,6 +187,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     // No inline script or style for the CSP to have to allow.
     expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
     expect(html).not.toMatch(/<style|\sstyle=|\son\w+=/);
+    // The icon is inline (CSP img-src allows data:), so nothing asks for /favicon.ico.
+    expect(html).toMatch(/<link\s+rel="icon"\s+href="data:image\/svg\+xml,/);
     const script = /src="\/console\/(main-[\w-]+\.js)"/.exec(html)?.[1];
     const style = /href="\/console\/(styles-[\w-]+\.css)"/.exec(html)?.[1];
     for (const [file, type] of [
