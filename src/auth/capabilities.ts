@@ -13,6 +13,36 @@ export function isCapability(s: string): s is Capability {
   return known.has(s);
 }
 
+/**
+ * The capability of the catalog nearest to `s`, when one is close enough to be what was meant
+ * (`repos.create` -> `repo.create`: a typo or the other plural); for error messages.
+ */
+export function nearestCapability(s: string): Capability | undefined {
+  let best: Capability | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of capabilities) {
+    const d = editDistance(s.slice(0, 64), c);
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 4))
+    ? best
+    : undefined;
+}
+
+/** Levenshtein distance between two short strings. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
 /** A role every installation has, with the same uid everywhere. */
 export interface BuiltinRole {
   uid: string;

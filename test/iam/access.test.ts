@@ -122,6 +122,29 @@ it("answers over REST, and refuses an unknown capability or a malformed uid clea
   });
   expect(unknown.status).toBe(400);
   expect(JSON.stringify(unknown.json)).toContain("capability");
+  // A near miss (the plural of another resource's kind) names what was meant.
+  const plural = await check(org.owner.headers, {
+    identityUid: ci.uid,
+    capability: "repos.create",
+    groupUid: team,
+  });
+  expect(plural.status).toBe(400);
+  expect(plural.json.message).toContain('did you mean "repo.create"?');
+  const far = await check(org.owner.headers, {
+    identityUid: ci.uid,
+    capability: "launch.missiles",
+    groupUid: team,
+  });
+  expect(far.json.message).not.toContain("did you mean");
+  const role = await restCall(
+    ts.url,
+    "POST",
+    `/iam/v2beta1/roles/${team}`,
+    { name: "typo", capabilities: ["repo.list", "tags.list"] },
+    org.owner.headers,
+  );
+  expect(role.status).toBe(400);
+  expect(role.json.message).toContain('"tags.list" (did you mean "tag.list"?)');
   const malformed = await check(org.owner.headers, {
     identityUid: "nope",
     capability: "repo.list",

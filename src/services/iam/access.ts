@@ -11,7 +11,7 @@ import {
   ListCallerCapabilitiesResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import { capabilities, isCapability } from "../../auth/capabilities.js";
+import { capabilities, isCapability, nearestCapability } from "../../auth/capabilities.js";
 import type { RoleBindingRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
@@ -45,7 +45,15 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       checkUid(v, "identityUid", req.identityUid);
       checkUid(v, "groupUid", req.groupUid);
       if (req.capability === "") v.add("capability", "is required");
-      else if (!isCapability(req.capability)) v.add("capability", "is not a known capability");
+      else if (!isCapability(req.capability)) {
+        const near = nearestCapability(req.capability);
+        v.add(
+          "capability",
+          near
+            ? `is not a known capability; did you mean "${near}"?`
+            : "is not a known capability (ListCallerCapabilities lists those you hold)",
+        );
+      }
       v.throwIfAny();
       const held = await authorizer.capabilitiesAt({ identityUid: req.identityUid }, req.groupUid);
       const allowed = held.has(req.capability);

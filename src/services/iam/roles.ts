@@ -8,7 +8,7 @@ import {
   type RolesService,
 } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import { isCapability } from "../../auth/capabilities.js";
+import { isCapability, nearestCapability } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
@@ -120,7 +120,10 @@ function checkCapabilities(v: Violations, caps: readonly string[]): string[] {
   }
   const unknown = caps.filter((c) => !isCapability(c));
   if (unknown.length > 0) {
-    const shown = unknown.slice(0, 5).map((c) => JSON.stringify(c.slice(0, 64)));
+    const shown = unknown.slice(0, 5).map((c) => {
+      const near = nearestCapability(c);
+      return `${JSON.stringify(c.slice(0, 64))}${near ? ` (did you mean "${near}"?)` : ""}`;
+    });
     v.add("capabilities", `unknown capabilities: ${shown.join(", ")}`);
   }
   return [...new Set(caps)];
