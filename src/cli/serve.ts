@@ -42,6 +42,7 @@ export async function serve(argv: string[]): Promise<number> {
         "the change feed was lost: access answers are read from the database until it is back",
       );
   };
+  const fresh = await hasNoGroup(store);
   let address: Awaited<ReturnType<Server["listen"]>>;
   try {
     address = await server.listen();
@@ -54,10 +55,17 @@ export async function serve(argv: string[]): Promise<number> {
     {
       address: `${address.address}:${address.port}`,
       baseUrl: config.baseUrl,
+      console: `${config.baseUrl}/console/`,
       db: config.databaseUrl === "" ? config.dbPath : redactedDatabaseUrl(config.databaseUrl),
     },
     "gatehouse listening",
   );
+  if (fresh) {
+    // A first start: say the one step that makes the server usable.
+    server.app.log.info(
+      "no organization yet: create one and its owner's token on this machine with `node bin/gatehouse.js bootstrap --org <name>` (README, Calling it)",
+    );
+  }
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       server.app.log.info({ signal }, "shutting down");
@@ -70,6 +78,17 @@ export async function serve(argv: string[]): Promise<number> {
   await store.close();
   server.app.log.info("stopped");
   return 0;
+}
+
+/** Whether the database holds no group at all (a fresh installation). */
+async function hasNoGroup(store: Store): Promise<boolean> {
+  const page = await store.listGroups({
+    filters: {},
+    order: { field: "uid", desc: false },
+    skip: 0,
+    limit: 1,
+  });
+  return page.items.length === 0;
 }
 
 function checkReadable(path: string, setting: string): void {

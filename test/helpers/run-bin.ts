@@ -16,6 +16,8 @@ export interface RunBinOptions {
    * waits on after it said what the test asserts.
    */
   stopWhen?: (stderr: string) => boolean;
+  /** The same for stdout (the server's log). */
+  stopWhenOut?: (stdout: string) => boolean;
 }
 
 /**
@@ -36,6 +38,7 @@ export function runBin(
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (t: string) => {
     stdout += t;
+    if (opts.stopWhenOut?.(stdout)) child.kill("SIGTERM");
   });
   child.stderr.setEncoding("utf8").on("data", (t: string) => {
     stderr += t;
