@@ -36,6 +36,12 @@ export interface AuditScope {
   recorded: boolean;
 }
 
+/**
+ * The type of a scope that records no event of its own: a v1 adapter's, whose changes are its
+ * v2 calls', each recorded in a scope of its own. A write made in it is refused (eventFor).
+ */
+export const unrecordable = "";
+
 /** The scope of the mutating RPC being served, if any. */
 export const auditScope = new AsyncLocalStorage<AuditScope>();
 
@@ -120,6 +126,10 @@ export function eventFor(
   now: number,
 ): EventRow | undefined {
   if (!scope || scope.recorded) return undefined;
+  // Fail closed: a change with no type of its own would be recorded under none, or a wrong one.
+  if (scope.type === unrecordable) {
+    throw new Error(`${scope.source}: a write outside a v2 call has no event type`);
+  }
   let type = scope.type;
   if (result && typeof result === "object" && "kind" in result) {
     const kind = String((result as { kind: unknown }).kind);
