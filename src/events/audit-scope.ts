@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isUid } from "../uid.js";
+import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
 
 /**
  * AuditScope is what one mutating RPC tells the store about itself, so that the store can
@@ -110,6 +111,8 @@ export interface EventData {
   protocol: string;
   changedFields?: readonly string[];
   operator?: string;
+  /** A grant's or revocation's binding, as named at the time (bindingSummaryOf). */
+  roleBinding?: BindingSummary;
 }
 
 /** Outcome kinds of store operations that report a refusal without throwing. */
@@ -138,6 +141,7 @@ export function eventFor(
     else if (!successKinds.has(kind)) return undefined;
   }
   const subject = subjectOf(args, result) || scope.requestUid;
+  const binding = bindingSummaryOf(type, result);
   return {
     id: crypto.randomUUID(),
     type,
@@ -151,6 +155,7 @@ export function eventFor(
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
+      ...(binding ? { roleBinding: binding } : {}),
     },
   };
 }

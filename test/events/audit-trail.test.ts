@@ -253,4 +253,76 @@ describe.each(backends)("audit trail on %s", (backend) => {
       ].sort(),
     );
   });
+
+  // An access review after the fact: once a grant is revoked, its events alone say who had
+  // which role where, with the names of the time (a rename later changes no event).
+  it("says in a grant's and a revocation's events who had which role where, as named then", async () => {
+    const org = await ts.makeOrg();
+    const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
+    const group = await iam.groups.createGroup({ parent: org.uid, group: { name: "eng" } });
+    const alice = await iam.identities.createIdentity({
+      parent: group.uid,
+      identity: {
+        name: "alice",
+        method: { case: "claimMatch", value: { issuer: "https://i.test", subject: "alice" } },
+      },
+    });
+    const role = await iam.roles.createRole({
+      parent: org.uid,
+      role: { name: "deployer", capabilities: ["groups.list"] },
+    });
+    const grant = await iam.roleBindings.createRoleBinding({
+      parent: group.uid,
+      roleBinding: { identityUid: alice.uid, roleUid: role.uid },
+    });
+    await iam.roles.updateRole({
+      role: { uid: role.uid, name: "deployer-2" },
+      updateMask: { paths: ["name"] },
+    });
+    await iam.identities.updateIdentity({
+      identity: { uid: alice.uid, name: "alice-2" },
+      updateMask: { paths: ["name"] },
+    });
+    await iam.groups.updateGroup({
+      group: { uid: group.uid, name: "eng-2" },
+      updateMask: { paths: ["name"] },
+    });
+    // Revoked through v1: the same event, the same account of it.
+    const v1 = v1Clients(transportFor("grpc", ts.url, org.owner.headers));
+    await v1.roleBindings.delete({ id: grant.uid });
+    const made = await v1.roleBindings.createBatch({
+      parent: group.uid,
+      roleBindings: [{ identity: alice.uid, role: viewer.uid }],
+    });
+
+    const events = eventsOf(org.owner.headers);
+    const about = async (uid: string) =>
+      (await events.listEvents({ uidp: { childrenOf: uid, descendantsOf: "" } })).events.map(
+        (e) => [e.type, e.data?.roleBinding],
+      );
+    const binding = (names: [string, string, string]) => ({
+      uid: grant.uid,
+      identity: { uid: alice.uid, name: names[0] },
+      role: { uid: role.uid, name: names[1] },
+      group: { uid: group.uid, name: names[2] },
+    });
+    expect(await about(grant.uid)).toEqual([
+      ["dev.gatehouse.iam.role_binding.created.v1", binding(["alice", "deployer", "eng"])],
+      ["dev.gatehouse.iam.role_binding.deleted.v1", binding(["alice-2", "deployer-2", "eng-2"])],
+    ]);
+    expect(await about(made.roleBindings[0]!.id)).toEqual([
+      [
+        "dev.gatehouse.iam.role_binding.created.v1",
+        {
+          uid: made.roleBindings[0]!.id,
+          identity: { uid: alice.uid, name: "alice-2" },
+          role: { uid: viewer.uid, name: "viewer" },
+          group: { uid: group.uid, name: "eng-2" },
+        },
+      ],
+    ]);
+    // Other events carry no binding.
+    const others = await events.listEvents({ uidp: { childrenOf: role.uid, descendantsOf: "" } });
+    expect(others.events.map((e) => e.data?.roleBinding)).toEqual([undefined, undefined]);
+  });
 });
