@@ -115,6 +115,15 @@ export interface EventData {
   roleBinding?: BindingSummary;
 }
 
+/** Whether a write reports that it replaced an existing record (`putTag`'s `outcome`). */
+function isUpdateOutcome(result: unknown): boolean {
+  return (
+    !!result &&
+    typeof result === "object" &&
+    (result as { outcome?: unknown }).outcome === "updated"
+  );
+}
+
 /** Outcome kinds of store operations that report a refusal without throwing. */
 const successKinds = new Set(["redeemed", "granted", "revoked"]);
 
@@ -134,6 +143,9 @@ export function eventFor(
     throw new Error(`${scope.source}: a write outside a v2 call has no event type`);
   }
   let type = scope.type;
+  // A put that moved what was there (CreateTag of a tag's name) is that resource's update, as
+  // the registry's push that moves it is: one type per change, whatever made it.
+  if (isUpdateOutcome(result)) type = type.replace(/\.created\.v1$/, ".updated.v1");
   if (result && typeof result === "object" && "kind" in result) {
     const kind = String((result as { kind: unknown }).kind);
     const other = scope.outcomeTypes?.[kind];
