@@ -3,8 +3,9 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
+import { serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
-import { auditScope } from "./audit-scope.js";
+import { type AuditScope, auditScope, unrecordable } from "./audit-scope.js";
 
 /**
  * Whether an RPC may change something: every RPC its proto does not mark
@@ -15,10 +16,12 @@ export function isMutating(method: DescMethod): boolean {
 }
 
 /**
- * The CloudEvents type of a mutating RPC, derived from its descriptor: the API domain from the
- * package, the resource and the verb from the method name. `gatehouse.iam.v2beta1` and
- * `CreateGroupInvite` give `dev.gatehouse.iam.group_invite.created.v1`; a method without a
- * noun (`Exchange`) takes its service's (`security_token`).
+ * The CloudEvents type of a change made by a mutating v2 RPC, derived from its descriptor: the
+ * API domain from the package, the verb and the resource from the method name (a v2 method is
+ * `<Verb><Resource>`). `gatehouse.iam.v2beta1` and `CreateGroupInvite` give
+ * `dev.gatehouse.iam.group_invite.created.v1`; a method without a noun (`Exchange`) takes its
+ * service's (`security_token`). A v1 RPC has no type of its own: each change it makes is a v2
+ * call recorded under that call's type (adapterCallScope), so both versions record one type.
  */
 export function eventTypeOf(service: DescService, method: DescMethod): string {
   const domain = service.typeName.split(".")[1] ?? "api";
@@ -36,30 +39,74 @@ function pastTense(verb: string): string {
   return verb.endsWith("e") ? `${verb}d` : `${verb}ed`;
 }
 
+/** The v1 adapters' services: their RPCs change nothing but through v2 calls. */
+const adapterServices = new Set(
+  serviceEntries.filter((e) => e.adapter).map((e) => e.service.typeName),
+);
+
+/** The type of `method`, derived once per method (eventTypeOf). */
+const typeOf = (() => {
+  const types = new Map<DescMethod, string>();
+  return (method: DescMethod): string => {
+    let type = types.get(method);
+    if (type === undefined) {
+      type = eventTypeOf(method.parent, method);
+      types.set(method, type);
+    }
+    return type;
+  };
+})();
+
+/** What a mutating call's request says about its change: its type, subject and mask. */
+function changeOf(method: DescMethod, request: unknown) {
+  const message = request as Record<string, unknown>;
+  const mask = (message.updateMask as { paths?: string[] } | undefined)?.paths;
+  return {
+    type: typeOf(method),
+    requestUid: requestUid(message, method.input),
+    ...(mask ? { changedFields: [...mask] } : {}),
+  };
+}
+
+/**
+ * The scope of one v2 call a v1 adapter makes while serving `outer` (the v1 call's scope): the
+ * v2 method's type, subject and mask, the v1 call's source, actor, request id and protocol, and
+ * an event of its own (a v1 batch records one per binding). Undefined for a read, or outside
+ * any audited call.
+ */
+export function adapterCallScope(
+  outer: AuditScope | undefined,
+  method: DescMethod,
+  request: unknown,
+): AuditScope | undefined {
+  if (!outer || !isMutating(method)) return undefined;
+  return {
+    source: outer.source,
+    actorUid: outer.actorUid,
+    requestId: outer.requestId,
+    protocol: outer.protocol,
+    ...changeOf(method, request),
+    recorded: false,
+  };
+}
+
 /**
  * Create the interceptor that opens the audit scope of every mutating RPC, after the access
- * interceptor (so the caller is known): the store writes the call's event with its change.
+ * interceptor (so the caller is known): the store writes the call's event with its change. A
+ * v1 adapter's scope has no type (`unrecordable`): its changes are recorded by the v2 calls it
+ * makes (adapterCallScope), and a write of its own, outside one, is refused (eventFor).
  */
 export function createAuditInterceptor(store: Pick<Store, "recordChange">): Interceptor {
-  const types = new Map<DescMethod, string>();
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
-    let type = types.get(req.method);
-    if (type === undefined) {
-      type = eventTypeOf(req.service, req.method);
-      types.set(req.method, type);
-    }
-    const message = req.message as Record<string, unknown>;
-    const mask = (message.updateMask as { paths?: string[] } | undefined)?.paths;
+    const adapter = adapterServices.has(req.service.typeName);
     return auditScope.run(
       {
-        type,
+        ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
         source: `/${req.service.typeName}`,
         actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
         requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
         protocol: protocolOf(req.header, req.url),
-        requestUid: requestUid(message, req.method.input),
-        ...(mask ? { changedFields: [...mask] } : {}),
         recorded: false,
       },
       async () => {

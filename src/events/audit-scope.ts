@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isUid } from "../uid.js";
+import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
 
 /**
  * AuditScope is what one mutating RPC tells the store about itself, so that the store can
@@ -35,6 +36,12 @@ export interface AuditScope {
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
+
+/**
+ * The type of a scope that records no event of its own: a v1 adapter's, whose changes are its
+ * v2 calls', each recorded in a scope of its own. A write made in it is refused (eventFor).
+ */
+export const unrecordable = "";
 
 /** The scope of the mutating RPC being served, if any. */
 export const auditScope = new AsyncLocalStorage<AuditScope>();
@@ -104,6 +111,17 @@ export interface EventData {
   protocol: string;
   changedFields?: readonly string[];
   operator?: string;
+  /** A grant's or revocation's binding, as named at the time (bindingSummaryOf). */
+  roleBinding?: BindingSummary;
+}
+
+/** Whether a write reports that it replaced an existing record (`putTag`'s `outcome`). */
+function isUpdateOutcome(result: unknown): boolean {
+  return (
+    !!result &&
+    typeof result === "object" &&
+    (result as { outcome?: unknown }).outcome === "updated"
+  );
 }
 
 /** Outcome kinds of store operations that report a refusal without throwing. */
@@ -120,7 +138,14 @@ export function eventFor(
   now: number,
 ): EventRow | undefined {
   if (!scope || scope.recorded) return undefined;
+  // Fail closed: a change with no type of its own would be recorded under none, or a wrong one.
+  if (scope.type === unrecordable) {
+    throw new Error(`${scope.source}: a write outside a v2 call has no event type`);
+  }
   let type = scope.type;
+  // A put that moved what was there (CreateTag of a tag's name) is that resource's update, as
+  // the registry's push that moves it is: one type per change, whatever made it.
+  if (isUpdateOutcome(result)) type = type.replace(/\.created\.v1$/, ".updated.v1");
   if (result && typeof result === "object" && "kind" in result) {
     const kind = String((result as { kind: unknown }).kind);
     const other = scope.outcomeTypes?.[kind];
@@ -128,6 +153,7 @@ export function eventFor(
     else if (!successKinds.has(kind)) return undefined;
   }
   const subject = subjectOf(args, result) || scope.requestUid;
+  const binding = bindingSummaryOf(type, result);
   return {
     id: crypto.randomUUID(),
     type,
@@ -141,6 +167,7 @@ export function eventFor(
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
+      ...(binding ? { roleBinding: binding } : {}),
     },
   };
 }

@@ -16,7 +16,7 @@ import type { FileRecord } from "./read-records.js";
 /** The audit scope of one batch written by the import command. */
 const importScope = () =>
   changeScope({
-    type: "dev.gatehouse.registry.advisory.imported.v1",
+    type: "dev.gatehouse.vulnerabilities.advisory.imported.v1",
     source: "gatehouse import advisories",
     protocol: "cli",
     operator: "gatehouse import advisories",

@@ -303,8 +303,11 @@ export interface IamStore {
   getRoleBinding(uid: string): Promise<RoleBindingRecord | undefined>;
   /** Change the role of a binding. Throws `not_found`, `already_exists` as createRoleBinding. */
   updateRoleBinding(uid: string, roleUid: string, now: number): Promise<RoleBindingRecord>;
-  /** Delete a role binding. Throws `not_found`. */
-  deleteRoleBinding(uid: string): Promise<void>;
+  /**
+   * Delete a role binding and return it as it was (its names read in the delete's
+   * transaction: what its event says was revoked). Throws `not_found`.
+   */
+  deleteRoleBinding(uid: string): Promise<RoleBindingRecord>;
   /**
    * List role bindings; the tree filters and scope apply to the binding's group. A binding has
    * no name of its own: the `name` filter and order use its role's name.

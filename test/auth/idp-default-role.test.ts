@@ -119,7 +119,18 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
       org.owner.headers,
     );
     expect(grants.json.events).toMatchObject([
-      { source: "/oauth/callback", data: { actor: { uid: first } } },
+      {
+        source: "/oauth/callback",
+        data: {
+          actor: { uid: first },
+          // Who was granted which role where, as a review reads it after the fact.
+          roleBinding: {
+            identity: { uid: first },
+            role: { uid: owner, name: "owner" },
+            group: { uid: team, name: "team" },
+          },
+        },
+      },
     ]);
 
     // The organization's owner removes the sub-owner's binding.

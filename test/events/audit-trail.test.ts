@@ -4,13 +4,29 @@ import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
 import { backends, startTestServer, type TestServer } from "../helpers/test-server.js";
+import { v1Clients } from "../helpers/v1-clients.js";
+import { startWebhookSink, type WebhookSink } from "../helpers/webhook-sink.js";
+
+type Json = Record<string, unknown>;
+const groupCreated = "dev.gatehouse.iam.group.created.v1";
+const viewer = builtinRoles.find((r) => r.name === "viewer")!;
+const editor = builtinRoles.find((r) => r.name === "editor")!;
 
 describe.each(backends)("audit trail on %s", (backend) => {
   let ts: TestServer;
+  let sink: WebhookSink;
   beforeAll(async () => {
-    ts = await startTestServer({}, { backend });
+    sink = await startWebhookSink();
+    // A real sink on loopback, polled often: the subscriber test below.
+    ts = await startTestServer(
+      { GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK: "true", GATEHOUSE_WEBHOOK_POLL_MS: "50" },
+      { backend },
+    );
   });
-  afterAll(() => ts?.close());
+  afterAll(async () => {
+    await ts?.close();
+    await sink?.close();
+  });
 
   const eventsOf = (headers: Record<string, string>) =>
     createClient(EventsService, transportFor("connect", ts.url, headers));
@@ -51,7 +67,6 @@ describe.each(backends)("audit trail on %s", (backend) => {
   it("records a change made after a read in the same transaction about the change", async () => {
     const org = await ts.makeOrg();
     const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
-    const viewer = builtinRoles.find((r) => r.name === "viewer")!;
     const provider = await iam.identityProviders.createIdentityProvider({
       parent: org.uid,
       identityProvider: {
@@ -124,5 +139,190 @@ describe.each(backends)("audit trail on %s", (backend) => {
     expect(seenByViewer.totalCount).toBe(0n);
     const seenByOwner = await eventsOf(a.owner.headers).listEvents({});
     expect(seenByOwner.totalCount).toBe(1n);
+  });
+
+  // The same change records the same type whatever the API version: a subscriber of the
+  // documented types must see a v1 write as it sees the v2 one.
+  it("records a v1 write under the type of the same v2 write, one event per batch binding", async () => {
+    const org = await ts.makeOrg();
+    const v1 = v1Clients(transportFor("grpc", ts.url, org.owner.headers));
+    const group = await v1.groups.create({ parent: org.uid, group: { name: "through-v1" } });
+    await v1.groups.update({ id: group.id, name: "through-v1", description: "words" });
+    const a = await ts.makeIdentity(group.id);
+    const b = await ts.makeIdentity(group.id);
+    const c = await ts.makeIdentity(group.id);
+    const one = await v1.roleBindings.create({
+      parent: group.id,
+      roleBinding: { identity: a.uid, role: viewer.uid },
+    });
+    const batch = await v1.roleBindings.createBatch({
+      parent: group.id,
+      roleBindings: [
+        { identity: b.uid, role: viewer.uid },
+        { identity: c.uid, role: editor.uid },
+      ],
+    });
+    // The first refusal ends a batch: what it made before stays, each with its own event.
+    await expect(
+      v1.roleBindings.createBatch({
+        parent: group.id,
+        roleBindings: [
+          { identity: c.uid, role: viewer.uid },
+          { identity: b.uid, role: `${org.uid}/ffffffffffffffff` },
+        ],
+      }),
+    ).rejects.toBeInstanceOf(ConnectError);
+    const bindings = await iamClients(
+      transportFor("connect", ts.url, org.owner.headers),
+    ).roleBindings.listRoleBindings({ uidp: { childrenOf: group.id, descendantsOf: "" } });
+    const partial = bindings.roleBindings.find(
+      (x) => x.identity?.uid === c.uid && x.role?.uid === viewer.uid,
+    )!;
+    expect(partial).toBeDefined();
+    await v1.roleBindings.update({ id: one.id, role: editor.uid });
+    await v1.roleBindings.delete({ id: one.id });
+    await v1.groups.delete({
+      id: (await v1.groups.create({ parent: org.uid, group: { name: "gone" } })).id,
+    });
+
+    const res = await eventsOf(org.owner.headers).listEvents({
+      uidp: { descendantsOf: org.uid, childrenOf: "" },
+      pageSize: 100,
+    });
+    const gone = res.events.at(-1)!.subject;
+    expect(res.events.map((e) => [e.type, e.subject])).toEqual([
+      [groupCreated, group.id],
+      ["dev.gatehouse.iam.group.updated.v1", group.id],
+      // makeIdentity writes through the store: no event of its own.
+      ["dev.gatehouse.iam.role_binding.created.v1", one.id],
+      ["dev.gatehouse.iam.role_binding.created.v1", batch.roleBindings[0]!.id],
+      ["dev.gatehouse.iam.role_binding.created.v1", batch.roleBindings[1]!.id],
+      ["dev.gatehouse.iam.role_binding.created.v1", partial.uid],
+      ["dev.gatehouse.iam.role_binding.updated.v1", one.id],
+      ["dev.gatehouse.iam.role_binding.deleted.v1", one.id],
+      [groupCreated, gone],
+      ["dev.gatehouse.iam.group.deleted.v1", gone],
+    ]);
+    // The source names the API the caller used; the actor, protocol and mask are the call's.
+    const [created, updated] = res.events;
+    expect(created!.source).toBe("/gatehouse.iam.v1.GroupsService");
+    expect(created!.data).toMatchObject({ actor: { uid: org.owner.uid }, protocol: "grpc" });
+    expect(updated!.data).toMatchObject({ changedFields: ["name", "description"] });
+    // The batch's events are the batch call's: one request id for both.
+    const [x, y] = res.events.slice(3, 5);
+    expect(x!.data?.requestId).toBe(y!.data?.requestId);
+    expect(x!.source).toBe("/gatehouse.iam.v1.RoleBindingsService");
+  });
+
+  it("delivers a group created through v1 REST to a subscriber of the group-created type", async () => {
+    const org = await ts.makeOrg();
+    const rest = (method: string, path: string, body?: unknown) =>
+      fetch(`${ts.url}${path}`, {
+        method,
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      }).then(async (res) => ({ status: res.status, json: (await res.json()) as Json }));
+    const sub = await rest("POST", `/events/v2beta1/subscriptions/${org.uid}`, {
+      name: "group watch",
+      sink: sink.url,
+      eventTypes: [groupCreated],
+    });
+    expect(sub.status, JSON.stringify(sub.json)).toBe(200);
+    const before = sink.received.length;
+    const v1 = await rest("POST", `/iam/v1/groups/${org.uid}`, { name: "made-in-v1" });
+    expect(v1.status, JSON.stringify(v1.json)).toBe(200);
+    // A v2 group after it: once the subscription has nothing pending and has delivered at
+    // least that one, every delivery the v1 group was owed has been made too.
+    const v2 = await rest("POST", `/iam/v2beta1/groups/${org.uid}`, { name: "made-in-v2" });
+    expect(v2.status, JSON.stringify(v2.json)).toBe(200);
+    for (let i = 0; ; i++) {
+      const { json } = await rest("GET", `/events/v2beta1/subscriptions/${sub.json.uid}`);
+      const d = json.delivery as Json;
+      if (Number(d.pendingCount ?? 0) === 0 && Number(d.deliveredCount ?? 0) >= 1) break;
+      if (i > 600) throw new Error(`the subscription never settled: ${JSON.stringify(d)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const got = sink.received
+      .slice(before)
+      .map((r) => JSON.parse(r.body) as Json)
+      .filter((e) => String(e.subject).startsWith(org.uid));
+    expect(got.map((e) => [e.type, e.subject]).sort()).toEqual(
+      [
+        [groupCreated, v1.json.id],
+        [groupCreated, v2.json.uid],
+      ].sort(),
+    );
+  });
+
+  // An access review after the fact: once a grant is revoked, its events alone say who had
+  // which role where, with the names of the time (a rename later changes no event).
+  it("says in a grant's and a revocation's events who had which role where, as named then", async () => {
+    const org = await ts.makeOrg();
+    const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
+    const group = await iam.groups.createGroup({ parent: org.uid, group: { name: "eng" } });
+    const alice = await iam.identities.createIdentity({
+      parent: group.uid,
+      identity: {
+        name: "alice",
+        method: { case: "claimMatch", value: { issuer: "https://i.test", subject: "alice" } },
+      },
+    });
+    const role = await iam.roles.createRole({
+      parent: org.uid,
+      role: { name: "deployer", capabilities: ["groups.list"] },
+    });
+    const grant = await iam.roleBindings.createRoleBinding({
+      parent: group.uid,
+      roleBinding: { identityUid: alice.uid, roleUid: role.uid },
+    });
+    await iam.roles.updateRole({
+      role: { uid: role.uid, name: "deployer-2" },
+      updateMask: { paths: ["name"] },
+    });
+    await iam.identities.updateIdentity({
+      identity: { uid: alice.uid, name: "alice-2" },
+      updateMask: { paths: ["name"] },
+    });
+    await iam.groups.updateGroup({
+      group: { uid: group.uid, name: "eng-2" },
+      updateMask: { paths: ["name"] },
+    });
+    // Revoked through v1: the same event, the same account of it.
+    const v1 = v1Clients(transportFor("grpc", ts.url, org.owner.headers));
+    await v1.roleBindings.delete({ id: grant.uid });
+    const made = await v1.roleBindings.createBatch({
+      parent: group.uid,
+      roleBindings: [{ identity: alice.uid, role: viewer.uid }],
+    });
+
+    const events = eventsOf(org.owner.headers);
+    const about = async (uid: string) =>
+      (await events.listEvents({ uidp: { childrenOf: uid, descendantsOf: "" } })).events.map(
+        (e) => [e.type, e.data?.roleBinding],
+      );
+    const binding = (names: [string, string, string]) => ({
+      uid: grant.uid,
+      identity: { uid: alice.uid, name: names[0] },
+      role: { uid: role.uid, name: names[1] },
+      group: { uid: group.uid, name: names[2] },
+    });
+    expect(await about(grant.uid)).toEqual([
+      ["dev.gatehouse.iam.role_binding.created.v1", binding(["alice", "deployer", "eng"])],
+      ["dev.gatehouse.iam.role_binding.deleted.v1", binding(["alice-2", "deployer-2", "eng-2"])],
+    ]);
+    expect(await about(made.roleBindings[0]!.id)).toEqual([
+      [
+        "dev.gatehouse.iam.role_binding.created.v1",
+        {
+          uid: made.roleBindings[0]!.id,
+          identity: { uid: alice.uid, name: "alice-2" },
+          role: { uid: viewer.uid, name: "viewer" },
+          group: { uid: group.uid, name: "eng-2" },
+        },
+      ],
+    ]);
+    // Other events carry no binding.
+    const others = await events.listEvents({ uidp: { childrenOf: role.uid, descendantsOf: "" } });
+    expect(others.events.map((e) => e.data?.roleBinding)).toEqual([undefined, undefined]);
   });
 });

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
@@ -92,6 +93,10 @@ interface RpcCase {
   list?: true;
   /** The caller holds a code of A's: learning the group it joins is the point. */
   invited?: true;
+  /** A v1 row: the v2 row it adapts (its change is recorded under that row's type). */
+  twin?: string;
+  /** The type its change records, when not its RPC's (a create that moved a tag). */
+  records?: string;
 }
 
 // Expected codes: 0 OK, 3 INVALID_ARGUMENT, 5 NOT_FOUND, 6 ALREADY_EXISTS, 7 PERMISSION_DENIED,
@@ -486,6 +491,8 @@ const rpcs: RpcCase[] = [
     call: (c, fx) =>
       c.tags.createTag({ parent: fx.repo, tag: { name: fx.tagName, digest: digestOf("c") } }),
     expect: write,
+    // Moving a tag is its update, as a push that moves it is.
+    records: "dev.gatehouse.registry.tag.updated.v1",
   },
   { rpc: "DeleteTag", call: (c, fx) => c.tags.deleteTag({ uid: fx.tag }), expect: write },
   {
@@ -1240,6 +1247,7 @@ for (const v of v1rpcs) {
     rpc: v.rpc,
     call: (c, fx) => v.call(c.v1, fx),
     expect,
+    twin: v.twin,
     ...(v.byId ? { byId: twin.expect, list: true as const } : {}),
     ...(twin.list ? { list: true as const } : {}),
   });
@@ -1529,7 +1537,7 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
       });
     }
     const fx = readsOnly(r.rpc) ? await readFixture! : await fixture();
-    const audit = auditOf(r.rpc.split(" ")[0]!, caller);
+    const audit = auditOf(r, caller);
     const before = audit && (await audit.counts());
     let answer: unknown;
     let got: Code | 0 = 0;
@@ -1552,6 +1560,8 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
       const after = await audit.counts();
       const added = got === 0 ? 1 : 0;
       expect(after).toEqual({ all: before.all + added, mine: before.mine + added });
+      // The type a subscriber reads in the docs is the one recorded, over v1 as over v2.
+      if (got === 0) expect(documentedTypes).toContain(audit.type);
     }
     if (insideA.includes(caller) || r.invited) return;
     // Outside organization A: nothing of it, in any answer, error messages included (a uid
@@ -1573,10 +1583,30 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
     const names = new Set(rpcs.map((r) => r.rpc.split(" ")[0]));
     // The STS exchange needs an issuer's token: test/sts/exchange.test.ts checks its event.
     const exempt = new Set(["Exchange"]);
-    // The v2beta1 services and the STS (v1 adapters call them: their rows are their own).
+    // The v2beta1 services and the STS.
     for (const { service } of serviceEntries.filter((e) => !e.adapter)) {
       for (const method of service.methods) {
         if (isMutating(method) && !exempt.has(method.name)) expect(names).toContain(method.name);
+      }
+    }
+    // Every mutating v1 RPC has a row that changes something (its twin is a v2 change), so a
+    // cell checks the type it records, not only that a refusal records nothing.
+    for (const service of v1Services) {
+      for (const method of service.methods.filter(isMutating)) {
+        const name = `v1.${service.name}/${method.name}`;
+        const typed = rpcs.filter((r) => r.rpc.split(" ")[0] === name && auditOf(r, "ownerA"));
+        expect(
+          typed.map((r) => auditOf(r, "ownerA")!.type).filter((t) => t !== none),
+          name,
+        ).not.toEqual([]);
+      }
+    }
+  });
+
+  it("documents the type of every mutating v2 RPC in docs/events.md", () => {
+    for (const { service } of serviceEntries.filter((e) => !e.adapter)) {
+      for (const method of service.methods.filter(isMutating)) {
+        expect(documentedTypes, method.name).toContain(eventTypeOf(service, method));
       }
     }
   });
@@ -1597,12 +1627,43 @@ describe.each(backends)("cross-organization matrix on %s", (backend) => {
   });
 });
 
-/** For a mutating RPC: the counts of A's events, all and of this RPC's type by `caller`. */
-function auditOf(rpc: string, caller: CallerName) {
-  const service = apiServices.find((s) => s.methods.some((m) => m.name === rpc));
-  const method = service?.methods.find((m) => m.name === rpc);
+/** The event types docs/events.md names, which a subscriber subscribes to. */
+const documentedTypes = new Set(
+  readFileSync(new URL("../../docs/events.md", import.meta.url), "utf8").match(
+    /dev\.gatehouse\.[a-z0-9_]+\.[a-z0-9_]+\.[a-z0-9_]+\.v[0-9]+/g,
+  ),
+);
+
+/** The type of a change that has none: a v1 row whose twin changes nothing (it is refused). */
+const none = "none";
+
+/**
+ * The event type a row's change records, or undefined for a read: a v2 RPC's own, derived
+ * from its descriptor; a v1 RPC's is its v2 twin's (v1 has no types of its own).
+ */
+function typeOf(r: RpcCase): string | undefined {
+  if (r.records !== undefined) return r.records;
+  const name = r.rpc.split(" ")[0]!;
+  const v1 = /^v1\.(\w+)\/(\w+)$/.exec(name);
+  if (v1) {
+    const service = v1Services.find((s) => s.name === v1[1]);
+    const method = service?.methods.find((m) => m.name === v1[2]);
+    if (!method) throw new Error(`${r.rpc}: no such v1 RPC`);
+    if (!isMutating(method)) return undefined;
+    const twin = rpcs.find((x) => x.rpc === r.twin);
+    if (!twin) throw new Error(`${r.rpc}: no v2 row ${r.twin}`);
+    return (twin.twin === undefined && typeOf(twin)) || none;
+  }
+  const service = apiServices.find((s) => s.methods.some((m) => m.name === name));
+  const method = service?.methods.find((m) => m.name === name);
   if (!service || !method || !isMutating(method)) return undefined;
-  const type = eventTypeOf(service, method);
+  return eventTypeOf(service, method);
+}
+
+/** For a mutating RPC: the counts of A's events, all and of this RPC's type by `caller`. */
+function auditOf(r: RpcCase, caller: CallerName) {
+  const type = typeOf(r);
+  if (type === undefined) return undefined;
   // A's trail as its owner reads it, and B's as B's owner does (an organization B's owner
   // creates is B's owner's too).
   const count = async (q: { type?: string; actor?: string }) => {
@@ -1613,6 +1674,7 @@ function auditOf(rpc: string, caller: CallerName) {
     return total;
   };
   return {
+    type,
     counts: async () => ({
       all: await count({}),
       mine: await count({ type, actor: uids[caller] || "-" }),

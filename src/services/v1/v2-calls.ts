@@ -8,6 +8,8 @@ import {
 } from "@bufbuild/protobuf";
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
 import { fromStoreError } from "../../errors.js";
+import { adapterCallScope } from "../../events/audit-interceptor.js";
+import { auditScope } from "../../events/audit-scope.js";
 import type { ServiceRegistration } from "../../service-registration.js";
 import { StoreError } from "../../store/store.js";
 
@@ -66,8 +68,14 @@ export function createV2Calls(
         throw new Error(`v1 adapter: ${method.parent.typeName} does not serve ${method.name}`);
       const message = create(method.input, request);
       await authorizeCall(method, message, ctx.values);
+      // A change is recorded by the v2 call that makes it, under that call's type: the same
+      // event a v2 caller's change records, one per call (each binding of a v1 batch).
+      const scope = adapterCallScope(auditScope.getStore(), method, message);
       try {
-        return (await handler(message, ctx)) as MessageShape<typeof method.output>;
+        const run = () => handler(message, ctx);
+        return (await (scope ? auditScope.run(scope, run) : run())) as MessageShape<
+          typeof method.output
+        >;
       } catch (err) {
         // As the caller of v2 would see it, so an adapter can act on the code.
         throw err instanceof StoreError ? fromStoreError(err) : err;

@@ -92,10 +92,12 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
     }),
 
     deleteRoleBinding: write(function* (uid: string) {
+      // Read in the delete's transaction: its event says what was revoked, as then named.
+      const row = yield* findBinding(uid);
+      if (!row) throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
       yield* lastOwner.binding(uid);
-      if ((yield* run("DELETE FROM role_bindings WHERE uid = ?", uid)) === 0) {
-        throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
-      }
+      yield* run("DELETE FROM role_bindings WHERE uid = ?", uid);
+      return roleBindingRecordOf(row);
     }),
 
     listRoleBindings: list(roleBindingListColumns, roleBindingRecordOf, (query) => ({
