@@ -80,6 +80,9 @@ export function ListView<T>(props: {
   const [orderBy, setOrderBy] = useState(orders[0]?.[0] ?? "name");
   const [tokens, setTokens] = useState<string[]>([""]);
   const [page, setPage] = useState<Page<T> | undefined>();
+  // Counts the person's asks to read the list again (Refresh, Filter): each one fetches, even
+  // when nothing else changed, so a change made elsewhere shows.
+  const [asked, setAsked] = useState(0);
   const [problem, setProblem] = useState<Problem | undefined>();
   const token = tokens[tokens.length - 1] ?? "";
 
@@ -99,7 +102,7 @@ export function ListView<T>(props: {
     return () => {
       live = false;
     };
-  }, [token, props.reload, filter, orderBy]);
+  }, [token, props.reload, filter, orderBy, asked]);
 
   const first = (tokens.length - 1) * pageSize;
   const slug = props.label.toLowerCase().replace(/\W+/g, "-");
@@ -110,6 +113,7 @@ export function ListView<T>(props: {
         onSubmit={(e) => {
           e.preventDefault();
           setFilter(name);
+          setAsked(asked + 1);
         }}
       >
         <label>
@@ -132,14 +136,19 @@ export function ListView<T>(props: {
             ))}
           </select>
         </label>
+        <button type="button" onClick={() => setAsked(asked + 1)}>
+          Refresh
+        </button>
       </form>
       <ProblemBox problem={problem} />
       {page && (
         <>
           <p class="count" id={`${slug}-count`}>
-            {page.items.length === 0
-              ? `None of ${page.totalCount}`
-              : `${first + 1}–${first + page.items.length} of ${page.totalCount}`}
+            {page.totalCount === 0n
+              ? "None"
+              : page.items.length === 0
+                ? `None here of ${page.totalCount}`
+                : `${first + 1}–${first + page.items.length} of ${page.totalCount}`}
           </p>
           <table>
             <thead>
@@ -161,22 +170,24 @@ export function ListView<T>(props: {
               ))}
             </tbody>
           </table>
-          <nav class="pager" aria-label={`${props.label} pages`}>
-            <button
-              type="button"
-              disabled={tokens.length === 1}
-              onClick={() => setTokens(tokens.slice(0, -1))}
-            >
-              Previous page
-            </button>
-            <button
-              type="button"
-              disabled={!page.nextPageToken}
-              onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}
-            >
-              Next page
-            </button>
-          </nav>
+          {(tokens.length > 1 || page.nextPageToken) && (
+            <nav class="pager" aria-label={`${props.label} pages`}>
+              <button
+                type="button"
+                disabled={tokens.length === 1}
+                onClick={() => setTokens(tokens.slice(0, -1))}
+              >
+                Previous page
+              </button>
+              <button
+                type="button"
+                disabled={!page.nextPageToken}
+                onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}
+              >
+                Next page
+              </button>
+            </nav>
+          )}
         </>
       )}
     </section>
