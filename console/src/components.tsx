@@ -9,14 +9,22 @@ import { type Problem, problemOf } from "./api.js";
 export function ProblemBox(props: { problem: Problem | undefined; placed?: readonly string[] }) {
   const { problem, placed = [] } = props;
   if (!problem) return null;
+  const atField = (v: { field: string }) => placed.includes(v.field.split(".").pop() ?? v.field);
   const rest = problem.violations.filter(
-    (v) =>
-      !placed.includes(v.field.split(".").pop() ?? v.field) &&
-      !problem.message.endsWith(`${v.field}: ${v.description}`),
+    (v) => !atField(v) && !problem.message.endsWith(`${v.field}: ${v.description}`),
   );
+  // Every violation is shown beside its field: the status message would only repeat the
+  // first of them, so the box says where to look instead.
+  const n = problem.violations.length;
+  const message =
+    n > 0 && problem.violations.every(atField)
+      ? n === 1
+        ? "check the field marked below"
+        : `check the ${n} fields marked below`
+      : problem.message;
   return (
     <div class="problem" role="alert">
-      <strong>{problem.code}</strong>: {problem.message}
+      <strong>{problem.code}</strong>: {message}
       {rest.length > 0 && (
         <ul>
           {rest.map((v) => (

@@ -611,6 +611,10 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       page.locator(`#${await field.getAttribute("aria-describedby")}`).textContent();
     expect(await why(digest)).toMatch(/sha256/);
     expect(await why(tag)).toMatch(/the first a letter, digit or _/);
+    // Each violation is shown once, at its field; the box on top says where to look.
+    const alert = add.getByRole("alert");
+    expect(await alert.textContent()).toMatch(/check the 2 fields marked below/);
+    expect(await alert.textContent()).not.toMatch(/sha256|letter, digit/);
     await tag.fill("v1.0");
     const sha = `sha256:${"ab".repeat(32)}`;
     await digest.fill(sha);
