@@ -74,7 +74,9 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
   }, [uid, version]);
   if (problem) return <ProblemBox problem={problem} />;
   if (!group) return <p>Loading…</p>;
-  const Active = tabs.find((t) => t.id === tab)?.View;
+  const offered = tabs.filter(({ capability }) => !capability || can(capability));
+  const current = tabs.find((t) => t.id === tab);
+  const Active = current?.View;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">
@@ -128,14 +130,23 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
         </details>
       )}
       <nav class="tabs" aria-label="Group sections">
-        {tabs
-          .filter(({ capability }) => !capability || can(capability))
-          .map(({ id, label }) => (
+        {offered.map(({ id, label }) => (
+          <a key={id} href={groupHref(uid, id)} aria-current={id === tab ? "page" : undefined}>
+            {label}
+          </a>
+        ))}
+      </nav>
+      {/* On a narrow screen (styles.css) the same links, folded into a menu. */}
+      <details class="tab-menu" key={tab}>
+        <summary>Section: {current?.label ?? tab}</summary>
+        <nav aria-label="Group sections menu">
+          {offered.map(({ id, label }) => (
             <a key={id} href={groupHref(uid, id)} aria-current={id === tab ? "page" : undefined}>
               {label}
             </a>
           ))}
-      </nav>
+        </nav>
+      </details>
       <section class="tab">
         {Active && <Active uid={uid} can={can} groupName={group.name} />}
       </section>

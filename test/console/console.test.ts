@@ -712,6 +712,51 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await page.getByText("1–50 of 120").waitFor();
   });
 
+  it("fits a 390 px phone on every tab: no sideways scrolling, the tabs folded into a menu", async () => {
+    // A provider (its redirect URI is the widest cell) and a repo, so those tabs have rows.
+    for (const [path, body] of [
+      [
+        `/iam/v2beta1/identityProviders/${org.uid}`,
+        { name: "phone-sso", oidc: { issuer: "https://login.example.com", clientId: "c" } },
+      ],
+      [`/registry/v2beta1/repos/${org.uid}`, { name: "phone-app", description: "on a phone" }],
+    ] as const) {
+      const made = await fetch(`${gh.url}${path}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(made.status).toBe(200);
+    }
+    await freshPage("phone");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signInWithToken(org.owner.token);
+    await openGroup(org.uid);
+    const menu = page.locator("details.tab-menu");
+    await menu.locator("summary").click();
+    const links = menu.getByRole("navigation", { name: "Group sections menu" }).getByRole("link");
+    const hrefs: string[] = [];
+    for (const link of await links.all())
+      hrefs.push(`${gh.url}/console/${await link.getAttribute("href")}`);
+    expect(hrefs.length).toBeGreaterThanOrEqual(13);
+    expect(
+      await page.getByRole("navigation", { name: "Group sections", exact: true }).count(),
+    ).toBe(0);
+    const overflowing: string[] = [];
+    for (const href of hrefs) {
+      await page.goto(href);
+      await page.locator("section.tab").waitFor();
+      // What a tab fetches first (a count, a table or a form), then a moment for the rest.
+      await page.waitForLoadState("networkidle");
+      const width = Number(await page.evaluate("document.documentElement.scrollWidth"));
+      if (width > 390) overflowing.push(`${new URL(href).hash}: ${width} px`);
+    }
+    expect(overflowing).toEqual([]);
+    await openGroup(org.uid, "providers");
+    await page.getByRole("row", { name: /^phone-sso / }).waitFor();
+    await expectAccessible("phone, identity providers");
+  });
+
   it("searches advisories after an import, by package and by alias, with events", async () => {
     const text = gunzipSync(readFileSync("test/fixtures/osv/go-vulndb-sample.jsonl.gz")).toString();
     const summary = await importAdvisories(gh.store, org.uid, parseRecords(text), {
