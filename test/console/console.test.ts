@@ -757,6 +757,42 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await expectAccessible("phone, identity providers");
   });
 
+  it("copies a provider's redirect URI and edits the provider", async () => {
+    const made = await fetch(`${gh.url}/iam/v2beta1/identityProviders/${org.uid}`, {
+      method: "POST",
+      headers: { ...org.owner.headers, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "edit-sso",
+        oidc: { issuer: "https://login.example.com", clientId: "before", clientSecret: "s1" },
+      }),
+    });
+    const provider = (await made.json()) as { uid: string; redirectUri: string };
+    await freshPage("edit provider");
+    await signInWithToken(org.owner.token);
+    await openGroup(org.uid, "providers");
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
+    const row = page.getByRole("row", { name: /^edit-sso / });
+    await row.getByRole("button", { name: `Copy ${provider.redirectUri}`, exact: true }).click();
+    await expect
+      .poll(() => page.evaluate("navigator.clipboard.readText()"))
+      .toBe(provider.redirectUri);
+    await row.getByRole("button", { name: "edit-sso", exact: true }).click();
+    const form = page.getByRole("form", { name: "Edit identity provider" });
+    await form.getByLabel("Client ID").fill("after");
+    await form.getByLabel(/^Email domains/).fill("edit.example");
+    await form.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("row", { name: /^edit-sso .* after / }).waitFor();
+    const got = await fetch(`${gh.url}/iam/v2beta1/identityProviders/${provider.uid}`, {
+      headers: org.owner.headers,
+    });
+    expect(await got.json()).toMatchObject({
+      name: "edit-sso",
+      oidc: { issuer: "https://login.example.com", clientId: "after" },
+      emailDomains: ["edit.example"],
+    });
+    await expectAccessible("identity provider edit");
+  });
+
   it("searches advisories after an import, by package and by alias, with events", async () => {
     const text = gunzipSync(readFileSync("test/fixtures/osv/go-vulndb-sample.jsonl.gz")).toString();
     const summary = await importAdvisories(gh.store, org.uid, parseRecords(text), {

@@ -1,12 +1,89 @@
 import { useState } from "preact/hooks";
+import type { IdentityProvider } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { api } from "../api.js";
 import type { Can } from "../caps.js";
-import { ConfirmButton, FormView, ListView } from "../components.js";
-import { usePickers } from "../pickers.js";
+import { ConfirmButton, CopyText, FormView, ListView } from "../components.js";
+import { type Option, usePickers } from "../pickers.js";
+
+/** One provider: its redirect URI to copy, and the edit form. */
+function ProviderDetail(props: {
+  provider: IdentityProvider;
+  roles: Option[];
+  can: Can;
+  onChange: (updated: IdentityProvider) => void;
+}) {
+  const p = props.provider;
+  return (
+    <section class="detail" aria-label={`Identity provider ${p.name}`}>
+      <h3 title={p.uid}>{p.name}</h3>
+      <p>
+        Register this redirect URI at the provider: <CopyText text={p.redirectUri} />
+      </p>
+      {props.can("identity_providers.update") && (
+        <FormView
+          key={`${p.uid}-${p.updateTime?.seconds}-${p.updateTime?.nanos}`}
+          title="Edit identity provider"
+          submitLabel="Save"
+          fields={[
+            { name: "name", label: "Name", initial: p.name, required: true },
+            { name: "issuer", label: "Issuer (https URL)", initial: p.oidc?.issuer ?? "" },
+            { name: "clientId", label: "Client ID", initial: p.oidc?.clientId ?? "" },
+            {
+              name: "clientSecret",
+              label: "New client secret (empty keeps the current one)",
+              type: "password",
+            },
+            {
+              name: "emailDomains",
+              label: "Email domains that sign in here (comma separated, optional)",
+              initial: p.emailDomains.join(", "),
+            },
+            {
+              name: "defaultRole",
+              label: "Default role",
+              type: "select",
+              options: props.roles,
+              search: true,
+              initial: p.defaultRole,
+            },
+          ]}
+          onSubmit={async (v) => {
+            const secret = v.clientSecret as string;
+            const updated = await api.providers.updateIdentityProvider({
+              identityProvider: {
+                uid: p.uid,
+                name: v.name as string,
+                defaultRole: v.defaultRole as string,
+                emailDomains: (v.emailDomains as string).split(/[\s,]+/).filter((d) => d !== ""),
+                oidc: {
+                  issuer: v.issuer as string,
+                  clientId: v.clientId as string,
+                  clientSecret: secret,
+                },
+              },
+              updateMask: {
+                paths: [
+                  "name",
+                  "default_role",
+                  "email_domains",
+                  "oidc.issuer",
+                  "oidc.client_id",
+                  ...(secret === "" ? [] : ["oidc.client_secret"]),
+                ],
+              },
+            });
+            props.onChange(updated);
+          }}
+        />
+      )}
+    </section>
+  );
+}
 
 /** An organization's identity providers. */
 export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
+  const [selected, setSelected] = useState<IdentityProvider | undefined>();
   const { roles } = usePickers(uid, 0);
   return (
     <>
@@ -28,13 +105,20 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
           };
         }}
         columns={[
-          { title: "Name", render: (p) => <span title={p.uid}>{p.name}</span> },
+          {
+            title: "Name",
+            render: (p) => (
+              <button type="button" class="link" title={p.uid} onClick={() => setSelected(p)}>
+                {p.name}
+              </button>
+            ),
+          },
           { title: "Issuer", render: (p) => p.oidc?.issuer ?? "" },
           { title: "Client ID", render: (p) => p.oidc?.clientId ?? "" },
           { title: "Email domains", render: (p) => p.emailDomains.join(", ") },
           {
             title: "Redirect URI (register it at the provider)",
-            render: (p) => <span class="uid">{p.redirectUri}</span>,
+            render: (p) => <CopyText text={p.redirectUri} />,
           },
           { title: "Uid", render: (p) => <span class="uid">{p.uid}</span> },
           {
@@ -53,6 +137,18 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
           },
         ]}
       />
+      {selected && (
+        <ProviderDetail
+          key={selected.uid}
+          provider={selected}
+          roles={roles}
+          can={can}
+          onChange={(updated) => {
+            setSelected(updated);
+            setReload(reload + 1);
+          }}
+        />
+      )}
       {can("identity_providers.create") && (
         <FormView
           title="Add an identity provider"
