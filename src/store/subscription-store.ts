@@ -15,6 +15,13 @@ export interface DeliveryStateRecord {
   lastStatus: number;
   /** "" when the last attempt succeeded (or none was made). */
   lastError: string;
+  /** Attempts that failed in a row, across deliveries (the circuit breaker's count). */
+  consecutiveFailures: number;
+  /**
+   * Until when no delivery is attempted (the circuit breaker is open), milliseconds since the
+   * epoch; 0 or past: deliveries go on.
+   */
+  pausedUntil: number;
 }
 
 /** A stored webhook subscription, without its secret (the deliverer alone reads that). */
@@ -58,8 +65,13 @@ export interface ClaimedDelivery {
   subscriptionUid: string;
   sink: string;
   secret: string;
-  /** Attempts made before this one. */
-  attempts: number;
+  /**
+   * This attempt's number, 1 for the first: counted when claimed, so an attempt whose server
+   * died (its lease ran out) counts too.
+   */
+  attempt: number;
+  /** The subscription's failed attempts in a row when this one was claimed. */
+  consecutiveFailures: number;
   /** The event as the events table holds it; undefined when it was pruned meanwhile. */
   event?: {
     id: string;
@@ -89,6 +101,29 @@ export interface DeliveryOutcome {
    * row goes and the subscription counts it as abandoned.
    */
   retryAt?: number;
+  /**
+   * A failure that opens the subscription's circuit breaker: no delivery of it is attempted
+   * before this time (its due deliveries and this one's retry are put off until then).
+   */
+  pauseUntil?: number;
+}
+
+/** A claim of due deliveries (SubscriptionStore.claimDeliveries). */
+export interface DeliveryClaim {
+  now: number;
+  /** The most deliveries claimed. */
+  limit: number;
+  lease: string;
+  leaseUntil: number;
+  /** The most attempts in flight at once for one subscription, across servers. */
+  perSubscription: number;
+  /** The most attempts in flight at once for one organization, across servers. */
+  perOrganization: number;
+  /**
+   * A subscription with this many failures in a row is half-open: one attempt at a time (a
+   * probe) once its pause is over, until one succeeds.
+   */
+  probeAfter: number;
 }
 
 /**
@@ -124,15 +159,14 @@ export interface SubscriptionStore {
    */
   findDueDelivery(now: number): Promise<string | undefined>;
   /**
-   * Claim up to `limit` deliveries due at `now` and not leased by anyone: each leased to
-   * `lease` until `leaseUntil`. Safe between replicas (FOR UPDATE SKIP LOCKED on PostgreSQL).
+   * Claim up to `limit` deliveries due at `now`, not leased by anyone, of subscriptions not
+   * paused: each leased to `lease` until `leaseUntil` and its attempt counted. Fair: no
+   * subscription or organization gets more attempts in flight (leased, on any server) than
+   * its cap, and the claim goes round the organizations and their subscriptions (the least
+   * busy first, each one's oldest delivery first) rather than oldest first overall. Safe
+   * between replicas (one claim at a time on PostgreSQL, under an advisory lock).
    */
-  claimDeliveries(claim: {
-    now: number;
-    limit: number;
-    lease: string;
-    leaseUntil: number;
-  }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(claim: DeliveryClaim): Promise<ClaimedDelivery[]>;
   /** Record an attempt's outcome, if the lease is still the deliverer's. */
   finishDelivery(outcome: DeliveryOutcome): Promise<void>;
   /** Delivery rows waiting in all (the outbox depth metric). */

@@ -11,7 +11,12 @@ import {
   subscriptionsWithPending,
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
-import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
+import type {
+  DeliveryClaim,
+  DeliveryOutcome,
+  NewSubscription,
+  SubscriptionPatch,
+} from "../subscription-store.js";
 import { mustExist } from "./must-exist.js";
 import {
   exists,
@@ -52,28 +57,73 @@ function* count(text: string, ...params: string[]): Steps<number> {
   return Number((yield* one<{ n: number | string }>(text, ...params))?.n ?? 0);
 }
 
-// The due deliveries, oldest first, leased in the same statement. PostgreSQL's replicas poll
-// the one outbox at once: FOR UPDATE SKIP LOCKED lets each take other rows without waiting
-// for another's claim (the lease then keeps a claimed row from the next poll); SQLite's one
-// writer needs no lock clause. The parameters come in the same order in both texts.
+// The deliveries a claim takes, fairly (docs/events.md "Fair delivery"). `busy` is what is in
+// flight on every server (a lease not run out), counted per subscription and organization.
+// `due` ranks each subscription's due deliveries, oldest first, among those of subscriptions
+// not paused by their circuit breaker; a subscription takes at most its cap less what it has
+// in flight (one, a probe, when half-open). `ranked` then ranks each organization's rows by
+// how busy their subscription would be, so its subscriptions take turns; the claim takes
+// the rows that keep every organization under its cap, the least busy first: round-robin
+// across organizations and their subscriptions, never oldest first overall. Parameters, in
+// order: now, now, probeAfter, perSubscription, now, now, now, perOrganization, limit.
+const fairPick = `busy AS (
+      SELECT d.subscription_uid, s.org_uid
+      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
+      WHERE d.lease_until > ?
+    ),
+    sub_busy AS (SELECT subscription_uid, count(*) AS n FROM busy GROUP BY subscription_uid),
+    org_busy AS (SELECT org_uid, count(*) AS n FROM busy GROUP BY org_uid),
+    due AS (
+      SELECT d.id, d.subscription_uid, s.org_uid, d.next_attempt_time,
+        CASE WHEN s.consecutive_failures >= ? THEN 1 ELSE ? END AS cap,
+        row_number() OVER (
+          PARTITION BY d.subscription_uid ORDER BY d.next_attempt_time, d.id
+        ) AS sub_rank
+      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
+      WHERE d.next_attempt_time <= ? AND d.lease_until <= ? AND s.paused_until <= ?
+    ),
+    open AS (
+      SELECT due.id, due.org_uid, due.next_attempt_time,
+        due.sub_rank + coalesce(sb.n, 0) AS sub_load
+      FROM due LEFT JOIN sub_busy sb ON sb.subscription_uid = due.subscription_uid
+      WHERE due.sub_rank + coalesce(sb.n, 0) <= due.cap
+    ),
+    ranked AS (
+      SELECT o.id, o.next_attempt_time, o.sub_load,
+        coalesce(ob.n, 0) + row_number() OVER (
+          PARTITION BY o.org_uid ORDER BY o.sub_load, o.next_attempt_time, o.id
+        ) AS org_load
+      FROM open o LEFT JOIN org_busy ob ON ob.org_uid = o.org_uid
+    ),
+    pick AS (
+      SELECT id FROM ranked WHERE org_load <= ?
+      ORDER BY org_load, sub_load, next_attempt_time, id LIMIT ?
+    )`;
+
+// The claim itself: the picked rows leased and their attempt counted, in one statement. The
+// parameters after fairPick's: lease, leaseUntil, now.
 const claimDue = {
-  sqlite: `WITH due AS (
-      SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ?
-      ORDER BY next_attempt_time LIMIT ?
-    )
-    UPDATE webhook_deliveries SET lease = ?, lease_until = ?
-    WHERE id IN (SELECT id FROM due) RETURNING id`,
-  pg: `WITH due AS (
-      SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ?
-      ORDER BY next_attempt_time LIMIT ?
-      FOR UPDATE SKIP LOCKED
-    )
-    UPDATE webhook_deliveries d SET lease = ?, lease_until = ?
-    FROM due WHERE d.id = due.id RETURNING d.id`,
+  sqlite: `WITH ${fairPick}
+    UPDATE webhook_deliveries SET lease = ?, lease_until = ?, attempts = attempts + 1
+    WHERE id IN (SELECT id FROM pick) AND lease_until <= ? RETURNING id`,
+  // A row another claim leased meanwhile is read again before it is updated (READ COMMITTED)
+  // and left alone: no delivery is claimed twice.
+  pg: `WITH ${fairPick}
+    UPDATE webhook_deliveries d SET lease = ?, lease_until = ?, attempts = d.attempts + 1
+    FROM pick WHERE d.id = pick.id AND d.lease_until <= ? RETURNING d.id`,
+};
+
+// PostgreSQL's replicas claim one at a time: each claim then counts the leases of the one
+// before it, so the caps hold across replicas (a claim is a few milliseconds). SQLite's one
+// writer already does.
+const claimLock = {
+  sqlite: "SELECT 1",
+  pg: "SELECT pg_advisory_xact_lock(hashtextextended(':webhook-claims', 0))",
 };
 
 const claimedRows = (idsIn: string) =>
-  `SELECT d.id, d.subscription_uid, d.attempts, s.sink, s.secret, e.id AS event_id, e.type,
+  `SELECT d.id, d.subscription_uid, d.attempts, s.consecutive_failures, s.sink, s.secret,
+     e.id AS event_id, e.type,
      e.source, e.subject, e.time, e.data
    FROM webhook_deliveries d
    JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
@@ -91,10 +141,16 @@ export function* fanOut(event: {
   type: string;
   time: number;
 }): Steps<void> {
-  const subscriptions = yield* rows<{ uid: string; group_uid: string; event_types: string }>(
-    "SELECT uid, group_uid, event_types FROM webhook_subscriptions WHERE org_uid = ?",
+  const subscriptions = yield* rows<{
+    uid: string;
+    group_uid: string;
+    event_types: string;
+    paused_until: number | string;
+  }>(
+    "SELECT uid, group_uid, event_types, paused_until FROM webhook_subscriptions WHERE org_uid = ?",
     rootOf(event.subject),
   );
+  const pausedUntil = new Map(subscriptions.map((s) => [s.uid, Number(s.paused_until)]));
   for (const uid of matchingSubscriptions(subscriptions, event)) {
     yield* run(
       `INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
@@ -102,7 +158,9 @@ export function* fanOut(event: {
       randomUUID(),
       uid,
       event.id,
-      event.time,
+      // A paused subscription's delivery is due when the pause ends: the claim never reads it
+      // before (the due index), however many pile up behind a dead sink.
+      Math.max(event.time, pausedUntil.get(uid) ?? 0),
     );
   }
 }
@@ -197,17 +255,24 @@ export const subscriptionOps = {
     return row?.id;
   }),
 
-  // READ COMMITTED on PostgreSQL (`readCommitted`): SKIP LOCKED and the lease keep replicas
+  // READ COMMITTED on PostgreSQL (`readCommitted`): the lock and the lease keep replicas
   // apart, where SERIALIZABLE would only fail concurrent claims and retry them.
   claimDeliveries: write(
-    function* (c: { now: number; limit: number; lease: string; leaseUntil: number }) {
+    function* (c: DeliveryClaim) {
+      yield* run(claimLock);
       const ids = yield* rows<{ id: string }>(
         claimDue,
         c.now,
+        c.probeAfter,
+        c.perSubscription,
         c.now,
+        c.now,
+        c.now,
+        c.perOrganization,
         c.limit,
         c.lease,
         c.leaseUntil,
+        c.now,
       );
       if (ids.length === 0) return [];
       const claimed = yield* rows<ClaimedRow>(
@@ -224,13 +289,15 @@ export const subscriptionOps = {
 
   finishDelivery: write(
     function* (o: DeliveryOutcome) {
+      // The attempt was counted when claimed.
+      const retryAt = o.retryAt === undefined ? undefined : Math.max(o.retryAt, o.pauseUntil ?? 0);
       const mine =
-        o.delivered || o.retryAt === undefined
+        o.delivered || retryAt === undefined
           ? yield* run("DELETE FROM webhook_deliveries WHERE id = ? AND lease = ?", o.id, o.lease)
           : yield* run(
-              `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_time = ?,
-                 lease = '', lease_until = 0 WHERE id = ? AND lease = ?`,
-              o.retryAt,
+              `UPDATE webhook_deliveries SET next_attempt_time = ?, lease = '', lease_until = 0
+               WHERE id = ? AND lease = ?`,
+              retryAt,
               o.id,
               o.lease,
             );
@@ -239,23 +306,38 @@ export const subscriptionOps = {
       if (o.delivered) {
         yield* run(
           `UPDATE webhook_subscriptions SET delivered_count = delivered_count + 1,
-             last_attempt_time = ?, last_success_time = ?, last_status = ?, last_error = ''
+             last_attempt_time = ?, last_success_time = ?, last_status = ?, last_error = '',
+             consecutive_failures = 0, paused_until = 0
            WHERE uid = ?`,
           o.now,
           o.now,
           o.status,
           o.subscriptionUid,
         );
-      } else {
+        return;
+      }
+      yield* run(
+        `UPDATE webhook_subscriptions SET failed_attempts = failed_attempts + 1,
+           abandoned_count = abandoned_count + ?, last_attempt_time = ?, last_status = ?,
+           last_error = ?, consecutive_failures = consecutive_failures + 1,
+           paused_until = ? WHERE uid = ?`,
+        o.retryAt === undefined ? 1 : 0,
+        o.now,
+        o.status,
+        o.error,
+        o.pauseUntil ?? 0,
+        o.subscriptionUid,
+      );
+      if (o.pauseUntil !== undefined) {
+        // The breaker opens: what is due of the subscription waits for the pause to end, out
+        // of every claim's way (the claim reads the due rows by time).
         yield* run(
-          `UPDATE webhook_subscriptions SET failed_attempts = failed_attempts + 1,
-             abandoned_count = abandoned_count + ?, last_attempt_time = ?, last_status = ?,
-             last_error = ? WHERE uid = ?`,
-          o.retryAt === undefined ? 1 : 0,
-          o.now,
-          o.status,
-          o.error,
+          `UPDATE webhook_deliveries SET next_attempt_time = ?
+           WHERE subscription_uid = ? AND next_attempt_time < ? AND lease_until <= ?`,
+          o.pauseUntil,
           o.subscriptionUid,
+          o.pauseUntil,
+          o.now,
         );
       }
     },
