@@ -57,30 +57,41 @@ function* count(text: string, ...params: string[]): Steps<number> {
   return Number((yield* one<{ n: number | string }>(text, ...params))?.n ?? 0);
 }
 
-// The deliveries a claim takes, fairly (docs/events.md "Fair delivery"). `busy` is what is in
-// flight on every server (a lease not run out), counted per subscription and organization.
-// `due` ranks each subscription's due deliveries, oldest first, among those of subscriptions
-// not paused by their circuit breaker; a subscription takes at most its cap less what it has
-// in flight (one, a probe, when half-open). `ranked` then ranks each organization's rows by
-// how busy their subscription would be, so its subscriptions take turns; the claim takes
-// the rows that keep every organization under its cap, the least busy first: round-robin
-// across organizations and their subscriptions, never oldest first overall. Parameters, in
-// order: now, now, probeAfter, perSubscription, now, now, now, perOrganization, limit.
-const fairPick = `busy AS (
+// The deliveries a claim takes, fairly (docs/events.md "Fair delivery"), in work bounded by
+// the subscriptions with deliveries waiting, never by how many wait: `subs` walks the
+// distinct subscriptions of the outbox down its index (a skip scan: one probe each), and
+// `cand` takes each one's oldest due deliveries, at most its cap, down the same index (on
+// PostgreSQL a LATERAL join; SQLite, which has none, looks them up by id IN a correlated
+// subquery). `busy` is what is in flight on every server (a lease not run out), counted per
+// subscription and organization. `due` keeps the candidates of subscriptions not paused by
+// their breaker, at most their cap less what they have in flight (one, a probe, when
+// half-open); `ranked` then ranks each organization's rows by how busy their subscription
+// would be, so its subscriptions take turns; the claim takes the rows that keep every
+// organization under its cap, the least busy first: round-robin across organizations and
+// their subscriptions, never oldest first overall. Parameters, in order: now, now, now,
+// perSubscription, probeAfter, perSubscription, now, perOrganization, limit.
+const fairPick = (candidates: string) => `RECURSIVE subs(uid) AS (
+      SELECT min(subscription_uid) FROM webhook_deliveries
+      UNION ALL
+      SELECT (SELECT min(d.subscription_uid) FROM webhook_deliveries d WHERE d.subscription_uid > subs.uid)
+      FROM subs WHERE subs.uid IS NOT NULL
+    ),
+    busy AS MATERIALIZED (
       SELECT d.subscription_uid, s.org_uid
       FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
       WHERE d.lease_until > ?
     ),
     sub_busy AS (SELECT subscription_uid, count(*) AS n FROM busy GROUP BY subscription_uid),
     org_busy AS (SELECT org_uid, count(*) AS n FROM busy GROUP BY org_uid),
+    cand AS (${candidates}),
     due AS (
-      SELECT d.id, d.subscription_uid, s.org_uid, d.next_attempt_time,
+      SELECT c.id, c.subscription_uid, s.org_uid, c.next_attempt_time,
         CASE WHEN s.consecutive_failures >= ? THEN 1 ELSE ? END AS cap,
         row_number() OVER (
-          PARTITION BY d.subscription_uid ORDER BY d.next_attempt_time, d.id
+          PARTITION BY c.subscription_uid ORDER BY c.next_attempt_time, c.id
         ) AS sub_rank
-      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
-      WHERE d.next_attempt_time <= ? AND d.lease_until <= ? AND s.paused_until <= ?
+      FROM cand c JOIN webhook_subscriptions s ON s.uid = c.subscription_uid
+      WHERE s.paused_until <= ?
     ),
     open AS (
       SELECT due.id, due.org_uid, due.next_attempt_time,
@@ -100,15 +111,24 @@ const fairPick = `busy AS (
       ORDER BY org_load, sub_load, next_attempt_time, id LIMIT ?
     )`;
 
+// A subscription's oldest due deliveries (`columns` of them), down its (subscription_uid,
+// next_attempt_time) index, stopping at the cap: the parameters now, now, perSubscription.
+const oldestDue = (columns: string) => `SELECT ${columns} FROM webhook_deliveries x
+        WHERE x.subscription_uid = subs.uid AND x.next_attempt_time <= ?
+          AND x.lease_until <= ?
+        ORDER BY x.next_attempt_time LIMIT ?`;
+
 // The claim itself: the picked rows leased and their attempt counted, in one statement. The
 // parameters after fairPick's: lease, leaseUntil, now.
 const claimDue = {
-  sqlite: `WITH ${fairPick}
+  sqlite: `WITH ${fairPick(`SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      JOIN webhook_deliveries d ON d.id IN (${oldestDue("x.id")})`)}
     UPDATE webhook_deliveries SET lease = ?, lease_until = ?, attempts = attempts + 1
     WHERE id IN (SELECT id FROM pick) AND lease_until <= ? RETURNING id`,
   // A row another claim leased meanwhile is read again before it is updated (READ COMMITTED)
   // and left alone: no delivery is claimed twice.
-  pg: `WITH ${fairPick}
+  pg: `WITH ${fairPick(`SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      CROSS JOIN LATERAL (${oldestDue("x.id, x.subscription_uid, x.next_attempt_time")}) d`)}
     UPDATE webhook_deliveries d SET lease = ?, lease_until = ?, attempts = d.attempts + 1
     FROM pick WHERE d.id = pick.id AND d.lease_until <= ? RETURNING d.id`,
 };
@@ -263,10 +283,11 @@ export const subscriptionOps = {
       const ids = yield* rows<{ id: string }>(
         claimDue,
         c.now,
+        c.now,
+        c.now,
+        c.perSubscription,
         c.probeAfter,
         c.perSubscription,
-        c.now,
-        c.now,
         c.now,
         c.perOrganization,
         c.limit,
