@@ -341,11 +341,15 @@ export const subscriptionOps = {
         `UPDATE webhook_subscriptions SET failed_attempts = failed_attempts + 1,
            abandoned_count = abandoned_count + ?, last_attempt_time = ?, last_status = ?,
            last_error = ?, consecutive_failures = consecutive_failures + 1,
-           paused_until = ? WHERE uid = ?`,
+           paused_until = CASE WHEN ? > paused_until THEN ? ELSE paused_until END
+         WHERE uid = ?`,
         o.retryAt === undefined ? 1 : 0,
         o.now,
         o.status,
         o.error,
+        // A pause only ever grows here (an attempt in flight when another opened the breaker
+        // must not close it by failing); a success ends it.
+        o.pauseUntil ?? 0,
         o.pauseUntil ?? 0,
         o.subscriptionUid,
       );
