@@ -108,13 +108,9 @@ export interface DeliveryOutcome {
   pauseUntil?: number;
 }
 
-/** A claim of due deliveries (SubscriptionStore.claimDeliveries). */
-export interface DeliveryClaim {
+/** What a claim of due deliveries asks of them (SubscriptionStore.findDueDelivery). */
+export interface DueQuery {
   now: number;
-  /** The most deliveries claimed. */
-  limit: number;
-  lease: string;
-  leaseUntil: number;
   /** The most attempts in flight at once for one subscription, across servers. */
   perSubscription: number;
   /** The most attempts in flight at once for one organization, across servers. */
@@ -124,6 +120,14 @@ export interface DeliveryClaim {
    * probe) once its pause is over, until one succeeds.
    */
   probeAfter: number;
+}
+
+/** A claim of due deliveries (SubscriptionStore.claimDeliveries). */
+export interface DeliveryClaim extends DueQuery {
+  /** The most deliveries claimed. */
+  limit: number;
+  lease: string;
+  leaseUntil: number;
 }
 
 /**
@@ -154,10 +158,12 @@ export interface SubscriptionStore {
   /** List subscriptions (children of their group in the uid tree). */
   listSubscriptions(query: ListQuery): Promise<ListPage<SubscriptionRecord>>;
   /**
-   * The id of a delivery due at `now` and not leased, or undefined: the idle deliverer's one
-   * read (no write transaction while there is nothing to send).
+   * The id of a delivery a claim with these caps would take at `now` (due, not leased, of a
+   * subscription not paused and under its caps), or undefined: the deliverer's one read
+   * before a claim, so neither an idle outbox nor one where everything due waits for a busy
+   * organization's turn costs a write transaction (or, on PostgreSQL, the claims' lock).
    */
-  findDueDelivery(now: number): Promise<string | undefined>;
+  findDueDelivery(at: DueQuery): Promise<string | undefined>;
   /**
    * Claim up to `limit` deliveries due at `now`, not leased by anyone, of subscriptions not
    * paused: each leased to `lease` until `leaseUntil` and its attempt counted. Fair: no

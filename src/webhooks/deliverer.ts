@@ -162,17 +162,21 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
     const room = opts.concurrency - inFlight.size;
     if (room <= 0) return;
     const now = opts.now();
-    // A read first: an idle outbox costs no write transaction.
-    if ((await opts.store.findDueDelivery(now)) === undefined) return;
-    const lease = randomUUID();
-    const claimed = await opts.store.claimDeliveries({
+    const due = {
       now,
-      limit: room,
-      lease,
-      leaseUntil: now + opts.timeoutMs + leaseMarginMs,
       perOrganization: opts.perOrganization,
       perSubscription: opts.perSubscription,
       probeAfter: breakerFailures,
+    };
+    // A read first: an idle outbox, or one whose due deliveries all wait for their
+    // organization's or subscription's turn, costs no write transaction.
+    if ((await opts.store.findDueDelivery(due)) === undefined) return;
+    const lease = randomUUID();
+    const claimed = await opts.store.claimDeliveries({
+      ...due,
+      limit: room,
+      lease,
+      leaseUntil: now + opts.timeoutMs + leaseMarginMs,
     });
     for (const d of claimed) {
       const p: Promise<void> = attempt(d, lease)

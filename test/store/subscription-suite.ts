@@ -144,8 +144,8 @@ export function subscriptionCases(store: () => Store): void {
       await s.claimDeliveries({ ...fair, now: t0 - 1, limit: 5, lease: "a", leaseUntil: t0 }),
     ).toEqual([]);
     const b = Date.now() + 10_000;
-    expect(await s.findDueDelivery(t0 - 1)).toBeUndefined();
-    expect(await s.findDueDelivery(b)).toBeDefined();
+    expect(await s.findDueDelivery({ ...fair, now: t0 - 1 })).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now: b })).toBeDefined();
     const [d] = await s.claimDeliveries({
       ...fair,
       now: b,
@@ -153,8 +153,8 @@ export function subscriptionCases(store: () => Store): void {
       lease: "a",
       leaseUntil: b + 100,
     });
-    expect(await s.findDueDelivery(b + 50)).toBeUndefined();
-    expect(await s.findDueDelivery(b + 100)).toBe(d!.id);
+    expect(await s.findDueDelivery({ ...fair, now: b + 50 })).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now: b + 100 })).toBe(d!.id);
     expect(d).toMatchObject({
       subscriptionUid: hook.uid,
       sink: "https://hooks.example.com/x",
@@ -309,6 +309,11 @@ export function subscriptionCases(store: () => Store): void {
     expect(count(hogA.uid)).toBeLessThanOrEqual(2);
     expect(count(hogB.uid)).toBeLessThanOrEqual(2);
     expect(await claim("c", 10, { perOrganization: 3, perSubscription: 2 })).toEqual([]);
+    // The read before a claim says so too: nothing to claim, no write transaction.
+    expect(
+      await s.findDueDelivery({ ...fair, perOrganization: 3, perSubscription: 2, now }),
+    ).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now })).toBeDefined();
 
     // hogA's sink fails and the deliverer opens its breaker: paused, its due deliveries
     // put off with it.

@@ -14,6 +14,7 @@ import { StoreError } from "../store.js";
 import type {
   DeliveryClaim,
   DeliveryOutcome,
+  DueQuery,
   NewSubscription,
   SubscriptionPatch,
 } from "../subscription-store.js";
@@ -118,20 +119,45 @@ const oldestDue = (columns: string) => `SELECT ${columns} FROM webhook_deliverie
           AND x.lease_until <= ?
         ORDER BY x.next_attempt_time LIMIT ?`;
 
+// The candidates of each dialect (fairPick's `cand`).
+const candidates = {
+  sqlite: `SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      JOIN webhook_deliveries d ON d.id IN (${oldestDue("x.id")})`,
+  pg: `SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      CROSS JOIN LATERAL (${oldestDue("x.id, x.subscription_uid, x.next_attempt_time")}) d`,
+};
+
+// What a claim would take, read only: fairPick's parameters with a limit of 1.
+const findClaimable = {
+  sqlite: `WITH ${fairPick(candidates.sqlite)} SELECT id FROM pick`,
+  pg: `WITH ${fairPick(candidates.pg)} SELECT id FROM pick`,
+};
+
 // The claim itself: the picked rows leased and their attempt counted, in one statement. The
 // parameters after fairPick's: lease, leaseUntil, now.
 const claimDue = {
-  sqlite: `WITH ${fairPick(`SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
-      JOIN webhook_deliveries d ON d.id IN (${oldestDue("x.id")})`)}
+  sqlite: `WITH ${fairPick(candidates.sqlite)}
     UPDATE webhook_deliveries SET lease = ?, lease_until = ?, attempts = attempts + 1
     WHERE id IN (SELECT id FROM pick) AND lease_until <= ? RETURNING id`,
   // A row another claim leased meanwhile is read again before it is updated (READ COMMITTED)
   // and left alone: no delivery is claimed twice.
-  pg: `WITH ${fairPick(`SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
-      CROSS JOIN LATERAL (${oldestDue("x.id, x.subscription_uid, x.next_attempt_time")}) d`)}
+  pg: `WITH ${fairPick(candidates.pg)}
     UPDATE webhook_deliveries d SET lease = ?, lease_until = ?, attempts = d.attempts + 1
     FROM pick WHERE d.id = pick.id AND d.lease_until <= ? RETURNING d.id`,
 };
+
+// fairPick's parameters, in its order.
+const pickParams = (q: DueQuery, limit: number) => [
+  q.now,
+  q.now,
+  q.now,
+  q.perSubscription,
+  q.probeAfter,
+  q.perSubscription,
+  q.now,
+  q.perOrganization,
+  limit,
+];
 
 // PostgreSQL's replicas claim one at a time: each claim then counts the leases of the one
 // before it, so the caps hold across replicas (a claim is a few milliseconds). SQLite's one
@@ -266,12 +292,8 @@ export const subscriptionOps = {
 
   listSubscriptions: list(subscriptionListColumns, subscriptionRecordOf),
 
-  findDueDelivery: read(function* (now: number) {
-    const row = yield* one<{ id: string }>(
-      "SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ? LIMIT 1",
-      now,
-      now,
-    );
+  findDueDelivery: read(function* (q: DueQuery) {
+    const row = yield* one<{ id: string }>(findClaimable, ...pickParams(q, 1));
     return row?.id;
   }),
 
@@ -282,15 +304,7 @@ export const subscriptionOps = {
       yield* run(claimLock);
       const ids = yield* rows<{ id: string }>(
         claimDue,
-        c.now,
-        c.now,
-        c.now,
-        c.perSubscription,
-        c.probeAfter,
-        c.perSubscription,
-        c.now,
-        c.perOrganization,
-        c.limit,
+        ...pickParams(c, c.limit),
         c.lease,
         c.leaseUntil,
         c.now,
