@@ -106,6 +106,10 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Delivery attempts in flight at once, per server. */
   webhookConcurrency: number;
+  /** Delivery attempts in flight at once for one organization, across servers. */
+  webhookOrganizationConcurrency: number;
+  /** Delivery attempts in flight at once for one subscription, across servers. */
+  webhookSubscriptionConcurrency: number;
   /** How often the outbox is read when the deliverer is idle. */
   webhookPollMs: number;
 }
@@ -444,6 +448,20 @@ export const settings: readonly Setting[] = [
     help: "delivery attempts in flight at once, per server",
   },
   {
+    key: "webhookOrganizationConcurrency",
+    env: "GATEHOUSE_WEBHOOK_ORGANIZATION_CONCURRENCY",
+    flag: "webhook-organization-concurrency",
+    default: "4",
+    help: "delivery attempts in flight at once for one organization, across all servers",
+  },
+  {
+    key: "webhookSubscriptionConcurrency",
+    env: "GATEHOUSE_WEBHOOK_SUBSCRIPTION_CONCURRENCY",
+    flag: "webhook-subscription-concurrency",
+    default: "2",
+    help: "delivery attempts in flight at once for one subscription, across all servers",
+  },
+  {
     key: "webhookPollMs",
     env: "GATEHOUSE_WEBHOOK_POLL_MS",
     flag: "webhook-poll-ms",
@@ -629,6 +647,8 @@ export type WebhookSettings = Pick<
   | "webhookRetryMaxMs"
   | "webhookTimeoutMs"
   | "webhookConcurrency"
+  | "webhookOrganizationConcurrency"
+  | "webhookSubscriptionConcurrency"
   | "webhookPollMs"
 >;
 
@@ -645,6 +665,8 @@ function webhookSettings(
     webhookRetryMaxMs: int("webhookRetryMaxMs", "3600000", 10, 7 * 86_400_000),
     webhookTimeoutMs: int("webhookTimeoutMs", "10000", 100, 120_000),
     webhookConcurrency: int("webhookConcurrency", "8", 1, 256),
+    webhookOrganizationConcurrency: int("webhookOrganizationConcurrency", "4", 1, 256),
+    webhookSubscriptionConcurrency: int("webhookSubscriptionConcurrency", "2", 1, 256),
     webhookPollMs: int("webhookPollMs", "1000", 10, 600_000),
   };
 }

@@ -15,6 +15,13 @@ export interface DeliveryStateRecord {
   lastStatus: number;
   /** "" when the last attempt succeeded (or none was made). */
   lastError: string;
+  /** Attempts that failed in a row, across deliveries (the circuit breaker's count). */
+  consecutiveFailures: number;
+  /**
+   * Until when no delivery is attempted (the circuit breaker is open), milliseconds since the
+   * epoch; 0 or past: deliveries go on.
+   */
+  pausedUntil: number;
 }
 
 /** A stored webhook subscription, without its secret (the deliverer alone reads that). */
@@ -58,8 +65,13 @@ export interface ClaimedDelivery {
   subscriptionUid: string;
   sink: string;
   secret: string;
-  /** Attempts made before this one. */
-  attempts: number;
+  /**
+   * This attempt's number, 1 for the first: counted when claimed, so an attempt whose server
+   * died (its lease ran out) counts too.
+   */
+  attempt: number;
+  /** The subscription's failed attempts in a row when this one was claimed. */
+  consecutiveFailures: number;
   /** The event as the events table holds it; undefined when it was pruned meanwhile. */
   event?: {
     id: string;
@@ -89,6 +101,33 @@ export interface DeliveryOutcome {
    * row goes and the subscription counts it as abandoned.
    */
   retryAt?: number;
+  /**
+   * A failure that opens the subscription's circuit breaker: no delivery of it is attempted
+   * before this time (its due deliveries and this one's retry are put off until then).
+   */
+  pauseUntil?: number;
+}
+
+/** What a claim of due deliveries asks of them (SubscriptionStore.findDueDelivery). */
+export interface DueQuery {
+  now: number;
+  /** The most attempts in flight at once for one subscription, across servers. */
+  perSubscription: number;
+  /** The most attempts in flight at once for one organization, across servers. */
+  perOrganization: number;
+  /**
+   * A subscription with this many failures in a row is half-open: one attempt at a time (a
+   * probe) once its pause is over, until one succeeds.
+   */
+  probeAfter: number;
+}
+
+/** A claim of due deliveries (SubscriptionStore.claimDeliveries). */
+export interface DeliveryClaim extends DueQuery {
+  /** The most deliveries claimed. */
+  limit: number;
+  lease: string;
+  leaseUntil: number;
 }
 
 /**
@@ -119,20 +158,21 @@ export interface SubscriptionStore {
   /** List subscriptions (children of their group in the uid tree). */
   listSubscriptions(query: ListQuery): Promise<ListPage<SubscriptionRecord>>;
   /**
-   * The id of a delivery due at `now` and not leased, or undefined: the idle deliverer's one
-   * read (no write transaction while there is nothing to send).
+   * The id of a delivery a claim with these caps would take at `now` (due, not leased, of a
+   * subscription not paused and under its caps), or undefined: the deliverer's one read
+   * before a claim, so neither an idle outbox nor one where everything due waits for a busy
+   * organization's turn costs a write transaction (or, on PostgreSQL, the claims' lock).
    */
-  findDueDelivery(now: number): Promise<string | undefined>;
+  findDueDelivery(at: DueQuery): Promise<string | undefined>;
   /**
-   * Claim up to `limit` deliveries due at `now` and not leased by anyone: each leased to
-   * `lease` until `leaseUntil`. Safe between replicas (FOR UPDATE SKIP LOCKED on PostgreSQL).
+   * Claim up to `limit` deliveries due at `now`, not leased by anyone, of subscriptions not
+   * paused: each leased to `lease` until `leaseUntil` and its attempt counted. Fair: no
+   * subscription or organization gets more attempts in flight (leased, on any server) than
+   * its cap, and the claim goes round the organizations and their subscriptions (the least
+   * busy first, each one's oldest delivery first) rather than oldest first overall. Safe
+   * between replicas (one claim at a time on PostgreSQL, under an advisory lock).
    */
-  claimDeliveries(claim: {
-    now: number;
-    limit: number;
-    lease: string;
-    leaseUntil: number;
-  }): Promise<ClaimedDelivery[]>;
+  claimDeliveries(claim: DeliveryClaim): Promise<ClaimedDelivery[]>;
   /** Record an attempt's outcome, if the lease is still the deliverer's. */
   finishDelivery(outcome: DeliveryOutcome): Promise<void>;
   /** Delivery rows waiting in all (the outbox depth metric). */

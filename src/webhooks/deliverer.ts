@@ -16,6 +16,10 @@ export interface DeliverySettings {
   retryMaxMs: number;
   /** Attempts in flight at once, per server. */
   concurrency: number;
+  /** Attempts in flight at once for one organization, across servers. */
+  perOrganization: number;
+  /** Attempts in flight at once for one subscription, across servers. */
+  perSubscription: number;
   /** How often the outbox is read when idle. */
   pollMs: number;
   /** The longest one attempt may take. */
@@ -39,6 +43,12 @@ export interface Deliverer {
   /** Stop claiming; wait for the attempts in flight (bounded by their timeout). */
   stop(): Promise<void>;
 }
+
+/**
+ * Failed attempts in a row (across deliveries) after which a subscription's circuit breaker
+ * opens: its deliveries pause, then one attempt at a time probes the sink until one succeeds.
+ */
+export const breakerFailures = 5;
 
 // Past an attempt's own timeout, how long its lease still keeps other claims off: the time to
 // record the outcome. A replica that dies mid-attempt delays that delivery by this much.
@@ -69,9 +79,12 @@ export function cloudEventBody(event: NonNullable<ClaimedDelivery["event"]>): st
 }
 
 /**
- * Start delivering the outbox: claim due deliveries (at most `concurrency` in flight), POST
- * each signed event to its sink, record the outcome, retry failures with backoff until the
- * attempts are spent. Off every request path: a slow or dead sink only holds a delivery slot.
+ * Start delivering the outbox: claim due deliveries (at most `concurrency` in flight here,
+ * `perOrganization` and `perSubscription` across servers, taken in turns: the store's
+ * claimDeliveries), POST each signed event to its sink, record the outcome, retry failures
+ * with backoff until the attempts are spent, and pause a subscription whose sink failed
+ * breakerFailures times in a row. Off every request path: a slow or dead sink holds at most
+ * its subscription's share of the slots, and none while paused.
  */
 export function startDeliverer(opts: DelivererOptions): Deliverer {
   const random = opts.random ?? Math.random;
@@ -83,7 +96,8 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
   let current: Promise<void> | undefined;
 
   const attempt = async (d: ClaimedDelivery, lease: string) => {
-    const made = d.attempts + 1;
+    // Counted by the claim: a claim whose server died before the outcome counts too.
+    const made = d.attempt;
     let status = 0;
     let error = "";
     if (!d.event) {
@@ -110,15 +124,28 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
     const delivered = error === "";
     const giveUp = !delivered && (made >= opts.maxAttempts || !d.event);
     const now = opts.now();
+    // The sink's failures in a row, this one included: from breakerFailures on, every failure
+    // pauses the subscription, each pause longer (the retries' backoff), so a dead or hanging
+    // sink costs one attempt a pause and no slot in between.
+    const inARow = d.consecutiveFailures + 1;
+    const pauseMs =
+      delivered || !d.event || inARow < breakerFailures
+        ? undefined
+        : retryDelayMs(inARow - breakerFailures + 1, opts, random);
+    const why = giveUp ? `gave up after ${made} attempts: ${error}` : error;
     await opts.store.finishDelivery({
       id: d.id,
       lease,
       subscriptionUid: d.subscriptionUid,
       delivered,
       status,
-      error: giveUp ? `gave up after ${made} attempts: ${error}` : error,
+      error:
+        pauseMs === undefined
+          ? why
+          : `${why} (${inARow} failures in a row: deliveries paused for ${Math.ceil(pauseMs / 1000)} s)`,
       now,
       ...(delivered || giveUp ? {} : { retryAt: now + retryDelayMs(made, opts, random) }),
+      ...(pauseMs === undefined ? {} : { pauseUntil: now + pauseMs }),
     });
     opts.onAttempt?.(delivered ? "delivered" : "failed");
     if (giveUp) {
@@ -135,11 +162,18 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
     const room = opts.concurrency - inFlight.size;
     if (room <= 0) return;
     const now = opts.now();
-    // A read first: an idle outbox costs no write transaction.
-    if ((await opts.store.findDueDelivery(now)) === undefined) return;
+    const due = {
+      now,
+      perOrganization: opts.perOrganization,
+      perSubscription: opts.perSubscription,
+      probeAfter: breakerFailures,
+    };
+    // A read first: an idle outbox, or one whose due deliveries all wait for their
+    // organization's or subscription's turn, costs no write transaction.
+    if ((await opts.store.findDueDelivery(due)) === undefined) return;
     const lease = randomUUID();
     const claimed = await opts.store.claimDeliveries({
-      now,
+      ...due,
       limit: room,
       lease,
       leaseUntil: now + opts.timeoutMs + leaseMarginMs,

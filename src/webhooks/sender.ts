@@ -30,6 +30,18 @@ export interface WebhookAnswer {
 export type WebhookSender = (req: WebhookRequest) => Promise<WebhookAnswer>;
 
 /**
+ * What an attempt without an HTTP answer says while private sink addresses are allowed: the
+ * same words for a refused connection, a reset, a TLS failure and a timeout, so that a
+ * subscription's lastError cannot map which ports of the inside network are open (issue 35
+ * N8). The timing still differs (a refusal fails at once): docs/events.md "SSRF rules".
+ */
+export const unreachedSink =
+  "the sink could not be reached or gave no answer (the cause is not shown while private sink addresses are allowed)";
+
+// Errors that tell nothing of a port: a name that does not resolve, an address refused here.
+const portBlind = new Set(["ENOTFOUND", "EAI_AGAIN", "EREFUSEDSINKADDRESS"]);
+
+/**
  * Create the sender of deliveries: one POST, the sink's rules checked again (settings may
  * have changed since the subscription was made) and its name resolved and pinned to allowed
  * addresses, no redirect followed (a 3xx is a failed attempt), at most `maxBytes` of the
@@ -39,6 +51,21 @@ export type WebhookSender = (req: WebhookRequest) => Promise<WebhookAnswer>;
 export function createWebhookSender(opts: SenderOptions): WebhookSender {
   const maxBytes = opts.maxBytes ?? maxAnswerBytes;
   const lookup = sinkLookup(opts.rules);
+  const send = sendOnce(opts, maxBytes, lookup);
+  if (!opts.rules.allowPrivateAddresses) return send;
+  return (w) =>
+    send(w).catch((err: unknown) => {
+      const code = (err as { code?: unknown }).code;
+      throw typeof code === "string" && portBlind.has(code) ? err : new Error(unreachedSink);
+    });
+}
+
+// One POST, its errors as they are.
+function sendOnce(
+  opts: SenderOptions,
+  maxBytes: number,
+  lookup: ReturnType<typeof sinkLookup>,
+): WebhookSender {
   return (w) =>
     new Promise<WebhookAnswer>((resolve, reject) => {
       const problem = sinkProblem(w.sink, opts.rules);

@@ -17,6 +17,21 @@ const loopback = new BlockList();
 loopback.addSubnet("127.0.0.0", 8, "ipv4");
 loopback.addAddress("::1", "ipv6");
 
+// "This host" (RFC 1122): a connection to 0.0.0.0 or :: reaches the server's own loopback, so
+// no setting lets a sink be one (issue 35 N8: with private addresses allowed, it scanned the
+// server's own ports). The IPv4-mapped forms are checked against the IPv4 rule.
+const unspecified = new BlockList();
+unspecified.addSubnet("0.0.0.0", 8, "ipv4");
+unspecified.addAddress("::", "ipv6");
+
+/** Whether an IP literal (with or without brackets, IPv4-mapped too) is unspecified. */
+function isUnspecifiedAddress(address: string): boolean {
+  const ip = address.replace(/^\[(.*)\]$/, "$1");
+  const family = isIP(ip);
+  if (family === 0) return false;
+  return unspecified.check(ip, family === 4 ? "ipv4" : "ipv6");
+}
+
 /** Whether an IP literal (IPv6 with or without brackets, IPv4-mapped too) is loopback. */
 function isLoopbackAddress(address: string): boolean {
   const ip = address.replace(/^\[(.*)\]$/, "$1");
@@ -35,11 +50,13 @@ function isLoopbackHost(hostname: string): boolean {
 }
 
 /**
- * Whether the server may connect to `address` for a sink: loopback only when allowed,
- * private and reserved ranges (the OIDC issuers' list: RFC 1918, link-local and the cloud
- * metadata address, CGNAT, ULA...) only when allowed, any public address.
+ * Whether the server may connect to `address` for a sink: never an unspecified address
+ * (0.0.0.0/8, ::: the server itself), loopback only when allowed, private and reserved
+ * ranges (the OIDC issuers' list: RFC 1918, link-local and the cloud metadata address,
+ * CGNAT, ULA...) only when allowed, any public address.
  */
 export function isAllowedSinkAddress(address: string, rules: SinkRules): boolean {
+  if (isUnspecifiedAddress(address)) return false;
   if (isLoopbackAddress(address)) return rules.allowLoopback;
   if (isPrivateAddress(address)) return rules.allowPrivateAddresses;
   return true;
@@ -65,6 +82,9 @@ export function sinkProblem(sink: string, rules: SinkRules): string | undefined 
   if (url.username !== "" || url.password !== "") return "must not carry credentials";
   if (url.hash !== "") return "must not have a fragment";
   const host = url.hostname;
+  if (isUnspecifiedAddress(host)) {
+    return "must not be an unspecified address (0.0.0.0/8, ::): it reaches the server itself";
+  }
   if (isLoopbackHost(host)) {
     return rules.allowLoopback
       ? undefined

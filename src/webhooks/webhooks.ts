@@ -48,6 +48,8 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
         retryBaseMs: config.webhookRetryBaseMs,
         retryMaxMs: config.webhookRetryMaxMs,
         concurrency: config.webhookConcurrency,
+        perOrganization: config.webhookOrganizationConcurrency,
+        perSubscription: config.webhookSubscriptionConcurrency,
         pollMs: config.webhookPollMs,
         timeoutMs: config.webhookTimeoutMs,
         log: deps.log,

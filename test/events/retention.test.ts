@@ -158,8 +158,15 @@ describe.each(["sqlite", "postgres"] as const)("event retention on %s", (backend
     expect(await times()).toEqual([400]);
 
     // A failed attempt to be retried: still owed, still kept.
+    const fair = { perOrganization: 10, perSubscription: 10, probeAfter: 5 };
     const claim = async (lease: string) => {
-      const claimed = await store.claimDeliveries({ now: t, limit: 10, lease, leaseUntil: t + 1 });
+      const claimed = await store.claimDeliveries({
+        ...fair,
+        now: t,
+        limit: 10,
+        lease,
+        leaseUntil: t + 1,
+      });
       expect(claimed).toHaveLength(1);
       expect(claimed[0]!.event?.subject).toBeDefined();
       return claimed[0]!.id;

@@ -12,6 +12,7 @@ import {
 const strict: SinkRules = { allowLoopback: false, allowPrivateAddresses: false };
 const dev: SinkRules = { allowLoopback: true, allowPrivateAddresses: false };
 const inside: SinkRules = { allowLoopback: false, allowPrivateAddresses: true };
+const open: SinkRules = { allowLoopback: true, allowPrivateAddresses: true };
 
 describe("webhook sink rules", () => {
   it.each([
@@ -38,6 +39,16 @@ describe("webhook sink rules", () => {
     ["file:///etc/passwd", dev, "https URL"],
     ["hooks.example.com", strict, "https URL"],
     [`https://hooks.example.com/${"a".repeat(2100)}`, strict, "at most 2048"],
+    // The unspecified addresses reach the server itself: refused whatever the settings say.
+    ["https://0.0.0.0:8443/x", inside, "unspecified"],
+    ["https://0.0.0.0:8443/x", open, "unspecified"],
+    ["http://0.0.0.0:8080/x", open, "unspecified"],
+    ["https://0/x", open, "unspecified"],
+    ["https://0x0:22/x", open, "unspecified"],
+    ["https://0.1.2.3/x", open, "unspecified"],
+    ["https://[::]/x", open, "unspecified"],
+    ["https://[0:0::0]:8443/x", open, "unspecified"],
+    ["https://[::ffff:0.0.0.0]/x", open, "unspecified"],
   ] as const)("%s", (sink, rules, problem) => {
     const got = sinkProblem(sink, rules);
     if (problem === undefined) expect(got).toBeUndefined();
@@ -56,6 +67,10 @@ describe("webhook sink rules", () => {
     expect(isAllowedSinkAddress("192.168.1.1", inside)).toBe(true);
     expect(isAllowedSinkAddress("192.168.1.1", dev)).toBe(false);
     expect(isAllowedSinkAddress("8.8.8.8", strict)).toBe(true);
+    // A name resolving to an unspecified address is refused under any settings.
+    for (const address of ["0.0.0.0", "0.255.1.1", "::", "::ffff:0.0.0.0"]) {
+      expect(isAllowedSinkAddress(address, open), address).toBe(false);
+    }
   });
 
   it("backs off exponentially, with jitter, up to the cap", () => {

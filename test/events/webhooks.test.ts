@@ -275,6 +275,9 @@ describe.each(backends)("webhooks on %s", (backend) => {
     expect(await refused("https://[fd00::1]/x")).toContain("private");
     expect(await refused("https://[::ffff:192.168.1.1]/x")).toContain("private");
     expect(await refused("https://user:pw@hooks.example.com/x")).toContain("credentials");
+    // The server itself, loopback sinks allowed or not (issue 35 N8).
+    expect(await refused("http://0.0.0.0:8080/x")).toContain("unspecified");
+    expect(await refused("https://[::]:8443/x")).toContain("unspecified");
     expect(await refused("not a url")).toContain("https URL");
     expect(await refused("https://hooks.example.com/x", ["dev.gatehouse.iam.*"])).toContain(
       "no wildcards",

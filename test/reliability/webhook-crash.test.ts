@@ -83,7 +83,9 @@ describe.each(backends)("webhook outbox across a crash on %s", (backend) => {
       type: "dev.gatehouse.iam.group.created.v1",
       subject: group.uid,
     });
-    expect(again!.headers["gatehouse-attempt"]).toBe("1");
+    // The dead process's attempt counts (issue 36 item 6): counted when it was claimed.
+    expect(inFlight!.headers["gatehouse-attempt"]).toBe("1");
+    expect(again!.headers["gatehouse-attempt"]).toBe("2");
     let state: Record<string, string> = {};
     for (let i = 0; i < 100 && state.deliveredCount !== "1"; i++) {
       const got = await fetch(`${url}/events/v2beta1/subscriptions/${subUid}`, { headers: auth });

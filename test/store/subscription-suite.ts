@@ -10,6 +10,9 @@ const G2 = `${R}/2222222222222222`;
 const Other = "f".repeat(40);
 const created = "dev.gatehouse.iam.group.created.v1";
 
+// Caps no case but the fairness one reaches.
+const fair = { perOrganization: 100, perSubscription: 100, probeAfter: 5 };
+
 let next = 0;
 const childOf = (parent: string) => `${parent}/${(++next).toString(16).padStart(16, "0")}`;
 
@@ -65,6 +68,8 @@ export function subscriptionCases(store: () => Store): void {
       lastSuccessTime: 0,
       lastStatus: 0,
       lastError: "",
+      consecutiveFailures: 0,
+      pausedUntil: 0,
     });
     expect(JSON.stringify(made)).not.toContain("whsec_test");
     expect(await s.getSubscription(made.uid)).toEqual(made);
@@ -135,34 +140,43 @@ export function subscriptionCases(store: () => Store): void {
       s.createGroup({ uid: g, parentUid: G, name: "c", description: "", now: 100 }),
     );
     // Due from the event's time (the store's clock), not before.
-    expect(await s.claimDeliveries({ now: t0 - 1, limit: 5, lease: "a", leaseUntil: t0 })).toEqual(
-      [],
-    );
+    expect(
+      await s.claimDeliveries({ ...fair, now: t0 - 1, limit: 5, lease: "a", leaseUntil: t0 }),
+    ).toEqual([]);
     const b = Date.now() + 10_000;
-    expect(await s.findDueDelivery(t0 - 1)).toBeUndefined();
-    expect(await s.findDueDelivery(b)).toBeDefined();
-    const [d] = await s.claimDeliveries({ now: b, limit: 5, lease: "a", leaseUntil: b + 100 });
-    expect(await s.findDueDelivery(b + 50)).toBeUndefined();
-    expect(await s.findDueDelivery(b + 100)).toBe(d!.id);
+    expect(await s.findDueDelivery({ ...fair, now: t0 - 1 })).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now: b })).toBeDefined();
+    const [d] = await s.claimDeliveries({
+      ...fair,
+      now: b,
+      limit: 5,
+      lease: "a",
+      leaseUntil: b + 100,
+    });
+    expect(await s.findDueDelivery({ ...fair, now: b + 50 })).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now: b + 100 })).toBe(d!.id);
     expect(d).toMatchObject({
       subscriptionUid: hook.uid,
       sink: "https://hooks.example.com/x",
       secret: "whsec_test",
-      attempts: 0,
+      attempt: 1,
       event: { type: created, subject: g },
     });
     expect(d!.event!.time).toBeGreaterThanOrEqual(t0);
     // Leased: nobody else gets it until the lease ends; then another claim takes it over.
     expect(
-      await s.claimDeliveries({ now: b + 50, limit: 5, lease: "b", leaseUntil: b + 300 }),
+      await s.claimDeliveries({ ...fair, now: b + 50, limit: 5, lease: "b", leaseUntil: b + 300 }),
     ).toEqual([]);
     const [again] = await s.claimDeliveries({
+      ...fair,
       now: b + 100,
       limit: 5,
       lease: "b",
       leaseUntil: b + 300,
     });
     expect(again!.id).toBe(d!.id);
+    // Its attempt counts the first one, whose holder never told its outcome.
+    expect(again!.attempt).toBe(2);
     // The first holder's late outcome is ignored.
     const base = {
       id: d!.id,
@@ -183,15 +197,22 @@ export function subscriptionCases(store: () => Store): void {
       lastAttemptTime: b + 110,
     });
     expect(
-      await s.claimDeliveries({ now: b + 999, limit: 5, lease: "c", leaseUntil: b + 2000 }),
+      await s.claimDeliveries({
+        ...fair,
+        now: b + 999,
+        limit: 5,
+        lease: "c",
+        leaseUntil: b + 2000,
+      }),
     ).toEqual([]);
     const [third] = await s.claimDeliveries({
+      ...fair,
       now: b + 1000,
       limit: 5,
       lease: "c",
       leaseUntil: b + 2000,
     });
-    expect(third!.attempts).toBe(1);
+    expect(third!.attempt).toBe(3);
     await s.finishDelivery({
       ...base,
       lease: "c",
@@ -218,7 +239,13 @@ export function subscriptionCases(store: () => Store): void {
       s.createGroup({ uid: childOf(G), parentUid: G, name: "d", description: "", now: 1 }),
     );
     const later = Date.now() + 10_000;
-    const [d] = await s.claimDeliveries({ now: later, limit: 5, lease: "a", leaseUntil: later });
+    const [d] = await s.claimDeliveries({
+      ...fair,
+      now: later,
+      limit: 5,
+      lease: "a",
+      leaseUntil: later,
+    });
     await s.finishDelivery({
       id: d!.id,
       lease: "a",
@@ -245,5 +272,158 @@ export function subscriptionCases(store: () => Store): void {
     await s.deleteGroup(empty);
     expect(await s.getSubscription(there.uid)).toBeUndefined();
     expect(await s.getOutboxDepth()).toBe(0);
+  });
+
+  it("claims in turns across organizations and subscriptions, within their caps", async () => {
+    const s = store();
+    const hogA = await s.createSubscription(sub({ groupUid: R, uid: childOf(R) }));
+    const hogB = await s.createSubscription(sub({ groupUid: R, uid: childOf(R) }));
+    const calm = await s.createSubscription(sub({ groupUid: Other, uid: childOf(Other) }));
+    // Six events of R, older than Other's one: twelve deliveries of R before Other's.
+    for (let i = 0; i < 6; i++) {
+      await asCall(created, () =>
+        s.createGroup({ uid: childOf(G), parentUid: G, name: `busy${i}`, description: "", now: 1 }),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 5));
+    await asCall(created, () =>
+      s.createGroup({
+        uid: childOf(Other),
+        parentUid: Other,
+        name: "calm",
+        description: "",
+        now: 1,
+      }),
+    );
+    const now = Date.now() + 10_000;
+    const claim = (lease: string, limit: number, caps: Partial<typeof fair> = {}) =>
+      s.claimDeliveries({ ...fair, ...caps, now, limit, lease, leaseUntil: now + 1000 });
+    // Two slots: one for each organization, not R's two oldest.
+    const two = await claim("a", 2);
+    expect(two.map((d) => d.subscriptionUid).filter((u) => u === calm.uid)).toHaveLength(1);
+    // Caps: R's organization 3 in flight in all (its one above counts), a subscription 2.
+    const more = await claim("b", 10, { perOrganization: 3, perSubscription: 2 });
+    const inFlight = [...two, ...more].map((d) => d.subscriptionUid);
+    const count = (uid: string) => inFlight.filter((u) => u === uid).length;
+    expect(count(hogA.uid) + count(hogB.uid)).toBe(3);
+    expect(count(hogA.uid)).toBeLessThanOrEqual(2);
+    expect(count(hogB.uid)).toBeLessThanOrEqual(2);
+    expect(await claim("c", 10, { perOrganization: 3, perSubscription: 2 })).toEqual([]);
+    // The read before a claim says so too: nothing to claim, no write transaction.
+    expect(
+      await s.findDueDelivery({ ...fair, perOrganization: 3, perSubscription: 2, now }),
+    ).toBeUndefined();
+    expect(await s.findDueDelivery({ ...fair, now })).toBeDefined();
+
+    // hogA's sink fails and the deliverer opens its breaker: paused, its due deliveries
+    // put off with it.
+    const mine = [...two, ...more].find((d) => d.subscriptionUid === hogA.uid)!;
+    const pauseUntil = now + 5_000;
+    await s.finishDelivery({
+      id: mine.id,
+      lease: two.includes(mine) ? "a" : "b",
+      subscriptionUid: hogA.uid,
+      delivered: false,
+      status: 503,
+      error: "HTTP 503",
+      now,
+      retryAt: now,
+      pauseUntil,
+    });
+    expect((await s.getSubscription(hogA.uid))!.delivery).toMatchObject({
+      pausedUntil: pauseUntil,
+      consecutiveFailures: 1,
+    });
+    const open = await claim("d", 100);
+    expect(open.some((d) => d.subscriptionUid === hogA.uid)).toBe(false);
+    expect(open.some((d) => d.subscriptionUid === hogB.uid)).toBe(true);
+    // An event while paused waits for the pause's end too.
+    await asCall(created, () =>
+      s.createGroup({ uid: childOf(G), parentUid: G, name: "paused", description: "", now: 1 }),
+    );
+    expect((await claim("e", 100)).some((d) => d.subscriptionUid === hogA.uid)).toBe(false);
+    // After the pause, all of hogA's deliveries are due again.
+    const after = await s.claimDeliveries({
+      ...fair,
+      now: pauseUntil,
+      limit: 100,
+      lease: "f",
+      leaseUntil: pauseUntil + 1000,
+    });
+    expect(after.filter((d) => d.subscriptionUid === hogA.uid)).toHaveLength(7);
+  });
+
+  it("lets a subscription failing in a row probe with one attempt at a time", async () => {
+    const s = store();
+    const hook = await s.createSubscription(sub());
+    for (let i = 0; i < 3; i++) {
+      await asCall(created, () =>
+        s.createGroup({ uid: childOf(G), parentUid: G, name: `p${i}`, description: "", now: 1 }),
+      );
+    }
+    let now = Date.now() + 10_000;
+    for (let i = 0; i < 2; i++) {
+      const [d] = await s.claimDeliveries({
+        ...fair,
+        now,
+        limit: 1,
+        lease: `l${i}`,
+        leaseUntil: now + 1,
+      });
+      await s.finishDelivery({
+        id: d!.id,
+        lease: `l${i}`,
+        subscriptionUid: hook.uid,
+        delivered: false,
+        status: 0,
+        error: "refused",
+        now,
+        retryAt: now,
+      });
+    }
+    expect((await s.getSubscription(hook.uid))!.delivery.consecutiveFailures).toBe(2);
+    now += 10;
+    const probe = await s.claimDeliveries({
+      ...fair,
+      probeAfter: 2,
+      now,
+      limit: 10,
+      lease: "p",
+      leaseUntil: now + 100,
+    });
+    expect(probe).toHaveLength(1);
+    expect(
+      await s.claimDeliveries({
+        ...fair,
+        probeAfter: 2,
+        now,
+        limit: 10,
+        lease: "q",
+        leaseUntil: now + 100,
+      }),
+    ).toEqual([]);
+    // The probe succeeds: the breaker closes, every delivery goes again.
+    await s.finishDelivery({
+      id: probe[0]!.id,
+      lease: "p",
+      subscriptionUid: hook.uid,
+      delivered: true,
+      status: 204,
+      error: "",
+      now,
+    });
+    expect((await s.getSubscription(hook.uid))!.delivery).toMatchObject({
+      consecutiveFailures: 0,
+      pausedUntil: 0,
+    });
+    const rest = await s.claimDeliveries({
+      ...fair,
+      probeAfter: 2,
+      now,
+      limit: 10,
+      lease: "r",
+      leaseUntil: now + 100,
+    });
+    expect(rest).toHaveLength(2);
   });
 }

@@ -80,7 +80,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
         sortValueOf,
       );
       return create(ListSubscriptionsResponseSchema, {
-        subscriptions: items.map((s) => toSubscription(s)),
+        subscriptions: items.map((s) => toSubscription(s, now())),
         ...envelope,
       });
     },
@@ -88,6 +88,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
     async getSubscription(req) {
       return toSubscription(
         await requireFound("subscription", req.uid, (uid) => store.getSubscription(uid)),
+        now(),
       );
     },
 
@@ -123,7 +124,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
         });
       });
       // The one answer that carries the secret.
-      return toSubscription(record, secret);
+      return toSubscription(record, now(), secret);
     },
 
     async updateSubscription(req) {
@@ -138,7 +139,8 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
         patch.eventTypes = [...body.eventTypes];
       }
       v.throwIfAny();
-      return toSubscription(await store.updateSubscription(body.uid, patch, now()));
+      const at = now();
+      return toSubscription(await store.updateSubscription(body.uid, patch, at), at);
     },
 
     async deleteSubscription(req) {
@@ -171,8 +173,11 @@ function checkEventTypes(v: Violations, types: readonly string[]): void {
   }
 }
 
-/** The API message of a stored subscription; `secret` only in Create's answer. */
-export function toSubscription(r: SubscriptionRecord, secret = ""): Subscription {
+/**
+ * The API message of a stored subscription at `now` (a pause shows while it lasts); `secret`
+ * only in Create's answer.
+ */
+export function toSubscription(r: SubscriptionRecord, now: number, secret = ""): Subscription {
   const d = r.delivery;
   return create(SubscriptionSchema, {
     uid: r.uid,
@@ -190,6 +195,8 @@ export function toSubscription(r: SubscriptionRecord, secret = ""): Subscription
       ...(d.lastSuccessTime ? { lastSuccessTime: timestampFromMs(d.lastSuccessTime) } : {}),
       lastStatus: d.lastStatus,
       lastError: d.lastError,
+      consecutiveFailures: BigInt(d.consecutiveFailures),
+      ...(d.pausedUntil > now ? { pausedUntil: timestampFromMs(d.pausedUntil) } : {}),
     }),
     createTime: timestampFromMs(r.createTime),
     updateTime: timestampFromMs(r.updateTime),

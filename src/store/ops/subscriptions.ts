@@ -11,7 +11,13 @@ import {
   subscriptionsWithPending,
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
-import type { DeliveryOutcome, NewSubscription, SubscriptionPatch } from "../subscription-store.js";
+import type {
+  DeliveryClaim,
+  DeliveryOutcome,
+  DueQuery,
+  NewSubscription,
+  SubscriptionPatch,
+} from "../subscription-store.js";
 import { mustExist } from "./must-exist.js";
 import {
   exists,
@@ -52,28 +58,118 @@ function* count(text: string, ...params: string[]): Steps<number> {
   return Number((yield* one<{ n: number | string }>(text, ...params))?.n ?? 0);
 }
 
-// The due deliveries, oldest first, leased in the same statement. PostgreSQL's replicas poll
-// the one outbox at once: FOR UPDATE SKIP LOCKED lets each take other rows without waiting
-// for another's claim (the lease then keeps a claimed row from the next poll); SQLite's one
-// writer needs no lock clause. The parameters come in the same order in both texts.
+// The deliveries a claim takes, fairly (docs/events.md "Fair delivery"), in work bounded by
+// the subscriptions with deliveries waiting, never by how many wait: `subs` walks the
+// distinct subscriptions of the outbox down its index (a skip scan: one probe each), and
+// `cand` takes each one's oldest due deliveries, at most its cap, down the same index (on
+// PostgreSQL a LATERAL join; SQLite, which has none, looks them up by id IN a correlated
+// subquery). `busy` is what is in flight on every server (a lease not run out), counted per
+// subscription and organization. `due` keeps the candidates of subscriptions not paused by
+// their breaker, at most their cap less what they have in flight (one, a probe, when
+// half-open); `ranked` then ranks each organization's rows by how busy their subscription
+// would be, so its subscriptions take turns; the claim takes the rows that keep every
+// organization under its cap, the least busy first: round-robin across organizations and
+// their subscriptions, never oldest first overall. Parameters, in order: now, now, now,
+// perSubscription, probeAfter, perSubscription, now, perOrganization, limit.
+const fairPick = (candidates: string) => `RECURSIVE subs(uid) AS (
+      SELECT min(subscription_uid) FROM webhook_deliveries
+      UNION ALL
+      SELECT (SELECT min(d.subscription_uid) FROM webhook_deliveries d WHERE d.subscription_uid > subs.uid)
+      FROM subs WHERE subs.uid IS NOT NULL
+    ),
+    busy AS MATERIALIZED (
+      SELECT d.subscription_uid, s.org_uid
+      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
+      WHERE d.lease_until > ?
+    ),
+    sub_busy AS (SELECT subscription_uid, count(*) AS n FROM busy GROUP BY subscription_uid),
+    org_busy AS (SELECT org_uid, count(*) AS n FROM busy GROUP BY org_uid),
+    cand AS (${candidates}),
+    due AS (
+      SELECT c.id, c.subscription_uid, s.org_uid, c.next_attempt_time,
+        CASE WHEN s.consecutive_failures >= ? THEN 1 ELSE ? END AS cap,
+        row_number() OVER (
+          PARTITION BY c.subscription_uid ORDER BY c.next_attempt_time, c.id
+        ) AS sub_rank
+      FROM cand c JOIN webhook_subscriptions s ON s.uid = c.subscription_uid
+      WHERE s.paused_until <= ?
+    ),
+    open AS (
+      SELECT due.id, due.org_uid, due.next_attempt_time,
+        due.sub_rank + coalesce(sb.n, 0) AS sub_load
+      FROM due LEFT JOIN sub_busy sb ON sb.subscription_uid = due.subscription_uid
+      WHERE due.sub_rank + coalesce(sb.n, 0) <= due.cap
+    ),
+    ranked AS (
+      SELECT o.id, o.next_attempt_time, o.sub_load,
+        coalesce(ob.n, 0) + row_number() OVER (
+          PARTITION BY o.org_uid ORDER BY o.sub_load, o.next_attempt_time, o.id
+        ) AS org_load
+      FROM open o LEFT JOIN org_busy ob ON ob.org_uid = o.org_uid
+    ),
+    pick AS (
+      SELECT id FROM ranked WHERE org_load <= ?
+      ORDER BY org_load, sub_load, next_attempt_time, id LIMIT ?
+    )`;
+
+// A subscription's oldest due deliveries (`columns` of them), down its (subscription_uid,
+// next_attempt_time) index, stopping at the cap: the parameters now, now, perSubscription.
+const oldestDue = (columns: string) => `SELECT ${columns} FROM webhook_deliveries x
+        WHERE x.subscription_uid = subs.uid AND x.next_attempt_time <= ?
+          AND x.lease_until <= ?
+        ORDER BY x.next_attempt_time LIMIT ?`;
+
+// The candidates of each dialect (fairPick's `cand`).
+const candidates = {
+  sqlite: `SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      JOIN webhook_deliveries d ON d.id IN (${oldestDue("x.id")})`,
+  pg: `SELECT d.id, d.subscription_uid, d.next_attempt_time FROM subs
+      CROSS JOIN LATERAL (${oldestDue("x.id, x.subscription_uid, x.next_attempt_time")}) d`,
+};
+
+// What a claim would take, read only: fairPick's parameters with a limit of 1.
+const findClaimable = {
+  sqlite: `WITH ${fairPick(candidates.sqlite)} SELECT id FROM pick`,
+  pg: `WITH ${fairPick(candidates.pg)} SELECT id FROM pick`,
+};
+
+// The claim itself: the picked rows leased and their attempt counted, in one statement. The
+// parameters after fairPick's: lease, leaseUntil, now.
 const claimDue = {
-  sqlite: `WITH due AS (
-      SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ?
-      ORDER BY next_attempt_time LIMIT ?
-    )
-    UPDATE webhook_deliveries SET lease = ?, lease_until = ?
-    WHERE id IN (SELECT id FROM due) RETURNING id`,
-  pg: `WITH due AS (
-      SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ?
-      ORDER BY next_attempt_time LIMIT ?
-      FOR UPDATE SKIP LOCKED
-    )
-    UPDATE webhook_deliveries d SET lease = ?, lease_until = ?
-    FROM due WHERE d.id = due.id RETURNING d.id`,
+  sqlite: `WITH ${fairPick(candidates.sqlite)}
+    UPDATE webhook_deliveries SET lease = ?, lease_until = ?, attempts = attempts + 1
+    WHERE id IN (SELECT id FROM pick) AND lease_until <= ? RETURNING id`,
+  // A row another claim leased meanwhile is read again before it is updated (READ COMMITTED)
+  // and left alone: no delivery is claimed twice.
+  pg: `WITH ${fairPick(candidates.pg)}
+    UPDATE webhook_deliveries d SET lease = ?, lease_until = ?, attempts = d.attempts + 1
+    FROM pick WHERE d.id = pick.id AND d.lease_until <= ? RETURNING d.id`,
+};
+
+// fairPick's parameters, in its order.
+const pickParams = (q: DueQuery, limit: number) => [
+  q.now,
+  q.now,
+  q.now,
+  q.perSubscription,
+  q.probeAfter,
+  q.perSubscription,
+  q.now,
+  q.perOrganization,
+  limit,
+];
+
+// PostgreSQL's replicas claim one at a time: each claim then counts the leases of the one
+// before it, so the caps hold across replicas (a claim is a few milliseconds). SQLite's one
+// writer already does.
+const claimLock = {
+  sqlite: "SELECT 1",
+  pg: "SELECT pg_advisory_xact_lock(hashtextextended(':webhook-claims', 0))",
 };
 
 const claimedRows = (idsIn: string) =>
-  `SELECT d.id, d.subscription_uid, d.attempts, s.sink, s.secret, e.id AS event_id, e.type,
+  `SELECT d.id, d.subscription_uid, d.attempts, s.consecutive_failures, s.sink, s.secret,
+     e.id AS event_id, e.type,
      e.source, e.subject, e.time, e.data
    FROM webhook_deliveries d
    JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
@@ -91,10 +187,16 @@ export function* fanOut(event: {
   type: string;
   time: number;
 }): Steps<void> {
-  const subscriptions = yield* rows<{ uid: string; group_uid: string; event_types: string }>(
-    "SELECT uid, group_uid, event_types FROM webhook_subscriptions WHERE org_uid = ?",
+  const subscriptions = yield* rows<{
+    uid: string;
+    group_uid: string;
+    event_types: string;
+    paused_until: number | string;
+  }>(
+    "SELECT uid, group_uid, event_types, paused_until FROM webhook_subscriptions WHERE org_uid = ?",
     rootOf(event.subject),
   );
+  const pausedUntil = new Map(subscriptions.map((s) => [s.uid, Number(s.paused_until)]));
   for (const uid of matchingSubscriptions(subscriptions, event)) {
     yield* run(
       `INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
@@ -102,7 +204,9 @@ export function* fanOut(event: {
       randomUUID(),
       uid,
       event.id,
-      event.time,
+      // A paused subscription's delivery is due when the pause ends: the claim never reads it
+      // before (the due index), however many pile up behind a dead sink.
+      Math.max(event.time, pausedUntil.get(uid) ?? 0),
     );
   }
 }
@@ -188,26 +292,22 @@ export const subscriptionOps = {
 
   listSubscriptions: list(subscriptionListColumns, subscriptionRecordOf),
 
-  findDueDelivery: read(function* (now: number) {
-    const row = yield* one<{ id: string }>(
-      "SELECT id FROM webhook_deliveries WHERE next_attempt_time <= ? AND lease_until <= ? LIMIT 1",
-      now,
-      now,
-    );
+  findDueDelivery: read(function* (q: DueQuery) {
+    const row = yield* one<{ id: string }>(findClaimable, ...pickParams(q, 1));
     return row?.id;
   }),
 
-  // READ COMMITTED on PostgreSQL (`readCommitted`): SKIP LOCKED and the lease keep replicas
+  // READ COMMITTED on PostgreSQL (`readCommitted`): the lock and the lease keep replicas
   // apart, where SERIALIZABLE would only fail concurrent claims and retry them.
   claimDeliveries: write(
-    function* (c: { now: number; limit: number; lease: string; leaseUntil: number }) {
+    function* (c: DeliveryClaim) {
+      yield* run(claimLock);
       const ids = yield* rows<{ id: string }>(
         claimDue,
-        c.now,
-        c.now,
-        c.limit,
+        ...pickParams(c, c.limit),
         c.lease,
         c.leaseUntil,
+        c.now,
       );
       if (ids.length === 0) return [];
       const claimed = yield* rows<ClaimedRow>(
@@ -224,13 +324,15 @@ export const subscriptionOps = {
 
   finishDelivery: write(
     function* (o: DeliveryOutcome) {
+      // The attempt was counted when claimed.
+      const retryAt = o.retryAt === undefined ? undefined : Math.max(o.retryAt, o.pauseUntil ?? 0);
       const mine =
-        o.delivered || o.retryAt === undefined
+        o.delivered || retryAt === undefined
           ? yield* run("DELETE FROM webhook_deliveries WHERE id = ? AND lease = ?", o.id, o.lease)
           : yield* run(
-              `UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_time = ?,
-                 lease = '', lease_until = 0 WHERE id = ? AND lease = ?`,
-              o.retryAt,
+              `UPDATE webhook_deliveries SET next_attempt_time = ?, lease = '', lease_until = 0
+               WHERE id = ? AND lease = ?`,
+              retryAt,
               o.id,
               o.lease,
             );
@@ -239,23 +341,42 @@ export const subscriptionOps = {
       if (o.delivered) {
         yield* run(
           `UPDATE webhook_subscriptions SET delivered_count = delivered_count + 1,
-             last_attempt_time = ?, last_success_time = ?, last_status = ?, last_error = ''
+             last_attempt_time = ?, last_success_time = ?, last_status = ?, last_error = '',
+             consecutive_failures = 0, paused_until = 0
            WHERE uid = ?`,
           o.now,
           o.now,
           o.status,
           o.subscriptionUid,
         );
-      } else {
+        return;
+      }
+      yield* run(
+        `UPDATE webhook_subscriptions SET failed_attempts = failed_attempts + 1,
+           abandoned_count = abandoned_count + ?, last_attempt_time = ?, last_status = ?,
+           last_error = ?, consecutive_failures = consecutive_failures + 1,
+           paused_until = CASE WHEN ? > paused_until THEN ? ELSE paused_until END
+         WHERE uid = ?`,
+        o.retryAt === undefined ? 1 : 0,
+        o.now,
+        o.status,
+        o.error,
+        // A pause only ever grows here (an attempt in flight when another opened the breaker
+        // must not close it by failing); a success ends it.
+        o.pauseUntil ?? 0,
+        o.pauseUntil ?? 0,
+        o.subscriptionUid,
+      );
+      if (o.pauseUntil !== undefined) {
+        // The breaker opens: what is due of the subscription waits for the pause to end, out
+        // of every claim's way (the claim reads the due rows by time).
         yield* run(
-          `UPDATE webhook_subscriptions SET failed_attempts = failed_attempts + 1,
-             abandoned_count = abandoned_count + ?, last_attempt_time = ?, last_status = ?,
-             last_error = ? WHERE uid = ?`,
-          o.retryAt === undefined ? 1 : 0,
-          o.now,
-          o.status,
-          o.error,
+          `UPDATE webhook_deliveries SET next_attempt_time = ?
+           WHERE subscription_uid = ? AND next_attempt_time < ? AND lease_until <= ?`,
+          o.pauseUntil,
           o.subscriptionUid,
+          o.pauseUntil,
+          o.now,
         );
       }
     },

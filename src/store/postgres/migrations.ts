@@ -1,5 +1,5 @@
 import type { PgDb } from "./pg-db.js";
-import { pgSubscriptionsMigration } from "./subscription-schema.js";
+import { pgSubscriptionBreakerMigration, pgSubscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
 export interface PgMigration {
@@ -349,6 +349,7 @@ export const pgMigrations: readonly PgMigration[] = [
     `,
   },
   pgSubscriptionsMigration,
+  pgSubscriptionBreakerMigration,
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

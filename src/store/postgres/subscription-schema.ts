@@ -50,3 +50,22 @@ export const pgSubscriptionsMigration: PgMigration = {
       FROM webhook_subscriptions s;
   `,
 };
+
+/** As SQLite's subscriptionBreakerMigration; the view is made again to show the new columns. */
+export const pgSubscriptionBreakerMigration: PgMigration = {
+  description: "webhook circuit breakers and fair claims",
+  sql: `
+    ALTER TABLE webhook_subscriptions ADD COLUMN consecutive_failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE webhook_subscriptions ADD COLUMN paused_until BIGINT NOT NULL DEFAULT 0;
+    CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_until);
+    DROP INDEX webhook_deliveries_subscription;
+    CREATE INDEX webhook_deliveries_subscription
+      ON webhook_deliveries (subscription_uid, next_attempt_time);
+    -- A view's * is expanded when it is made: made again, it has the new columns.
+    DROP VIEW webhook_subscriptions_with_pending;
+    CREATE VIEW webhook_subscriptions_with_pending AS
+      SELECT s.*, (SELECT count(*) FROM webhook_deliveries d WHERE d.subscription_uid = s.uid)
+        AS pending
+      FROM webhook_subscriptions s;
+  `,
+};

@@ -21,6 +21,8 @@ export interface SubscriptionRow {
   last_success_time: number | string;
   last_status: number;
   last_error: string;
+  consecutive_failures: number | string;
+  paused_until: number | string;
   /** Its deliveries pending (subscriptionsWithPending), a count: text on PostgreSQL. */
   pending: number | string;
 }
@@ -60,6 +62,8 @@ export function subscriptionRecordOf(r: SubscriptionRow): SubscriptionRecord {
       lastSuccessTime: Number(r.last_success_time),
       lastStatus: r.last_status,
       lastError: r.last_error,
+      consecutiveFailures: Number(r.consecutive_failures),
+      pausedUntil: Number(r.paused_until),
     },
     createTime: Number(r.create_time),
     updateTime: Number(r.update_time),
@@ -88,6 +92,7 @@ export interface ClaimedRow {
   id: string;
   subscription_uid: string;
   attempts: number;
+  consecutive_failures: number | string;
   sink: string;
   secret: string;
   event_id: string | null;
@@ -105,7 +110,8 @@ export function claimedOf(r: ClaimedRow): ClaimedDelivery {
     subscriptionUid: r.subscription_uid,
     sink: r.sink,
     secret: r.secret,
-    attempts: Number(r.attempts),
+    attempt: Number(r.attempts),
+    consecutiveFailures: Number(r.consecutive_failures),
     ...(r.type === null
       ? {}
       : {

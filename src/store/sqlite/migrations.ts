@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import { subscriptionsMigration } from "./subscription-schema.js";
+import { subscriptionBreakerMigration, subscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
 export interface Migration {
@@ -517,6 +517,7 @@ export const migrations: readonly Migration[] = [
     `,
   },
   subscriptionsMigration,
+  subscriptionBreakerMigration,
 ];
 
 /**

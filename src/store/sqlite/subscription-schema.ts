@@ -54,3 +54,21 @@ export const subscriptionsMigration: Migration = {
       FROM webhook_subscriptions s;
   `,
 };
+
+/**
+ * Fair delivery (docs/events.md "Fair delivery"): each subscription's circuit breaker (its
+ * failures in a row, and until when its deliveries are paused), an index on the leases (the
+ * claim counts the attempts in flight per subscription and organization, across servers) and
+ * one on a subscription's deliveries by due time (the claim takes the oldest of each).
+ */
+export const subscriptionBreakerMigration: Migration = {
+  description: "webhook circuit breakers and fair claims",
+  sql: `
+    ALTER TABLE webhook_subscriptions ADD COLUMN consecutive_failures INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE webhook_subscriptions ADD COLUMN paused_until INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX webhook_deliveries_lease ON webhook_deliveries (lease_until);
+    DROP INDEX webhook_deliveries_subscription;
+    CREATE INDEX webhook_deliveries_subscription
+      ON webhook_deliveries (subscription_uid, next_attempt_time);
+  `,
+};
