@@ -80,9 +80,11 @@ const maxConcurrentStreams = 100;
 /**
  * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
  * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
- * client is about to send on would reset that request.
+ * client is about to send on would reset that request. A second covers clients that pause
+ * between calls (the red team's writers paused 150-350 ms and were reset at 250 ms); a
+ * request that still crosses the close is refused before it runs (see Pipeline.closing).
  */
-const shutdownIdleMs = 250;
+const shutdownIdleMs = 1_000;
 
 /** Options of createOnePort beyond TLS. */
 export interface OnePortOptions {
@@ -172,7 +174,13 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     let p = h1Connections.get(socket);
     if (!p) {
       h1Fresh.delete(socket);
-      p = { pending: new Set(), waiting: [], refused: false, lastDone: Date.now() };
+      p = {
+        pending: new Set(),
+        waiting: [],
+        refused: false,
+        closing: false,
+        lastDone: Date.now(),
+      };
       h1Connections.set(socket, p);
       socket.once("close", () => h1Connections.delete(socket));
     }
@@ -196,6 +204,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       // Past the refusal the connection closes: what it still sends is left unanswered, as
       // HTTP/1.1 lets a server do, and the client sends it again on a new connection.
       if (p.refused) return;
+      // A request that crossed the server's close of its connection (an answer that said
+      // `Connection: close`, or the shutdown's close of an idle connection) is never run: its
+      // answer could not be sent, and a change the client is told failed must not happen.
+      // The client sees its reused connection reset and may send it again elsewhere.
+      if (p.closing) {
+        (req.socket as Socket).destroySoon();
+        return;
+      }
       if (p.pending.size + p.waiting.length >= limits.maxPipelinedRequests) {
         p.refused = true;
         r.shouldKeepAlive = false;
@@ -213,6 +229,13 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         rs.once("close", () => {
           p.pending.delete(rs);
           p.lastDone = Date.now();
+          if (!rs.shouldKeepAlive) {
+            // This answer closes the connection: the requests pipelined behind it would run
+            // with no way to send their answers. They are left unrun, as HTTP/1.1 allows.
+            p.closing = true;
+            p.waiting.length = 0;
+            return;
+          }
           const next = p.waiting.shift();
           // On the next turn of the event loop, after what other connections sent meanwhile:
           // run at once, a deep pipeline would be served whole before anyone else.
@@ -251,6 +274,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       ) {
         // Idle for a while: its client is not about to send on it. (Node's own keep-alive
         // timeout closes such connections the same way.)
+        p.closing = true;
         socket.end();
       }
     }
@@ -484,6 +508,8 @@ interface Pipeline {
   waiting: [http.IncomingMessage | http2.Http2ServerRequest, http.ServerResponse][];
   /** A request past the bound was refused: the connection closes after that answer. */
   refused: boolean;
+  /** The server is closing the connection: a request arriving now is not run. */
+  closing: boolean;
   /** When its last answer was done (or it was opened). */
   lastDone: number;
   overSince?: number | undefined;
