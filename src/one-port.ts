@@ -53,8 +53,18 @@ export interface ConnectionLimits {
   maxPipelinedRequests: number;
   /** Answer bytes a connection may have waiting for its client to read them... */
   maxUnsentBytes: number;
-  /** ...for at most this long: a connection above the budget for longer is closed. */
+  /**
+   * ...for at most this long: a connection above the budget for longer is closed. So is one,
+   * whatever it holds, whose client has read nothing of its waiting answers for this long.
+   */
   unsentStallMs: number;
+  /**
+   * What connections whose clients read nothing may hold together (answer bytes waiting, and
+   * a cost per request waiting or running on them): past it, the largest are reset at once.
+   */
+  maxStalledBytes: number;
+  /** ...and those from one client address. */
+  maxStalledBytesPerAddress: number;
 }
 
 /** The production limits (README "Connections, stalls and shutdown"). */
@@ -64,7 +74,16 @@ export const defaultLimits: ConnectionLimits = {
   maxPipelinedRequests: 64,
   maxUnsentBytes: 4 * 1024 * 1024,
   unsentStallMs: 10_000,
+  maxStalledBytes: 128 * 1024 * 1024,
+  maxStalledBytesPerAddress: 48 * 1024 * 1024,
 };
+
+/**
+ * What a request waiting or running on a connection is counted to hold, besides the answer
+ * bytes waiting: its parsed request and answer objects (an HTTP/2 stream through fastify's
+ * compatibility layer keeps about 25 kB; a parsed HTTP/1.1 request waiting its turn, less).
+ */
+const requestCostBytes = 16 * 1024;
 
 /**
  * HTTP/1.1 requests of one connection that run at once; the rest of its pipeline waits its
@@ -180,6 +199,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         refused: false,
         closing: false,
         lastDone: Date.now(),
+        address: (socket as { remoteAddress?: string }).remoteAddress ?? "",
+        written: 0,
       };
       h1Connections.set(socket, p);
       socket.once("close", () => h1Connections.delete(socket));
@@ -262,11 +283,21 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         if (now - since >= shutdownIdleMs) socket.destroy();
       }
     }
+    const stalled: Stalled[] = [];
     for (const [socket, p] of h1Connections) {
       let unsent = socket.writableLength;
       for (const res of p.pending) unsent += (res as { outputSize?: number }).outputSize ?? 0;
-      if (overBudget(p, unsent, now)) reset(socket);
-      else if (
+      // Bytes handed to the kernel: bytesWritten counts those still queued here too.
+      const written = ((socket as Partial<Socket>).bytesWritten ?? 0) - socket.writableLength;
+      if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) reset(socket);
+      else if (p.stallSince !== undefined) {
+        const requests = p.pending.size + p.waiting.length;
+        stalled.push({
+          held: unsent + requests * requestCostBytes,
+          address: p.address,
+          reset: () => reset(socket),
+        });
+      } else if (
         shuttingDown &&
         p.pending.size === 0 &&
         p.waiting.length === 0 &&
@@ -281,9 +312,18 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     for (const [session, w] of sessions) {
       let unsent = 0;
       for (const stream of w.streams) unsent += stream.writableLength;
-      if (overBudget(w, unsent, now)) {
+      const sock = session.socket as Partial<Socket> | undefined;
+      const written = (sock?.bytesWritten ?? 0) - (sock?.writableLength ?? 0);
+      if (overBudget(w, unsent, now) || stalledTooLong(w, unsent, written, now)) {
         session.destroy();
         continue;
+      }
+      if (w.stallSince !== undefined) {
+        stalled.push({
+          held: unsent + w.streams.size * requestCostBytes,
+          address: w.address,
+          reset: () => session.destroy(),
+        });
       }
       // The HTTP/1.1 headers timeout, for HTTP/2: bytes that keep arriving on a connection
       // with no stream open, while no frame completes (no new stream, PING or SETTINGS), are
@@ -303,6 +343,48 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       if (w.dribbleSince !== undefined && now - w.dribbleSince >= timeouts.headersTimeoutMs) {
         session.destroy();
       }
+    }
+    shedStalled(stalled);
+  };
+  /**
+   * Whether a connection's client has read nothing of its waiting answers for too long: it
+   * has answer bytes waiting, and none went out since the last sweep for `unsentStallMs`.
+   * (Answers that fit in the kernel's buffers wait there, not here, and cost us nothing.)
+   */
+  const stalledTooLong = (c: StallWatch, unsent: number, written: number, now: number) => {
+    if (unsent === 0 || written !== c.written) {
+      c.stallSince = undefined;
+      c.written = written;
+      return false;
+    }
+    c.stallSince ??= now;
+    return now - c.stallSince >= limits.unsentStallMs;
+  };
+  /**
+   * Reset stalled connections, the largest first, until those of every address and all of
+   * them together hold no more than their budgets: a thousand non-readers holding a little
+   * each must not wait out the stall time together (issue 36: 604 MB from two addresses).
+   */
+  const shedStalled = (stalled: Stalled[]) => {
+    let total = 0;
+    const byAddress = new Map<string, number>();
+    for (const c of stalled) {
+      total += c.held;
+      byAddress.set(c.address, (byAddress.get(c.address) ?? 0) + c.held);
+    }
+    if (
+      total <= limits.maxStalledBytes &&
+      [...byAddress.values()].every((n) => n <= limits.maxStalledBytesPerAddress)
+    ) {
+      return;
+    }
+    stalled.sort((a, b) => b.held - a.held);
+    for (const c of stalled) {
+      const mine = byAddress.get(c.address)!;
+      if (total <= limits.maxStalledBytes && mine <= limits.maxStalledBytesPerAddress) continue;
+      c.reset();
+      total -= c.held;
+      byAddress.set(c.address, mine - c.held);
     }
   };
   /** Whether a connection's unsent bytes have stayed above the budget for too long. */
@@ -393,6 +475,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           frameAt: Date.now(),
           bytesRead: 0,
           grewAt: Date.now(),
+          address: session.socket?.remoteAddress ?? "",
+          written: 0,
         };
         sessions.set(session, w);
         const frame = () => {
@@ -502,8 +586,25 @@ function reset(socket: Duplex): void {
   }
 }
 
+/** What the sweep knows of whether a connection's client reads its answers. */
+interface StallWatch {
+  /** The client's address, for the per-address budget. */
+  address: string;
+  /** The connection's bytes handed to the kernel at the last sweep. */
+  written: number;
+  /** Since when answers wait and none of them goes out. */
+  stallSince?: number | undefined;
+}
+
+/** A connection found stalled by a sweep: what it holds, and how to reset it. */
+interface Stalled {
+  held: number;
+  address: string;
+  reset: () => void;
+}
+
 /** An HTTP/1.1 connection's requests: those running, those waiting their turn. */
-interface Pipeline {
+interface Pipeline extends StallWatch {
   pending: Set<http.ServerResponse>;
   waiting: [http.IncomingMessage | http2.Http2ServerRequest, http.ServerResponse][];
   /** A request past the bound was refused: the connection closes after that answer. */
@@ -516,7 +617,7 @@ interface Pipeline {
 }
 
 /** What the sweep watches on an HTTP/2 connection. */
-interface SessionWatch {
+interface SessionWatch extends StallWatch {
   streams: Set<http2.ServerHttp2Stream>;
   /** When a frame last completed (a stream opened or closed, a PING, SETTINGS). */
   frameAt: number;
