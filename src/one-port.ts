@@ -97,6 +97,12 @@ const pipelineConcurrency = 1;
 const maxConcurrentStreams = 100;
 
 /**
+ * HTTP/2 streams of one connection started in one turn of the event loop; the others wait
+ * for the next turn, after what other connections sent meanwhile (as HTTP/1.1 pipelines do).
+ */
+const streamsPerTurn = 8;
+
+/**
  * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
  * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
  * client is about to send on would reset that request. A second covers clients that pause
@@ -398,6 +404,36 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   };
   let sweeper: NodeJS.Timeout | undefined;
 
+  /**
+   * Start an HTTP/2 stream now, or in a later turn of the event loop when its connection has
+   * started `streamsPerTurn` this turn: a burst of streams (200 connections opening 100 each
+   * at once) is then served a few per connection per turn, with other connections' requests
+   * in between, instead of all before anyone else's (a 5 s stall of a control client).
+   */
+  const takeTurn = (w: SessionWatch, start: () => void) => {
+    if (w.waiting.length === 0 && w.startedThisTurn < streamsPerTurn) {
+      w.startedThisTurn++;
+      nextTurn(w);
+      start();
+      return;
+    }
+    w.waiting.push(start);
+    nextTurn(w);
+  };
+  const nextTurn = (w: SessionWatch) => {
+    if (w.turnPending) return;
+    w.turnPending = true;
+    setImmediate(() => {
+      w.turnPending = false;
+      w.startedThisTurn = 0;
+      while (w.waiting.length > 0 && w.startedThisTurn < streamsPerTurn) {
+        w.startedThisTurn++;
+        w.waiting.shift()!();
+      }
+      if (w.waiting.length > 0) nextTurn(w);
+    });
+  };
+
   return {
     timeouts,
     limits,
@@ -453,8 +489,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             w.frameAt = Date.now();
           });
         }
-        if (taker?.(stream, headers)) return;
-        toHandler.call(h2, stream, headers, ...rest);
+        const start = () => {
+          // A stream that waited its turn may be gone: its client reset it, or the session.
+          if (stream.destroyed || stream.closed) return;
+          if (taker?.(stream, headers)) return;
+          toHandler.call(h2, stream, headers, ...rest);
+        };
+        if (w) takeTurn(w, start);
+        else start();
       });
       h2.setTimeout(timeouts.idleTimeoutMs);
       // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
@@ -477,6 +519,9 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           grewAt: Date.now(),
           address: session.socket?.remoteAddress ?? "",
           written: 0,
+          waiting: [],
+          startedThisTurn: 0,
+          turnPending: false,
         };
         sessions.set(session, w);
         const frame = () => {
@@ -627,6 +672,11 @@ interface SessionWatch extends StallWatch {
   grewAt: number;
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
+  /** Streams waiting for their turn to start, and those started this turn. */
+  waiting: (() => void)[];
+  startedThisTurn: number;
+  /** Whether the next turn is scheduled. */
+  turnPending: boolean;
   overSince?: number | undefined;
 }
 
