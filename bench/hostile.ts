@@ -9,9 +9,14 @@
  * - HTTP/2 clients that never read: 20 connections asking for it on 250 streams each;
  * - slowloris: 200 HTTP/2 connections sending a HEADERS frame a byte a second, and 200
  *   HTTP/1.1 connections sending their headers the same way.
+ * - the red team's shapes (issue 36): 1,000 HTTP/1.1 non-readers and 200 HTTP/2 non-readers
+ *   (100 streams each) from two addresses (127.0.0.1 and 127.0.0.2), and a console-file
+ *   flood of 100 keep-alive clients reading every answer.
  * For each: the control client's p99 against its p99 with no attack in the same run (goal:
  * within 2x), and the server's peak RSS during the attack and its RSS 5 s after (ceiling
- * 512 MB). Run: `npm run build && node dist/bench/hostile.js [--seconds=15]`; prints a
+ * 512 MB). Run: `npm run build && node_modules/node/bin/node dist/bench/hostile.js
+ * [--seconds=15]` (the project's Node: on an older one bin/gatehouse.js runs the server in a
+ * child of its own, and the RSS measured would be the wrapper's); prints a
  * Markdown table for bench/RESULTS.md ("Hostile load"); `--only=pipelined,slowloris` runs those. The server runs on core 0 (taskset),
  * the attacker and the control client on core 1.
  */
