@@ -99,7 +99,9 @@ function post(agent: http.Agent, name: string): Promise<Outcome> {
 /** Rounds of SIGTERM; the red team saw resets in 8 of 20 rounds with pausing writers. */
 const rounds = 8;
 
-it("runs no request it cannot answer and loses no write on SIGTERM", { timeout: 120_000 }, async () => {
+it("runs no request it cannot answer and loses no write on SIGTERM", {
+  timeout: 120_000,
+}, async () => {
   const outcomes: Outcome[] = [];
   for (let round = 0; round < rounds; round++) {
     child = await startChildServer(url, env);
