@@ -9,9 +9,14 @@
  * - HTTP/2 clients that never read: 20 connections asking for it on 250 streams each;
  * - slowloris: 200 HTTP/2 connections sending a HEADERS frame a byte a second, and 200
  *   HTTP/1.1 connections sending their headers the same way.
+ * - the red team's shapes (issue 36): 1,000 HTTP/1.1 non-readers and 200 HTTP/2 non-readers
+ *   (100 streams each) from two addresses (127.0.0.1 and 127.0.0.2), and a console-file
+ *   flood of 100 keep-alive clients reading every answer.
  * For each: the control client's p99 against its p99 with no attack in the same run (goal:
  * within 2x), and the server's peak RSS during the attack and its RSS 5 s after (ceiling
- * 512 MB). Run: `npm run build && node dist/bench/hostile.js [--seconds=15]`; prints a
+ * 512 MB). Run: `npm run build && node_modules/node/bin/node dist/bench/hostile.js
+ * [--seconds=15]` (the project's Node: on an older one bin/gatehouse.js runs the server in a
+ * child of its own, and the RSS measured would be the wrapper's); prints a
  * Markdown table for bench/RESULTS.md ("Hostile load"); `--only=pipelined,slowloris` runs those. The server runs on core 0 (taskset),
  * the attacker and the control client on core 1.
  */
@@ -23,6 +28,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { serverNodeFlags } from "../src/node-flags.js";
 import { accepts, freePort, stop } from "./processes.js";
 
 const arg = (name: string) =>
@@ -89,6 +95,76 @@ const attacks: Record<string, (port: number, path: string, until: number) => Pro
     };
     await Promise.all(Array.from({ length: 20 }, conn));
   },
+  async unreadH1Many(port, path, until) {
+    // The red team's shape (issue 36 item 2): 1,000 connections from two addresses, each
+    // pipelining 8 GETs of the page and reading nothing, reconnecting when dropped.
+    const ask = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(8);
+    const conn = async (localAddress: string) => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const s = net.connect({ port, host: "127.0.0.1", localAddress }, () => {
+            s.write(ask);
+            s.pause();
+          });
+          s.on("error", () => undefined);
+          s.once("close", () => setTimeout(resolve, 100));
+          const probe = setInterval(() => {
+            if (!s.destroyed) s.write("\r\n");
+          }, 1_000);
+          s.once("close", () => clearInterval(probe));
+          setTimeout(() => s.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 1_000 }, (_, i) => conn(i % 2 ? "127.0.0.2" : "127.0.0.1")),
+    );
+  },
+  async unreadH2Many(port, path, until) {
+    // 200 connections from two addresses, 100 streams each (the server's cap), none read.
+    const conn = async (localAddress: string) => {
+      while (Date.now() < until) {
+        await new Promise<void>((resolve) => {
+          const session = http2.connect(`http://127.0.0.1:${port}`, {
+            createConnection: () => net.connect({ port, host: "127.0.0.1", localAddress }),
+          });
+          session.on("error", () => undefined);
+          session.once("close", () => setTimeout(resolve, 100));
+          session.once("connect", () => {
+            for (let i = 0; i < 100; i++) {
+              const stream = session.request({ ":path": path });
+              stream.on("error", () => undefined);
+              stream.pause();
+            }
+          });
+          setTimeout(() => session.destroy(), Math.max(0, until - Date.now())).unref();
+        });
+      }
+    };
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) => conn(i % 2 ? "127.0.0.2" : "127.0.0.1")),
+    );
+  },
+  async staticFlood(port, path, until) {
+    // A console-file flood: 100 keep-alive clients asking for the page back to back, reading
+    // every answer (a browser would ask for it compressed; these do not).
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
+    const one = () =>
+      new Promise<void>((resolve) => {
+        const req = http.get({ host: "127.0.0.1", port, path, agent }, (res) => {
+          res.resume();
+          res.once("end", () => resolve());
+          res.once("error", () => resolve());
+        });
+        req.once("error", () => resolve());
+      });
+    await Promise.all(
+      Array.from({ length: 100 }, async () => {
+        while (Date.now() < until) await one();
+      }),
+    );
+    agent.destroy();
+  },
   async slowloris(port, _path, until) {
     const h2 = Buffer.concat([
       Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"),
@@ -127,6 +203,10 @@ const descriptions: Record<string, string> = {
   unreadH1: "HTTP/1.1 clients that never read: 50 connections x 64 pipelined GETs of the page",
   unreadH2: "HTTP/2 clients that never read: 20 connections x 250 streams of the page",
   slowloris: "slowloris: 200 HTTP/2 HEADERS frames and 200 HTTP/1.1 headers, a byte a second",
+  unreadH1Many:
+    "HTTP/1.1 clients that never read: 1,000 connections from two addresses x 8 pipelined GETs",
+  unreadH2Many: "HTTP/2 clients that never read: 200 connections from two addresses x 100 streams",
+  staticFlood: "console-file flood: 100 keep-alive clients GETting the page back to back",
 };
 
 const attackName = arg("attack");
@@ -176,7 +256,7 @@ const boot = JSON.parse(
     encoding: "utf8",
   }),
 ) as { orgUid: string; token: string };
-const [cmd, args] = onCore(0, [process.execPath, "bin/gatehouse.js", "serve"]);
+const [cmd, args] = onCore(0, [process.execPath, ...serverNodeFlags, "bin/gatehouse.js", "serve"]);
 const server: ChildProcess = spawn(cmd, args, { env, stdio: "inherit" });
 try {
   for (let i = 0; !(await accepts(port)); i++) {

@@ -53,8 +53,18 @@ export interface ConnectionLimits {
   maxPipelinedRequests: number;
   /** Answer bytes a connection may have waiting for its client to read them... */
   maxUnsentBytes: number;
-  /** ...for at most this long: a connection above the budget for longer is closed. */
+  /**
+   * ...for at most this long: a connection above the budget for longer is closed. So is one,
+   * whatever it holds, whose client has read nothing of its waiting answers for this long.
+   */
   unsentStallMs: number;
+  /**
+   * What connections whose clients read nothing may hold together (answer bytes waiting, and
+   * a cost per request waiting or running on them): past it, the largest are reset at once.
+   */
+  maxStalledBytes: number;
+  /** ...and those from one client address. */
+  maxStalledBytesPerAddress: number;
 }
 
 /** The production limits (README "Connections, stalls and shutdown"). */
@@ -64,7 +74,16 @@ export const defaultLimits: ConnectionLimits = {
   maxPipelinedRequests: 64,
   maxUnsentBytes: 4 * 1024 * 1024,
   unsentStallMs: 10_000,
+  maxStalledBytes: 128 * 1024 * 1024,
+  maxStalledBytesPerAddress: 48 * 1024 * 1024,
 };
+
+/**
+ * What a request waiting or running on a connection is counted to hold, besides the answer
+ * bytes waiting: its parsed request and answer objects (an HTTP/2 stream through fastify's
+ * compatibility layer keeps about 25 kB; a parsed HTTP/1.1 request waiting its turn, less).
+ */
+const requestCostBytes = 16 * 1024;
 
 /**
  * HTTP/1.1 requests of one connection that run at once; the rest of its pipeline waits its
@@ -78,11 +97,19 @@ const pipelineConcurrency = 1;
 const maxConcurrentStreams = 100;
 
 /**
+ * HTTP/2 streams of one connection started in one turn of the event loop; the others wait
+ * for the next turn, after what other connections sent meanwhile (as HTTP/1.1 pipelines do).
+ */
+const streamsPerTurn = 8;
+
+/**
  * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
  * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
- * client is about to send on would reset that request.
+ * client is about to send on would reset that request. A second covers clients that pause
+ * between calls (the red team's writers paused 150-350 ms and were reset at 250 ms); a
+ * request that still crosses the close is refused before it runs (see Pipeline.closing).
  */
-const shutdownIdleMs = 250;
+const shutdownIdleMs = 1_000;
 
 /** Options of createOnePort beyond TLS. */
 export interface OnePortOptions {
@@ -172,7 +199,15 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     let p = h1Connections.get(socket);
     if (!p) {
       h1Fresh.delete(socket);
-      p = { pending: new Set(), waiting: [], refused: false, lastDone: Date.now() };
+      p = {
+        pending: new Set(),
+        waiting: [],
+        refused: false,
+        closing: false,
+        lastDone: Date.now(),
+        address: (socket as { remoteAddress?: string }).remoteAddress ?? "",
+        written: 0,
+      };
       h1Connections.set(socket, p);
       socket.once("close", () => h1Connections.delete(socket));
     }
@@ -196,6 +231,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       // Past the refusal the connection closes: what it still sends is left unanswered, as
       // HTTP/1.1 lets a server do, and the client sends it again on a new connection.
       if (p.refused) return;
+      // A request that crossed the server's close of its connection (an answer that said
+      // `Connection: close`, or the shutdown's close of an idle connection) is never run: its
+      // answer could not be sent, and a change the client is told failed must not happen.
+      // The client sees its reused connection reset and may send it again elsewhere.
+      if (p.closing) {
+        (req.socket as Socket).destroySoon();
+        return;
+      }
       if (p.pending.size + p.waiting.length >= limits.maxPipelinedRequests) {
         p.refused = true;
         r.shouldKeepAlive = false;
@@ -213,6 +256,13 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         rs.once("close", () => {
           p.pending.delete(rs);
           p.lastDone = Date.now();
+          if (!rs.shouldKeepAlive) {
+            // This answer closes the connection: the requests pipelined behind it would run
+            // with no way to send their answers. They are left unrun, as HTTP/1.1 allows.
+            p.closing = true;
+            p.waiting.length = 0;
+            return;
+          }
           const next = p.waiting.shift();
           // On the next turn of the event loop, after what other connections sent meanwhile:
           // run at once, a deep pipeline would be served whole before anyone else.
@@ -239,11 +289,21 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         if (now - since >= shutdownIdleMs) socket.destroy();
       }
     }
+    const stalled: Stalled[] = [];
     for (const [socket, p] of h1Connections) {
       let unsent = socket.writableLength;
       for (const res of p.pending) unsent += (res as { outputSize?: number }).outputSize ?? 0;
-      if (overBudget(p, unsent, now)) reset(socket);
-      else if (
+      // Bytes handed to the kernel: bytesWritten counts those still queued here too.
+      const written = ((socket as Partial<Socket>).bytesWritten ?? 0) - socket.writableLength;
+      if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) reset(socket);
+      else if (p.stallSince !== undefined) {
+        const requests = p.pending.size + p.waiting.length;
+        stalled.push({
+          held: unsent + requests * requestCostBytes,
+          address: p.address,
+          reset: () => reset(socket),
+        });
+      } else if (
         shuttingDown &&
         p.pending.size === 0 &&
         p.waiting.length === 0 &&
@@ -251,15 +311,25 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       ) {
         // Idle for a while: its client is not about to send on it. (Node's own keep-alive
         // timeout closes such connections the same way.)
+        p.closing = true;
         socket.end();
       }
     }
     for (const [session, w] of sessions) {
       let unsent = 0;
       for (const stream of w.streams) unsent += stream.writableLength;
-      if (overBudget(w, unsent, now)) {
+      const sock = session.socket as Partial<Socket> | undefined;
+      const written = (sock?.bytesWritten ?? 0) - (sock?.writableLength ?? 0);
+      if (overBudget(w, unsent, now) || stalledTooLong(w, unsent, written, now)) {
         session.destroy();
         continue;
+      }
+      if (w.stallSince !== undefined) {
+        stalled.push({
+          held: unsent + w.streams.size * requestCostBytes,
+          address: w.address,
+          reset: () => session.destroy(),
+        });
       }
       // The HTTP/1.1 headers timeout, for HTTP/2: bytes that keep arriving on a connection
       // with no stream open, while no frame completes (no new stream, PING or SETTINGS), are
@@ -280,6 +350,48 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         session.destroy();
       }
     }
+    shedStalled(stalled);
+  };
+  /**
+   * Whether a connection's client has read nothing of its waiting answers for too long: it
+   * has answer bytes waiting, and none went out since the last sweep for `unsentStallMs`.
+   * (Answers that fit in the kernel's buffers wait there, not here, and cost us nothing.)
+   */
+  const stalledTooLong = (c: StallWatch, unsent: number, written: number, now: number) => {
+    if (unsent === 0 || written !== c.written) {
+      c.stallSince = undefined;
+      c.written = written;
+      return false;
+    }
+    c.stallSince ??= now;
+    return now - c.stallSince >= limits.unsentStallMs;
+  };
+  /**
+   * Reset stalled connections, the largest first, until those of every address and all of
+   * them together hold no more than their budgets: a thousand non-readers holding a little
+   * each must not wait out the stall time together (issue 36: 604 MB from two addresses).
+   */
+  const shedStalled = (stalled: Stalled[]) => {
+    let total = 0;
+    const byAddress = new Map<string, number>();
+    for (const c of stalled) {
+      total += c.held;
+      byAddress.set(c.address, (byAddress.get(c.address) ?? 0) + c.held);
+    }
+    if (
+      total <= limits.maxStalledBytes &&
+      [...byAddress.values()].every((n) => n <= limits.maxStalledBytesPerAddress)
+    ) {
+      return;
+    }
+    stalled.sort((a, b) => b.held - a.held);
+    for (const c of stalled) {
+      const mine = byAddress.get(c.address)!;
+      if (total <= limits.maxStalledBytes && mine <= limits.maxStalledBytesPerAddress) continue;
+      c.reset();
+      total -= c.held;
+      byAddress.set(c.address, mine - c.held);
+    }
   };
   /** Whether a connection's unsent bytes have stayed above the budget for too long. */
   const overBudget = (c: { overSince?: number | undefined }, unsent: number, now: number) => {
@@ -291,6 +403,36 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     return now - c.overSince >= limits.unsentStallMs;
   };
   let sweeper: NodeJS.Timeout | undefined;
+
+  /**
+   * Start an HTTP/2 stream now, or in a later turn of the event loop when its connection has
+   * started `streamsPerTurn` this turn: a burst of streams (200 connections opening 100 each
+   * at once) is then served a few per connection per turn, with other connections' requests
+   * in between, instead of all before anyone else's (a 5 s stall of a control client).
+   */
+  const takeTurn = (w: SessionWatch, start: () => void) => {
+    if (w.waiting.length === 0 && w.startedThisTurn < streamsPerTurn) {
+      w.startedThisTurn++;
+      nextTurn(w);
+      start();
+      return;
+    }
+    w.waiting.push(start);
+    nextTurn(w);
+  };
+  const nextTurn = (w: SessionWatch) => {
+    if (w.turnPending) return;
+    w.turnPending = true;
+    setImmediate(() => {
+      w.turnPending = false;
+      w.startedThisTurn = 0;
+      while (w.waiting.length > 0 && w.startedThisTurn < streamsPerTurn) {
+        w.startedThisTurn++;
+        w.waiting.shift()!();
+      }
+      if (w.waiting.length > 0) nextTurn(w);
+    });
+  };
 
   return {
     timeouts,
@@ -347,8 +489,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             w.frameAt = Date.now();
           });
         }
-        if (taker?.(stream, headers)) return;
-        toHandler.call(h2, stream, headers, ...rest);
+        const start = () => {
+          // A stream that waited its turn may be gone: its client reset it, or the session.
+          if (stream.destroyed || stream.closed) return;
+          if (taker?.(stream, headers)) return;
+          toHandler.call(h2, stream, headers, ...rest);
+        };
+        if (w) takeTurn(w, start);
+        else start();
       });
       h2.setTimeout(timeouts.idleTimeoutMs);
       // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
@@ -369,6 +517,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           frameAt: Date.now(),
           bytesRead: 0,
           grewAt: Date.now(),
+          address: session.socket?.remoteAddress ?? "",
+          written: 0,
+          waiting: [],
+          startedThisTurn: 0,
+          turnPending: false,
         };
         sessions.set(session, w);
         const frame = () => {
@@ -478,19 +631,38 @@ function reset(socket: Duplex): void {
   }
 }
 
+/** What the sweep knows of whether a connection's client reads its answers. */
+interface StallWatch {
+  /** The client's address, for the per-address budget. */
+  address: string;
+  /** The connection's bytes handed to the kernel at the last sweep. */
+  written: number;
+  /** Since when answers wait and none of them goes out. */
+  stallSince?: number | undefined;
+}
+
+/** A connection found stalled by a sweep: what it holds, and how to reset it. */
+interface Stalled {
+  held: number;
+  address: string;
+  reset: () => void;
+}
+
 /** An HTTP/1.1 connection's requests: those running, those waiting their turn. */
-interface Pipeline {
+interface Pipeline extends StallWatch {
   pending: Set<http.ServerResponse>;
   waiting: [http.IncomingMessage | http2.Http2ServerRequest, http.ServerResponse][];
   /** A request past the bound was refused: the connection closes after that answer. */
   refused: boolean;
+  /** The server is closing the connection: a request arriving now is not run. */
+  closing: boolean;
   /** When its last answer was done (or it was opened). */
   lastDone: number;
   overSince?: number | undefined;
 }
 
 /** What the sweep watches on an HTTP/2 connection. */
-interface SessionWatch {
+interface SessionWatch extends StallWatch {
   streams: Set<http2.ServerHttp2Stream>;
   /** When a frame last completed (a stream opened or closed, a PING, SETTINGS). */
   frameAt: number;
@@ -500,6 +672,11 @@ interface SessionWatch {
   grewAt: number;
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
+  /** Streams waiting for their turn to start, and those started this turn. */
+  waiting: (() => void)[];
+  startedThisTurn: number;
+  /** Whether the next turn is scheduled. */
+  turnPending: boolean;
   overSince?: number | undefined;
 }
 

@@ -24,6 +24,7 @@ import { createUpstream } from "./auth/login/upstream.js";
 import { oauthRoutes } from "./auth/oauth/oauth-routes.js";
 import { signInProviderRoutes } from "./auth/oauth/sign-in-providers.js";
 import { createOidcVerifier } from "./auth/oidc/oidc-verifier.js";
+import { ruleOf } from "./auth/policy.js";
 import { kPrincipal } from "./auth/principal.js";
 import { createTokenIssuer, createTokenVerifier, type TokenIssuer } from "./auth/tokens.js";
 import { wellKnownRoutes } from "./auth/well-known-routes.js";
@@ -408,7 +409,11 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   ];
   // Every path's request bodies share one budget, and none is read for a call that needs a
   // token and came without a valid one (issue 23).
-  const budget = createRequestBudget(config.requestBufferBytes);
+  const budget = createRequestBudget({
+    limit: config.requestBufferBytes,
+    // An RPC with no rule is refused before its body is read; counted public all the same.
+    isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
+  });
   addBodyGate(app, { refusal: access.refusal, budget });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).

@@ -56,9 +56,11 @@ export function addBodyGate<S extends RawServerBase>(
       raw.headers["content-length"] = String(stand.length);
       return;
     }
+    // A public call's body is charged apart, per client address (request-budget.ts).
+    const share = opts.budget.forCall(req.url.slice(1), raw.socket?.remoteAddress);
     let held = 0;
     const release = () => {
-      opts.budget.give(held);
+      share.give(held);
       held = 0;
     };
     reply.raw.once("close", release);
@@ -72,7 +74,7 @@ export function addBodyGate<S extends RawServerBase>(
         for await (const chunk of raw.iterator({
           destroyOnReturn: false,
         }) as AsyncIterable<Buffer>) {
-          if (!opts.budget.take(chunk.length)) {
+          if (!share.take(chunk.length)) {
             over = true;
             break;
           }

@@ -11,7 +11,7 @@ import {
 } from "../pipeline/connect-protocol.js";
 import { requestIdOf } from "../pipeline/request-log.js";
 import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
-import { budgetExhausted, type RequestBudget } from "../request-budget.js";
+import { type BudgetShare, budgetExhausted, type RequestBudget } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { grpcTimeoutMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
@@ -192,7 +192,9 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         );
         let envelope: { flags: number; data: Uint8Array } = emptyEnvelope;
         if (refused === undefined) {
-          envelope = await readMessage(stream, opts.readMaxBytes, opts.budget);
+          // A public call's body is charged apart, per client address (request-budget.ts).
+          const share = opts.budget.forCall(m.rpc, stream.session?.socket?.remoteAddress);
+          envelope = await readMessage(stream, opts.readMaxBytes, share);
         }
         const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
         return parseRequest(m, true, data, opts.domain);
@@ -237,7 +239,7 @@ function endWithTrailers(
 function readMessage(
   stream: ServerHttp2Stream,
   readMaxBytes: number,
-  budget: RequestBudget,
+  budget: BudgetShare,
 ): Promise<{ flags: number; data: Uint8Array }> {
   let have = 0;
   // What this read charged the budget is given back once it has its message, or has failed.

@@ -239,9 +239,12 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     },
     // Every chunk read is charged to the budget of all request bodies, and given back once
     // the call has been answered.
-    preParsing: async (_request, reply, payload) => {
-      const budget = opts.budget;
-      if (!budget) return payload;
+    preParsing: async (request, reply, payload) => {
+      if (!opts.budget) return payload;
+      // A public call's body (or one to no RPC) is charged apart, per client address.
+      const path = request.url.split("?", 1)[0]!;
+      const rpc = table.match(request.method, path)?.route.rpc;
+      const budget = opts.budget.forCall(rpc, request.raw.socket?.remoteAddress);
       let held = 0;
       reply.raw.once("close", () => budget.give(held));
       return payload.pipe(
