@@ -121,6 +121,10 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     }
   }
   const table = createRouteTable(endpoints);
+  const match = (method: string, path: string) =>
+    table.match(method === "HEAD" ? "GET" : method, path);
+  // The route onRequest found, for the handler: matching again cost a REST GetGroup 1%.
+  const matched = new WeakMap<FastifyRequest, ReturnType<typeof match>>();
   // CORS (registered before) answers preflights with its own OPTIONS catch-all.
   const answersOptions = !app.hasRoute({ method: "OPTIONS", url: "/*" });
 
@@ -156,7 +160,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     const url = request.url;
     const q = url.indexOf("?");
     const path = q < 0 ? url : url.slice(0, q);
-    const found = table.match(request.method === "HEAD" ? "GET" : request.method, path);
+    const found = matched.get(request) ?? match(request.method, path);
     if (!found) return noRoute(request, reply, path, info);
     const ep = found.route;
     if (info) info.rpc = ep.rpc;
@@ -221,8 +225,11 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     onRequest: async (request, reply) => {
       const encoding = request.headers["content-encoding"];
       const plain = encoding === undefined || encoding.trim().toLowerCase() === "identity";
-      const path = request.url.split("?", 1)[0]!;
-      const rpc = table.match(request.method === "HEAD" ? "GET" : request.method, path)?.route.rpc;
+      const url = request.url;
+      const q = url.indexOf("?");
+      const found = match(request.method, q < 0 ? url : url.slice(0, q));
+      if (found) matched.set(request, found);
+      const rpc = found?.route.rpc;
       const given = request.headers.authorization;
       const refused =
         plain && rpc !== undefined && opts.refusal
@@ -239,9 +246,9 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     },
     // Every chunk read is charged to the budget of all request bodies, and given back once
     // the call has been answered.
-    preParsing: async (_request, reply, payload) => {
+    preParsing: async (request, reply, payload) => {
       const budget = opts.budget;
-      if (!budget) return payload;
+      if (!budget || hasNoBody(request)) return payload;
       let held = 0;
       reply.raw.once("close", () => budget.give(held));
       return payload.pipe(
@@ -285,6 +292,21 @@ function decodeUtf8(raw: Buffer, ep: Endpoint): string {
   } catch {
     throw invalidField(ep.body.kind === "field" ? ep.body.field.name : "body", "not UTF-8");
   }
+}
+
+/**
+ * Whether a request certainly has no body, so that nothing needs charging to the budget (a
+ * Transform piped per GET cost 2% of a REST GetGroup): on HTTP/1.1, neither Transfer-Encoding
+ * nor a Content-Length above 0 (RFC 9112 6.3); on HTTP/2, a stream ended with its headers.
+ */
+function hasNoBody(request: FastifyRequest): boolean {
+  const raw = request.raw as { httpVersionMajor?: number; stream?: { endAfterHeaders?: boolean } };
+  if (raw.httpVersionMajor === 2) return raw.stream?.endAfterHeaders === true;
+  const { headers } = request;
+  return (
+    headers["transfer-encoding"] === undefined &&
+    (headers["content-length"] === undefined || headers["content-length"] === "0")
+  );
 }
 
 // Cancel the call when the connection closes before the response was written.
