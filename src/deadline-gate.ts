@@ -19,13 +19,17 @@ export const kDeadlineChecked = createContextKey(false, {
  * there; the unary pipeline checks the same before its interceptors (kDeadlineChecked).
  */
 export function createDeadlineGate(): Interceptor {
-  return (next) => async (req) => {
+  // Not an async function: the next interceptor's own promise is returned, so no promise of
+  // the gate's is made and resolved with it, a turn later, per call.
+  return (next) => (req) => {
     if (req.contextValues.get(kDeadlineChecked)) return next(req);
     if (req.signal.aborted) {
       const reason: unknown = req.signal.reason;
-      throw reason instanceof ConnectError
-        ? reason
-        : new ConnectError("the operation timed out", Code.DeadlineExceeded);
+      return Promise.reject(
+        reason instanceof ConnectError
+          ? reason
+          : new ConnectError("the operation timed out", Code.DeadlineExceeded),
+      );
     }
     return next(req);
   };

@@ -47,6 +47,7 @@ export interface RestGatewayOptions {
     rpc: string,
     authorization: string | null,
     requestId?: string,
+    values?: ContextValues,
   ) => Promise<unknown>;
   /** The bytes all request bodies in flight may hold; default: unbounded. */
   readonly budget?: RequestBudget;
@@ -98,7 +99,18 @@ const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions): Promise<void> {
   const shaping: ErrorShaping = { domain: opts.domain, log: opts.log };
   const bodyLimit = opts.bodyLimit ?? defaultBodyLimit;
-  const contextValues = opts.contextValues ?? (() => createContextValues());
+  const made = opts.contextValues ?? (() => createContextValues());
+  // One ContextValues a request, whoever asks first: onRequest's refusal check hands the
+  // principal it found to the call through them.
+  const valuesOf = new WeakMap<FastifyRequest, ContextValues>();
+  const contextValues = (request: FastifyRequest): ContextValues => {
+    let values = valuesOf.get(request);
+    if (!values) {
+      values = made(request);
+      valuesOf.set(request, values);
+    }
+    return values;
+  };
   const formBodies = new Set(opts.formBodies ?? []);
 
   const endpoints: Endpoint[] = [];
@@ -233,7 +245,12 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       const given = request.headers.authorization;
       const refused =
         plain && rpc !== undefined && opts.refusal
-          ? await opts.refusal(rpc, typeof given === "string" ? given : null, request.id)
+          ? await opts.refusal(
+              rpc,
+              typeof given === "string" ? given : null,
+              request.id,
+              contextValues(request),
+            )
           : undefined;
       if (plain && refused === undefined) return;
       const info = contextValues(request).get(kCallInfo);
