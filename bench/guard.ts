@@ -11,7 +11,8 @@
  * turns in short rounds, the first side alternating, so that a shared machine's drift falls
  * on both; a round's figure is the server's CPU microseconds (/proc/<pid>/stat) over the
  * calls it answered. Prints each path's after/before ratio as the median of the rounds
- * [min..max], and exits 1 when a path's median is above the threshold.
+ * [min..max], and exits 1 when a path's median is above the threshold and every one of its
+ * rounds was slower (at load 15 on 2 cores, one round in four strayed 1.3-1.6x either way).
  *
  * A commit without bench/guard-server.ts, one that does not build, or one
  * whose guard server does not start, is reported and skipped with exit 0 (CI's first run
@@ -385,13 +386,15 @@ try {
     const a = us.get(`${path.name}|after`)!;
     const ratios = a.map((x, i) => x / b[i]!);
     const r = median(ratios);
-    const ok = r <= threshold;
+    // Slower: a median above the threshold, and every round slower. On a loaded shared
+    // machine one round in four can land far off either way; a real loss shows in all.
+    const ok = r <= threshold || Math.min(...ratios) <= 1;
     if (!ok) slower++;
     const spread = `${r.toFixed(2)} [${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)}]`;
     results.push({
       name: path.name,
       ok,
-      message: `${path.name}: ${spread} the CPU per call of ${label}, above ${threshold}x`,
+      message: `${path.name} takes ${r.toFixed(2)}x the server CPU per call of ${label} (rounds ${Math.min(...ratios).toFixed(2)}..${Math.max(...ratios).toFixed(2)}), above the ${threshold}x threshold`,
     });
     console.log(
       `| ${path.name} | ${median(b).toFixed(0)} | ${median(a).toFixed(0)} | ${spread} | ${ok ? "ok" : `SLOWER (> ${threshold}x)`} |`,
