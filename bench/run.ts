@@ -51,6 +51,10 @@ const hasTaskset = commandExists("taskset");
 // The load generator stays off the server's core.
 if (hasTaskset && cpus().length > 1) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
 
+const startLoad = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(" ");
+console.log(`load average ${startLoad}`);
 const seeded = await ensureSeeded();
 const m = seeded.manifest;
 console.log(
@@ -119,12 +123,21 @@ interface Row {
   goal: string;
   /** The ratio or the comparison with the goal. */
   met: string;
+  /** The server's CPU time per call while measured, with the reference's in the same run. */
+  cpu: string;
 }
 const rows: Row[] = [];
-const row = (figure: string, value: string, goal: string, met: string) => {
-  rows.push({ figure, value, goal, met });
-  console.log(`  ${figure}: ${value} (${goal}; ${met})`);
+const row = (figure: string, value: string, goal: string, met: string, cpu = "") => {
+  rows.push({ figure, value, goal, met, cpu });
+  console.log(`  ${figure}: ${value} (${goal}; ${met})${cpu ? `; server CPU ${cpu}` : ""}`);
 };
+// The server's own CPU microseconds per call of the last throughput measured with its pid:
+// steadier than requests per second on a shared machine, where the server waits for a core.
+let lastCpuUs = Number.NaN;
+const us = (n: number) => `${Math.round(n)} us/call`;
+/** A path's CPU per call, and its ratio to a reference's measured in the same run. */
+const cpuAgainst = (cpu: number, reference: number, name: string) =>
+  `${us(cpu)} (${(cpu / reference).toFixed(1)}x ${name})`;
 const yes = (ok: boolean) => (ok ? "met" : "MISSED");
 
 // --- references -----------------------------------------------------------------------------
@@ -133,7 +146,8 @@ let child = await startChild(
   ["dist/bench/baseline-servers.js", "fastify", String(refPort)],
   refPort,
 );
-const baseline = await throughput({ url: `http://127.0.0.1:${refPort}/constant` });
+const baseline = await throughput({ url: `http://127.0.0.1:${refPort}/constant` }, child.pid);
+const baselineCpu = lastCpuUs;
 // The floor of the one-call-at-a-time latencies below: the same client, the bare route.
 const roundTrip =
   want("list") || want("create")
@@ -143,7 +157,7 @@ const roundTrip =
       })
     : undefined;
 await stop(child);
-row("baseline: bare fastify constant JSON", rps(baseline), "reference", "-");
+row("baseline: bare fastify constant JSON", rps(baseline), "reference", "-", us(baselineCpu));
 if (roundTrip) {
   row("reference: bare fastify round trip, one call at a time", p99(roundTrip), "reported", "-");
 }
@@ -155,19 +169,21 @@ child = await startChild(
   refPort,
 );
 const grpcBaseline = await grpcThroughput(refPort, auth, m.leaf, child.pid);
+const grpcBaselineCpu = lastCpuUs;
 await stop(child);
-row("baseline: bare grpc-js GetGroup", rps(grpcBaseline), "reference", "-");
+row("baseline: bare grpc-js GetGroup", rps(grpcBaseline), "reference", "-", us(grpcBaselineCpu));
 
 // Not a goal: what the library that serves Gatehouse's gRPC and Connect does on its own.
 if (want("grpc")) {
   child = await startChild(["dist/bench/baseline-servers.js", "connect", String(refPort)], refPort);
-  const connectFloor = await grpcThroughput(refPort, {}, "0".repeat(40));
+  const connectFloor = await grpcThroughput(refPort, {}, "0".repeat(40), child.pid);
   await stop(child);
   row(
     "reference: bare connect-node GetGroup over gRPC (grpc-js)",
     rps(connectFloor),
     "reported",
     `${pct(connectFloor / grpcBaseline)} of bare grpc-js`,
+    cpuAgainst(lastCpuUs, grpcBaselineCpu, "bare grpc-js"),
   );
 }
 
@@ -222,13 +238,14 @@ const capacity: Record<"rest" | "grpc" | "connect", number | undefined> = {
 };
 if (want("rest")) {
   phase = "rest";
-  const rest = await throughput({ url: getUrl, headers: auth });
+  const rest = await throughput({ url: getUrl, headers: auth }, server.pid);
   capacity.rest = rest;
   row(
     "authorized REST GetGroup",
     rps(rest),
     ">= 35% of baseline",
     `${pct(rest / baseline)} ${yes(rest / baseline >= 0.35)}`,
+    cpuAgainst(lastCpuUs, baselineCpu, "bare fastify"),
   );
 }
 if (want("grpc")) {
@@ -240,17 +257,19 @@ if (want("grpc")) {
     rps(grpcRps),
     ">= 70% of bare grpc-js",
     `${pct(grpcRps / grpcBaseline)} ${yes(grpcRps / grpcBaseline >= 0.7)}`,
+    cpuAgainst(lastCpuUs, grpcBaselineCpu, "bare grpc-js"),
   );
 }
 if (want("connect")) {
   phase = "connect";
-  const connect = await throughput(connectLoad);
+  const connect = await throughput(connectLoad, server.pid);
   capacity.connect = connect;
   row(
     "authorized Connect GetGroup",
     rps(connect),
     "reported",
     `${pct(connect / baseline)} of baseline`,
+    cpuAgainst(lastCpuUs, baselineCpu, "bare fastify"),
   );
 }
 
@@ -301,12 +320,13 @@ if (want("list")) {
   if (first.groups.length !== 50 || Number(first.totalCount) < 100_000) {
     throw new Error(`ListGroups: ${first.groups.length} groups of ${first.totalCount}`);
   }
-  const listDefault = await latency(() => get(listUrl({ pageSize: "50" })));
+  const listDefault = await latency(() => get(listUrl({ pageSize: "50" })), server.pid);
   row(
     "ListGroups 100k descendants, first 50 + totalCount, p99",
     p99(listDefault),
     "<= 5 ms",
     yes(listDefault.p99 <= 5),
+    cpuAgainst(lastCpuUs, baselineCpu, "bare fastify"),
   );
 
   // Walk 250 pages of 200 (50,000 groups in), then time the page after.
@@ -338,17 +358,21 @@ if (want("list")) {
 if (want("sts")) {
   phase = "sts";
   const oidcToken = await issuer.issue();
-  const sts = await throughput({
-    url: `${baseUrl}/sts/exchange`,
-    method: "POST",
-    headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
-    body: JSON.stringify({ aud: baseUrl, identity: workload.uid }),
-  });
+  const sts = await throughput(
+    {
+      url: `${baseUrl}/sts/exchange`,
+      method: "POST",
+      headers: { authorization: `Bearer ${oidcToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ aud: baseUrl, identity: workload.uid }),
+    },
+    server.pid,
+  );
   row(
     "STS exchanges (loopback issuer, cached JWKS), one token again and again",
     rps(sts),
     ">= 2,000/s",
     yes(sts >= 2000),
+    cpuAgainst(lastCpuUs, baselineCpu, "bare fastify"),
   );
   // Each exchange with a token never seen: the signature check runs every time.
   const fresh = await Promise.all(Array.from({ length: 3000 }, () => issuer.issue()));
@@ -452,13 +476,14 @@ if (want("create")) {
     await res.arrayBuffer();
   };
   const t0 = performance.now();
-  const create = await latency(createOnce);
+  const create = await latency(createOnce, server.pid);
   const sequentialRate = n / ((performance.now() - t0) / 1000);
   row(
     `CreateGroup under a depth-4 parent, p99 (${n} made)`,
     p99(create),
     "p99 <= 1.5x the disk floor",
     `${(create.p99 / floor.p99).toFixed(1)}x ${yes(create.p99 <= 1.5 * floor.p99)}`,
+    cpuAgainst(lastCpuUs, baselineCpu, "bare fastify"),
   );
   // 50 creates in flight at once: what a writer that batches commits can make of them.
   let made = 0;
@@ -636,10 +661,16 @@ async function autocannonRun(load: Load): Promise<autocannon.Result> {
   return result;
 }
 
-/** Requests per second with 50 connections for the measurement time (after a 1 s warm-up). */
-async function throughput(load: Load): Promise<number> {
+/**
+ * Requests per second with 50 connections for the measurement time (after a 1 s warm-up).
+ * With `serverPid`, lastCpuUs is that process's CPU microseconds per request answered.
+ */
+async function throughput(load: Load, serverPid?: number): Promise<number> {
   await autocannon({ url: load.url, duration: 1, connections: 10, ...pick(load) });
-  return (await autocannonRun(load)).requests.average;
+  const cpu0 = serverPid ? processCpuMs(serverPid) : 0;
+  const result = await autocannonRun(load);
+  if (serverPid) lastCpuUs = ((processCpuMs(serverPid) - cpu0) * 1000) / result.requests.total;
+  return result.requests.average;
 }
 
 function pick(load: Load) {
@@ -685,6 +716,7 @@ async function grpcThroughput(
     const wall = performance.now() - t0;
     const own = process.cpuUsage(own0);
     const srv = processCpuMs(serverPid) - srv0;
+    lastCpuUs = (srv * 1000) / ((rate * wall) / 1000);
     console.log(
       `    CPU while measured: server ${pct(srv / wall)}, this generator ${pct((own.user + own.system) / 1000 / wall)} (of one core each)`,
     );
@@ -747,23 +779,29 @@ interface Latency {
   p99: number;
 }
 
-async function latency(fn: () => Promise<void>): Promise<Latency> {
-  return (await latencies([fn]))[0]!;
+/** With `serverPid`, lastCpuUs is that process's CPU microseconds per call of `fn`. */
+async function latency(fn: () => Promise<void>, serverPid?: number): Promise<Latency> {
+  return (await latencies([fn], serverPid))[0]!;
 }
 
 /** Latency percentiles of each of `fns`, called in turn, one at a time, for the measurement time. */
-async function latencies(fns: (() => Promise<void>)[]): Promise<Latency[]> {
+async function latencies(fns: (() => Promise<void>)[], serverPid?: number): Promise<Latency[]> {
   // Warm-up: one second, so that the JIT has compiled the path before it is timed.
   const warm = performance.now() + 1000;
   while (performance.now() < warm) for (const fn of fns) await fn();
   const times: number[][] = fns.map(() => []);
   const until = performance.now() + seconds * 1000;
+  const cpu0 = serverPid ? processCpuMs(serverPid) : 0;
   while (performance.now() < until) {
     for (const [i, fn] of fns.entries()) {
       const t = performance.now();
       await fn();
       times[i]!.push(performance.now() - t);
     }
+  }
+  if (serverPid) {
+    const calls = times.reduce((n, ts) => n + ts.length, 0);
+    lastCpuUs = ((processCpuMs(serverPid) - cpu0) * 1000) / calls;
   }
   return times.map((ts) => {
     ts.sort((a, b) => a - b);
@@ -833,14 +871,18 @@ function mb(kib: number): string {
 
 function table(): string {
   return [
-    "| figure | value | goal | ratio / met |",
-    "|---|---|---|---|",
-    ...rows.map((r) => `| ${r.figure} | ${r.value} | ${r.goal} | ${r.met} |`),
+    "| figure | value | goal | ratio / met | server CPU per call |",
+    "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.figure} | ${r.value} | ${r.goal} | ${r.met} | ${r.cpu} |`),
   ].join("\n");
 }
 
 function printTable(): void {
-  console.log(`\n${table()}\n\n(--only: bench/RESULTS.md left alone)`);
+  console.log(
+    `\n${table()}\n\nload average ${startLoad} at the start, ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} at the end (--only: bench/RESULTS.md left alone)`,
+  );
 }
 
 function writeResults(): void {
@@ -850,6 +892,7 @@ function writeResults(): void {
 Machine: ${cpu}, ${cpus().length} cores; Node ${process.version}; ${new Date().toISOString()}.
 Server pinned to core 0 ${hasTaskset ? "(taskset)" : "(no taskset: not pinned)"}, load generator on core 1; ${seconds} s per measurement after a warm-up.
 Dataset: ${m.groups.toLocaleString("en-US")} groups (fan-out 10, depth 5), ${m.identities.toLocaleString("en-US")} identities, ${m.bindings.toLocaleString("en-US")} role bindings, ${m.repos.toLocaleString("en-US")} repos, ${m.tags.toLocaleString("en-US")} tags; seeded through the Store API in ${(m.seedMs / 1000).toFixed(1)} s (batched in transactions of 5,000).
+Server CPU per call: the server process's CPU time (user + system, /proc/<pid>/stat, every thread) over the calls answered while measured, beside the bare reference's from the same run; it is steadier than requests per second on a shared machine. Load average at the start: ${startLoad}.
 Throughput: autocannon, 50 connections (HTTP/1.1); grpc-js, one channel, 50 calls in flight. Open loops: node:http (REST, Connect) and node:http2 (gRPC) senders, latency from the scheduled send time. Latencies of ListGroups and CreateGroup: one call at a time over HTTP (REST), so they include the round trip.
 
 ${table()}

@@ -7,6 +7,7 @@ import {
   Code,
   ConnectError,
   type ConnectRouter,
+  type ContextValues,
   cors as connectCors,
   createContextValues,
   type Interceptor,
@@ -78,6 +79,8 @@ import { createWebhookDelivery } from "./webhooks/webhooks.js";
 
 // Where a request served through fastify keeps its CallInfo (the request log reads it back).
 const kRequestCallInfo = Symbol("gatehouse call info");
+// The request's ContextValues, made once (contextValues below).
+const kRequestValues = Symbol("gatehouse context values");
 
 /** What a server is built from; tests pass their own store and clock. */
 export interface ServerDeps {
@@ -243,12 +246,18 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // more young object referenced from a long-lived table at every scavenge.
   const callInfoOf = (req: FastifyRequest) =>
     (req as { [kRequestCallInfo]?: CallInfo })[kRequestCallInfo];
+  // One ContextValues a request, whoever asks first (the body gate's refusal check hands the
+  // principal it found to the call through them).
   const contextValues = (req: FastifyRequest) => {
+    const known = (req as { [kRequestValues]?: ContextValues })[kRequestValues];
+    if (known) return known;
     const raw = req.raw as { stream?: { session?: object }; socket?: object };
     const connection = raw.stream?.session ?? raw.socket;
     const info: CallInfo = connection ? { connection, requestId: req.id } : { requestId: req.id };
     (req as { [kRequestCallInfo]?: CallInfo })[kRequestCallInfo] = info;
-    return createContextValues().set(kCallInfo, info);
+    const values = createContextValues().set(kCallInfo, info);
+    (req as { [kRequestValues]?: ContextValues })[kRequestValues] = values;
+    return values;
   };
 
   if (config.corsOrigins.length > 0) {
@@ -414,7 +423,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // An RPC with no rule is refused before its body is read; counted public all the same.
     isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
   });
-  addBodyGate(app, { refusal: access.refusal, budget });
+  addBodyGate(app, { refusal: access.refusal, budget, contextValues });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
   if (config.leanPaths) {

@@ -1,14 +1,22 @@
 import { once } from "node:events";
 import type { IncomingMessage } from "node:http";
 import { brotliCompressSync, gzipSync } from "node:zlib";
-import type { FastifyInstance, RawServerBase } from "fastify";
+import type { ContextValues } from "@connectrpc/connect";
+import type { FastifyInstance, FastifyRequest, RawServerBase } from "fastify";
 import { budgetExhausted, type RequestBudget } from "../request-budget.js";
 import { rpcPath } from "./rpc-path.js";
 
 /** Options of addBodyGate. */
 export interface BodyGateOptions {
   /** What access control will answer the call, from its headers (AccessControl.refusal). */
-  refusal: (rpc: string, authorization: string | null, requestId?: string) => Promise<unknown>;
+  refusal: (
+    rpc: string,
+    authorization: string | null,
+    requestId?: string,
+    values?: ContextValues,
+  ) => Promise<unknown>;
+  /** The call's context values, the same object the call is then served with. */
+  contextValues?: (req: FastifyRequest) => ContextValues;
   /** The bytes all request bodies in flight may hold. */
   budget: RequestBudget;
 }
@@ -39,6 +47,7 @@ export function addBodyGate<S extends RawServerBase>(
       req.url.slice(1),
       typeof given === "string" ? given : null,
       req.id,
+      opts.contextValues?.(req as unknown as FastifyRequest),
     );
     if (refused !== undefined) {
       const stand = placeholder(

@@ -31,7 +31,12 @@ export interface UnaryGrpcOptions {
   /** Per-call values (the call info: connection and request id). */
   contextValues: (stream: ServerHttp2Stream, requestId: string) => ContextValues;
   /** What access control will answer the call, from its headers (AccessControl.refusal). */
-  refusal: (rpc: string, authorization: string | null, requestId?: string) => Promise<unknown>;
+  refusal: (
+    rpc: string,
+    authorization: string | null,
+    requestId?: string,
+    values?: ContextValues,
+  ) => Promise<unknown>;
   /** The bytes all request bodies in flight may hold. */
   budget: RequestBudget;
   /** The request log line of a call, as every other request has one (request-log.ts). */
@@ -189,6 +194,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
           m.rpc,
           typeof authorization === "string" ? authorization : null,
           requestId,
+          context.values,
         );
         let envelope: { flags: number; data: Uint8Array } = emptyEnvelope;
         if (refused === undefined) {

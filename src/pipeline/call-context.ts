@@ -104,6 +104,11 @@ export class CallContext implements HandlerContext {
     return this.controller.signal;
   }
 
+  /** Why the call was aborted (shutdown, cancellation, its deadline), if it was; undefined if not. */
+  get aborted(): { readonly reason: unknown } | undefined {
+    return this.abortedWith;
+  }
+
   abort(reason: unknown): void {
     if (this.abortedWith) return;
     this.abortedWith = { reason };

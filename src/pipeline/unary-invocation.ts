@@ -10,12 +10,14 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { type CallInfo, kCallInfo } from "../call-info.js";
+import { kDeadlineChecked } from "../deadline-gate.js";
 import { type ErrorLogger, toApiError } from "../errors.js";
 import {
   CallContext,
   type CallInit,
   callComplete,
   cancelReason,
+  deadlineExceeded,
   maxDeadlineMs,
   runningCalls,
 } from "./call-context.js";
@@ -182,6 +184,16 @@ class PipelineCall implements UnaryCall {
       const message = await input();
       // The client went away while the message was read: nobody is waiting for an answer.
       if (this.cancelled) throw this.cancelled;
+      // What the deadline gate would refuse, checked without making the call's signal: a
+      // call aborted (at shutdown) or whose deadline passed on arrival or while the message
+      // was read (kDeadlineChecked).
+      const aborted = context.aborted;
+      if (aborted) {
+        throw aborted.reason instanceof ConnectError ? aborted.reason : deadlineExceeded();
+      }
+      const left = context.timeoutMs();
+      if (left !== undefined && left <= 0) throw deadlineExceeded();
+      context.values.set(kDeadlineChecked, true);
       const res = await this.proc.chain(new PipelineRequest(this.proc, message, context));
       if (res.stream) throw new Error("an interceptor turned a unary call into a stream");
       // An interceptor that answered with headers of its own: they are the answer's.

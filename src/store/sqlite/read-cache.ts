@@ -3,11 +3,13 @@ import type { CacheCounts } from "../access-answers.js";
 
 /**
  * A cache of query answers that is only ever used while the database is unchanged. Every
- * lookup first asks SQLite whether anything was written since the last one, by this
- * connection (`total_changes()`) or by any other, such as a CLI command on the same file
- * (`PRAGMA data_version`), and empties the cache if so. A cached answer is therefore always
- * the one the query would give at that moment: a removed binding still takes effect at once.
- * The check is one tiny statement; the access queries it spares are several times dearer.
+ * lookup first asks SQLite whether this connection wrote anything since the last one
+ * (`total_changes()`), and the first lookup of each turn of the event loop also whether any
+ * other connection did, such as a CLI command on the same file (`PRAGMA data_version`), and
+ * empties the cache if so. A cached answer is therefore the one the query would give at that
+ * moment, or, for another process's commit, the one it gave earlier in the same turn: a
+ * removed binding still takes effect at once. The checks are tiny statements; the access
+ * queries they spare are several times dearer.
  *
  * Answers are shared between callers, so they must be immutable (frozen, or read-only sets).
  */
@@ -44,10 +46,23 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   let dataVersion = -1;
   const entries = new Map<string, unknown>();
   const counts: CacheCounts = { hits: 0, misses: 0 };
+  // PRAGMA data_version opens a read transaction on the WAL: 5-6 us a call on a loaded
+  // machine against 1-2 us for total_changes(), and two or three lookups a call asked it, 8% of
+  // a Connect GetGroup (bench/RESULTS.md, issue 38). Another process's commit is seen from
+  // the next turn of the event loop, which it could as well have committed just after.
+  let versionSeen = false;
+  const forgetVersion = () => {
+    versionSeen = false;
+  };
 
   const fresh = () => {
     const c = totalChanges.get() as number;
-    const v = pragmaDataVersion.get() as number;
+    let v = dataVersion;
+    if (!versionSeen) {
+      v = pragmaDataVersion.get() as number;
+      versionSeen = true;
+      setImmediate(forgetVersion).unref();
+    }
     if (c !== changes || v !== dataVersion) {
       entries.clear();
       changes = c;
