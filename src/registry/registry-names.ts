@@ -31,8 +31,9 @@ function byName(childrenOf: string, name: string): ListQuery {
 /**
  * Resolve registry names (`<organization name>/<group names...>/<repo name>`) to repos. The
  * rule, one repo per name:
- * - the first component is the oldest organization of that name (organization names are
- *   not unique; the first to take one keeps it, so a newcomer cannot capture or break it);
+ * - the first component is a registry namespace: the organization holding it (from its
+ *   creation or a rename while it was free, until it is deleted; see findOrganization), so
+ *   no create or rename of another organization can capture or break it;
  * - the rest is read from the organization down: first as a repo name of the organization
  *   itself (repo names may hold `/`), then, if the next component names a subgroup, as a
  *   repo of that subgroup, and so on. A repo higher in the tree wins over a deeper one of the
@@ -74,8 +75,8 @@ export function createRegistryNames(store: NamesStore) {
     /**
      * The registry name of `repo`: its organization's and groups' names from the top, then
      * its own, when that name resolves back to this very repo (so it is exactly what the
-     * token endpoint accepts for it); undefined otherwise (an older organization of the same
-     * name, a repo of the same address higher in the tree, a name that is not an OCI name).
+     * token endpoint accepts for it); undefined otherwise (another organization holds the
+     * namespace of its organization's name, a repo of the same address higher in the tree, a name that is not an OCI name).
      * Group names are memoized for the life of this object: make one per request.
      */
     async nameOf(repo: RepoRecord): Promise<string | undefined> {

@@ -14,6 +14,13 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { normalizeApi } from "../../src/cli/auth/auth-commands.js";
 import { saveLogin } from "../../src/cli/auth/credentials.js";
 import { skopeo, startRegistry, type TestRegistry } from "../helpers/docker-registry.js";
+import {
+  apiError,
+  connectGroups,
+  connectTransports,
+  grpcJsGroups,
+  restGroups,
+} from "../helpers/groups-clients.js";
 import { type OciImage, writeOciImage } from "../helpers/oci-layout.js";
 import { restCall } from "../helpers/rest-client.js";
 import { runCli } from "../helpers/run-cli.js";
@@ -155,6 +162,50 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect((await push("acme/app", "v1", copycat.owner)).code).not.toBe(0);
     expect((await pull("acme/app", "v1", copycat.owner)).code).not.toBe(0);
   }, 60_000);
+
+  it("refuses an older organization's rename to a victim's name on every protocol: no capture", async () => {
+    // The attacker's organization is the older one: oldest-first resolution handed it the
+    // victim's namespace once renamed (issue 35, N1).
+    const attacker = await gh.makeOrg("attacker");
+    const victim = await gh.makeOrg("victim");
+    const made = await restCall(
+      gh.url,
+      "POST",
+      `/registry/v2beta1/repos/${victim.uid}`,
+      { name: "app" },
+      victim.owner.headers,
+    );
+    expect(made.status).toBe(200);
+    expect((await push("victim/app", "v1", victim.owner)).code).toBe(0);
+    const port = Number(new URL(gh.url).port);
+    const transports = connectTransports(gh.url, attacker.owner.headers);
+    const grpcJs = grpcJsGroups(port, attacker.owner.headers);
+    try {
+      for (const api of [
+        restGroups(gh.url, attacker.owner.headers),
+        connectGroups(transports.connect),
+        connectGroups(transports.grpc),
+        grpcJs,
+      ]) {
+        const err = await apiError(() =>
+          api.update({ uid: attacker.uid, name: "victim" }, ["name"]),
+        );
+        expect(err).toMatchObject({ code: 6, reason: "ALREADY_EXISTS" });
+        expect(err.message).toMatch(/registry namespace "victim" is held by another organization/);
+      }
+    } finally {
+      grpcJs.close();
+    }
+    expect(
+      (await rest("GET", `/iam/v2beta1/groups/${attacker.uid}`, undefined, attacker.owner)).json
+        .name,
+    ).toBe("attacker");
+    // The attacker's token gets nothing of the victim's, and the victim keeps both.
+    expect((await pull("victim/app", "v1", attacker.owner)).code).not.toBe(0);
+    expect((await push("victim/app", "v1", attacker.owner)).code).not.toBe(0);
+    expect((await pull("victim/app", "v1", victim.owner)).code).toBe(0);
+    expect((await push("victim/app", "v2", victim.owner)).code).toBe(0);
+  }, 90_000);
 
   it("makes Tags follow pushes, with the pushed digest", async () => {
     const uid = await makeRepo("tagged");

@@ -1,4 +1,5 @@
 import type { PgDb } from "./pg-db.js";
+import { pgRegistryNamespacesMigration } from "./registry-namespace-schema.js";
 import { pgSubscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
@@ -349,6 +350,7 @@ export const pgMigrations: readonly PgMigration[] = [
     `,
   },
   pgSubscriptionsMigration,
+  pgRegistryNamespacesMigration,
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */
