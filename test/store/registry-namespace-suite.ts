@@ -122,4 +122,49 @@ export function registryNamespaceCases(store: () => Store): void {
     );
     expect(uids).toContain(await holder("same"));
   });
+
+  it("resolves registry names in one query: highest repo first, as deep as groups go", async () => {
+    await org(VICTIM, "acme", 10);
+    const repo = (uid: string, groupUid: string, name: string) =>
+      store().createRepo({ uid, groupUid, name, description: "", aliases: [], now: 11 });
+    // acme/team/api is both the organization's repo "team/api" and team's repo "api": the
+    // organization's wins; acme/team/web is only team's.
+    await store().createGroup({
+      uid: SUB,
+      parentUid: VICTIM,
+      name: "team",
+      description: "",
+      now: 11,
+    });
+    await repo(`${VICTIM}/000000000000000a`, VICTIM, "team/api");
+    await repo(`${SUB}/000000000000000b`, SUB, "api");
+    await repo(`${SUB}/000000000000000c`, SUB, "web");
+    let deep = SUB;
+    const names = ["acme", "team"];
+    for (let i = 0; i < 12; i++) {
+      deep = `${deep}/${(0x100 + i).toString(16).padStart(16, "0")}`;
+      await store().createGroup({
+        uid: deep,
+        parentUid: deep.slice(0, -17),
+        name: "a",
+        description: "",
+        now: 12,
+      });
+      names.push("a");
+    }
+    await repo(`${deep}/000000000000000d`, deep, "leaf");
+    const resolve = async (name: string) =>
+      (await store().resolveRegistryName(name.split("/")))?.uid;
+    expect(await resolve("acme/team/api")).toBe(`${VICTIM}/000000000000000a`);
+    expect(await resolve("acme/team/web")).toBe(`${SUB}/000000000000000c`);
+    expect(await resolve([...names, "leaf"].join("/"))).toBe(`${deep}/000000000000000d`);
+    expect(await resolve([...names, "nope"].join("/"))).toBeUndefined();
+    expect(await resolve("acme/nope/web")).toBeUndefined();
+    expect(await resolve("other/team/web")).toBeUndefined();
+    expect(await store().resolveRegistryName(["acme"])).toBeUndefined();
+    // The namespace, not the name: renamed, the organization answers to both.
+    await store().updateGroup(VICTIM, { name: "acme2" }, 13);
+    expect(await resolve("acme/team/web")).toBe(`${SUB}/000000000000000c`);
+    expect(await resolve("acme2/team/web")).toBe(`${SUB}/000000000000000c`);
+  });
 }

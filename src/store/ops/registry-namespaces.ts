@@ -5,8 +5,9 @@
  * a rename adds the new name's namespace and keeps the old one, so nothing ever moves a held
  * namespace to another organization (docs/registry.md "Names").
  */
+import { type RepoRow, repoRecordOf } from "../rows/repo-rows.js";
 import { StoreError } from "../store.js";
-import { one, run, type Steps } from "./operation.js";
+import { type OpsOf, one, read, run, type Steps } from "./operation.js";
 
 /**
  * Take namespace `name` for organization `orgUid` if nobody holds it; leave it as it is
@@ -38,3 +39,43 @@ export function* mustHoldNamespace(name: string, orgUid: string, now: number): S
 export function* releaseNamespaces(orgUid: string): Steps<number> {
   return yield* run("DELETE FROM registry_namespaces WHERE org_uid = ?", orgUid);
 }
+
+// The chain of groups the name's middle components name, from the holding organization down
+// (as deep as they match), then the repo of the first (highest) of them whose name is the
+// rest of the registry name. `?` 2: the group names by depth (the component below depth d is
+// element d); `?` 3: the repo name each depth would hold. Indexed lookups, one statement.
+const resolveSql = {
+  sqlite: `WITH RECURSIVE chain (id, uid, depth) AS (
+      SELECT g.id, g.uid, 0 FROM registry_namespaces AS n JOIN groups AS g ON g.uid = n.org_uid
+      WHERE n.name = ?
+      UNION ALL
+      SELECT g.id, g.uid, c.depth + 1 FROM chain AS c
+      JOIN groups AS g ON g.parent_id = c.id AND g.name = ? ->> c.depth
+    )
+    SELECT r.* FROM chain AS c
+    JOIN repos AS r ON r.group_uid = c.uid AND r.name = ? ->> c.depth
+    ORDER BY c.depth LIMIT 1`,
+  pg: `WITH RECURSIVE chain (uid, depth) AS (
+      SELECT g.uid, 0 FROM registry_namespaces AS n JOIN groups AS g ON g.uid = n.org_uid
+      WHERE n.name = ?
+      UNION ALL
+      SELECT g.uid, c.depth + 1 FROM chain AS c
+      JOIN groups AS g ON g.parent_uid = c.uid AND g.name = (?::text[])[c.depth + 1]
+    )
+    SELECT r.* FROM chain AS c
+    JOIN repos AS r ON r.group_uid = c.uid AND r.name = (?::text[])[c.depth + 1]
+    ORDER BY c.depth LIMIT 1`,
+};
+
+/** Resolving registry names, on both backends. */
+export const registryNameOps = {
+  resolveRegistryName: read(function* (parts: readonly string[]) {
+    if (parts.length < 2) return undefined;
+    // A repo directly in the group at depth d is named by the components after d + 1; a
+    // group at depth d + 1 by component d + 1, never the last (that is a repo's name at least).
+    const groupNames = parts.slice(1, -1);
+    const repoNames = parts.slice(1).map((_, d) => parts.slice(d + 1).join("/"));
+    const row = yield* one<RepoRow>(resolveSql, parts[0]!, groupNames, repoNames);
+    return row && repoRecordOf(row);
+  }),
+} satisfies OpsOf<"resolveRegistryName">;
