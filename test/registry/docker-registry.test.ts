@@ -8,7 +8,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decodeProtectedHeader } from "jose";
+import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { normalizeApi } from "../../src/cli/auth/auth-commands.js";
@@ -277,8 +277,8 @@ describe("a real registry with Gatehouse as its token service", () => {
   it("hands skopeo a fresh token through docker-credential-gatehouse (--authfile credHelpers)", async () => {
     const home = join(dir, "helper-home");
     const env = { HOME: home, DOCKER_CONFIG: join(home, ".docker"), GATEHOUSE_API: gh.url };
-    // As gatehouse auth login --identity would leave it: a workload that may pull.
-    const puller = await gh.makeIdentity(org.uid, ["registry.pull"]);
+    // As gatehouse auth login --identity would leave it: a workload that may push and pull.
+    const puller = await gh.makeIdentity(org.uid, ["registry.push"]);
     saveLogin(env, normalizeApi(gh.url), {
       kind: "workload",
       identity: puller.uid,
@@ -298,7 +298,21 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect(got.code).toBe(0);
     const answer = JSON.parse(got.stdout);
     expect(answer).toMatchObject({ ServerURL: registry.host, Username: "gatehouse" });
-    expect(answer.Secret).toBe(puller.token);
+    // Never the API token (a registry hands it to the token realm it names, perhaps its own):
+    // a 15-minute token for the registry's audience, which the API refuses (issue 35, N6).
+    expect(answer.Secret).not.toBe(puller.token);
+    const claims = decodeJwt(answer.Secret);
+    expect(claims).toMatchObject({ sub: puller.uid, aud: registry.host });
+    expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(900);
+    const asApi = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
+      authorization: `Bearer ${answer.Secret}`,
+    });
+    expect(asApi.status).toBe(401);
+    expect(asApi.json.details?.[0]?.reason).toBe("WRONG_AUDIENCE");
+    const deleted = await restCall(gh.url, "DELETE", `/iam/v2beta1/groups/${org.uid}`, undefined, {
+      authorization: `Bearer ${answer.Secret}`,
+    });
+    expect(deleted.status).toBe(401);
     const unknown = await helper(["get"], "elsewhere.example.com", env);
     expect(unknown).toMatchObject({
       code: 1,
@@ -331,6 +345,20 @@ describe("a real registry with Gatehouse as its token service", () => {
     const pulled = await inspect(dockerConfig);
     expect(pulled.stderr).toBe("");
     expect(pulled.code).toBe(0);
+    const pushed = await skopeo(
+      [
+        "copy",
+        "--dest-tls-verify=false",
+        "--authfile",
+        dockerConfig,
+        image.ref,
+        `docker://${registry.host}/acme/app:helper`,
+      ],
+      home,
+      { PATH: path },
+    );
+    expect(pushed.stderr + registry.logs().slice(-2000)).not.toMatch(/FATA|unauthorized/);
+    expect(pushed.code).toBe(0);
     // Without the helper's entry (and no docker config to fall back on), the same pull is
     // anonymous and refused.
     const bare = join(dir, "bare-home");
