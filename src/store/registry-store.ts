@@ -112,6 +112,19 @@ export interface RegistryStore {
    * the repo's uid) is used only when the tag is created. Throws `not_found` if the repo does
    * not exist.
    */
+  /**
+   * Apply a registry push of `tag` at `time`: create the tag, or move it to the pushed digest
+   * (updateTime: `time`), or change nothing when it already has that digest or moved after
+   * `time` (a redelivered or stale event). Decided in one transaction, so concurrent pushes of
+   * a new tag make one `created` and then `updated` or `unchanged`; the outcome is `kind`.
+   * Throws `not_found` if the repo does not exist.
+   */
+  pushTag(
+    repoUid: string,
+    tag: NewTag,
+    newUid: () => string,
+    time: number,
+  ): Promise<{ kind: PutOutcome; tag: TagRecord }>;
   putTag(
     repoUid: string,
     tag: NewTag,
