@@ -369,6 +369,13 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     oidc,
     config,
     onRefused,
+    // An API token (the base URL's audience only) may be exchanged for a registry-audience one.
+    apiTokens: {
+      verify: (token) => verifier.verify(token),
+      active: async (sub, sid) =>
+        (await store.identityExists(sub)) &&
+        (sid === undefined || (await store.sessionActive(sid))),
+    },
     authorizeCall: access.authorizeCall,
   });
   const interceptors = [

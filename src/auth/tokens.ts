@@ -51,15 +51,21 @@ export function createTokenIssuer(opts: {
   const lifetime = opts.lifetimeSeconds ?? 3600;
   const now = opts.now ?? Date.now;
   return {
-    /** Sign a token for identity `sub` and audience `aud`. */
+    /**
+     * Sign a token for identity `sub` and audience `aud`; `lifetimeSeconds` and `notAfter`
+     * (seconds since the epoch) shorten its life below the issuer's, never lengthen it.
+     */
     async issue(
       sub: string,
       aud: string,
-      extra: { email?: string; sid?: string } = {},
+      extra: { email?: string; sid?: string; lifetimeSeconds?: number; notAfter?: number } = {},
     ): Promise<IssuedToken> {
       const { kid, key } = await opts.keyRing.signingKey();
       const iat = Math.floor(now() / 1000);
-      const exp = iat + lifetime;
+      const exp = Math.min(
+        iat + Math.min(lifetime, extra.lifetimeSeconds ?? lifetime),
+        extra.notAfter ?? Number.POSITIVE_INFINITY,
+      );
       const claims = {
         ...(extra.email === undefined ? {} : { email: extra.email }),
         ...(extra.sid === undefined ? {} : { sid: extra.sid }),

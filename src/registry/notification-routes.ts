@@ -4,6 +4,7 @@ import { type AuditScope, auditScope, changeScope } from "../events/audit-scope.
 import type { RepoRecord, TagFilters, TagRecord } from "../store/registry-store.js";
 import { type ListQuery, type Store, StoreError } from "../store/store.js";
 import { isUid, newChildUid } from "../uid.js";
+import { createIgnoredEventsLog } from "./ignored-events-log.js";
 import type { RegistryNames } from "./registry-names.js";
 
 /** Options of registryNotificationRoutes. */
@@ -13,15 +14,23 @@ export interface NotificationOptions {
   /** The bearer secret the registry sends (GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET). */
   secret: string;
   names: RegistryNames;
-  store: Pick<Store, "putTag" | "deleteTag" | "listTags">;
+  store: Pick<Store, "pushTag" | "deleteTag" | "listTags">;
   now: () => number;
-  /** Told what was ignored and why: registry names and reasons, never the secret. */
+  /**
+   * Told what was ignored and why: registry names and reasons, never the secret; once per
+   * reason and repository a minute (createIgnoredEventsLog).
+   */
   log(fields: Record<string, unknown>, msg: string): void;
 }
 
 /** Distribution's notification media type. */
 export const eventsMediaType = "application/vnd.docker.distribution.events.v1+json";
-const maxEnvelopeBytes = 1024 * 1024;
+/**
+ * The largest envelope taken, refused (413) while it is read, before any parse: distribution
+ * 2.8 sends one event an envelope (about 1 KiB), so this leaves room for batching senders
+ * while a flood of big envelopes costs a quarter of what 1 MiB ones did.
+ */
+export const maxEnvelopeBytes = 256 * 1024;
 const tagPattern = /^[a-zA-Z0-9_][a-zA-Z0-9._-]{0,127}$/;
 const digestPattern = /^sha256:[0-9a-f]{64}$/;
 
@@ -64,7 +73,8 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
 ) => {
   const path = `${new URL(opts.baseUrl).pathname.replace(/\/$/, "")}/registry/notifications`;
   const expected = hashOf(`Bearer ${opts.secret}`);
-  const { store, names, log, now } = opts;
+  const { store, names, now } = opts;
+  const ignored = createIgnoredEventsLog({ log: opts.log, now });
 
   for (const type of [eventsMediaType, "application/json"]) {
     app.addContentTypeParser(
@@ -106,6 +116,9 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
   // RPCs' changes are.
   type ScopeOf = (verb: string) => AuditScope;
 
+  // Whether the push creates or moves the tag, or changes nothing (a redelivery, a stale
+  // event), is decided in the store's transaction and names the event: two concurrent pushes
+  // of a new tag record one creation and one move (or nothing), never two creations.
   async function onPush(
     repo: RepoRecord,
     tag: string,
@@ -113,11 +126,8 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     time: number,
     tagScope: ScopeOf,
   ) {
-    const [existing] = await tagsOf(repo, tag);
-    if (existing && (existing.digest === digest || existing.updateTime > time)) return;
-    const scope = tagScope(existing ? "updated" : "created");
-    await auditScope.run(scope, () =>
-      store.putTag(
+    await auditScope.run(tagScope("created"), () =>
+      store.pushTag(
         repo.uid,
         { name: tag, digest, deprecated: false },
         () => newChildUid(repo.uid),
@@ -146,7 +156,10 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     }
   }
 
-  async function apply(event: RegistryEvent) {
+  async function apply(
+    event: RegistryEvent,
+    resolve: (repository: string) => Promise<RepoRecord | undefined>,
+  ) {
     const target = event.target ?? {};
     const { action } = event;
     if (action !== "push" && action !== "delete") return;
@@ -161,15 +174,12 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
       (digest !== undefined && !digestPattern.test(digest)) ||
       (action === "push" && digest === undefined)
     ) {
-      log(
-        { action, repository: repository.slice(0, 300) },
-        "registry event ignored: bad tag or digest",
-      );
+      ignored.ignored("bad tag or digest", repository, { action });
       return;
     }
-    const repo = await names.resolve(repository);
+    const repo = await resolve(repository);
     if (!repo) {
-      log({ action, repository: repository.slice(0, 300) }, "registry event ignored: no such repo");
+      ignored.ignored("no such repo", repository, { action });
       return;
     }
     const pusher = typeof event.actor?.name === "string" ? event.actor.name : "";
@@ -177,6 +187,11 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     const tagScope: ScopeOf = (verb) =>
       changeScope({
         type: `dev.gatehouse.registry.tag.${verb}.v1`,
+        // A push's event is named by what it did (Store.pushTag's outcome).
+        outcomeTypes: {
+          created: "dev.gatehouse.registry.tag.created.v1",
+          updated: "dev.gatehouse.registry.tag.updated.v1",
+        },
         source: "/registry/notifications",
         requestId: eventId,
         protocol: "registry",
@@ -190,7 +205,7 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     } catch (err) {
       // The repo went away meanwhile: as if unknown.
       if (!(err instanceof StoreError && err.kind === "not_found")) throw err;
-      log({ action, repository }, "registry event ignored: the repo is gone");
+      ignored.ignored("the repo is gone", repository, { action });
     }
   }
 
@@ -207,8 +222,20 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
           }),
         );
     }
+    // One resolution per repository an envelope names, however many of its events name it.
+    const repos = new Map<string, Promise<RepoRecord | undefined>>();
+    const resolve = (repository: string) => {
+      let repo = repos.get(repository);
+      if (!repo) {
+        repo = names.resolve(repository);
+        repos.set(repository, repo);
+      }
+      return repo;
+    };
     for (const event of events) {
-      if (typeof event === "object" && event !== null) await apply(event as RegistryEvent);
+      if (typeof event === "object" && event !== null) {
+        await apply(event as RegistryEvent, resolve);
+      }
     }
     return reply.header("content-type", "application/json").send("{}");
   });

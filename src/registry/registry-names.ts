@@ -1,9 +1,9 @@
 import type { RepoRecord } from "../store/registry-store.js";
-import type { GroupRecord, ListQuery, Store } from "../store/store.js";
+import type { GroupRecord, Store } from "../store/store.js";
 import { parentOf } from "../uid.js";
 
 /** What resolving a registry name reads (and naming a repo: getGroup). */
-export type NamesStore = Pick<Store, "findOrganization" | "listGroups" | "listRepos" | "getGroup">;
+export type NamesStore = Pick<Store, "resolveRegistryName" | "getGroup">;
 
 /** The longest registry name distribution accepts (its repository name limit). */
 export const maxRegistryNameLength = 255;
@@ -16,23 +16,12 @@ export function isRegistryName(name: string): boolean {
   return name.length <= maxRegistryNameLength && registryNamePattern.test(name);
 }
 
-// One exact-name lookup, unrestricted (the caller decides what to grant).
-function byName(childrenOf: string, name: string): ListQuery {
-  return {
-    childrenOf,
-    name,
-    filters: {},
-    order: { field: "uid", desc: false },
-    skip: 0,
-    limit: 1,
-  };
-}
-
 /**
- * Resolve registry names (`<organization name>/<group names...>/<repo name>`) to repos. The
- * rule, one repo per name:
- * - the first component is the oldest organization of that name (organization names are
- *   not unique; the first to take one keeps it, so a newcomer cannot capture or break it);
+ * Resolve registry names (`<namespace>/<group names...>/<repo name>`) to repos. The rule, one
+ * repo per name (Store.resolveRegistryName, one query whatever the depth):
+ * - the first component is a registry namespace: the organization holding it (from its
+ *   creation or a rename while it was free, until it is deleted; see findOrganization), so
+ *   no create or rename of another organization can capture or break it;
  * - the rest is read from the organization down: first as a repo name of the organization
  *   itself (repo names may hold `/`), then, if the next component names a subgroup, as a
  *   repo of that subgroup, and so on. A repo higher in the tree wins over a deeper one of the
@@ -52,20 +41,7 @@ export function createRegistryNames(store: NamesStore) {
   // The repo `name` addresses, or undefined (also for a name that is not well formed).
   async function resolve(name: string): Promise<RepoRecord | undefined> {
     if (!isRegistryName(name)) return undefined;
-    const parts = name.split("/");
-    const org = await store.findOrganization(parts[0]!);
-    if (!org) return undefined;
-    let group = org.uid;
-    for (let i = 1; i < parts.length; i++) {
-      const repoName = parts.slice(i).join("/");
-      const [repo] = (await store.listRepos(byName(group, repoName))).items;
-      if (repo) return repo;
-      if (i === parts.length - 1) break;
-      const [sub] = (await store.listGroups(byName(group, parts[i]!))).items;
-      if (!sub) return undefined;
-      group = sub.uid;
-    }
-    return undefined;
+    return store.resolveRegistryName(name.split("/"));
   }
   return {
     /** The repo `name` addresses, or undefined (also for a name that is not well formed). */
@@ -74,8 +50,9 @@ export function createRegistryNames(store: NamesStore) {
     /**
      * The registry name of `repo`: its organization's and groups' names from the top, then
      * its own, when that name resolves back to this very repo (so it is exactly what the
-     * token endpoint accepts for it); undefined otherwise (an older organization of the same
-     * name, a repo of the same address higher in the tree, a name that is not an OCI name).
+     * token endpoint accepts for it); undefined otherwise (another organization holds the
+     * namespace of its organization's name, a repo of the same address higher in the tree, a
+     * name that is not an OCI name).
      * Group names are memoized for the life of this object: make one per request.
      */
     async nameOf(repo: RepoRecord): Promise<string | undefined> {

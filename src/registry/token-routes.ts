@@ -3,6 +3,7 @@ import type { Authorizer } from "../auth/authorizer.js";
 import { TokenError, type TokenVerifier } from "../auth/tokens.js";
 import { Refused } from "../services/sts/identity-match.js";
 import type { IdentityRecord } from "../store/iam-store.js";
+import type { RepoRecord } from "../store/registry-store.js";
 import { StoreError } from "../store/store.js";
 import { isUid } from "../uid.js";
 import type { RegistryNames } from "./registry-names.js";
@@ -174,12 +175,20 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
 
   async function grant(uid: string, scopes: readonly Scope[]): Promise<RegistryAccess[]> {
     const held = new Map<string, Promise<ReadonlySet<string>>>();
+    // One resolution per name however often the request repeats it: a request costs at most
+    // maxScopes queries, one each whatever the depth of the name.
+    const repos = new Map<string, Promise<RepoRecord | undefined>>();
     const access: RegistryAccess[] = [];
     for (const scope of scopes) {
       const entry: RegistryAccess = { type: scope.type, name: scope.name, actions: [] };
       access.push(entry);
       if (scope.type !== "repository") continue;
-      const repo = await opts.names.resolve(scope.name);
+      let resolving = repos.get(scope.name);
+      if (!resolving) {
+        resolving = opts.names.resolve(scope.name);
+        repos.set(scope.name, resolving);
+      }
+      const repo = await resolving;
       if (!repo) continue;
       let caps = held.get(repo.groupUid);
       if (!caps) {

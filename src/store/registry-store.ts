@@ -76,6 +76,15 @@ export interface TagFilters {
 /** RegistryStore is the part of Store that holds repos and tags. */
 export interface RegistryStore {
   /**
+   * The repo a registry name addresses, given as its components (`acme/team/api`: `["acme",
+   * "team", "api"]`, at least two), or undefined. The first component is a registry namespace
+   * (findOrganization); the rest is read from its organization down: first as a repo name of
+   * the organization itself (repo names may hold `/`), then, if the next component names a
+   * subgroup, as a repo of that subgroup, and so on; the repo highest in the tree wins. One
+   * query, whatever the depth of the name.
+   */
+  resolveRegistryName(parts: readonly string[]): Promise<RepoRecord | undefined>;
+  /**
    * Create a repo. `uid` must be a direct child of `groupUid` (a plain Error otherwise: a bug).
    * Throws `not_found` if the group does not exist, `already_exists` if the group has a repo of
    * that name or the uid is taken.
@@ -103,6 +112,19 @@ export interface RegistryStore {
    * the repo's uid) is used only when the tag is created. Throws `not_found` if the repo does
    * not exist.
    */
+  /**
+   * Apply a registry push of `tag` at `time`: create the tag, or move it to the pushed digest
+   * (updateTime: `time`), or change nothing when it already has that digest or moved after
+   * `time` (a redelivered or stale event). Decided in one transaction, so concurrent pushes of
+   * a new tag make one `created` and then `updated` or `unchanged`; the outcome is `kind`.
+   * Throws `not_found` if the repo does not exist.
+   */
+  pushTag(
+    repoUid: string,
+    tag: NewTag,
+    newUid: () => string,
+    time: number,
+  ): Promise<{ kind: PutOutcome; tag: TagRecord }>;
   putTag(
     repoUid: string,
     tag: NewTag,

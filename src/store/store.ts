@@ -86,8 +86,10 @@ export interface Store
   /** Get a group, or undefined. */
   getGroup(uid: string): Promise<GroupRecord | undefined>;
   /**
-   * Change a group's name or description and set updateTime.
-   * Throws `not_found` if it does not exist, `already_exists` if a sibling has the new name.
+   * Change a group's name or description and set updateTime. An organization renamed takes
+   * the new name's registry namespace (and keeps its old ones).
+   * Throws `not_found` if it does not exist, `already_exists` if a sibling has the new name
+   * or, for an organization, another organization holds the new name's registry namespace.
    */
   updateGroup(uid: string, patch: GroupPatch, now: number): Promise<GroupRecord>;
   /**
@@ -102,9 +104,10 @@ export interface Store
    */
   getGroupPath(uid: string): Promise<string[]>;
   /**
-   * The organization (root group) a registry name's first component names: the oldest of
-   * that name (first created; equal times by uid), or undefined. Organization names are not
-   * unique, so the first to take a name keeps it for the registry.
+   * The organization (root group) holding the registry namespace `name` (a registry name's
+   * first component), or undefined if nobody holds it. An organization takes the namespace
+   * of its name at creation or rename when nobody holds it, keeps it across renames and lets
+   * it go only when it is deleted; organization names are not unique, namespaces are.
    */
   findOrganization(name: string): Promise<GroupRecord | undefined>;
   /**

@@ -8,12 +8,19 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { decodeProtectedHeader } from "jose";
+import { decodeJwt, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { normalizeApi } from "../../src/cli/auth/auth-commands.js";
 import { saveLogin } from "../../src/cli/auth/credentials.js";
 import { skopeo, startRegistry, type TestRegistry } from "../helpers/docker-registry.js";
+import {
+  apiError,
+  connectGroups,
+  connectTransports,
+  grpcJsGroups,
+  restGroups,
+} from "../helpers/groups-clients.js";
 import { type OciImage, writeOciImage } from "../helpers/oci-layout.js";
 import { restCall } from "../helpers/rest-client.js";
 import { runCli } from "../helpers/run-cli.js";
@@ -156,6 +163,50 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect((await pull("acme/app", "v1", copycat.owner)).code).not.toBe(0);
   }, 60_000);
 
+  it("refuses an older organization's rename to a victim's name on every protocol: no capture", async () => {
+    // The attacker's organization is the older one: oldest-first resolution handed it the
+    // victim's namespace once renamed (issue 35, N1).
+    const attacker = await gh.makeOrg("attacker");
+    const victim = await gh.makeOrg("victim");
+    const made = await restCall(
+      gh.url,
+      "POST",
+      `/registry/v2beta1/repos/${victim.uid}`,
+      { name: "app" },
+      victim.owner.headers,
+    );
+    expect(made.status).toBe(200);
+    expect((await push("victim/app", "v1", victim.owner)).code).toBe(0);
+    const port = Number(new URL(gh.url).port);
+    const transports = connectTransports(gh.url, attacker.owner.headers);
+    const grpcJs = grpcJsGroups(port, attacker.owner.headers);
+    try {
+      for (const api of [
+        restGroups(gh.url, attacker.owner.headers),
+        connectGroups(transports.connect),
+        connectGroups(transports.grpc),
+        grpcJs,
+      ]) {
+        const err = await apiError(() =>
+          api.update({ uid: attacker.uid, name: "victim" }, ["name"]),
+        );
+        expect(err).toMatchObject({ code: 6, reason: "ALREADY_EXISTS" });
+        expect(err.message).toMatch(/registry namespace "victim" is held by another organization/);
+      }
+    } finally {
+      grpcJs.close();
+    }
+    expect(
+      (await rest("GET", `/iam/v2beta1/groups/${attacker.uid}`, undefined, attacker.owner)).json
+        .name,
+    ).toBe("attacker");
+    // The attacker's token gets nothing of the victim's, and the victim keeps both.
+    expect((await pull("victim/app", "v1", attacker.owner)).code).not.toBe(0);
+    expect((await push("victim/app", "v1", attacker.owner)).code).not.toBe(0);
+    expect((await pull("victim/app", "v1", victim.owner)).code).toBe(0);
+    expect((await push("victim/app", "v2", victim.owner)).code).toBe(0);
+  }, 90_000);
+
   it("makes Tags follow pushes, with the pushed digest", async () => {
     const uid = await makeRepo("tagged");
     expect((await push("acme/tagged", "v1", org.owner)).code).toBe(0);
@@ -226,8 +277,8 @@ describe("a real registry with Gatehouse as its token service", () => {
   it("hands skopeo a fresh token through docker-credential-gatehouse (--authfile credHelpers)", async () => {
     const home = join(dir, "helper-home");
     const env = { HOME: home, DOCKER_CONFIG: join(home, ".docker"), GATEHOUSE_API: gh.url };
-    // As gatehouse auth login --identity would leave it: a workload that may pull.
-    const puller = await gh.makeIdentity(org.uid, ["registry.pull"]);
+    // As gatehouse auth login --identity would leave it: a workload that may push and pull.
+    const puller = await gh.makeIdentity(org.uid, ["registry.push"]);
     saveLogin(env, normalizeApi(gh.url), {
       kind: "workload",
       identity: puller.uid,
@@ -247,7 +298,21 @@ describe("a real registry with Gatehouse as its token service", () => {
     expect(got.code).toBe(0);
     const answer = JSON.parse(got.stdout);
     expect(answer).toMatchObject({ ServerURL: registry.host, Username: "gatehouse" });
-    expect(answer.Secret).toBe(puller.token);
+    // Never the API token (a registry hands it to the token realm it names, perhaps its own):
+    // a 15-minute token for the registry's audience, which the API refuses (issue 35, N6).
+    expect(answer.Secret).not.toBe(puller.token);
+    const claims = decodeJwt(answer.Secret);
+    expect(claims).toMatchObject({ sub: puller.uid, aud: registry.host });
+    expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(900);
+    const asApi = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
+      authorization: `Bearer ${answer.Secret}`,
+    });
+    expect(asApi.status).toBe(401);
+    expect(asApi.json.details?.[0]?.reason).toBe("WRONG_AUDIENCE");
+    const deleted = await restCall(gh.url, "DELETE", `/iam/v2beta1/groups/${org.uid}`, undefined, {
+      authorization: `Bearer ${answer.Secret}`,
+    });
+    expect(deleted.status).toBe(401);
     const unknown = await helper(["get"], "elsewhere.example.com", env);
     expect(unknown).toMatchObject({
       code: 1,
@@ -280,6 +345,20 @@ describe("a real registry with Gatehouse as its token service", () => {
     const pulled = await inspect(dockerConfig);
     expect(pulled.stderr).toBe("");
     expect(pulled.code).toBe(0);
+    const pushed = await skopeo(
+      [
+        "copy",
+        "--dest-tls-verify=false",
+        "--authfile",
+        dockerConfig,
+        image.ref,
+        `docker://${registry.host}/acme/app:helper`,
+      ],
+      home,
+      { PATH: path },
+    );
+    expect(pushed.stderr + registry.logs().slice(-2000)).not.toMatch(/FATA|unauthorized/);
+    expect(pushed.code).toBe(0);
     // Without the helper's entry (and no docker config to fall back on), the same pull is
     // anonymous and refused.
     const bare = join(dir, "bare-home");

@@ -149,6 +149,55 @@ describe("registry notifications", () => {
     expect(logs.join("")).not.toContain(secret);
   });
 
+  it("logs a flood of events for unknown repos once per repo, not once per event", async () => {
+    logs.length = 0;
+    const at = Date.now();
+    // Three envelopes of 600 events over 5 unknown repos, and 40 events each naming another.
+    const flood = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        event("push", `umbrella/ghost-${i % 5}`, { tag: "v1", digest: digest("d") }, at),
+      );
+    for (const status of await Promise.all([
+      notify(flood(600)),
+      notify(flood(600)),
+      notify(flood(600)),
+    ])) {
+      expect(status).toBe(200);
+    }
+    const many = Array.from({ length: 40 }, (_, i) =>
+      event("push", `umbrella/other-${i}`, { tag: "v1", digest: digest("d") }, at),
+    );
+    expect(await notify(many)).toBe(200);
+    const lines = logs
+      .join("")
+      .split("\n")
+      .filter((l) => l.includes("registry event ignored"));
+    // One line per repository: 5 + 40, not 1,840.
+    expect(lines).toHaveLength(45);
+    expect(lines.filter((l) => l.includes("umbrella/ghost-0"))).toHaveLength(1);
+  });
+
+  it("records one creation when pushes of a new tag arrive at once", async () => {
+    const repo = await makeRepo("race");
+    const at = Date.now();
+    const pushes = ["1", "2", "3", "4", "5", "6"].map((d, i) =>
+      event("push", "umbrella/race", { tag: "v1", digest: digest(d) }, at + i),
+    );
+    const statuses = await Promise.all(pushes.map((p) => notify([p])));
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const [tag] = await tagsOf(repo);
+    const trail = await restCall(
+      gh.url,
+      "GET",
+      `/events/v2beta1/events?uidp.childrenOf=${tag!.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    const types = (trail.json.events as { type: string }[]).map((e) => e.type);
+    expect(types.filter((t) => t === "dev.gatehouse.registry.tag.created.v1")).toHaveLength(1);
+    expect(types[0]).toBe("dev.gatehouse.registry.tag.created.v1");
+  });
+
   it("refuses what is not an envelope", async () => {
     const res = await fetch(`${gh.url}/registry/notifications`, {
       method: "POST",

@@ -140,6 +140,28 @@ export function registryCases(store: () => Store): void {
     const put = (r: string, name: string, d: string, now: number, deprecated = false) =>
       store().putTag(r, { name, digest: digest(d), deprecated }, childOf(r), now);
 
+    it("applies registry pushes once: one creation among concurrent pushes, stale ones skipped", async () => {
+      const push = (d: string, time: number) =>
+        store().pushTag(
+          repoA,
+          { name: "v1", digest: digest(d), deprecated: false },
+          childOf(repoA),
+          time,
+        );
+      const kinds = (await Promise.all(["1", "2", "3", "4"].map((d, i) => push(d, 100 + i)))).map(
+        (r) => r.kind,
+      );
+      expect(kinds.filter((k) => k === "created")).toHaveLength(1);
+      const [tag] = (await store().listTags(listQuery())).items;
+      // A redelivery of the tag's digest, and an event older than its last move: unchanged.
+      expect((await push(tag!.digest.slice(-1), 500)).kind).toBe("unchanged");
+      expect((await push("9", tag!.updateTime - 1)).kind).toBe("unchanged");
+      expect((await push("9", 600)).kind).toBe("updated");
+      expect((await store().listTags(listQuery())).items).toMatchObject([
+        { name: "v1", digest: digest("9"), updateTime: 600 },
+      ]);
+    });
+
     it("creates a tag under its repo and moves it on a second put", async () => {
       const first = await put(repoA, "latest", "1", 100);
       expect(first.outcome).toBe("created");

@@ -16,6 +16,7 @@ import {
 } from "../../src/store/store.js";
 import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
+import { registryNamespaceCases } from "./registry-namespace-suite.js";
 import { registryCases } from "./registry-suite.js";
 import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
 import { subscriptionCases } from "./subscription-suite.js";
@@ -207,7 +208,8 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         expect(await store.updateGroup(uids.O, { name: "ops" }, 2)).toMatchObject({ name: "ops" });
         expect(await store.updateGroup(R2, { name: "acme" }, 2)).toMatchObject({ name: "acme" });
         await store.updateGroup(R1, { name: "beta" }, 3);
-        expect(await store.updateGroup(R2, { name: "beta" }, 3)).toMatchObject({ name: "beta" });
+        // R1 took beta's registry namespace: no other organization is renamed to it.
+        await storeError(() => store.updateGroup(R2, { name: "beta" }, 3), "already_exists");
       });
 
       it("deletes a leaf, refuses a group with child groups, and reports a missing one", async () => {
@@ -222,7 +224,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         await storeError(() => store.deleteGroup(R1), "not_found");
       });
 
-      it("finds the oldest organization of a name, never a subgroup", async () => {
+      it("finds the first organization of a name, never a subgroup", async () => {
         await create(R2, "", "acme", 20);
         await create(R1, "", "acme", 30);
         await create(uids.E, R1, "eng", 31);
@@ -835,6 +837,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     });
 
     describe("registry and advisories", () => registryCases(() => store));
+    describe("registry namespaces", () => registryNamespaceCases(() => store));
 
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));

@@ -1,8 +1,11 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { SecurityTokenService } from "../../../gen/gatehouse/sts/v1/sts_pb.js";
 import { CliError, type CliIo } from "../cli-io.js";
-import { apiToken, normalizeApi } from "./auth-commands.js";
+import { apiToken, normalizeApi, notLoggedInAnyMore } from "./auth-commands.js";
 
 /** The helper's name in docker's `credHelpers`: docker runs `docker-credential-gatehouse`. */
 export const helperName = "gatehouse";
@@ -51,6 +54,37 @@ export function registryHost(server: string): string {
 }
 
 /**
+ * A registry-audience token for `registry` (its host, the registry's service name) made from
+ * the login's API token by `/sts/exchange`: the registry's token endpoint takes it, every API
+ * call refuses it, and it lives 15 minutes. A registry passes whatever docker gives it to the
+ * token realm it names, which may be its own: it must never be the API token (issue 35, N6).
+ */
+export async function registryCredential(api: string, registry: string, io: CliIo) {
+  const token = await apiToken(api, io);
+  const sts = createClient(
+    SecurityTokenService,
+    createConnectTransport({ baseUrl: api, httpVersion: "1.1" }),
+  );
+  try {
+    const answer = await sts.exchange(
+      { aud: registry },
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    return answer.token;
+  } catch (err) {
+    if (!(err instanceof ConnectError)) {
+      throw new CliError(`cannot reach ${api}: ${(err as Error).message}`, 1);
+    }
+    if (err.code === Code.Unauthenticated) throw notLoggedInAnyMore(api, err);
+    throw new CliError(
+      `${api} gave no token for the registry ${registry}: ${err.rawMessage} (its ` +
+        "GATEHOUSE_REGISTRY_AUDIENCE must name this host)",
+      1,
+    );
+  }
+}
+
+/**
  * `gatehouse auth configure-docker --registry <host>`: make docker (and tools reading its
  * config: skopeo, crane, containerd's CRI) ask `docker-credential-gatehouse` for that
  * registry's credentials, which hands out a fresh token of the `gatehouse auth login` for
@@ -76,7 +110,7 @@ export function configureDocker(opts: { registry: string; api: string }, io: Cli
   writeJson(registriesPath(io.env), registries, 0o600);
   io.out(
     `docker now asks docker-credential-gatehouse for ${host} (in ${dockerConfig}); it hands out ` +
-      `tokens of your gatehouse auth login to ${api}\n`,
+      `15-minute registry tokens of your gatehouse auth login to ${api}, never your API token\n`,
   );
   return 0;
 }
@@ -84,8 +118,8 @@ export function configureDocker(opts: { registry: string; api: string }, io: Cli
 /**
  * `docker-credential-gatehouse get|store|erase|list`: docker's credential-helper protocol on
  * stdin and stdout. `get` reads a registry host and prints `{ServerURL, Username, Secret}`,
- * the secret a fresh Gatehouse token (refreshed as `gatehouse auth token` does) that the
- * registry's token endpoint takes as the password. `store` and `erase` change nothing: the
+ * the secret a fresh registry-audience token (registryCredential: the registry's token
+ * endpoint takes it as the password, the API refuses it). `store` and `erase` change nothing: the
  * credentials are Gatehouse's sign-in, managed by `gatehouse auth login` and `logout`.
  */
 export async function credentialHelper(argv: string[], stdin: string, io: CliIo): Promise<number> {
@@ -102,7 +136,7 @@ export async function credentialHelper(argv: string[], stdin: string, io: CliIo)
       }
       let token: string;
       try {
-        token = await apiToken(entry.api, io);
+        token = await registryCredential(entry.api, host, io);
       } catch (err) {
         if (!(err instanceof CliError)) throw err;
         io.err(`docker-credential-gatehouse: ${err.message}\n`);

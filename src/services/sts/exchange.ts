@@ -9,7 +9,7 @@ import {
 import { personLogin, personUid, verifiedEmail } from "../../auth/login/person.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
-import type { TokenIssuer } from "../../auth/tokens.js";
+import { TokenError, type TokenIssuer, type TokenVerifier } from "../../auth/tokens.js";
 import type { Config } from "../../config.js";
 import { invalidField, unauthenticated } from "../../errors.js";
 import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
@@ -33,7 +33,24 @@ export interface ExchangeDeps {
   now: () => number;
   /** Told why an exchange was refused: a reason and uids, never a token. */
   onRefused?: (fields: { reason: string; identity?: string; issuer?: string }) => void;
+  /**
+   * Gatehouse API tokens taken as the bearer for a registry-audience token (what
+   * docker-credential-gatehouse hands a registry); without it, only OIDC tokens are exchanged.
+   */
+  apiTokens?: {
+    /** Verify a token of the base URL's audience (throws TokenError otherwise). */
+    verify: TokenVerifier["verify"];
+    /** Whether its identity still exists and its sign-in session (if any) is active. */
+    active(sub: string, sid: string | undefined): Promise<boolean>;
+  };
 }
+
+/**
+ * How long a registry-audience token made from a Gatehouse API token lives: 15 minutes (and
+ * never past the API token's own expiry). docker asks its credential helper again for each
+ * command, so a short life costs nothing and limits what a registry that keeps it can do.
+ */
+export const registryCredentialSeconds = 900;
 
 /**
  * The one answer to every refused exchange. Unknown identity, bad signature, unreachable
@@ -58,6 +75,39 @@ export function createSecurityTokenService(
     [config.baseUrl, config.registryAudience, config.registryService].filter((a) => a !== ""),
   );
   const trusted = new Set(config.trustedUserIssuers);
+  const registryAudiences = new Set(
+    [config.registryAudience, config.registryService].filter(
+      (a) => a !== "" && a !== config.baseUrl,
+    ),
+  );
+
+  /**
+   * A registry-audience token for the bearer of a Gatehouse API token, or undefined if the
+   * bearer is not one. The token the registry's token endpoint takes and every API call
+   * refuses: what a person hands a registry (which passes it to the token realm it names,
+   * perhaps its own) instead of their API token. Never the other way: a registry-audience
+   * token is not an API token here, and no API token is made from one.
+   */
+  async function registryCredential(token: string, aud: string) {
+    if (!deps.apiTokens || !registryAudiences.has(aud)) return undefined;
+    let verified: Awaited<ReturnType<TokenVerifier["verify"]>>;
+    try {
+      verified = await deps.apiTokens.verify(token);
+    } catch (err) {
+      if (err instanceof TokenError) return undefined;
+      throw err;
+    }
+    if (!(await deps.apiTokens.active(verified.sub, verified.sid))) {
+      deps.onRefused?.({ reason: "api_token_inactive", identity: verified.sub });
+      throw exchangeRefused();
+    }
+    return tokens.issue(verified.sub, aud, {
+      ...(verified.email === undefined ? {} : { email: verified.email }),
+      ...(verified.sid === undefined ? {} : { sid: verified.sid }),
+      lifetimeSeconds: registryCredentialSeconds,
+      notAfter: verified.exp,
+    });
+  }
 
   const forIdentity = createIdentityMatcher({ store, oidc, config });
 
@@ -99,6 +149,15 @@ export function createSecurityTokenService(
       }
       const token = bearer(ctx.requestHeader.get("authorization"));
       if (token === undefined) throw unauthenticated("an OIDC token is required as the bearer");
+      if (req.identity === "") {
+        const credential = await registryCredential(token, req.aud);
+        if (credential) {
+          return create(ExchangeResponseSchema, {
+            token: credential.token,
+            expiry: timestampFromDate(credential.expiry),
+          });
+        }
+      }
       let identity: IdentityRecord;
       try {
         identity =

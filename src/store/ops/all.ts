@@ -11,6 +11,7 @@ import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
 import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
+import { registryNameOps } from "./registry-namespaces.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { roleOps } from "./roles.js";
@@ -27,6 +28,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
   const lastOwner = createLastOwnerGuard(roles.ownerRoleUid);
   return {
     ...repoOps,
+    ...registryNameOps,
     ...groupOps,
     ...identityProviderOps,
     ...accountAssociationOps,

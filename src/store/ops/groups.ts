@@ -13,6 +13,7 @@ import {
   updateRow,
   write,
 } from "./operation.js";
+import { claimNamespaceSql, mustHoldNamespace, releaseNamespaces } from "./registry-namespaces.js";
 
 /**
  * A groups row as either backend reads it, with the id the closure table refers to. SQLite
@@ -51,13 +52,10 @@ const countAbove = `UPDATE groups SET descendant_count = descendant_count - 1
 export const groupOps = {
   getGroup: lookup(selectGroup, recordOf),
 
+  // The holder of the namespace, whatever it is named now (ops/registry-namespaces.ts).
   findOrganization: lookup(
-    {
-      sqlite: `SELECT * FROM groups WHERE name = ? AND parent_id IS NULL
-               ORDER BY create_time, uid LIMIT 1`,
-      pg: `SELECT * FROM groups WHERE name = ? AND parent_uid IS NULL
-           ORDER BY create_time, uid LIMIT 1`,
-    },
+    `SELECT g.* FROM registry_namespaces AS n JOIN groups AS g ON g.uid = n.org_uid
+     WHERE n.name = ?`,
     recordOf,
   ),
 
@@ -69,6 +67,14 @@ export const groupOps = {
       const parent = parentOf(uid);
       if (name !== row.name && parent !== "" && (yield* exists(siblingNamed, parent, name, uid))) {
         throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(name)}`);
+      }
+      // An organization named anew must hold (or take) that name's registry namespace: a
+      // rename never reaches a namespace another organization holds. Naming it what it is
+      // called already takes the namespace only if it is free (one created under a held name
+      // gets it once the holder is gone), and is no rename to refuse otherwise.
+      if (parent === "" && patch.name !== undefined) {
+        if (name !== row.name) yield* mustHoldNamespace(name, uid, now);
+        else yield* run(claimNamespaceSql, name, uid, now);
       }
       const updated = yield* updateRow<StoredGroup>(
         { reread: selectGroup, key: uid },
@@ -104,6 +110,8 @@ export const groupOps = {
       // Advisories are data about a group, imported for it: they go with it, as bindings do,
       // so that an owner (who holds no advisory write capability) can always delete a group.
       yield* run("DELETE FROM advisories WHERE group_uid = ?", uid);
+      // An organization's namespaces are free again once it is gone (none for a subgroup).
+      if (parentOf(uid) === "") yield* releaseNamespaces(uid);
       yield* run(countAbove, id);
       // A group can only be deleted as a leaf: its only row as an ancestor is its depth-0 row.
       yield* run("DELETE FROM group_closure WHERE descendant = ? OR ancestor = ?", id, id);

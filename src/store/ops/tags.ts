@@ -81,6 +81,21 @@ export const tagOps = {
     };
   }, neutral),
 
+  pushTag: write(function* (repoUid: string, tag: NewTag, newUid: () => string, time: number) {
+    const groupUid = yield* groupOf(repoUid);
+    const existing = yield* one<TagRow>(
+      "SELECT * FROM tags WHERE repo_uid = ? AND name = ?",
+      repoUid,
+      tag.name,
+    );
+    // A redelivery (same digest) or an event older than the tag's last move: nothing to do.
+    if (existing && (existing.digest === tag.digest || existing.update_time > time)) {
+      return { kind: "unchanged" as PutOutcome, tag: tagRecordOf(existing) };
+    }
+    const { row, outcome } = yield* put(repoUid, groupUid, tag, newUid, time, true);
+    return { kind: outcome, tag: tagRecordOf(row) };
+  }, neutral),
+
   importTags: write(function* (
     repoUid: string,
     tags: readonly NewTag[],
@@ -106,7 +121,7 @@ export const tagOps = {
     query,
     extra: tagConditions(query.filters),
   })),
-} satisfies OpsOf<"putTag" | "importTags" | "getTag" | "deleteTag" | "listTags">;
+} satisfies OpsOf<"putTag" | "pushTag" | "importTags" | "getTag" | "deleteTag" | "listTags">;
 
 function tagConditions(f: TagFilters) {
   const out: { sql: string | { sqlite: string; pg: string }; params: (string | number)[] }[] =

@@ -1,4 +1,5 @@
 import type { PgDb } from "./pg-db.js";
+import { pgRegistryNamespacesMigration } from "./registry-namespace-schema.js";
 import { pgSubscriptionBreakerMigration, pgSubscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
@@ -350,6 +351,7 @@ export const pgMigrations: readonly PgMigration[] = [
   },
   pgSubscriptionsMigration,
   pgSubscriptionBreakerMigration,
+  pgRegistryNamespacesMigration,
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -1,5 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
+import { claimNamespaceSql } from "../ops/registry-namespaces.js";
 import { type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
 import { type NewGroup, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
@@ -61,6 +62,8 @@ export function createGroupOps(db: Database): GroupOps {
     `UPDATE groups SET descendant_count = descendant_count + 1
      WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = @id AND depth > 0)`,
   );
+  // An organization takes its name's registry namespace if nobody holds it.
+  const claim = db.prepare(claimNamespaceSql);
   const below = db.prepare("SELECT descendant_count FROM groups WHERE uid = ?").pluck();
   // How many groups there are, at most: ids are distinct positive integers, so the largest
   // is at least the count (deletes leave gaps), and it is read from the table's last row,
@@ -103,6 +106,7 @@ export function createGroupOps(db: Database): GroupOps {
       }) as SqliteGroupRow;
       insertClosure.run({ id: row.id, parentId });
       countAbove.run({ id: row.id });
+      if (parentId === null) claim.run(g.name, g.uid, g.now);
       return recordOf(row);
     }).immediate,
 

@@ -1,4 +1,5 @@
 import type { Database } from "better-sqlite3";
+import { registryNamespacesMigration } from "./registry-namespace-schema.js";
 import { subscriptionBreakerMigration, subscriptionsMigration } from "./subscription-schema.js";
 
 /** One schema step. Steps are applied in order and never edited once released: append. */
@@ -518,6 +519,7 @@ export const migrations: readonly Migration[] = [
   },
   subscriptionsMigration,
   subscriptionBreakerMigration,
+  registryNamespacesMigration,
 ];
 
 /**
