@@ -371,7 +371,7 @@ export const settings: readonly Setting[] = [
     env: "GATEHOUSE_OAUTH_RATE_LIMIT",
     flag: "oauth-rate-limit",
     default: "60",
-    help: "requests to /oauth/authorize, and to /oauth/callback, per client address a minute",
+    help: "requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute",
   },
   {
     key: "signInRateLimit",

@@ -101,12 +101,17 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     log({ err }, "sign-in purge failed"),
   );
   app.addHook("onClose", async () => stopPurge());
-  // Authorize and callback, per client address: each hands out or redeems a sealed login for
-  // anyone, and a callback costs a request at the provider. 429 with Retry-After beyond.
+  // Authorize, per client address: each hands out a sealed login to anyone. 429 with
+  // Retry-After beyond.
   await app.register(rateLimit, { global: false });
   const perAddress = {
     config: { rateLimit: { max: config.oauthRateLimit, timeWindow: 60_000 } },
   };
+  // Callbacks of a login in flight, per client address as authorize: each costs a request at
+  // the provider. Counted only once the login is known, so that forged callbacks a page makes
+  // a person's browser send (or anyone sends from many addresses) spend nothing of the
+  // address's quota: they cost a cookie's unsealing and are refused.
+  const callbacks = createSignInLimit(config.oauthRateLimit, now);
 
   // The issuers whose word on an email is believed for an organization's provider.
   const emailTrusted = new Set(
@@ -247,8 +252,8 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   // The login provider's answers come to callbackPath, an organization provider's to
   // `callbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
   // provider its login was sent to.
-  app.get(callbackPath, perAddress, (req, reply) => callback(req, reply, ""));
-  app.get(`${callbackPath}/*`, perAddress, (req, reply) =>
+  app.get(callbackPath, (req, reply) => callback(req, reply, ""));
+  app.get(`${callbackPath}/*`, (req, reply) =>
     callback(req, reply, (req.params as { "*": string })["*"]),
   );
 
@@ -261,6 +266,19 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         ? undefined
         : slots.take(cookieValue(req.headers.cookie, loginCookieName), stateHash);
     const pending = taken && taken.login.expireTime > now() ? taken.login : undefined;
+    // A login in flight is counted against its address (before it is taken out of the cookie:
+    // a person told to wait can come back); an unknown one costs nothing and is refused below.
+    if (q && pending && !callbacks.take(req.ip)) {
+      const seconds = Math.ceil(callbacks.retryAfterMs() / 1000);
+      log({ provider: pending.provider, reason: "rate_limited" }, "login callback refused");
+      opts.onLogin?.("refused");
+      reply.code(429).header("retry-after", String(seconds));
+      return errorPage(
+        reply,
+        429,
+        `Too many sign-ins from this address: try again in ${seconds} seconds.`,
+      );
+    }
     // The login is over either way: it leaves the cookie, which keeps the other tabs' logins.
     if (taken !== undefined) {
       reply.header(
