@@ -84,7 +84,7 @@ export interface Config {
    * statements and its commit) before it answers UNAVAILABLE.
    */
   dbTimeoutMs: number;
-  /** Requests to /oauth/authorize, and to /oauth/callback, per client address per minute. */
+  /** Requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute. */
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
   signInRateLimit: number;

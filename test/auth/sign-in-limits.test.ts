@@ -144,7 +144,7 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
     expect(res.status).toBe(302);
     const state = new URL(res.headers.get("location") as string).searchParams.get("state");
     const cookie = (res.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
-    const callback = `${gh.url}/oauth/callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
+    const callback = `${gh.url}/oauth/idp-callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
     const first = await fetch(callback, { redirect: "manual", headers: { cookie } });
     expect(first.status).toBe(302);
     expect(new URL(first.headers.get("location") as string).searchParams.get("error")).toBe(
@@ -187,7 +187,7 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
     });
     const state = new URL(started.headers.get("location") as string).searchParams.get("state");
     const cookie = (started.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
-    const callback = `${other.url}/oauth/callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
+    const callback = `${other.url}/oauth/idp-callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await fetch(callback, { redirect: "manual", headers: { cookie } });
@@ -223,7 +223,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     const org = await gh.makeOrg("acme");
     provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
     // Each provider has its own redirect URI, registered at it.
-    idp.setRedirectUris([`${gh.url}/oauth/callback/${provider}`]);
+    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
   });
   afterAll(async () => {
     await gh?.close();
@@ -263,7 +263,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     }
     const answers = [];
     for (const start of starts) {
-      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/callback/`, jar));
+      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/idp-callback/`, jar));
     }
     for (const [i, answer] of answers.entries()) {
       const res = await fetch(answer, {
@@ -289,7 +289,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     // A page the person visited made their browser send more forged callbacks than the
     // address may make a minute (GATEHOUSE_OAUTH_RATE_LIMIT, 60): none is counted.
     for (let i = 0; i < 70; i++) {
-      const res = await fetch(`${gh.url}/oauth/callback/${provider}?code=x&state=forged-${i}`);
+      const res = await fetch(`${gh.url}/oauth/idp-callback/${provider}?code=x&state=forged-${i}`);
       expect(res.status).toBe(400);
       await res.arrayBuffer();
     }

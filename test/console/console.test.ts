@@ -906,7 +906,10 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     expect(made.status).toBe(200);
     // Each provider has its own redirect URI, registered at it (beside the login provider's).
     const providerUid = ((await made.json()) as { uid: string }).uid;
-    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${providerUid}`]);
+    idp.setRedirectUris([
+      `${gh.url}/oauth/callback`,
+      `${gh.url}/oauth/idp-callback/${providerUid}`,
+    ]);
     await freshPage("org-provider-sign-in");
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
@@ -951,7 +954,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     });
     const uid = ((await listed.json()) as { identityProviders: { uid: string }[] })
       .identityProviders[0]!.uid;
-    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${uid}`]);
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${uid}`]);
 
     await context.close();
     await freshPage("sign-in by email");

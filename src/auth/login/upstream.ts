@@ -86,13 +86,17 @@ export const configurationBudgetBytes = 32 * 1024 * 1024;
 
 /**
  * The redirect URI of a provider: `{auth_url}/oauth/callback` for the login provider,
- * `{auth_url}/oauth/callback/{uid}` for an organization's. One per provider (the OAuth security
- * BCP's defence against mix-up): an answer is taken only at the callback of the provider the
- * login was sent to, and no provider can have another's answers sent to it.
+ * `{auth_url}/oauth/idp-callback/{uid}` for an organization's. One per provider (the OAuth
+ * security BCP's defence against mix-up): an answer is taken only at the callback of the
+ * provider the login was sent to, and no provider can have another's answers sent to it. An
+ * organization's is not under the login provider's, nor does the login provider's spell its
+ * start: a login provider that accepts any path under (or starting with) its registered
+ * redirect URI still cannot be made to send its code to an organization's callback, whose
+ * provider would redeem it.
  */
 export function callbackUri(authUrl: string, providerId: string): string {
-  const base = `${authUrl.replace(/\/$/, "")}/oauth/callback`;
-  return providerId === "" ? base : `${base}/${providerId}`;
+  const base = `${authUrl.replace(/\/$/, "")}/oauth`;
+  return providerId === "" ? `${base}/callback` : `${base}/idp-callback/${providerId}`;
 }
 
 /**

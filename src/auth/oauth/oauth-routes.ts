@@ -86,7 +86,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   const loginCookies = createLoginCookies(
     await store.getOrCreateSecret("login-cookie-key", () => randomBytes(32)),
   );
+  // The login provider's callback, and the prefix of organization providers' (callbackUri).
   const callbackPath = `${path}/oauth/callback`;
+  const idpCallbackPath = `${path}/oauth/idp-callback`;
   const secureCookies = authUrl.startsWith("https:");
   // A browser's one login cookie (login-slots.ts) goes to authorize, which adds to it, and to
   // the callback, which takes from it.
@@ -129,7 +131,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         .send({ error: "invalid_request", error_description: String((err as Error).message) });
     }
     opts.logError({ err, url: req.url.split("?", 1)[0] }, "sign-in request failed");
-    if (req.url.startsWith(callbackPath)) opts.onLogin?.("error");
+    if (req.url.startsWith(callbackPath) || req.url.startsWith(idpCallbackPath)) {
+      opts.onLogin?.("error");
+    }
     // The token and revocation endpoints answer clients, in RFC 6749's form; the others, people.
     if (req.method === "POST") {
       return tokenError(reply, "server_error", "the server failed to complete this request", 500);
@@ -250,12 +254,17 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   });
 
   // The login provider's answers come to callbackPath, an organization provider's to
-  // `callbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
-  // provider its login was sent to.
+  // `idpCallbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
+  // provider its login was sent to. Nothing is served under callbackPath: a login provider
+  // that accepts sub-paths of its redirect URI has no organization's callback there to send
+  // its code to.
   app.get(callbackPath, (req, reply) => callback(req, reply, ""));
-  app.get(`${callbackPath}/*`, (req, reply) =>
-    callback(req, reply, (req.params as { "*": string })["*"]),
-  );
+  app.get(`${idpCallbackPath}/*`, (req, reply) => {
+    const uid = (req.params as { "*": string })["*"];
+    // Never the login provider's ("").
+    if (!isUid(uid)) return errorPage(reply, 404, "No such identity provider callback.");
+    return callback(req, reply, uid);
+  });
 
   async function callback(req: FastifyRequest, reply: FastifyReply, at: string) {
     const q = single(req.query as Record<string, unknown>);
