@@ -90,6 +90,8 @@ export interface Config {
   signInRateLimit: number;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
+  /** How long a person who holds nothing may go unseen before the sign-in purge deletes them. */
+  idlePersonRetentionSeconds: number;
   /** How long the audit trail keeps an event; older ones are pruned in the background. */
   eventRetentionSeconds: number;
   /** Webhook sinks on loopback, over http too (development and tests). */
@@ -388,6 +390,13 @@ export const settings: readonly Setting[] = [
     help: "how often spent sign-in rows and people who never finished a sign-in are purged",
   },
   {
+    key: "idlePersonRetentionSeconds",
+    env: "GATEHOUSE_IDLE_PERSON_RETENTION",
+    flag: "idle-person-retention",
+    default: "90d",
+    help: "how long a person holding nothing (no role binding, session, provider or invite) may go unseen before the sign-in purge deletes them (1d to 3650d)",
+  },
+  {
     key: "eventRetentionSeconds",
     env: "GATEHOUSE_EVENT_RETENTION",
     flag: "event-retention",
@@ -607,6 +616,12 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     signInPurgeIntervalSeconds: parseDuration(
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),
+    ),
+    idlePersonRetentionSeconds: parseDuration(
+      get("idlePersonRetentionSeconds") ?? "90d",
+      describe("idlePersonRetentionSeconds"),
+      86400,
+      3650 * 86400,
     ),
     eventRetentionSeconds: parseDuration(
       get("eventRetentionSeconds") ?? "90d",

@@ -4,8 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
+import { newChildUid } from "../../src/uid.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import {
@@ -202,6 +204,7 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
 
 describe.each(backends)("sign-ins through an organization's provider on %s", (backend) => {
   let gh: TestServer;
+  let org: TestOrg;
   let idp: TestIdp;
   let provider: string;
   let clock = Date.now();
@@ -220,7 +223,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
       },
       { port, now: () => clock, backend },
     );
-    const org = await gh.makeOrg("acme");
+    org = await gh.makeOrg("acme");
     provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
     // Each provider has its own redirect URI, registered at it.
     idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
@@ -317,7 +320,12 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
 
   it("purge the people who never completed a sign-in, and expired sign-in rows", async () => {
     clock += 61_000;
-    const purge = createSignInPurge({ store: gh.store, now: () => clock, log: () => {} });
+    const purge = createSignInPurge({
+      store: gh.store,
+      now: () => clock,
+      log: () => {},
+      idlePersonRetentionMs: 30 * 86_400_000,
+    });
     const done = await signIn("finished");
     const code = done.back.searchParams.get("code") as string;
     const tokens = (await (await redeem(gh, code, done.verifier)).json()) as {
@@ -354,5 +362,41 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     });
     expect(me.status).toBe(200);
     expect((await purge.run()).people).toBe(0);
+  });
+
+  it("purge the people who finished a sign-in but hold nothing, once unseen past the retention", async () => {
+    const day = 86_400_000;
+    const purge = createSignInPurge({
+      store: gh.store,
+      now: () => clock,
+      log: () => {},
+      idlePersonRetentionMs: 30 * day,
+    });
+    const uid = (account: string) => providerPersonUid(provider, idp.issuer, account);
+    // two-tabs joined the organization meanwhile: a role binding keeps them.
+    await gh.store.createRoleBinding({
+      uid: newChildUid(org.uid),
+      groupUid: org.uid,
+      identityUid: uid("two-tabs"),
+      roleUid: builtinRoles.find((r) => r.name === "viewer")!.uid,
+      now: clock,
+    });
+    // Within the retention (their sessions ended with their refresh tokens), nobody goes.
+    clock += 29 * day;
+    expect((await purge.run()).idlePeople).toBe(0);
+    for (const account of ["finished", "after-forgeries"]) {
+      expect(await gh.store.getIdentity(uid(account))).toBeDefined();
+    }
+    clock += 2 * day;
+    expect((await purge.run()).idlePeople).toBe(2);
+    for (const account of ["finished", "after-forgeries"]) {
+      expect(await gh.store.getIdentity(uid(account))).toBeUndefined();
+    }
+    expect(await gh.store.getIdentity(uid("two-tabs"))).toBeDefined();
+    expect(await gh.store.getIdentity(org.owner.uid)).toBeDefined();
+    // Back the next day, a person is made again by their sign-in.
+    const { back, verifier } = await signIn("finished");
+    const code = back.searchParams.get("code") as string;
+    expect((await redeem(gh, code, verifier)).status).toBe(200);
   });
 });

@@ -98,7 +98,12 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     `${loginCookieName}=${value}; Path=${path}/oauth/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
   // Sign-ins per organization provider, and the purge of what sign-ins leave behind.
   const signIns = createSignInLimit(config.signInRateLimit, now);
-  const purge = createSignInPurge({ store, now, log });
+  const purge = createSignInPurge({
+    store,
+    now,
+    log,
+    idlePersonRetentionMs: config.idlePersonRetentionSeconds * 1000,
+  });
   const stopPurge = startPeriodic(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
     log({ err }, "sign-in purge failed"),
   );

@@ -351,7 +351,7 @@ export const pgMigrations: readonly PgMigration[] = [
   pgSubscriptionsMigration,
   {
     // As SQLite's: claim times for the sign-in lookups' order, DNS verification of domains.
-    description: "claim times and verification of identity provider names and domains",
+    description: "claim times and verification of identity provider names and domains; idle people",
     sql: `
       ALTER TABLE identity_providers ADD COLUMN name_time BIGINT NOT NULL DEFAULT 0;
       UPDATE identity_providers SET name_time = update_time;
@@ -363,6 +363,8 @@ export const pgMigrations: readonly PgMigration[] = [
         FROM identity_providers AS p WHERE p.uid = d.provider_uid;
       CREATE INDEX identity_provider_domains_check ON identity_provider_domains (check_time)
         WHERE verify_time IS NULL;
+      CREATE INDEX identities_people_seen ON identities (last_seen_time, uid)
+        WHERE group_uid IS NULL;
     `,
   },
 ];

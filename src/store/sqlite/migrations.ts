@@ -522,7 +522,7 @@ export const migrations: readonly Migration[] = [
     // age: an old provider renamed, or given a domain, today claims it today. Existing claims
     // take their provider's last change, the latest they can have been made. A domain claim
     // is verified (verify_time) only by its DNS TXT record; check_time paces the checks.
-    description: "claim times and verification of identity provider names and domains",
+    description: "claim times and verification of identity provider names and domains; idle people",
     sql: `
       ALTER TABLE identity_providers ADD COLUMN name_time INTEGER NOT NULL DEFAULT 0;
       UPDATE identity_providers SET name_time = update_time;
@@ -534,6 +534,8 @@ export const migrations: readonly Migration[] = [
         SELECT p.update_time FROM identity_providers AS p WHERE p.uid = provider_uid);
       CREATE INDEX identity_provider_domains_check ON identity_provider_domains (check_time)
         WHERE verify_time IS NULL;
+      CREATE INDEX identities_people_seen ON identities (last_seen_time, uid)
+        WHERE group_uid IS NULL;
     `,
   },
 ];
