@@ -46,6 +46,12 @@ function App() {
   return <Console />;
 }
 
+/** The one provider whose claim of the email's domain DNS verified, if exactly one is. */
+function verifiedOnly(found: ProviderMatch[]): ProviderMatch | undefined {
+  const verified = found.filter((p) => p.verified);
+  return verified.length === 1 ? verified[0] : undefined;
+}
+
 function SignIn({ error }: { error: string | undefined }) {
   const [ep, setEp] = useState<Awaited<ReturnType<typeof discovery>>>({});
   const [token, setToken] = useState("");
@@ -97,8 +103,7 @@ function SignIn({ error }: { error: string | undefined }) {
               // Only a domain DNS proved the organization's starts a sign-in by itself: anyone
               // may name a provider anything or declare any domain, so otherwise the person
               // sees who declares each provider and chooses.
-              else if (found.length === 1 && found[0]?.verified)
-                await startBrowserSignIn(found[0].uid);
+              else if (verifiedOnly(found)) await startBrowserSignIn(verifiedOnly(found)!.uid);
               else if (found.length === 0)
                 setLookupError(
                   byEmail

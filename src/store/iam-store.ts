@@ -353,6 +353,25 @@ export interface IamStore {
     perOrganization: number,
   ): Promise<SignInProviderMatch[]>;
   /**
+   * Unverified domain claims last checked at or before `checkedBefore` (never: 0), the least
+   * recently checked first, at most `limit`: what the DNS verification checks next.
+   */
+  domainClaimsToCheck(
+    checkedBefore: number,
+    limit: number,
+  ): Promise<{ domain: string; providerUid: string }[]>;
+  /**
+   * Record that the claim of `domain` by `providerUid` was checked at `now`, and verified if
+   * `verified` (from then on it stays verified while the provider declares the domain). A
+   * claim gone or already verified is left as it is.
+   */
+  recordDomainCheck(
+    domain: string,
+    providerUid: string,
+    now: number,
+    verified: boolean,
+  ): Promise<void>;
+  /**
    * The providers named exactly `name`, as findIdentityProvidersByDomain orders and caps them:
    * the oldest claims of the name first (when the provider took it), never verified.
    */

@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  createDomainVerification,
+  verificationName,
+  verificationRecord,
+} from "../../src/auth/oauth/domain-verification.js";
 import { importAdvisories } from "../../src/import/import-advisories.js";
 import { parseRecords } from "../../src/import/read-records.js";
 import { newChildUid } from "../../src/uid.js";
@@ -1029,5 +1034,25 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     ]);
     expect(new URL(page.url()).origin).toBe(gh.url);
     await expectAccessible("sign-in page, providers to choose from");
+
+    // The company publishes its provider's TXT record (the test's DNS): its verified claim
+    // is followed by itself, past the stranger's older, unverified ones.
+    const verification = createDomainVerification({
+      store: gh.store,
+      resolveTxt: async (name) =>
+        name === verificationName("squat-company.example") ? [[verificationRecord(real)]] : [],
+      now: Date.now,
+      log: () => {},
+    });
+    expect((await verification.run()).verified).toBe(1);
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${real}`]);
+    await page.goto(`${gh.url}/console/`);
+    await page
+      .getByLabel("Your work email, or your organization's identity provider (its name)")
+      .fill("bob@squat-company.example");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    // At the identity provider's own login page, through the company's provider.
+    await page.locator("input[name=login]").waitFor();
+    expect(new URL(page.url()).origin).toBe(idp.issuer);
   });
 });

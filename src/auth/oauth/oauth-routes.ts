@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { resolveTxt } from "node:dns/promises";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
@@ -17,6 +18,7 @@ import {
   UpstreamError,
 } from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
+import { createDomainVerification } from "./domain-verification.js";
 import { cookieValue, createLoginCookies } from "./login-cookie.js";
 import { createLoginSlots, loginCookieName } from "./login-slots.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
@@ -40,7 +42,12 @@ export interface OAuthRoutesOptions {
    * or an error of the server itself.
    */
   onLogin?: (outcome: "issued" | "refused" | "error") => void;
+  /** The TXT records of a DNS name, for the verification of domain claims; default node:dns. */
+  resolveTxt?: (name: string) => Promise<string[][]>;
 }
+
+/** How often the DNS verification of domain claims runs. */
+const domainVerificationIntervalMs = 60_000;
 
 /** Event types of the sign-in endpoints' changes (the callback's: signInScope). */
 const codeRedeemedType = "dev.gatehouse.auth.authorization_code.redeemed.v1";
@@ -107,7 +114,21 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   const stopPurge = startPeriodic(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
     log({ err }, "sign-in purge failed"),
   );
-  app.addHook("onClose", async () => stopPurge());
+  // Domain claims verified by their DNS (domain-verification.ts): the sign-in lookup puts
+  // them first, and the console follows one by itself.
+  const verification = createDomainVerification({
+    store,
+    resolveTxt: opts.resolveTxt ?? resolveTxt,
+    now,
+    log,
+  });
+  const stopVerification = startPeriodic(verification, domainVerificationIntervalMs, (err) =>
+    log({ err }, "domain verification failed"),
+  );
+  app.addHook("onClose", async () => {
+    stopPurge();
+    stopVerification();
+  });
   // Authorize, per client address: each hands out a sealed login to anyone. 429 with
   // Retry-After beyond.
   await app.register(rateLimit, { global: false });

@@ -171,6 +171,31 @@ export const identityProviderOps = {
     return (yield* rows<MatchRow>(matchesOf(claims), name, perOrg, limit)).map(matchOf);
   }),
 
+  domainClaimsToCheck: read(function* (checkedBefore: number, limit: number) {
+    return (yield* rows<{ domain: string; provider_uid: string }>(
+      `SELECT domain, provider_uid FROM identity_provider_domains
+       WHERE verify_time IS NULL AND check_time <= ?
+       ORDER BY check_time, claim_time, domain, provider_uid LIMIT ?`,
+      checkedBefore,
+      limit,
+    )).map((r) => ({ domain: r.domain, providerUid: r.provider_uid }));
+  }),
+
+  recordDomainCheck: write(
+    function* (domain: string, providerUid: string, now: number, verified: boolean) {
+      // Only a claim still there and unverified: a claim dropped meanwhile stays dropped.
+      yield* run(
+        `UPDATE identity_provider_domains SET check_time = ?, verify_time = ?
+         WHERE domain = ? AND provider_uid = ? AND verify_time IS NULL`,
+        now,
+        verified ? now : null,
+        domain,
+        providerUid,
+      );
+    },
+    { accessNeutral: true, autocommit: true },
+  ),
+
   listIdentityProviders: list(identityProviderListColumns, identityProviderRecordOf),
 } satisfies OpsOf<
   | "createIdentityProvider"
@@ -181,4 +206,6 @@ export const identityProviderOps = {
   | "countIdentityProviders"
   | "findIdentityProvidersByDomain"
   | "findIdentityProvidersByName"
+  | "domainClaimsToCheck"
+  | "recordDomainCheck"
 >;
