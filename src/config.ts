@@ -84,12 +84,14 @@ export interface Config {
    * statements and its commit) before it answers UNAVAILABLE.
    */
   dbTimeoutMs: number;
-  /** Requests to /oauth/authorize, and to /oauth/callback, per client address per minute. */
+  /** Requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute. */
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
   signInRateLimit: number;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
+  /** How long a person who holds nothing may go unseen before the sign-in purge deletes them. */
+  idlePersonRetentionSeconds: number;
   /** How long the audit trail keeps an event; older ones are pruned in the background. */
   eventRetentionSeconds: number;
   /** Webhook sinks on loopback, over http too (development and tests). */
@@ -375,7 +377,7 @@ export const settings: readonly Setting[] = [
     env: "GATEHOUSE_OAUTH_RATE_LIMIT",
     flag: "oauth-rate-limit",
     default: "60",
-    help: "requests to /oauth/authorize, and to /oauth/callback, per client address a minute",
+    help: "requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute",
   },
   {
     key: "signInRateLimit",
@@ -390,6 +392,13 @@ export const settings: readonly Setting[] = [
     flag: "sign-in-purge-interval",
     default: "10m",
     help: "how often spent sign-in rows and people who never finished a sign-in are purged",
+  },
+  {
+    key: "idlePersonRetentionSeconds",
+    env: "GATEHOUSE_IDLE_PERSON_RETENTION",
+    flag: "idle-person-retention",
+    default: "90d",
+    help: "how long a person holding nothing (no role binding, session, provider or invite) may go unseen before the sign-in purge deletes them (1d to 3650d)",
   },
   {
     key: "eventRetentionSeconds",
@@ -625,6 +634,12 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     signInPurgeIntervalSeconds: parseDuration(
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),
+    ),
+    idlePersonRetentionSeconds: parseDuration(
+      get("idlePersonRetentionSeconds") ?? "90d",
+      describe("idlePersonRetentionSeconds"),
+      86400,
+      3650 * 86400,
     ),
     eventRetentionSeconds: parseDuration(
       get("eventRetentionSeconds") ?? "90d",

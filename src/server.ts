@@ -95,6 +95,8 @@ export interface ServerDeps {
   timeouts?: Partial<Timeouts>;
   /** The built web console (default: dist/console of the package). */
   consoleDir?: string;
+  /** DNS TXT lookups for the verification of domain claims (default node:dns); tests fake it. */
+  resolveTxt?: (name: string) => Promise<string[][]>;
   /**
    * Record the audit trail (default true). Only the events benchmark turns it off, to measure
    * what it costs: a served change without its event is not an option of the product.
@@ -355,6 +357,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     log: (fields, msg) => app.log.info(fields, msg),
     logError: (fields, msg) => app.log.error(fields, msg),
     onLogin: (outcome) => metrics.token("login", outcome),
+    ...(deps.resolveTxt ? { resolveTxt: deps.resolveTxt } : {}),
   });
   // An organization's provider found by its name, for the console's sign-in page.
   await app.register(signInProviderRoutes, { store, authUrl: config.authUrl });

@@ -11,6 +11,7 @@ import {
   discovery,
   findProviders,
   onSessionChange,
+  type ProviderMatch,
   signedIn,
   signInWithToken,
   signOut,
@@ -45,11 +46,17 @@ function App() {
   return <Console />;
 }
 
+/** The one provider whose claim of the email's domain DNS verified, if exactly one is. */
+function verifiedOnly(found: ProviderMatch[]): ProviderMatch | undefined {
+  const verified = found.filter((p) => p.verified);
+  return verified.length === 1 ? verified[0] : undefined;
+}
+
 function SignIn({ error }: { error: string | undefined }) {
   const [ep, setEp] = useState<Awaited<ReturnType<typeof discovery>>>({});
   const [token, setToken] = useState("");
   const [provider, setProvider] = useState("");
-  const [choices, setChoices] = useState<{ uid: string; name: string }[] | undefined>();
+  const [choices, setChoices] = useState<ProviderMatch[] | undefined>();
   const [lookupError, setLookupError] = useState<string | undefined>();
   useEffect(() => {
     discovery().then(setEp);
@@ -93,7 +100,10 @@ function SignIn({ error }: { error: string | undefined }) {
                     ? "Could not look the provider up: is this an email address? Try again."
                     : "Could not look the provider up; try again.",
                 );
-              else if (found.length === 1 && found[0]) await startBrowserSignIn(found[0].uid);
+              // Only a domain DNS proved the organization's starts a sign-in by itself: anyone
+              // may name a provider anything or declare any domain, so otherwise the person
+              // sees who declares each provider and chooses.
+              else if (verifiedOnly(found)) await startBrowserSignIn(verifiedOnly(found)!.uid);
               else if (found.length === 0)
                 setLookupError(
                   byEmail
@@ -122,12 +132,18 @@ function SignIn({ error }: { error: string | undefined }) {
           </form>
           {choices && (
             <section aria-label="Matching providers">
-              <p>Several identity providers match: which one is yours?</p>
+              <p>
+                {choices.length === 1
+                  ? "One identity provider matches. Sign in through it only if its organization is yours:"
+                  : "Several identity providers match: which one is your organization's?"}
+              </p>
               <ul>
                 {choices.map((c, i) => (
                   <li key={c.uid}>
                     <button type="button" title={c.uid} onClick={() => startBrowserSignIn(c.uid)}>
-                      {c.name} ({i + 1} of {choices.length}, uid ending {c.uid.slice(-6)})
+                      {c.name}, declared by the organization {c.organization}
+                      {c.verified ? " (domain verified)" : " (not verified)"} ({i + 1} of{" "}
+                      {choices.length}, uid ending {c.uid.slice(-6)})
                     </button>
                   </li>
                 ))}

@@ -76,22 +76,28 @@ function random(): string {
 }
 
 /**
- * The organizations' identity providers with exactly this name, or declaring this email
- * address's domain (uid and name only), from the server's lookup beside its authorization
- * endpoint.
+ * A provider the lookup found: its uid and name, the organization that declares it, and
+ * whether DNS verified that organization's claim of the email's domain.
  */
-export async function findProviders(
-  by: "name" | "email",
-  value: string,
-): Promise<{ uid: string; name: string }[]> {
+export interface ProviderMatch {
+  uid: string;
+  name: string;
+  organization: string;
+  verified: boolean;
+}
+
+/**
+ * The organizations' identity providers with exactly this name, or declaring this email
+ * address's domain, from the server's lookup beside its authorization endpoint.
+ */
+export async function findProviders(by: "name" | "email", value: string): Promise<ProviderMatch[]> {
   const ep = await discovery();
   if (!ep.authorization_endpoint) throw new Error("this server offers no browser sign-in");
   const url = new URL(ep.authorization_endpoint.replace(/\/authorize$/, "/identity-providers"));
   url.searchParams.set(by, value);
   const res = await fetch(url);
   if (!res.ok) throw new Error(`provider lookup: HTTP ${res.status}`);
-  return ((await res.json()) as { identityProviders: { uid: string; name: string }[] })
-    .identityProviders;
+  return ((await res.json()) as { identityProviders: ProviderMatch[] }).identityProviders;
 }
 
 /** Go to the identity provider (through Gatehouse); comes back to /console/ with a code. */

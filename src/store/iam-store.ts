@@ -190,6 +190,16 @@ export interface IdentityProviderPatch {
   emailDomains?: string[];
 }
 
+/** A provider a sign-in lookup found: what the person choosing it is shown, nothing more. */
+export interface SignInProviderMatch {
+  uid: string;
+  name: string;
+  /** The name of the organization (root group) that declares the provider. */
+  organization: string;
+  /** Whether DNS verified the organization's claim of the domain (never, for a name). */
+  verified: boolean;
+}
+
 /** The cloud accounts of an account association; an absent block is not linked. */
 export interface AccountLinks {
   amazon?: { account: string };
@@ -335,13 +345,44 @@ export interface IamStore {
   /** How many identity providers the organization `root` (a root uid) has, in all its groups. */
   countIdentityProviders(root: string): Promise<number>;
   /**
-   * The providers that declare `domain` (lowercase), uid and name only, oldest first (equal
-   * times by uid), at most `limit`: a later declaration cannot push an earlier one out.
+   * The providers that declare `domain` (lowercase), for the sign-in page: DNS-verified claims
+   * first, then the oldest claims (when the provider declared the domain, not its age; equal
+   * times by uid), at most `perOrganization` of one organization and `limit` in all: neither
+   * a later declaration nor one organization's many can push an earlier claim out.
    */
   findIdentityProvidersByDomain(
     domain: string,
     limit: number,
-  ): Promise<{ uid: string; name: string }[]>;
+    perOrganization: number,
+  ): Promise<SignInProviderMatch[]>;
+  /**
+   * Unverified domain claims last checked at or before `checkedBefore` (never: 0), the least
+   * recently checked first, at most `limit`: what the DNS verification checks next.
+   */
+  domainClaimsToCheck(
+    checkedBefore: number,
+    limit: number,
+  ): Promise<{ domain: string; providerUid: string }[]>;
+  /**
+   * Record that the claim of `domain` by `providerUid` was checked at `now`, and verified if
+   * `verified` (from then on it stays verified while the provider declares the domain). A
+   * claim gone or already verified is left as it is.
+   */
+  recordDomainCheck(
+    domain: string,
+    providerUid: string,
+    now: number,
+    verified: boolean,
+  ): Promise<void>;
+  /**
+   * The providers named exactly `name`, as findIdentityProvidersByDomain orders and caps them:
+   * the oldest claims of the name first (when the provider took it), never verified.
+   */
+  findIdentityProvidersByName(
+    name: string,
+    limit: number,
+    perOrganization: number,
+  ): Promise<SignInProviderMatch[]>;
 
   /**
    * Create the account association of the group `uid`. Throws `not_found` if the group does

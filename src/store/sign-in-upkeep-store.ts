@@ -23,9 +23,18 @@ export interface SignInUpkeepStore {
    * that are revoked or have neither a code nor a refresh token left. Returns the counts, and
    * the people whose unfinished sign-in was noted at or before `unfinishedBefore`, who have
    * not been seen since and have no session left: the caller deletes them (deleteIdentity,
-   * which keeps an organization's last owner).
+   * which keeps an organization's last owner), and the idle people (at most 1,000, the least
+   * recently seen first): root people not seen since `idleBefore` who hold nothing, neither a
+   * role binding, a session, a provider they are the writer of, an invite they created, nor
+   * an unfinished sign-in. The caller deletes them with deleteIdlePerson.
    */
-  purgeSignIns(now: number, unfinishedBefore: number): Promise<SignInPurge>;
+  purgeSignIns(now: number, unfinishedBefore: number, idleBefore: number): Promise<SignInPurge>;
+  /**
+   * Delete the person `uid` if they are still idle as purgeSignIns finds them (checked in the
+   * same transaction). Throws `failed_precondition` if they hold something or were seen since
+   * `idleBefore`, or are no such person.
+   */
+  deleteIdlePerson(uid: string, idleBefore: number): Promise<void>;
 }
 
 /** What purgeSignIns deleted, and the people it found to delete. */
@@ -36,4 +45,6 @@ export interface SignInPurge {
   sessions: number;
   /** Uids of people who never completed a sign-in (not deleted yet). */
   unfinishedPeople: string[];
+  /** Uids of people who hold nothing and were not seen for the retention (not deleted yet). */
+  idlePeople: string[];
 }

@@ -104,7 +104,7 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
     expect(made.json.defaultRoleGrantable).toBe(true);
     const provider = made.json.uid as string;
     // Each provider has its own redirect URI, registered at it.
-    idp.setRedirectUris([`${gh.url}/oauth/callback/${provider}`]);
+    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
 
     // While the writer may grant it, a sign-in gets the role.
     await signIn(provider, "first");

@@ -206,7 +206,7 @@ describe("critical: signing in as another person through an organization's provi
     });
     expect(created.status).toBe(200);
     const uid = created.json.uid as string;
-    lp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${uid}`]);
+    lp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${uid}`]);
     try {
       const { token } = await signIn(uid, "carol");
       const scoped = decodeJwt(token as string).sub as string;
@@ -277,6 +277,45 @@ describe("high: mix-up through the one shared callback", () => {
     }
   });
 
+  it("a login provider accepting sub-paths of its callback never sends its code to an organization's", async () => {
+    // The hostile provider relays the browser to the login provider with its own redirect
+    // URI (the one Gatehouse sent it); the login provider accepts any path under its
+    // registered callback, as some do, and sends no iss. Under the old layout an
+    // organization's callback lay there, and its provider redeemed the login provider's code.
+    const h = await hostile({
+      authorize: (q) =>
+        `${lp.issuer}/auth?${new URLSearchParams({
+          client_id: lp.clientId,
+          redirect_uri: q.get("redirect_uri") ?? "",
+          response_type: "code",
+          scope: q.get("scope") ?? "openid",
+          state: q.get("state") ?? "",
+          nonce: q.get("nonce") ?? "",
+          code_challenge: q.get("code_challenge") ?? "",
+          code_challenge_method: "S256",
+        })}`,
+    });
+    const created = await register(attacker, h.url);
+    expect(created.status).toBe(200);
+    const own = created.json.redirectUri as string;
+    const underLogin = (uri: string) => uri.startsWith(`${gh.url}/oauth/callback`);
+    lp.setRedirectUris([`${gh.url}/oauth/callback`, ...(underLogin(own) ? [own] : [])]);
+    try {
+      // The login provider refuses the redirect URI: the browser never comes back.
+      const back = await signIn(created.json.uid, "victim").catch(() => undefined);
+      expect(back?.token).toBeUndefined();
+      // Neither the login provider's code nor the PKCE verifier went to the hostile provider.
+      expect(h.tokenRequests()).toHaveLength(0);
+      expect(underLogin(own)).toBe(false);
+      // Nothing is served under the login provider's callback any more.
+      const under = await fetch(`${gh.url}/oauth/callback/${created.json.uid}?code=c&state=s`);
+      expect(under.status).toBe(404);
+    } finally {
+      lp.setRedirectUris([`${gh.url}/oauth/callback`]);
+      await unregister(created.json.uid);
+    }
+  });
+
   it("each provider's authorization request names its own redirect URI", async () => {
     const h = await hostile();
     const created = await register(attacker, h.url);
@@ -287,9 +326,9 @@ describe("high: mix-up through the one shared callback", () => {
       const to = new URL(res.headers.get("location") as string);
       expect(to.origin).toBe(h.url);
       // The API shows it, to be registered at the provider.
-      expect(created.json.redirectUri).toBe(`${gh.url}/oauth/callback/${created.json.uid}`);
+      expect(created.json.redirectUri).toBe(`${gh.url}/oauth/idp-callback/${created.json.uid}`);
       expect(to.searchParams.get("redirect_uri")).toBe(
-        `${gh.url}/oauth/callback/${created.json.uid}`,
+        `${gh.url}/oauth/idp-callback/${created.json.uid}`,
       );
     } finally {
       await unregister(created.json.uid);

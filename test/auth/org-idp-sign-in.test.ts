@@ -39,7 +39,7 @@ async function createProvider(org: TestOrg, idp: TestIdp, name: string): Promise
   expect(res.status).toBe(200);
   expect(JSON.stringify(res.json)).not.toContain(idp.clientSecret);
   // Each provider has its own redirect URI, registered at it.
-  idp.setRedirectUris([`${gh.url}/oauth/callback/${res.json.uid}`]);
+  idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${res.json.uid}`]);
   return res.json.uid;
 }
 

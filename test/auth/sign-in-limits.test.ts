@@ -4,8 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
+import { newChildUid } from "../../src/uid.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import {
@@ -144,7 +146,7 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
     expect(res.status).toBe(302);
     const state = new URL(res.headers.get("location") as string).searchParams.get("state");
     const cookie = (res.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
-    const callback = `${gh.url}/oauth/callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
+    const callback = `${gh.url}/oauth/idp-callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
     const first = await fetch(callback, { redirect: "manual", headers: { cookie } });
     expect(first.status).toBe(302);
     expect(new URL(first.headers.get("location") as string).searchParams.get("error")).toBe(
@@ -177,15 +179,32 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
     expect(auth.seen.slice(0, 4)).toEqual([302, 302, 302, 302]);
     expect(auth.seen.slice(4)).toEqual([429, 429, 429]);
     expect(Number(auth.retryAfter)).toBeGreaterThan(0);
-    const back = await statuses(`${gh.url}/oauth/callback?code=forged&state=x`);
-    expect(back.seen.slice(0, 1)).toEqual([400]);
-    expect(back.seen.slice(-2)).toEqual([429, 429]);
-    expect(Number(back.retryAfter)).toBeGreaterThan(0);
+    // A callback for no login in flight is refused, and never counted.
+    const forged = await statuses(`${gh.url}/oauth/callback?code=forged&state=x`);
+    expect(forged.seen).toEqual([400, 400, 400, 400, 400, 400, 400]);
+    // Those of a login in flight are (here replays of one, on the replica whose authorize
+    // quota is left; the first test spent two of its callbacks).
+    const started = await fetch(authorizeUrl(other, provider, newPkce().challenge), {
+      redirect: "manual",
+    });
+    const state = new URL(started.headers.get("location") as string).searchParams.get("state");
+    const cookie = (started.headers.get("set-cookie") ?? "").split(";", 1)[0] as string;
+    const callback = `${other.url}/oauth/idp-callback/${provider}?${new URLSearchParams({ code: "forged", state: state as string })}`;
+    const seen: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(callback, { redirect: "manual", headers: { cookie } });
+      await res.arrayBuffer();
+      seen.push(res.status);
+      if (res.status === 429) expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+    // 5 a minute: the first test's two replays here, then the first, two replays, and no more.
+    expect(seen).toEqual([302, 400, 400, 429, 429]);
   });
 });
 
 describe.each(backends)("sign-ins through an organization's provider on %s", (backend) => {
   let gh: TestServer;
+  let org: TestOrg;
   let idp: TestIdp;
   let provider: string;
   let clock = Date.now();
@@ -204,10 +223,10 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
       },
       { port, now: () => clock, backend },
     );
-    const org = await gh.makeOrg("acme");
+    org = await gh.makeOrg("acme");
     provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
     // Each provider has its own redirect URI, registered at it.
-    idp.setRedirectUris([`${gh.url}/oauth/callback/${provider}`]);
+    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
   });
   afterAll(async () => {
     await gh?.close();
@@ -247,7 +266,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     }
     const answers = [];
     for (const start of starts) {
-      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/callback/`, jar));
+      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/idp-callback/`, jar));
     }
     for (const [i, answer] of answers.entries()) {
       const res = await fetch(answer, {
@@ -268,6 +287,21 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     }
   });
 
+  it("finish though forged callbacks came from the same address first", async () => {
+    clock += 61_000;
+    // A page the person visited made their browser send more forged callbacks than the
+    // address may make a minute (GATEHOUSE_OAUTH_RATE_LIMIT, 60): none is counted.
+    for (let i = 0; i < 70; i++) {
+      const res = await fetch(`${gh.url}/oauth/idp-callback/${provider}?code=x&state=forged-${i}`);
+      expect(res.status).toBe(400);
+      await res.arrayBuffer();
+    }
+    const { back, verifier } = await signIn("after-forgeries");
+    const code = back.searchParams.get("code") as string;
+    expect(back.searchParams.get("error_description")).toBeNull();
+    expect((await redeem(gh, code, verifier)).status).toBe(200);
+  });
+
   it("limit sign-ins per provider a minute", async () => {
     clock += 61_000;
     for (const account of ["r1", "r2", "r3"]) {
@@ -286,7 +320,12 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
 
   it("purge the people who never completed a sign-in, and expired sign-in rows", async () => {
     clock += 61_000;
-    const purge = createSignInPurge({ store: gh.store, now: () => clock, log: () => {} });
+    const purge = createSignInPurge({
+      store: gh.store,
+      now: () => clock,
+      log: () => {},
+      idlePersonRetentionMs: 30 * 86_400_000,
+    });
     const done = await signIn("finished");
     const code = done.back.searchParams.get("code") as string;
     const tokens = (await (await redeem(gh, code, done.verifier)).json()) as {
@@ -323,5 +362,41 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     });
     expect(me.status).toBe(200);
     expect((await purge.run()).people).toBe(0);
+  });
+
+  it("purge the people who finished a sign-in but hold nothing, once unseen past the retention", async () => {
+    const day = 86_400_000;
+    const purge = createSignInPurge({
+      store: gh.store,
+      now: () => clock,
+      log: () => {},
+      idlePersonRetentionMs: 30 * day,
+    });
+    const uid = (account: string) => providerPersonUid(provider, idp.issuer, account);
+    // two-tabs joined the organization meanwhile: a role binding keeps them.
+    await gh.store.createRoleBinding({
+      uid: newChildUid(org.uid),
+      groupUid: org.uid,
+      identityUid: uid("two-tabs"),
+      roleUid: builtinRoles.find((r) => r.name === "viewer")!.uid,
+      now: clock,
+    });
+    // Within the retention (their sessions ended with their refresh tokens), nobody goes.
+    clock += 29 * day;
+    expect((await purge.run()).idlePeople).toBe(0);
+    for (const account of ["finished", "after-forgeries"]) {
+      expect(await gh.store.getIdentity(uid(account))).toBeDefined();
+    }
+    clock += 2 * day;
+    expect((await purge.run()).idlePeople).toBe(2);
+    for (const account of ["finished", "after-forgeries"]) {
+      expect(await gh.store.getIdentity(uid(account))).toBeUndefined();
+    }
+    expect(await gh.store.getIdentity(uid("two-tabs"))).toBeDefined();
+    expect(await gh.store.getIdentity(org.owner.uid)).toBeDefined();
+    // Back the next day, a person is made again by their sign-in.
+    const { back, verifier } = await signIn("finished");
+    const code = back.searchParams.get("code") as string;
+    expect((await redeem(gh, code, verifier)).status).toBe(200);
   });
 });

@@ -3,8 +3,9 @@ import { restCall } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // An organization's identity provider found by its exact name or a declared email domain, for
-// the console's sign-in page: uid and name only, nothing else about the provider or its
-// organization, at most ten, and the earliest declarations of a domain first.
+// the console's sign-in page: uid, name, the declaring organization's name and whether DNS
+// verified the claim, nothing else about the provider; at most ten, at most three of one
+// organization, and the earliest claims of a name or domain first.
 
 let a: TestOrg;
 let b: TestOrg;
@@ -31,21 +32,27 @@ async function provider(org: TestOrg, name: string, emailDomains: string[] = [])
   return res.json.uid as string;
 }
 
+type Match = { uid: string; name: string; organization: string; verified: boolean };
+type Found = { identityProviders: Match[] };
+
 const lookup = (query: string) => fetch(`${gh.url}/oauth/identity-providers?${query}`);
 
-it("answers the providers of exactly that name, with their uid and name only", async () => {
+it("answers the providers of exactly that name, with who declares them, and no more", async () => {
   const alpha = await provider(a, "corp sso");
   const bravo = await provider(b, "corp sso");
   await provider(a, "corp sso 2");
   const res = await lookup("name=corp%20sso");
   expect(res.status).toBe(200);
   expect(res.headers.get("cache-control")).toBe("no-store");
-  const body = (await res.json()) as { identityProviders: { uid: string; name: string }[] };
-  expect(body.identityProviders.map((p) => p.uid).sort()).toEqual([alpha, bravo].sort());
-  for (const p of body.identityProviders) expect(Object.keys(p).sort()).toEqual(["name", "uid"]);
+  const body = (await res.json()) as Found;
+  // The oldest claim of the name first; a name is never verified.
+  expect(body.identityProviders).toEqual([
+    { uid: alpha, name: "corp sso", organization: "alpha", verified: false },
+    { uid: bravo, name: "corp sso", organization: "bravo", verified: false },
+  ]);
   const text = JSON.stringify(body);
-  // Neither its issuer, nor its secret, nor its organization's name.
-  for (const hidden of ["sso.example.com", "s3cret-value", "alpha", "bravo"]) {
+  // Neither its issuer, nor its secret, nor its description.
+  for (const hidden of ["sso.example.com", "s3cret-value", "internal-only"]) {
     expect(text).not.toContain(hidden);
   }
   const none = (await (await lookup("name=corp")).json()) as { identityProviders: unknown[] };
@@ -60,9 +67,7 @@ it("refuses a missing, repeated or overlong name clearly", async () => {
   }
 });
 
-type Found = { identityProviders: { uid: string; name: string }[] };
-
-it("answers the providers declaring an email's domain, or a domain, uid and name only", async () => {
+it("answers the providers declaring an email's domain, or a domain, and who declares them", async () => {
   const corp = await provider(a, "Alpha login", ["alpha-corp.example", "alpha.example"]);
   const other = await provider(b, "Bravo login", ["bravo.example"]);
   for (const q of [
@@ -75,16 +80,14 @@ it("answers the providers declaring an email's domain, or a domain, uid and name
     expect(res.status, q).toBe(200);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const body = (await res.json()) as Found;
-    expect(body, q).toEqual({ identityProviders: [{ uid: corp, name: "Alpha login" }] });
-    // Not the provider's other domain, issuer, secret, description or organization.
+    expect(body, q).toEqual({
+      identityProviders: [
+        { uid: corp, name: "Alpha login", organization: "alpha", verified: false },
+      ],
+    });
+    // Not the provider's other domain, issuer, secret or description.
     const text = JSON.stringify(body);
-    for (const hidden of [
-      "alpha.example",
-      "sso.example.com",
-      "s3cret",
-      "internal-only",
-      'alpha"',
-    ]) {
+    for (const hidden of ["alpha.example", "sso.example.com", "s3cret", "internal-only"]) {
       expect(text, q).not.toContain(hidden);
     }
   }
@@ -102,15 +105,49 @@ it("answers the providers declaring an email's domain, or a domain, uid and name
   }
 });
 
-it("answers at most ten providers for a domain, the earliest declarations first", async () => {
+it("answers the earliest claims of a domain first, at most three of one organization", async () => {
   const first = await provider(a, "first", ["crowded.example"]);
   // Later declarations of the same domain (from anyone) cannot push the first one out.
   const later: string[] = [];
   for (let i = 0; i < 11; i++) later.push(await provider(b, `later ${i}`, ["crowded.example"]));
   const body = (await (await lookup("domain=crowded.example")).json()) as Found;
-  expect(body.identityProviders).toHaveLength(10);
-  expect(body.identityProviders[0]).toEqual({ uid: first, name: "first" });
-  expect(body.identityProviders.slice(1).map((p) => p.uid)).toEqual(later.slice(0, 9));
+  expect(body.identityProviders.map((p) => p.uid)).toEqual([first, ...later.slice(0, 3)]);
+});
+
+it("lists the company's own provider whatever older providers of another organization claim", async () => {
+  // The squatter's ten providers declare the domain and take the name first; the company's
+  // comes later, and is still listed by both lookups.
+  const squatter = await gh.makeOrg("squatter");
+  const company = await gh.makeOrg("company");
+  for (let i = 0; i < 10; i++) await provider(squatter, "company sso", ["company.example"]);
+  const real = await provider(company, "company sso", ["company.example"]);
+  for (const q of ["domain=company.example", "email=jo%40company.example", "name=company%20sso"]) {
+    const found = ((await (await lookup(q)).json()) as Found).identityProviders;
+    expect(
+      found.filter((p) => p.organization === "squatter"),
+      q,
+    ).toHaveLength(3);
+    expect(
+      found.filter((p) => p.organization === "company"),
+      q,
+    ).toEqual([{ uid: real, name: "company sso", organization: "company", verified: false }]);
+  }
+});
+
+it("orders an old provider given the domain today by today's claim", async () => {
+  const old = await provider(a, "old provider");
+  const early = await provider(b, "early claim", ["claimed-early.example"]);
+  const res = await restCall(
+    gh.url,
+    "PATCH",
+    `/iam/v2beta1/identityProviders/${old}?update_mask=email_domains`,
+    { emailDomains: ["claimed-early.example"] },
+    a.owner.headers,
+  );
+  expect(res.status).toBe(200);
+  const found = ((await (await lookup("domain=claimed-early.example")).json()) as Found)
+    .identityProviders;
+  expect(found.map((p) => p.uid)).toEqual([early, old]);
 });
 
 it("refuses a bad, repeated, mixed, unknown or overlong query clearly", async () => {

@@ -16,7 +16,12 @@ it("runs every interval until stopped, deleting people who never finished a sign
   const store = createSqliteStore(":memory:", { roles: storeRoles });
   let clock = 1_000_000;
   const logged: string[] = [];
-  const job = createSignInPurge({ store, now: () => clock, log: (_f, msg) => logged.push(msg) });
+  const job = createSignInPurge({
+    store,
+    now: () => clock,
+    log: (_f, msg) => logged.push(msg),
+    idlePersonRetentionMs: 30 * 86_400_000,
+  });
   const stop = startPeriodic(job, 60_000, (err) => {
     throw err;
   });

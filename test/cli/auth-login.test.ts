@@ -229,7 +229,7 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
         org.owner.headers,
       );
       expect(created.status).toBe(200);
-      orgIdp.setRedirectUris([`${gh.url}/oauth/callback/${created.json.uid}`]);
+      orgIdp.setRedirectUris([`${gh.url}/oauth/idp-callback/${created.json.uid}`]);
       const login = await loginAs("erin", ["--identity-provider", created.json.uid]);
       expect(login.code).toBe(0);
       // A person of that provider's own; its word on the email is not believed.

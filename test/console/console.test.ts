@@ -3,6 +3,11 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  createDomainVerification,
+  verificationName,
+  verificationRecord,
+} from "../../src/auth/oauth/domain-verification.js";
 import { importAdvisories } from "../../src/import/import-advisories.js";
 import { parseRecords } from "../../src/import/read-records.js";
 import { newChildUid } from "../../src/uid.js";
@@ -1010,7 +1015,10 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     expect(made.status).toBe(200);
     // Each provider has its own redirect URI, registered at it (beside the login provider's).
     const providerUid = ((await made.json()) as { uid: string }).uid;
-    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${providerUid}`]);
+    idp.setRedirectUris([
+      `${gh.url}/oauth/callback`,
+      `${gh.url}/oauth/idp-callback/${providerUid}`,
+    ]);
     await freshPage("org-provider-sign-in");
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
@@ -1022,6 +1030,10 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await expectAccessible("sign-in page, unknown provider");
     await field.fill("console-org-sso");
     await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    // A name is anyone's to give: the person sees who declares the provider, and chooses.
+    await page
+      .getByRole("button", { name: /^console-org-sso, declared by the organization console-org/ })
+      .click();
     await loginAtIdpAsAlice();
     // The provider's default role, at its organization.
     await page.getByRole("row", { name: /^console-org viewer/ }).waitFor();
@@ -1051,7 +1063,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     });
     const uid = ((await listed.json()) as { identityProviders: { uid: string }[] })
       .identityProviders[0]!.uid;
-    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/callback/${uid}`]);
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${uid}`]);
 
     await context.close();
     await freshPage("sign-in by email");
@@ -1067,7 +1079,84 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       .waitFor();
     await field.fill("Alice@MAIL.console-org.example");
     await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    // An unverified domain claim is offered, never followed by itself: the person chooses.
+    await page
+      .getByRole("button", {
+        name: /^console-org-mail, declared by the organization console-org \(not verified\)/,
+      })
+      .click();
     // At the provider the domain chose (through Gatehouse's authorize with its uid).
     await loginAtIdpAsAlice();
+  });
+
+  it("never follows a squatter's domain claim, and lists the real organization's provider", async () => {
+    // A stranger's organization declares the company's domain first, eleven times over, its
+    // providers at the very identity provider the company uses (its login page is the bait).
+    const stranger = await gh.makeOrg("stranger");
+    const company = await gh.makeOrg("squat-company");
+    const declare = async (at: TestOrg, name: string) => {
+      const res = await fetch(`${gh.url}/iam/v2beta1/identityProviders/${at.uid}`, {
+        method: "POST",
+        headers: { ...at.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({
+          name,
+          emailDomains: ["squat-company.example"],
+          oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+        }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { uid: string }).uid;
+    };
+    const ask = async (email: string) => {
+      await page.goto(`${gh.url}/console/`);
+      await page
+        .getByLabel("Your work email, or your organization's identity provider (its name)")
+        .fill(email);
+      await page.getByRole("button", { name: "Sign in through this provider" }).click();
+      await page.getByRole("region", { name: "Matching providers" }).waitFor();
+    };
+    await declare(stranger, "squat-company-sso-0");
+    await freshPage("squatted domain");
+    await ask("bob@squat-company.example");
+    // The one claim, the stranger's, is shown with who declares it, and not followed.
+    const choices = page.getByRole("region", { name: "Matching providers" }).getByRole("button");
+    expect(await choices.allTextContents()).toEqual([
+      expect.stringMatching(
+        /^squat-company-sso-0, declared by the organization stranger \(not verified\)/,
+      ),
+    ]);
+    expect(new URL(page.url()).origin).toBe(gh.url);
+
+    for (let i = 1; i < 11; i++) await declare(stranger, `squat-company-sso-${i}`);
+    const real = await declare(company, "squat-company-real");
+    await ask("bob@squat-company.example");
+    const listed = await choices.allTextContents();
+    // The company's provider is there beside the stranger's oldest claims, at most three.
+    expect(listed.filter((t) => t.includes("organization stranger"))).toHaveLength(3);
+    expect(listed.filter((t) => t.includes("organization squat-company "))).toEqual([
+      expect.stringContaining(`uid ending ${real.slice(-6)}`),
+    ]);
+    expect(new URL(page.url()).origin).toBe(gh.url);
+    await expectAccessible("sign-in page, providers to choose from");
+
+    // The company publishes its provider's TXT record (the test's DNS): its verified claim
+    // is followed by itself, past the stranger's older, unverified ones.
+    const verification = createDomainVerification({
+      store: gh.store,
+      resolveTxt: async (name) =>
+        name === verificationName("squat-company.example") ? [[verificationRecord(real)]] : [],
+      now: Date.now,
+      log: () => {},
+    });
+    expect((await verification.run()).verified).toBe(1);
+    idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${real}`]);
+    await page.goto(`${gh.url}/console/`);
+    await page
+      .getByLabel("Your work email, or your organization's identity provider (its name)")
+      .fill("bob@squat-company.example");
+    await page.getByRole("button", { name: "Sign in through this provider" }).click();
+    // At the identity provider's own login page, through the company's provider.
+    await page.locator("input[name=login]").waitFor();
+    expect(new URL(page.url()).origin).toBe(idp.issuer);
   });
 });

@@ -92,7 +92,13 @@ export async function startTestServer(
           timeoutMs: config.dbTimeoutMs,
         });
   const { port: _port, backend: _backend, ...deps } = opts;
-  const server = await createServer({ config, store, ...deps });
+  // Tests never ask real DNS: every domain claim stays unverified unless a test verifies it.
+  const server = await createServer({
+    config,
+    store,
+    resolveTxt: (name) => Promise.reject(new Error(`no DNS in tests: ${name}`)),
+    ...deps,
+  });
   await server.listen();
   const tokenFor = async (uid: string, aud = config.baseUrl) =>
     (await server.tokens.issue(uid, aud)).token;

@@ -96,33 +96,76 @@ export function orgAdminCases(store: () => Store): void {
       expect(await store().getIdentityProvider(P1)).toEqual(made);
       await declare(P3, OTHER, "squatter", 30, ["acme.com"]);
       await declare(P2, H, "api", 20, ["acme.com"]);
-      const find = (d: string, n = 10) => store().findIdentityProvidersByDomain(d, n);
-      // Only uid and name; the earliest declaration first, whatever the uid order.
-      expect(await find("acme.com")).toEqual([
-        { uid: P1, name: "corp" },
-        { uid: P2, name: "api" },
-        { uid: P3, name: "squatter" },
-      ]);
-      expect(await find("acme.com", 2)).toEqual([
-        { uid: P1, name: "corp" },
-        { uid: P2, name: "api" },
-      ]);
-      expect(await find("acme.io")).toEqual([{ uid: P1, name: "corp" }]);
+      const find = (d: string, n = 10, perOrg = 10) =>
+        store().findIdentityProvidersByDomain(d, n, perOrg);
+      const acme = (uid: string, name: string) => ({
+        uid,
+        name,
+        organization: "acme",
+        verified: false,
+      });
+      const squatter = { uid: P3, name: "squatter", organization: "other", verified: false };
+      // Uid, name and organization; the earliest declaration first, whatever the uid order.
+      expect(await find("acme.com")).toEqual([acme(P1, "corp"), acme(P2, "api"), squatter]);
+      expect(await find("acme.com", 2)).toEqual([acme(P1, "corp"), acme(P2, "api")]);
+      // At most perOrg of one organization: the other's claim is not pushed out.
+      expect(await find("acme.com", 10, 1)).toEqual([acme(P1, "corp"), squatter]);
+      expect(await find("acme.io")).toEqual([acme(P1, "corp")]);
       expect(await find("other.com")).toEqual([]);
       // A change of the list moves the index with it; other changes keep it.
       const moved = await store().updateIdentityProvider(
         P1,
-        { emailDomains: ["corp.example"] },
+        { emailDomains: ["corp.example", "acme.com"] },
         40,
       );
-      expect(moved.emailDomains).toEqual(["corp.example"]);
+      expect(moved.emailDomains).toEqual(["corp.example", "acme.com"]);
       await store().updateIdentityProvider(P1, { description: "kept" }, 41);
       expect(await find("acme.io")).toEqual([]);
-      expect(await find("corp.example")).toEqual([{ uid: P1, name: "corp" }]);
-      expect((await store().getIdentityProvider(P1))?.emailDomains).toEqual(["corp.example"]);
+      expect(await find("corp.example")).toEqual([acme(P1, "corp")]);
+      // A domain kept through a change keeps its claim time: still first.
+      expect((await find("acme.com"))[0]).toEqual(acme(P1, "corp"));
+      // One dropped and claimed again is claimed anew: last.
+      await store().updateIdentityProvider(P1, { emailDomains: ["corp.example"] }, 42);
+      await store().updateIdentityProvider(P1, { emailDomains: ["acme.com"] }, 43);
+      expect(await find("acme.com")).toEqual([acme(P2, "api"), squatter, acme(P1, "corp")]);
+      expect((await store().getIdentityProvider(P1))?.emailDomains).toEqual(["acme.com"]);
       // Deleting a provider takes its domains with it.
       await store().deleteIdentityProvider(P2);
-      expect(await find("acme.com")).toEqual([{ uid: P3, name: "squatter" }]);
+      await store().deleteIdentityProvider(P1);
+      expect(await find("acme.com")).toEqual([squatter]);
+    });
+
+    it("finds providers by name, oldest name first, at most perOrg of one organization", async () => {
+      const P2 = `${H}/000000000000000b`;
+      const P3 = `${OTHER}/000000000000000c`;
+      const P4 = `${OTHER}/000000000000000d`;
+      await provider(P1, G, "corp sso", 10);
+      // An older provider renamed to the name claims it when renamed, not when it was made.
+      await provider(P3, OTHER, "old", 5);
+      await provider(P2, H, "corp sso", 20);
+      await store().updateIdentityProvider(P3, { name: "corp sso" }, 30);
+      await provider(P4, OTHER, "corp sso", 25);
+      const find = (n: string, limit = 10, perOrg = 10) =>
+        store().findIdentityProvidersByName(n, limit, perOrg);
+      const of = (uid: string, name: string, organization: string) => ({
+        uid,
+        name,
+        organization,
+        verified: false,
+      });
+      expect(await find("corp sso")).toEqual([
+        of(P1, "corp sso", "acme"),
+        of(P2, "corp sso", "acme"),
+        of(P4, "corp sso", "other"),
+        of(P3, "corp sso", "other"),
+      ]);
+      // Keeping the name keeps its claim time.
+      await store().updateIdentityProvider(P1, { name: "corp sso", description: "x" }, 50);
+      expect(await find("corp sso", 10, 1)).toEqual([
+        of(P1, "corp sso", "acme"),
+        of(P4, "corp sso", "other"),
+      ]);
+      expect(await find("corp")).toEqual([]);
     });
 
     it("refuses a missing group and a taken uid", async () => {

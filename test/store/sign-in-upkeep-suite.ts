@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import type { Store } from "../../src/store/store.js";
 
 const person = (n: number) => `${n}`.padStart(40, "p");
@@ -40,9 +41,9 @@ export function signInUpkeepCases(store: () => Store): void {
     expect(await store().spendLogin(hash("a"), 100)).toBe(false);
     expect(await store().spendLogin(hash("b"), 100)).toBe(true);
     // Kept until the login's expiry, then purged: its cookie is refused by then anyway.
-    expect((await store().purgeSignIns(99, 0)).spentLogins).toBe(0);
+    expect((await store().purgeSignIns(99, 0, -1)).spentLogins).toBe(0);
     expect(await store().spendLogin(hash("a"), 100)).toBe(false);
-    expect((await store().purgeSignIns(100, 0)).spentLogins).toBe(2);
+    expect((await store().purgeSignIns(100, 0, -1)).spentLogins).toBe(2);
   });
 
   it("purges expired codes and refresh tokens and ended sessions, and nothing live", async () => {
@@ -61,18 +62,18 @@ export function signInUpkeepCases(store: () => Store): void {
     expect(await store().revokeSession("revoked", 30)).toMatchObject({ kind: "revoked" });
 
     // At 59 every code is live: only the revoked session goes.
-    expect(await store().purgeSignIns(59, 0)).toMatchObject({ sessions: 1, codes: 0 });
+    expect(await store().purgeSignIns(59, 0, -1)).toMatchObject({ sessions: 1, codes: 0 });
     expect(await store().sessionActive("never-redeemed")).toBe(true);
     // At 60 the unredeemed code expired: its session ends. The redeemed codes go too.
-    expect(await store().purgeSignIns(60, 0)).toMatchObject({ sessions: 1, codes: 2 });
+    expect(await store().purgeSignIns(60, 0, -1)).toMatchObject({ sessions: 1, codes: 2 });
     expect(await store().sessionActive("never-redeemed")).toBe(false);
     expect(await store().sessionActive("live")).toBe(true);
     // A spent refresh token stays until its expiry, so that its reuse is still caught.
-    expect(await store().purgeSignIns(499, 0)).toMatchObject({ refreshTokens: 0, sessions: 0 });
-    expect(await store().purgeSignIns(500, 0)).toMatchObject({ refreshTokens: 1, sessions: 0 });
+    expect(await store().purgeSignIns(499, 0, -1)).toMatchObject({ refreshTokens: 0, sessions: 0 });
+    expect(await store().purgeSignIns(500, 0, -1)).toMatchObject({ refreshTokens: 1, sessions: 0 });
     expect(await store().sessionActive("rotated")).toBe(true);
     // Past every refresh token's expiry, the sessions end.
-    expect(await store().purgeSignIns(2000, 0)).toMatchObject({ sessions: 2 });
+    expect(await store().purgeSignIns(2000, 0, -1)).toMatchObject({ sessions: 2 });
     expect(await store().sessionActive("live")).toBe(false);
     expect(await store().sessionActive("rotated")).toBe(false);
     expect(await store().getIdentity(person(1))).toBeDefined();
@@ -90,18 +91,75 @@ export function signInUpkeepCases(store: () => Store): void {
     await signUp(4, 100);
     await store().noteUnfinishedSignIn(person(4), false, 100);
     // While a code is live the person stays.
-    expect((await store().purgeSignIns(150, 150)).unfinishedPeople).toEqual([]);
-    expect((await store().purgeSignIns(200, 99)).unfinishedPeople).toEqual([]);
-    expect((await store().purgeSignIns(200, 100)).unfinishedPeople).toEqual([person(2)]);
+    expect((await store().purgeSignIns(150, 150, -1)).unfinishedPeople).toEqual([]);
+    expect((await store().purgeSignIns(200, 99, -1)).unfinishedPeople).toEqual([]);
+    expect((await store().purgeSignIns(200, 100, -1)).unfinishedPeople).toEqual([person(2)]);
     // A later sign-in moves the note: the person is not found until it is old too.
     await signUp(2, 300);
     await store().noteUnfinishedSignIn(person(2), false, 300);
-    expect((await store().purgeSignIns(400, 200)).unfinishedPeople).toEqual([]);
-    expect((await store().purgeSignIns(400, 300)).unfinishedPeople).toEqual([person(2)]);
+    expect((await store().purgeSignIns(400, 200, -1)).unfinishedPeople).toEqual([]);
+    expect((await store().purgeSignIns(400, 300, -1)).unfinishedPeople).toEqual([person(2)]);
     // Seen since the note (a token exchange), the person is in use.
     await store().touchIdentity(person(2), 350);
-    expect((await store().purgeSignIns(400, 400)).unfinishedPeople).toEqual([]);
+    expect((await store().purgeSignIns(400, 400, -1)).unfinishedPeople).toEqual([]);
     await store().deleteIdentity(person(2));
-    expect((await store().purgeSignIns(400, 400)).unfinishedPeople).toEqual([]);
+    expect((await store().purgeSignIns(400, 400, -1)).unfinishedPeople).toEqual([]);
+  });
+
+  it("finds people who hold nothing and were not seen since, and deletes only them", async () => {
+    const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
+    const org = "o".repeat(40);
+    await store().createGroup({ uid: org, parentUid: "", name: "org", description: "", now: 1 });
+    // 5 signed in and their session ended; 6 holds a binding; 7 a live session; 8 wrote a
+    // provider; 9 was seen lately; 10 has a sign-in still unfinished.
+    for (const n of [5, 6, 7, 8, 9, 10]) await signUp(n, 100);
+    await code(5, "s5", 160, 100);
+    expect(await redeem("s5", 110, 200)).toMatchObject({ kind: "granted" });
+    await store().createRoleBinding({
+      uid: `${org}/${"b".repeat(16)}`,
+      groupUid: org,
+      identityUid: person(6),
+      roleUid: viewer,
+      now: 100,
+    });
+    await code(7, "s7", 160, 100);
+    expect(await redeem("s7", 110, 10_000)).toMatchObject({ kind: "granted" });
+    await store().createIdentityProvider({
+      uid: `${org}/${"c".repeat(16)}`,
+      groupUid: org,
+      name: "p",
+      description: "",
+      defaultRole: "",
+      oidc: {
+        issuer: "https://idp.test",
+        clientId: "c",
+        clientSecret: "",
+        additionalScopes: [],
+        groupsClaim: "",
+      },
+      writerUid: person(8),
+      now: 100,
+    });
+    await store().touchIdentity(person(9), 2000);
+    await store().noteUnfinishedSignIn(person(10), true, 100);
+    const idle = async (now: number, before: number) =>
+      (await store().purgeSignIns(now, -1, before)).idlePeople;
+    // Not yet past the retention; then the session is still there.
+    expect(await idle(150, 99)).toEqual([]);
+    expect(await idle(150, 1000)).toEqual([]);
+    // Past the refresh token's expiry the session goes, and 5 holds nothing.
+    expect(await idle(300, 1000)).toEqual([person(5)]);
+    // The deletion checks again: 6 is refused, and 5 seen meanwhile is kept.
+    await expect(store().deleteIdlePerson(person(6), 1000)).rejects.toMatchObject({
+      kind: "failed_precondition",
+    });
+    await store().touchIdentity(person(5), 1000);
+    await expect(store().deleteIdlePerson(person(5), 999)).rejects.toMatchObject({
+      kind: "failed_precondition",
+    });
+    await store().deleteIdlePerson(person(5), 1000);
+    expect(await store().getIdentity(person(5))).toBeUndefined();
+    for (const n of [6, 7, 8, 9, 10]) expect(await store().getIdentity(person(n))).toBeDefined();
+    expect(await idle(300, 1000)).toEqual([]);
   });
 }

@@ -1,6 +1,7 @@
 /**
- * A count of sign-ins per identity provider in fixed windows of a minute, on this replica:
- * `take(provider)` is true while the provider's sign-ins this minute are under `perMinute`.
+ * A count per key (an identity provider's sign-ins, an address's callbacks) in fixed windows
+ * of a minute, on this replica: `take(key)` is true while the key's count this minute is
+ * under `perMinute`. Keys are forgotten with each window.
  */
 export interface SignInLimit {
   take(provider: string): boolean;
@@ -10,7 +11,7 @@ export interface SignInLimit {
 
 const windowMs = 60_000;
 
-/** Create the limit of `perMinute` sign-ins per provider, on the clock `now`. */
+/** Create the limit of `perMinute` a minute per key, on the clock `now`. */
 export function createSignInLimit(perMinute: number, now: () => number): SignInLimit {
   let windowStart = now();
   // One entry per provider signed in through this minute; emptied with every window.

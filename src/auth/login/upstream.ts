@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import * as oidc from "openid-client";
+import { createByteBudgetCache, parsedJsonBytes } from "../oidc/byte-budget-cache.js";
 import { checkUpstreamClaims, type LoginClaims } from "./upstream-claims.js";
 import { createUpstreamFetch } from "./upstream-fetch.js";
 
@@ -54,6 +55,8 @@ export interface UpstreamOptions {
   allowPrivateAddresses: boolean;
   /** How long a discovered configuration (metadata, JWKS) is used; default configurationTtlMs. */
   configurationTtlMs?: number;
+  /** The most bytes kept configurations hold together; default configurationBudgetBytes. */
+  configurationBudgetBytes?: number;
   /** The clock, in ms (tests move it). Default Date.now. */
   now?: () => number;
   /** Told what went wrong where a sign-in goes on without it (userinfo). */
@@ -70,22 +73,30 @@ export const discoveryRetryMs = 30_000;
 /** How long a discovered configuration is used before it is discovered again: key rotations. */
 export const configurationTtlMs = 10 * 60_000;
 
-/**
- * Configurations kept at once; the oldest is forgotten first. Each holds a discovery document
- * and a JWKS of at most maxUpstreamBodyBytes: 256 of them hold at most 64 MiB, whoever
- * registers providers.
- */
+/** Configurations kept at once; the least recently used is forgotten first. */
 const maxConfigurations = 256;
 
 /**
+ * The most bytes the kept configurations hold together (their discovery documents and JWKS,
+ * as parsed: parsedJsonBytes), beyond which the least recently used are forgotten and
+ * discovered again when next used. Each document is at most maxUpstreamBodyBytes on the wire,
+ * but a hostile one parses to megabytes: 256 of them held over 500 MiB before this budget.
+ */
+export const configurationBudgetBytes = 32 * 1024 * 1024;
+
+/**
  * The redirect URI of a provider: `{auth_url}/oauth/callback` for the login provider,
- * `{auth_url}/oauth/callback/{uid}` for an organization's. One per provider (the OAuth security
- * BCP's defence against mix-up): an answer is taken only at the callback of the provider the
- * login was sent to, and no provider can have another's answers sent to it.
+ * `{auth_url}/oauth/idp-callback/{uid}` for an organization's. One per provider (the OAuth
+ * security BCP's defence against mix-up): an answer is taken only at the callback of the
+ * provider the login was sent to, and no provider can have another's answers sent to it. An
+ * organization's is not under the login provider's, nor does the login provider's spell its
+ * start: a login provider that accepts any path under (or starting with) its registered
+ * redirect URI still cannot be made to send its code to an organization's callback, whose
+ * provider would redeem it.
  */
 export function callbackUri(authUrl: string, providerId: string): string {
-  const base = `${authUrl.replace(/\/$/, "")}/oauth/callback`;
-  return providerId === "" ? base : `${base}/${providerId}`;
+  const base = `${authUrl.replace(/\/$/, "")}/oauth`;
+  return providerId === "" ? `${base}/callback` : `${base}/idp-callback/${providerId}`;
 }
 
 /**
@@ -113,15 +124,20 @@ export function issuerShapeProblem(issuer: string): string | undefined {
  * authorization URL with PKCE S256, state and nonce, and the code exchange, whose ID token is
  * checked for issuer, audience (the client ID), signature (the provider's JWKS), expiry and
  * nonce. Every document is read through a capped fetch; discovered configurations are kept
- * for configurationTtlMs per provider setting, a failed discovery for discoveryRetryMs.
+ * for configurationTtlMs per provider setting, a failed discovery for discoveryRetryMs, all
+ * within configurationBudgetBytes and maxConfigurations (least recently used out first).
  */
 export function createUpstream(opts: UpstreamOptions) {
   const now = opts.now ?? Date.now;
   const ttlMs = opts.configurationTtlMs ?? configurationTtlMs;
   const anyFetch = createUpstreamFetch({ publicOnly: false });
   const publicFetch = createUpstreamFetch({ publicOnly: !opts.allowPrivateAddresses });
-  // Each provider setting's discovery, and until when it stands.
-  const configurations = new Map<string, { config: Promise<oidc.Configuration>; until: number }>();
+  // Each provider setting's discovery, bounded by bytes, count and time.
+  const configurations = createByteBudgetCache<Promise<oidc.Configuration>>({
+    maxBytes: opts.configurationBudgetBytes ?? configurationBudgetBytes,
+    maxEntries: maxConfigurations,
+    now,
+  });
 
   function configuration(p: LoginProvider): Promise<oidc.Configuration> {
     // Keyed by everything that changes the client; the secret only as a hash.
@@ -132,21 +148,32 @@ export function createUpstream(opts: UpstreamOptions) {
       createHash("sha256").update(p.clientSecret).digest("hex"),
     ].join("\n");
     const known = configurations.get(key);
-    if (known && now() < known.until) return known.config;
-    const entry = { config: discover(p), until: now() + ttlMs };
+    if (known) return known;
+    const config = discover(p, key);
+    // Its documents count as they arrive (discover's fetch grows the entry).
+    configurations.set(key, config, 0, now() + ttlMs);
     // A failure is kept, and answered, until it may be tried again.
-    entry.config.catch(() => {
-      entry.until = now() + discoveryRetryMs;
-    });
-    configurations.delete(key);
-    configurations.set(key, entry);
-    if (configurations.size > maxConfigurations) {
-      configurations.delete(configurations.keys().next().value as string);
-    }
-    return entry.config;
+    config.catch(() => configurations.expire(key, now() + discoveryRetryMs));
+    return config;
   }
 
-  async function discover(p: LoginProvider): Promise<oidc.Configuration> {
+  // The fetch of one configuration: what it keeps (the discovery document, the JWKS; plain
+  // GETs, unlike the token request and userinfo, which carry credentials and are not kept)
+  // counts against the cache's budget, under its key.
+  function keptFetch(base: typeof anyFetch, key: string): typeof anyFetch {
+    return async (url, init = {}) => {
+      const res = await base(url, init);
+      const credentials = Object.keys(init.headers ?? {}).some(
+        (h) => h.toLowerCase() === "authorization",
+      );
+      if ((init.method ?? "GET") === "GET" && !credentials) {
+        configurations.grow(key, parsedJsonBytes(await res.clone().text()));
+      }
+      return res;
+    };
+  }
+
+  async function discover(p: LoginProvider, key: string): Promise<oidc.Configuration> {
     const shape = issuerShapeProblem(p.issuer);
     if (shape) throw new Error(`the issuer ${shape}`);
     const issuer = new URL(p.issuer);
@@ -159,7 +186,7 @@ export function createUpstream(opts: UpstreamOptions) {
       p.clientSecret === "" ? oidc.None() : oidc.ClientSecretPost(p.clientSecret),
       {
         timeout: 10,
-        [oidc.customFetch]: p.id === "" ? anyFetch : publicFetch,
+        [oidc.customFetch]: keptFetch(p.id === "" ? anyFetch : publicFetch, key),
         ...(insecure ? { execute: [oidc.allowInsecureRequests] } : {}),
       },
     );
@@ -223,6 +250,9 @@ export function createUpstream(opts: UpstreamOptions) {
   }
 
   return {
+    /** The bytes the kept configurations hold (after forgetting the expired ones). */
+    heldBytes: () => configurations.heldBytes(),
+
     /** Where to send the person's browser, and the checks its answer must pass. */
     async start(p: LoginProvider): Promise<LoginStart> {
       const config = await reachable(p);

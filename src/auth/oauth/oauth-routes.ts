@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import { resolveTxt } from "node:dns/promises";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
@@ -17,6 +18,7 @@ import {
   UpstreamError,
 } from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
+import { createDomainVerification } from "./domain-verification.js";
 import { cookieValue, createLoginCookies } from "./login-cookie.js";
 import { createLoginSlots, loginCookieName } from "./login-slots.js";
 import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
@@ -40,7 +42,12 @@ export interface OAuthRoutesOptions {
    * or an error of the server itself.
    */
   onLogin?: (outcome: "issued" | "refused" | "error") => void;
+  /** The TXT records of a DNS name, for the verification of domain claims; default node:dns. */
+  resolveTxt?: (name: string) => Promise<string[][]>;
 }
+
+/** How often the DNS verification of domain claims runs. */
+const domainVerificationIntervalMs = 60_000;
 
 /** Event types of the sign-in endpoints' changes (the callback's: signInScope). */
 const codeRedeemedType = "dev.gatehouse.auth.authorization_code.redeemed.v1";
@@ -86,7 +93,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   const loginCookies = createLoginCookies(
     await store.getOrCreateSecret("login-cookie-key", () => randomBytes(32)),
   );
+  // The login provider's callback, and the prefix of organization providers' (callbackUri).
   const callbackPath = `${path}/oauth/callback`;
+  const idpCallbackPath = `${path}/oauth/idp-callback`;
   const secureCookies = authUrl.startsWith("https:");
   // A browser's one login cookie (login-slots.ts) goes to authorize, which adds to it, and to
   // the callback, which takes from it.
@@ -96,17 +105,41 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     `${loginCookieName}=${value}; Path=${path}/oauth/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secureCookies ? "; Secure" : ""}`;
   // Sign-ins per organization provider, and the purge of what sign-ins leave behind.
   const signIns = createSignInLimit(config.signInRateLimit, now);
-  const purge = createSignInPurge({ store, now, log });
+  const purge = createSignInPurge({
+    store,
+    now,
+    log,
+    idlePersonRetentionMs: config.idlePersonRetentionSeconds * 1000,
+  });
   const stopPurge = startPeriodic(purge, config.signInPurgeIntervalSeconds * 1000, (err) =>
     log({ err }, "sign-in purge failed"),
   );
-  app.addHook("onClose", async () => stopPurge());
-  // Authorize and callback, per client address: each hands out or redeems a sealed login for
-  // anyone, and a callback costs a request at the provider. 429 with Retry-After beyond.
+  // Domain claims verified by their DNS (domain-verification.ts): the sign-in lookup puts
+  // them first, and the console follows one by itself.
+  const verification = createDomainVerification({
+    store,
+    resolveTxt: opts.resolveTxt ?? resolveTxt,
+    now,
+    log,
+  });
+  const stopVerification = startPeriodic(verification, domainVerificationIntervalMs, (err) =>
+    log({ err }, "domain verification failed"),
+  );
+  app.addHook("onClose", async () => {
+    stopPurge();
+    stopVerification();
+  });
+  // Authorize, per client address: each hands out a sealed login to anyone. 429 with
+  // Retry-After beyond.
   await app.register(rateLimit, { global: false });
   const perAddress = {
     config: { rateLimit: { max: config.oauthRateLimit, timeWindow: 60_000 } },
   };
+  // Callbacks of a login in flight, per client address as authorize: each costs a request at
+  // the provider. Counted only once the login is known, so that forged callbacks a page makes
+  // a person's browser send (or anyone sends from many addresses) spend nothing of the
+  // address's quota: they cost a cookie's unsealing and are refused.
+  const callbacks = createSignInLimit(config.oauthRateLimit, now);
 
   // The issuers whose word on an email is believed for an organization's provider.
   const emailTrusted = new Set(
@@ -124,7 +157,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         .send({ error: "invalid_request", error_description: String((err as Error).message) });
     }
     opts.logError({ err, url: req.url.split("?", 1)[0] }, "sign-in request failed");
-    if (req.url.startsWith(callbackPath)) opts.onLogin?.("error");
+    if (req.url.startsWith(callbackPath) || req.url.startsWith(idpCallbackPath)) {
+      opts.onLogin?.("error");
+    }
     // The token and revocation endpoints answer clients, in RFC 6749's form; the others, people.
     if (req.method === "POST") {
       return tokenError(reply, "server_error", "the server failed to complete this request", 500);
@@ -245,12 +280,17 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   });
 
   // The login provider's answers come to callbackPath, an organization provider's to
-  // `callbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
-  // provider its login was sent to.
-  app.get(callbackPath, perAddress, (req, reply) => callback(req, reply, ""));
-  app.get(`${callbackPath}/*`, perAddress, (req, reply) =>
-    callback(req, reply, (req.params as { "*": string })["*"]),
-  );
+  // `idpCallbackPath/{uid}` (callbackUri): each answer is taken only at the callback of the
+  // provider its login was sent to. Nothing is served under callbackPath: a login provider
+  // that accepts sub-paths of its redirect URI has no organization's callback there to send
+  // its code to.
+  app.get(callbackPath, (req, reply) => callback(req, reply, ""));
+  app.get(`${idpCallbackPath}/*`, (req, reply) => {
+    const uid = (req.params as { "*": string })["*"];
+    // Never the login provider's ("").
+    if (!isUid(uid)) return errorPage(reply, 404, "No such identity provider callback.");
+    return callback(req, reply, uid);
+  });
 
   async function callback(req: FastifyRequest, reply: FastifyReply, at: string) {
     const q = single(req.query as Record<string, unknown>);
@@ -261,6 +301,19 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         ? undefined
         : slots.take(cookieValue(req.headers.cookie, loginCookieName), stateHash);
     const pending = taken && taken.login.expireTime > now() ? taken.login : undefined;
+    // A login in flight is counted against its address (before it is taken out of the cookie:
+    // a person told to wait can come back); an unknown one costs nothing and is refused below.
+    if (q && pending && !callbacks.take(req.ip)) {
+      const seconds = Math.ceil(callbacks.retryAfterMs() / 1000);
+      log({ provider: pending.provider, reason: "rate_limited" }, "login callback refused");
+      opts.onLogin?.("refused");
+      reply.code(429).header("retry-after", String(seconds));
+      return errorPage(
+        reply,
+        429,
+        `Too many sign-ins from this address: try again in ${seconds} seconds.`,
+      );
+    }
     // The login is over either way: it leaves the cookie, which keeps the other tabs' logins.
     if (taken !== undefined) {
       reply.header(

@@ -5,13 +5,16 @@ import { domainOfEmail, isEmailDomain, maxDomainLength } from "./email-domains.j
 
 /** Options of signInProviderRoutes. */
 export interface SignInProviderOptions {
-  store: Pick<Store, "listIdentityProviders" | "findIdentityProvidersByDomain">;
+  store: Pick<Store, "findIdentityProvidersByName" | "findIdentityProvidersByDomain">;
   /** The auth URL: the route lives beside its /oauth/authorize. */
   authUrl: string;
 }
 
 /** The most providers one lookup answers with. */
 const maxMatches = 10;
+
+/** The most providers of one organization a lookup answers with: none can fill the list. */
+export const maxMatchesPerOrganization = 3;
 
 /** The longest email address (RFC 5321's path limit). */
 const maxEmailLength = 254;
@@ -23,13 +26,17 @@ const keys = ["name", "email", "domain"] as const;
 
 /**
  * Serve `GET <auth path>/oauth/identity-providers?name=<exact name>` (or `?email=<address>`,
- * or `?domain=<domain>`): the uids of the organizations' identity providers with exactly this
- * name, or declaring the address's email domain, so that a person signs in through their
+ * or `?domain=<domain>`): the organizations' identity providers with exactly this name, or
+ * declaring the address's email domain, so that a person signs in through their
  * organization's provider by its name or their email rather than its uid (the console's
- * sign-in page). Public, like /oauth/authorize, which takes the uid: one exact key, at most ten
- * matches (by domain, the earliest declarations), and nothing but each provider's uid and
- * name, never its issuer, client, group or other domains. A domain is a claim, not verified
- * ownership: it only chooses a provider, and grants nothing.
+ * sign-in page). Public, like /oauth/authorize, which takes the uid: one exact key, and for
+ * each match its uid, name, the name of the organization that declares it and whether DNS
+ * verified that organization's claim of the domain; never its issuer, client, group or other
+ * domains. Matches come verified first, then by when the name or domain was claimed (oldest
+ * first), at most three of one organization and ten in all, so that neither later claims nor
+ * one organization's many push an earlier claim out. An unverified claim only offers a
+ * provider for the person to choose (the console never starts a sign-in on it alone), and
+ * grants nothing.
  */
 export const signInProviderRoutes: FastifyPluginAsync<SignInProviderOptions> = async (
   app,
@@ -54,16 +61,12 @@ export const signInProviderRoutes: FastifyPluginAsync<SignInProviderOptions> = a
 
     if (key === "name") {
       if (value.length > maxNameLength) return refuse(usage);
-      const page = await opts.store.listIdentityProviders({
-        name: value.trim(),
-        filters: {},
-        order: { field: "uid", desc: false },
-        skip: 0,
-        limit: maxMatches,
-      });
-      return reply.send({
-        identityProviders: page.items.map((p) => ({ uid: p.uid, name: p.name })),
-      });
+      const found = await opts.store.findIdentityProvidersByName(
+        value.trim(),
+        maxMatches,
+        maxMatchesPerOrganization,
+      );
+      return reply.send({ identityProviders: found });
     }
     const domain =
       key === "email"
@@ -80,7 +83,11 @@ export const signInProviderRoutes: FastifyPluginAsync<SignInProviderOptions> = a
           : "domain must be a DNS name such as example.com",
       );
     }
-    const found = await opts.store.findIdentityProvidersByDomain(domain, maxMatches);
-    return reply.send({ identityProviders: found.map((p) => ({ uid: p.uid, name: p.name })) });
+    const found = await opts.store.findIdentityProvidersByDomain(
+      domain,
+      maxMatches,
+      maxMatchesPerOrganization,
+    );
+    return reply.send({ identityProviders: found });
   });
 };

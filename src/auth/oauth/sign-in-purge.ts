@@ -20,15 +20,23 @@ const purgeScope = () =>
 
 /** What the purge needs. */
 export interface SignInPurgeDeps {
-  store: Pick<Store, "purgeSignIns" | "deleteIdentity">;
+  store: Pick<Store, "purgeSignIns" | "deleteIdentity" | "deleteIdlePerson">;
   now: () => number;
+  /**
+   * How long a person who holds nothing (no role binding, session, provider or invite) may go
+   * unseen before the purge deletes them (GATEHOUSE_IDLE_PERSON_RETENTION).
+   */
+  idlePersonRetentionMs: number;
   /** Told what was purged: counts and reasons, never a code or a token. */
   log: (fields: Record<string, unknown>, msg: string) => void;
 }
 
 /** What one purge did: the store's counts and how many people it deleted. */
-export interface SignInPurgeReport extends Omit<SignInPurge, "unfinishedPeople"> {
+export interface SignInPurgeReport extends Omit<SignInPurge, "unfinishedPeople" | "idlePeople"> {
+  /** People who never finished a sign-in, deleted. */
   people: number;
+  /** People who held nothing and were not seen for the retention, deleted. */
+  idlePeople: number;
 }
 
 /** The purge of what sign-ins leave behind. */
@@ -39,19 +47,33 @@ export interface SignInPurgeJob {
 
 /**
  * Create the purge of sign-in rows: expired codes and refresh tokens, ended sessions (the
- * store's purgeSignIns), and the people created by a sign-in they never completed, deleted
- * like any identity (deleteIdentity: an organization's last owner is kept). Replicas may run
- * it at once: a person deleted by another is skipped.
+ * store's purgeSignIns); the people created by a sign-in they never completed, deleted like
+ * any identity (deleteIdentity: an organization's last owner is kept); and the people who
+ * completed one but hold nothing and were not seen for idlePersonRetentionMs
+ * (deleteIdlePerson, which checks again as it deletes). Each deletion is in the audit trail.
+ * Replicas may run it at once: a person deleted by another is skipped.
  */
 export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
   const { store, now, log } = deps;
   return {
     async run() {
       const t = now();
-      const { unfinishedPeople, ...counts } = await store.purgeSignIns(
+      const idleBefore = t - deps.idlePersonRetentionMs;
+      const { unfinishedPeople, idlePeople, ...counts } = await store.purgeSignIns(
         t,
         t - unfinishedSignInGraceMs,
+        idleBefore,
       );
+      let idle = 0;
+      for (const uid of idlePeople) {
+        try {
+          await auditScope.run(purgeScope(), () => store.deleteIdlePerson(uid, idleBefore));
+          idle++;
+        } catch (err) {
+          if (!(err instanceof StoreError)) throw err;
+          // Seen, bound or deleted meanwhile: kept, or already gone.
+        }
+      }
       let people = 0;
       for (const uid of unfinishedPeople) {
         try {
@@ -65,7 +87,7 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
           }
         }
       }
-      const report = { ...counts, people };
+      const report = { ...counts, people, idlePeople: idle };
       if (Object.values(report).some((n) => n > 0)) log(report, "sign-in rows purged");
       return report;
     },

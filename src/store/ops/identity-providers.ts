@@ -1,5 +1,9 @@
 import { parentOf } from "../../uid.js";
-import type { IdentityProviderPatch, NewIdentityProvider } from "../iam-store.js";
+import type {
+  IdentityProviderPatch,
+  NewIdentityProvider,
+  SignInProviderMatch,
+} from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import {
   type IdentityProviderRow,
@@ -29,17 +33,53 @@ const selectProvider = "SELECT * FROM identity_providers WHERE uid = ?";
 const mustFind = (uid: string) =>
   found<IdentityProviderRow>("identity provider", selectProvider, uid);
 
-// The lookup table follows the JSON column, in the same transaction.
-function* setDomains(uid: string, domains: readonly string[]): Steps<void> {
-  yield* run("DELETE FROM identity_provider_domains WHERE provider_uid = ?", uid);
-  for (const d of new Set(domains)) {
+// The lookup table follows the JSON column, in the same transaction. A domain kept keeps its
+// row, and with it when it was claimed and whether DNS verified it; a new one is claimed now.
+function* setDomains(uid: string, domains: readonly string[], now: number): Steps<void> {
+  const wanted = new Set(domains);
+  const held = yield* rows<{ domain: string }>(
+    "SELECT domain FROM identity_provider_domains WHERE provider_uid = ?",
+    uid,
+  );
+  for (const { domain } of held) {
+    if (wanted.delete(domain)) continue;
     yield* run(
-      "INSERT INTO identity_provider_domains (domain, provider_uid) VALUES (?, ?)",
+      "DELETE FROM identity_provider_domains WHERE provider_uid = ? AND domain = ?",
+      uid,
+      domain,
+    );
+  }
+  for (const d of wanted) {
+    yield* run(
+      `INSERT INTO identity_provider_domains (domain, provider_uid, claim_time, check_time)
+       VALUES (?, ?, ?, 0)`,
       d,
       uid,
+      now,
     );
   }
 }
+
+// A match of the sign-in lookups: the provider, its organization's name, and the claim's
+// order (verified first, then the oldest claim), at most `perOrg` per organization (the root
+// segment of the uid, 40 characters). `claims` yields provider_uid, claim_time and verified.
+const matchesOf = (claims: string) => `
+  SELECT uid, name, organization, verified FROM (
+    SELECT p.uid, p.name, g.name AS organization, c.verified, c.claim_time,
+      ROW_NUMBER() OVER (PARTITION BY substr(p.uid, 1, 40)
+        ORDER BY c.verified DESC, c.claim_time, p.uid) AS n
+    FROM (${claims}) AS c
+      JOIN identity_providers AS p ON p.uid = c.provider_uid
+      JOIN groups AS g ON g.uid = substr(p.uid, 1, 40)
+  ) AS m WHERE n <= ? ORDER BY verified DESC, claim_time, uid LIMIT ?`;
+
+type MatchRow = { uid: string; name: string; organization: string; verified: number | string };
+const matchOf = (r: MatchRow): SignInProviderMatch => ({
+  uid: r.uid,
+  name: r.name,
+  organization: r.organization,
+  verified: Number(r.verified) === 1,
+});
 
 /** The identity-provider operations of both backends. */
 export const identityProviderOps = {
@@ -54,8 +94,8 @@ export const identityProviderOps = {
     const o = oidcColumns(p.oidc);
     const row = yield* one<IdentityProviderRow>(
       `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-         client_secret, writer_uid, email_domains, create_time, update_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+         client_secret, writer_uid, email_domains, create_time, update_time, name_time)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       p.uid,
       p.groupUid,
       p.name,
@@ -67,8 +107,9 @@ export const identityProviderOps = {
       JSON.stringify(p.emailDomains ?? []),
       p.now,
       p.now,
+      p.now,
     );
-    yield* setDomains(p.uid, p.emailDomains ?? []);
+    yield* setDomains(p.uid, p.emailDomains ?? [], p.now);
     return identityProviderRecordOf(row!);
   }),
 
@@ -80,9 +121,13 @@ export const identityProviderOps = {
     const o = oidcColumns(patch.oidc ?? current.oidc);
     const row = yield* updateRow<IdentityProviderRow>(
       { reread: selectProvider, key: uid },
-      `UPDATE identity_providers SET name = ?, description = ?, default_role = ?, oidc = ?,
+      // A new name is claimed now; the same name keeps its claim time.
+      `UPDATE identity_providers SET name_time = CASE WHEN name = ? THEN name_time ELSE ? END,
+         name = ?, description = ?, default_role = ?, oidc = ?,
          client_secret = ?, writer_uid = ?, email_domains = ?, update_time = ?
        WHERE uid = ?`,
+      patch.name ?? current.name,
+      now,
       patch.name ?? current.name,
       patch.description ?? current.description,
       patch.defaultRole ?? current.defaultRole,
@@ -93,7 +138,7 @@ export const identityProviderOps = {
       now,
       uid,
     );
-    if (patch.emailDomains) yield* setDomains(uid, patch.emailDomains);
+    if (patch.emailDomains) yield* setDomains(uid, patch.emailDomains, now);
     return identityProviderRecordOf(row!);
   }),
 
@@ -112,15 +157,44 @@ export const identityProviderOps = {
     return Number(row?.n ?? 0);
   }),
 
-  findIdentityProvidersByDomain: read(function* (domain: string, limit: number) {
-    return yield* rows<{ uid: string; name: string }>(
-      `SELECT p.uid, p.name FROM identity_provider_domains AS d
-         JOIN identity_providers AS p ON p.uid = d.provider_uid
-       WHERE d.domain = ? ORDER BY p.create_time, p.uid LIMIT ?`,
-      domain,
-      limit,
-    );
+  findIdentityProvidersByDomain: read(function* (domain: string, limit: number, perOrg: number) {
+    const claims = `SELECT provider_uid, claim_time,
+        CASE WHEN verify_time IS NULL THEN 0 ELSE 1 END AS verified
+      FROM identity_provider_domains WHERE domain = ?`;
+    return (yield* rows<MatchRow>(matchesOf(claims), domain, perOrg, limit)).map(matchOf);
   }),
+
+  findIdentityProvidersByName: read(function* (name: string, limit: number, perOrg: number) {
+    // A name is never verified: anyone may give a provider any name.
+    const claims = `SELECT uid AS provider_uid, name_time AS claim_time, 0 AS verified
+      FROM identity_providers WHERE name = ?`;
+    return (yield* rows<MatchRow>(matchesOf(claims), name, perOrg, limit)).map(matchOf);
+  }),
+
+  domainClaimsToCheck: read(function* (checkedBefore: number, limit: number) {
+    return (yield* rows<{ domain: string; provider_uid: string }>(
+      `SELECT domain, provider_uid FROM identity_provider_domains
+       WHERE verify_time IS NULL AND check_time <= ?
+       ORDER BY check_time, claim_time, domain, provider_uid LIMIT ?`,
+      checkedBefore,
+      limit,
+    )).map((r) => ({ domain: r.domain, providerUid: r.provider_uid }));
+  }),
+
+  recordDomainCheck: write(
+    function* (domain: string, providerUid: string, now: number, verified: boolean) {
+      // Only a claim still there and unverified: a claim dropped meanwhile stays dropped.
+      yield* run(
+        `UPDATE identity_provider_domains SET check_time = ?, verify_time = ?
+         WHERE domain = ? AND provider_uid = ? AND verify_time IS NULL`,
+        now,
+        verified ? now : null,
+        domain,
+        providerUid,
+      );
+    },
+    { accessNeutral: true, autocommit: true },
+  ),
 
   listIdentityProviders: list(identityProviderListColumns, identityProviderRecordOf),
 } satisfies OpsOf<
@@ -131,4 +205,7 @@ export const identityProviderOps = {
   | "listIdentityProviders"
   | "countIdentityProviders"
   | "findIdentityProvidersByDomain"
+  | "findIdentityProvidersByName"
+  | "domainClaimsToCheck"
+  | "recordDomainCheck"
 >;

@@ -1,5 +1,19 @@
 import type { SignInPurge } from "../sign-in-upkeep-store.js";
-import { type OpsOf, rows, run, write } from "./operation.js";
+import { StoreError } from "../vocabulary.js";
+import { exists, type OpsOf, rows, run, write } from "./operation.js";
+
+// A person who holds nothing and has not been seen since `?`: a root identity made by a
+// sign-in (no group, no method of its own), with no role binding anywhere (so no
+// organization, no team, no ownership), no session (so no refresh token and no access token
+// of one), no identity provider it is the writer of, no invite it created, and no sign-in
+// still unfinished (that purge has its own grace). Anything one holds keeps it.
+const idlePerson = `i.group_uid IS NULL AND i.claim_match IS NULL AND i.static_keys IS NULL
+  AND i.last_seen_time <= ?
+  AND NOT EXISTS (SELECT 1 FROM role_bindings AS b WHERE b.identity_uid = i.uid)
+  AND NOT EXISTS (SELECT 1 FROM oauth_sessions AS s WHERE s.identity_uid = i.uid)
+  AND NOT EXISTS (SELECT 1 FROM identity_providers AS p WHERE p.writer_uid = i.uid)
+  AND NOT EXISTS (SELECT 1 FROM group_invites AS v WHERE v.creator_uid = i.uid)
+  AND NOT EXISTS (SELECT 1 FROM oauth_unfinished_people AS u WHERE u.identity_uid = i.uid)`;
 
 /**
  * The sign-in upkeep operations of both backends. None changes an access answer (the people a
@@ -43,7 +57,7 @@ export const signInUpkeepOps = {
   ),
 
   purgeSignIns: write(
-    function* (now: number, unfinishedBefore: number) {
+    function* (now: number, unfinishedBefore: number, idleBefore: number) {
       // Sessions first: their codes and refresh tokens go with them (ON DELETE CASCADE), and
       // a session is ended once nothing live is left in it.
       const sessions = yield* run(
@@ -68,9 +82,29 @@ export const signInUpkeepOps = {
            ORDER BY u.note_time LIMIT 1000`,
           unfinishedBefore,
         )).map((r) => r.identity_uid),
+        idlePeople: (yield* rows<{ uid: string }>(
+          `SELECT i.uid FROM identities AS i WHERE ${idlePerson}
+           ORDER BY i.last_seen_time, i.uid LIMIT 1000`,
+          idleBefore,
+        )).map((r) => r.uid),
       };
       return purge;
     },
     { accessNeutral: true },
   ),
-} satisfies OpsOf<"spendLogin" | "noteUnfinishedSignIn" | "purgeSignIns">;
+
+  deleteIdlePerson: write(function* (uid: string, idleBefore: number) {
+    // Checked again in the deleting transaction: a person who signed in, was bound or
+    // created something since the purge found them is kept.
+    if (
+      !(yield* exists(
+        `SELECT 1 FROM identities AS i WHERE i.uid = ? AND ${idlePerson}`,
+        uid,
+        idleBefore,
+      ))
+    ) {
+      throw new StoreError("failed_precondition", `identity ${JSON.stringify(uid)} is not idle`);
+    }
+    yield* run("DELETE FROM identities WHERE uid = ?", uid);
+  }),
+} satisfies OpsOf<"spendLogin" | "noteUnfinishedSignIn" | "purgeSignIns" | "deleteIdlePerson">;

@@ -352,6 +352,24 @@ export const pgMigrations: readonly PgMigration[] = [
   pgSubscriptionsMigration,
   pgSubscriptionBreakerMigration,
   pgRegistryNamespacesMigration,
+  {
+    // As SQLite's: claim times for the sign-in lookups' order, DNS verification of domains.
+    description: "claim times and verification of identity provider names and domains; idle people",
+    sql: `
+      ALTER TABLE identity_providers ADD COLUMN name_time BIGINT NOT NULL DEFAULT 0;
+      UPDATE identity_providers SET name_time = update_time;
+      CREATE INDEX identity_providers_name_time ON identity_providers (name, name_time, uid);
+      ALTER TABLE identity_provider_domains ADD COLUMN claim_time BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE identity_provider_domains ADD COLUMN verify_time BIGINT;
+      ALTER TABLE identity_provider_domains ADD COLUMN check_time BIGINT NOT NULL DEFAULT 0;
+      UPDATE identity_provider_domains AS d SET claim_time = p.update_time
+        FROM identity_providers AS p WHERE p.uid = d.provider_uid;
+      CREATE INDEX identity_provider_domains_check ON identity_provider_domains (check_time)
+        WHERE verify_time IS NULL;
+      CREATE INDEX identities_people_seen ON identities (last_seen_time, uid)
+        WHERE group_uid IS NULL;
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -520,6 +520,27 @@ export const migrations: readonly Migration[] = [
   subscriptionsMigration,
   subscriptionBreakerMigration,
   registryNamespacesMigration,
+  {
+    // The sign-in lookups order matches by when each claim was made, not by the provider's
+    // age: an old provider renamed, or given a domain, today claims it today. Existing claims
+    // take their provider's last change, the latest they can have been made. A domain claim
+    // is verified (verify_time) only by its DNS TXT record; check_time paces the checks.
+    description: "claim times and verification of identity provider names and domains; idle people",
+    sql: `
+      ALTER TABLE identity_providers ADD COLUMN name_time INTEGER NOT NULL DEFAULT 0;
+      UPDATE identity_providers SET name_time = update_time;
+      CREATE INDEX identity_providers_name_time ON identity_providers (name, name_time, uid);
+      ALTER TABLE identity_provider_domains ADD COLUMN claim_time INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE identity_provider_domains ADD COLUMN verify_time INTEGER;
+      ALTER TABLE identity_provider_domains ADD COLUMN check_time INTEGER NOT NULL DEFAULT 0;
+      UPDATE identity_provider_domains SET claim_time = (
+        SELECT p.update_time FROM identity_providers AS p WHERE p.uid = provider_uid);
+      CREATE INDEX identity_provider_domains_check ON identity_provider_domains (check_time)
+        WHERE verify_time IS NULL;
+      CREATE INDEX identities_people_seen ON identities (last_seen_time, uid)
+        WHERE group_uid IS NULL;
+    `,
+  },
 ];
 
 /**
