@@ -193,9 +193,13 @@ describe("registry notifications", () => {
       undefined,
       org.owner.headers,
     );
-    const types = (trail.json.events as { type: string }[]).map((e) => e.type);
-    expect(types.filter((t) => t === "dev.gatehouse.registry.tag.created.v1")).toHaveLength(1);
-    expect(types[0]).toBe("dev.gatehouse.registry.tag.created.v1");
+    const events = trail.json.events as { type: string; time: string }[];
+    const created = events.filter((e) => e.type === "dev.gatehouse.registry.tag.created.v1");
+    expect(created).toHaveLength(1);
+    // The creation came first: no update is older. (Two commits in one millisecond share a
+    // time, and the list orders such a tie by event id, so "first in the list" would flake.)
+    const createdAt = Date.parse(created[0]!.time);
+    expect(events.filter((e) => Date.parse(e.time) < createdAt)).toEqual([]);
   });
 
   it("refuses what is not an envelope", async () => {
