@@ -28,9 +28,25 @@ export class StoreError extends Error {
     readonly childKind?: string,
     /** For `not_empty`: the kind of the parent being deleted (group, repo). */
     readonly parentKind?: string,
+    /** For `not_found`: what was missing, which the API error names (google.rpc.ResourceInfo). */
+    readonly resource?: MissingResource,
   ) {
     super(message);
   }
+}
+
+/** The missing thing of a not_found: its kind (`role binding`) and its key (a uid). */
+export interface MissingResource {
+  type: string;
+  name: string;
+}
+
+/** The not_found StoreError of a `type` `name` that is not there: `role binding "<uid>"`. */
+export function notFoundError(type: string, name: string): StoreError {
+  return new StoreError("not_found", `${type} ${JSON.stringify(name)}`, undefined, undefined, {
+    type,
+    name,
+  });
 }
 
 /** Fields a List can be ordered by. */
