@@ -70,6 +70,15 @@ export interface ListQuery<F = Record<string, never>> {
   descendantsOf?: string;
   /** One level below this uid: a group's direct subgroups, or the resources in that group. */
   childrenOf?: string;
+  /**
+   * Strictly above this uid in the uid tree: rows whose uid is a proper prefix of it, segment
+   * by segment (for groups, the groups above it).
+   */
+  ancestorsOf?: string;
+  /** Only rows at the root of the tree: uids without a `/` (organizations, built-in roles). */
+  inRoot?: boolean;
+  /** Only rows whose uid is one of these (at least one). */
+  ids?: readonly string[];
   /** Exact name. */
   name?: string;
   /** Resource-specific filters. */
