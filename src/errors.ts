@@ -5,6 +5,7 @@ import {
   BadRequestSchema,
   ErrorInfoSchema,
   PreconditionFailureSchema,
+  ResourceInfoSchema,
 } from "../gen/google/rpc/error_details_pb.js";
 import { StoreError } from "./store/store.js";
 
@@ -73,9 +74,17 @@ export function failedPrecondition(message: string): ConnectError {
   return new ConnectError(`Precondition failed: ${message}`, Code.FailedPrecondition);
 }
 
-/** Create a NOT_FOUND error for a resource kind and uid. */
+/**
+ * Create the NOT_FOUND error for a resource kind and uid: every NOT_FOUND of a resource is
+ * made here, and carries google.rpc.ResourceInfo {resource_type: the kind (`role binding`),
+ * resource_name: the uid} after its ErrorInfo, on every protocol. Only a caller the access
+ * interceptor let through (one who could see the resource) ever gets it: a stranger gets
+ * PERMISSION_DENIED, whether the uid exists or not.
+ */
 export function notFound(kind: string, uid: string): ConnectError {
-  return new ConnectError(`Not found: ${kind} ${JSON.stringify(uid)}`, Code.NotFound);
+  return new ConnectError(`Not found: ${kind} ${JSON.stringify(uid)}`, Code.NotFound, undefined, [
+    { desc: ResourceInfoSchema, value: { resourceType: kind, resourceName: uid } },
+  ]);
 }
 
 /** Create an ALREADY_EXISTS error. */
@@ -117,7 +126,9 @@ export function invalidToken(reason: string, description: string): ConnectError 
 export function fromStoreError(err: StoreError): ConnectError {
   switch (err.kind) {
     case "not_found":
-      return new ConnectError(`Not found: ${err.message}`, Code.NotFound);
+      return err.resource
+        ? notFound(err.resource.type, err.resource.name)
+        : new ConnectError(`Not found: ${err.message}`, Code.NotFound);
     case "already_exists":
       return alreadyExists(err.message);
     case "not_empty":

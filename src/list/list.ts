@@ -9,10 +9,21 @@ export const defaultPageSize = 50;
 export const maxPageSize = 200;
 /** How long a page token stays good; an older one restarts from the first page. */
 export const pageTokenLifetimeMs = 3 * 24 * 3_600_000;
+/** The most uids one `uidp.ids` filter may name. */
+export const maxUidpIds = 1000;
 
 /** The list parameters every List request has (the generated request types match it). */
 export interface ListParams {
-  uidp?: { descendantsOf: string; childrenOf: string } | undefined;
+  uidp?:
+    | {
+        descendantsOf: string;
+        childrenOf: string;
+        /** Absent in the v1 adapters' and internal callers' requests. */
+        ancestorsOf?: string;
+        inRoot?: boolean;
+        ids?: readonly string[];
+      }
+    | undefined;
   name: string;
   pageSize: number;
   pageToken: string;
@@ -63,7 +74,7 @@ export interface ListEngine {
    * Validate and decode the list parameters of `req` plus the resource's own `filters`; all
    * filters that are present must hold (AND).
    * Throws INVALID_ARGUMENT (BadRequest on page_size, skip, order_by, uidp.descendants_of,
-   * uidp.children_of or page_token) for a bad value, and for a page token that is altered,
+   * uidp.children_of, uidp.ancestors_of, uidp.ids or page_token) for a bad value, and for a page token that is altered,
    * foreign, or issued for other filters, another caller or another order. An expired token
    * silently restarts from the first page.
    */
@@ -171,12 +182,21 @@ function parseParams(req: ListParams): BaseQuery {
     bad("uidp.descendants_of", "is not a valid uid");
   }
   if (childrenOf !== "" && !isUid(childrenOf)) bad("uidp.children_of", "is not a valid uid");
+  const ancestorsOf = req.uidp?.ancestorsOf ?? "";
+  if (ancestorsOf !== "" && !isUid(ancestorsOf)) bad("uidp.ancestors_of", "is not a valid uid");
+  const ids = req.uidp?.ids ?? [];
+  if (ids.length > maxUidpIds) bad("uidp.ids", `may name at most ${maxUidpIds} uids`);
+  else if (ids.some((id) => !isUid(id))) bad("uidp.ids", "must all be valid uids");
   // No name holds one (names are printable), and PostgreSQL cannot even compare with one.
   if (req.name.includes("\u0000")) bad("name", "may not contain the NUL character");
   if (problems.length > 0 || !order) throw invalidArgument(problems);
   return {
     ...(descendantsOf !== "" ? { descendantsOf } : {}),
     ...(childrenOf !== "" ? { childrenOf } : {}),
+    ...(ancestorsOf !== "" ? { ancestorsOf } : {}),
+    ...(req.uidp?.inRoot ? { inRoot: true } : {}),
+    // Sorted and without repeats: the same set is the same filter, for page tokens too.
+    ...(ids.length > 0 ? { ids: [...new Set(ids)].sort() } : {}),
     ...(req.name !== "" ? { name: req.name } : {}),
     order,
     skip: req.skip,
@@ -202,12 +222,19 @@ function fingerprintMaterial(q: BaseQuery, filters: object, caller: string | und
   const resource = Object.entries(filters)
     .filter(([, v]) => v !== undefined)
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // The later uidp filters come last, and only when given: a token minted before they
+  // existed (or without them) keeps its fingerprint, so a rolling upgrade breaks no paging.
+  const later =
+    q.ancestorsOf !== undefined || q.inRoot || q.ids !== undefined
+      ? [[q.ancestorsOf ?? null, q.inRoot ?? false, q.ids ?? null]]
+      : [];
   return JSON.stringify([
     q.descendantsOf ?? null,
     q.childrenOf ?? null,
     q.name ?? null,
     resource,
     caller ?? null,
+    ...later,
   ]);
 }
 

@@ -69,9 +69,12 @@ export function whereOf(conditions: readonly { sql: string }[]): string {
     : ` WHERE ${conditions.map((c) => `(${c.sql})`).join(" AND ")}`;
 }
 
-/** How a backend binds a list of uids: a condition on `uid` matching them, and its parameter. */
+/**
+ * How a backend binds a list of uids as one parameter, so that the SQL has one shape for any
+ * number of them: `match(column)` is the condition that `column` is one of them, with one `?`.
+ */
 export interface UidSet<P> {
-  match: string;
+  match(column: string): string;
   bind(uids: readonly string[]): P;
 }
 
@@ -90,6 +93,18 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
   if (q.childrenOf !== undefined) {
     out.push(t.childrenOf?.(q.childrenOf) ?? { sql: `t.${t.parent} = ?`, params: [q.childrenOf] });
   }
+  if (q.ancestorsOf !== undefined) {
+    // The proper prefixes of the uid: none for a root uid, so nothing matches.
+    out.push({
+      sql: uids.match(`t.${t.uid}`),
+      params: [uids.bind(strictAncestors(q.ancestorsOf))],
+    });
+  }
+  // A uid without a parent has no `/` (UIDPs are hex segments joined by `/`).
+  if (q.inRoot) out.push({ sql: `t.${t.uid} NOT LIKE '%/%'`, params: [] });
+  if (q.ids !== undefined) {
+    out.push({ sql: uids.match(`t.${t.uid}`), params: [uids.bind(q.ids)] });
+  }
   if (q.name !== undefined) out.push({ sql: `t.${t.name} = ?`, params: [q.name] });
   // A tree filter at or below a scope uid already keeps every row in scope; the closure
   // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).
@@ -98,7 +113,7 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
   if (q.scope !== undefined && !scoped) {
     out.push({
       sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
-        WHERE c.ancestor IN (SELECT id FROM groups WHERE ${uids.match}))`,
+        WHERE c.ancestor IN (SELECT id FROM groups WHERE ${uids.match("uid")}))`,
       params: [uids.bind(q.scope)],
     });
   }
@@ -111,4 +126,11 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
  */
 function descendantsCondition(t: ListColumns, uid: string): ListClause {
   return { sql: `t.${t.uid} > ? AND t.${t.uid} < ?`, params: [`${uid}/`, `${uid}0`] };
+}
+
+/** The uids strictly above `uid` in the tree: `a/b/c` gives `a` and `a/b`. */
+function strictAncestors(uid: string): string[] {
+  const out: string[] = [];
+  for (let i = uid.indexOf("/"); i >= 0; i = uid.indexOf("/", i + 1)) out.push(uid.slice(0, i));
+  return out;
 }

@@ -28,9 +28,25 @@ export class StoreError extends Error {
     readonly childKind?: string,
     /** For `not_empty`: the kind of the parent being deleted (group, repo). */
     readonly parentKind?: string,
+    /** For `not_found`: what was missing, which the API error names (google.rpc.ResourceInfo). */
+    readonly resource?: MissingResource,
   ) {
     super(message);
   }
+}
+
+/** The missing thing of a not_found: its kind (`role binding`) and its key (a uid). */
+export interface MissingResource {
+  type: string;
+  name: string;
+}
+
+/** The not_found StoreError of a `type` `name` that is not there: `role binding "<uid>"`. */
+export function notFoundError(type: string, name: string): StoreError {
+  return new StoreError("not_found", `${type} ${JSON.stringify(name)}`, undefined, undefined, {
+    type,
+    name,
+  });
 }
 
 /** Fields a List can be ordered by. */
@@ -54,6 +70,15 @@ export interface ListQuery<F = Record<string, never>> {
   descendantsOf?: string;
   /** One level below this uid: a group's direct subgroups, or the resources in that group. */
   childrenOf?: string;
+  /**
+   * Strictly above this uid in the uid tree: rows whose uid is a proper prefix of it, segment
+   * by segment (for groups, the groups above it).
+   */
+  ancestorsOf?: string;
+  /** Only rows at the root of the tree: uids without a `/` (organizations, built-in roles). */
+  inRoot?: boolean;
+  /** Only rows whose uid is one of these (at least one). */
+  ids?: readonly string[];
   /** Exact name. */
   name?: string;
   /** Resource-specific filters. */

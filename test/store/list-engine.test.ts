@@ -101,6 +101,12 @@ describe("list engine: parsing", () => {
     [{ skip: -1 }, ["skip"]],
     [{ uidp: { descendantsOf: "not-a-uid", childrenOf: "" } }, ["uidp.descendants_of"]],
     [{ uidp: { descendantsOf: "", childrenOf: `${org}/XYZ` } }, ["uidp.children_of"]],
+    [{ uidp: { descendantsOf: "", childrenOf: "", ancestorsOf: "x" } }, ["uidp.ancestors_of"]],
+    [{ uidp: { descendantsOf: "", childrenOf: "", ids: [org, "x"] } }, ["uidp.ids"]],
+    [
+      { uidp: { descendantsOf: "", childrenOf: "", ids: Array(1001).fill(org) as string[] } },
+      ["uidp.ids"],
+    ],
     [{ pageSize: -5, skip: -1, orderBy: "nope" }, ["page_size", "skip", "order_by"]],
   ] as [Partial<ListParams>, string[]][])("refuses %j", (p, fields) => {
     expect(badFields(() => engine.parse(params(p), {}))).toEqual(fields);
@@ -208,10 +214,27 @@ describe("list engine: page tokens", () => {
     ["no name", { ...bound, name: "" }],
     ["another descendants_of", { ...bound, uidp: { descendantsOf: team, childrenOf: "" } }],
     ["children_of instead", { ...bound, uidp: { descendantsOf: "", childrenOf: org } }],
+    ["ancestors_of added", { ...bound, uidp: { ...bound.uidp!, ancestorsOf: team } }],
+    ["in_root added", { ...bound, uidp: { ...bound.uidp!, inRoot: true } }],
+    ["ids added", { ...bound, uidp: { ...bound.uidp!, ids: [team] } }],
     ["another order field", { ...bound, orderBy: "uid" }],
     ["another direction", { ...bound, orderBy: "name desc" }],
   ])("refuses reuse with %s", (_what, p) => {
     expect(refused(p)).toEqual(["page_token"]);
+  });
+
+  it("takes the later uidp filters left empty as absent (a token minted without them goes on)", () => {
+    const empty = { ...bound.uidp!, ancestorsOf: "", inRoot: false, ids: [] };
+    expect(
+      engine.parse(params({ ...bound, uidp: empty, pageToken: token }), {}).after,
+    ).toBeDefined();
+  });
+
+  it("binds uidp.ids as a set: the same uids in another order and repeated are the same filter", () => {
+    const ids = { ...bound, uidp: { ...bound.uidp!, ids: [org, team] } };
+    const t = tokenFor(engine, ids);
+    const again = { ...bound, uidp: { ...bound.uidp!, ids: [team, org, team] }, pageToken: t };
+    expect(engine.parse(params(again), {}).after).toBeDefined();
   });
 
   it("accepts another spelling of the same order", () => {

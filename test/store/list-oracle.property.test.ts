@@ -42,6 +42,9 @@ const scenarioArb = fc.record({
   deletes: fc.array(fc.nat(), { maxLength: 6 }),
   descendantsOf: sometimes(uidIndexArb),
   childrenOf: sometimes(fc.nat()),
+  ancestorsOf: sometimes(uidIndexArb),
+  inRoot: sometimes(fc.constant(true)),
+  ids: sometimes(fc.array(uidIndexArb, { minLength: 1, maxLength: 4 })),
   name: sometimes(fc.constantFrom(...names, "zz")),
   scope: sometimes(fc.array(uidIndexArb, { maxLength: 3 })),
   order: fc.constantFrom(...orders),
@@ -106,6 +109,8 @@ function expected(live: GroupRecord[], s: Scenario): GroupRecord[] {
   const byUid = new Map(live.map((g) => [g.uid, g]));
   const descendantsOf = pick(live, s.descendantsOf);
   const childrenOf = pick(live, s.childrenOf);
+  const ancestorsOf = pick(live, s.ancestorsOf);
+  const ids = s.ids?.map((i) => pick(live, i)!);
   const scope = s.scope?.map((i) => pick(live, i)!);
   const field = s.order[1];
   const cmp = (a: GroupRecord, b: GroupRecord) => {
@@ -117,6 +122,9 @@ function expected(live: GroupRecord[], s: Scenario): GroupRecord[] {
   return live
     .filter((g) => descendantsOf === undefined || strictlyBelow(byUid, g.uid, descendantsOf))
     .filter((g) => childrenOf === undefined || g.parentUid === childrenOf)
+    .filter((g) => ancestorsOf === undefined || strictlyBelow(byUid, ancestorsOf, g.uid))
+    .filter((g) => s.inRoot === undefined || g.parentUid === "")
+    .filter((g) => ids === undefined || ids.includes(g.uid))
     .filter((g) => s.name === undefined || g.name === s.name)
     .filter((g) => scope === undefined || scope.some((a) => isAtOrBelow(g.uid, a)))
     .sort(cmp);
@@ -135,6 +143,8 @@ async function walkPages(
   const want = expected(live, s);
   const descendantsOf = pick(live, s.descendantsOf) ?? "";
   const childrenOf = pick(live, s.childrenOf) ?? "";
+  const ancestorsOf = pick(live, s.ancestorsOf) ?? "";
+  const ids = s.ids?.map((i) => pick(live, i)!) ?? [];
   const scope = s.scope?.map((i) => pick(live, i)!);
   const seen = new Set<string>();
   let pos = 0;
@@ -143,7 +153,7 @@ async function walkPages(
     expect(n).toBeLessThan(200);
     const { size, skip } = s.pages[n % s.pages.length]!;
     const req = {
-      uidp: { descendantsOf, childrenOf },
+      uidp: { descendantsOf, childrenOf, ancestorsOf, inRoot: s.inRoot ?? false, ids },
       name: s.name ?? "",
       pageSize: size,
       pageToken,

@@ -30,6 +30,7 @@ import {
   violations,
 } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
+import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
@@ -125,7 +126,8 @@ export function createAccountAssociationsService(
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
-      await store.deleteAccountAssociation(req.uid);
+      // A second Delete answers OK: see deleteIfPresent.
+      await deleteIfPresent(() => store.deleteAccountAssociation(req.uid));
       return {};
     },
   };

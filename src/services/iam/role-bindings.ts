@@ -22,6 +22,7 @@ import { checkUid, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireGrantable } from "../escalation.js";
+import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
 import { settleImmutable, updateRequest } from "../update-mask.js";
 
@@ -146,7 +147,8 @@ export function createRoleBindingsService(
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
-      await store.deleteRoleBinding(req.uid);
+      // A second Delete answers OK: see deleteIfPresent.
+      await deleteIfPresent(() => store.deleteRoleBinding(req.uid));
       return {};
     },
   };

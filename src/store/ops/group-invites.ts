@@ -9,7 +9,7 @@ import type {
 import { isEmptyPatch } from "../patch.js";
 import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
 import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError, StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 import { findBinding } from "./role-bindings.js";
@@ -71,7 +71,7 @@ export const groupInviteOps = {
 
   updateGroupInvite: write(function* (uid: string, patch: GroupInvitePatch, now: number) {
     const row = yield* find(uid);
-    if (!row) throw new StoreError("not_found", `group invite ${JSON.stringify(uid)}`);
+    if (!row) throw notFoundError("group invite", uid);
     if (isEmptyPatch(patch)) return inviteRecordOf(row);
     yield* run(
       `UPDATE group_invites SET email = ?, single_use = ?, expiration_time = ?, update_time = ?
@@ -87,7 +87,7 @@ export const groupInviteOps = {
 
   deleteGroupInvite: write(function* (uid: string) {
     if ((yield* run("DELETE FROM group_invites WHERE uid = ?", uid)) === 0) {
-      throw new StoreError("not_found", `group invite ${JSON.stringify(uid)}`);
+      throw notFoundError("group invite", uid);
     }
   }, neutral),
 

@@ -7,7 +7,7 @@ import {
   identityRecordOf,
   methodColumns,
 } from "../rows/identity-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { mustExist } from "./must-exist.js";
 import {
@@ -141,7 +141,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
           time,
           uid,
         );
-        if (changed === 0) throw new StoreError("not_found", `identity ${JSON.stringify(uid)}`);
+        if (changed === 0) throw notFoundError("identity", uid);
       },
       {
         accessNeutral: true,

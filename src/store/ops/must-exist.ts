@@ -1,4 +1,4 @@
-import { StoreError } from "../store.js";
+import { notFoundError } from "../store.js";
 import { exists, type Steps } from "./operation.js";
 
 // What a new row refers to, by the kind its not_found names.
@@ -11,6 +11,6 @@ const existence = {
 /** Refuse as not_found a `kind` `uid` that is not there: the group a Create names, say. */
 export function* mustExist(kind: keyof typeof existence, uid: string): Steps<void> {
   if (!(yield* exists(existence[kind], uid))) {
-    throw new StoreError("not_found", `${kind} ${JSON.stringify(uid)}`);
+    throw notFoundError(kind, uid);
   }
 }

@@ -14,7 +14,7 @@ import {
   replayed,
   revoked,
 } from "../rows/oauth-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError } from "../store.js";
 import { exists, type OpsOf, one, read, run, type Steps, write } from "./operation.js";
 
 const getRefresh = `
@@ -56,7 +56,7 @@ const neutral = { accessNeutral: true };
 export const oauthOps = {
   createAuthorizationCode: write(function* (c: NewAuthorizationCode) {
     if (!(yield* exists("SELECT 1 FROM identities WHERE uid = ?", c.identityUid))) {
-      throw new StoreError("not_found", `identity ${c.identityUid} not found`);
+      throw notFoundError("identity", c.identityUid);
     }
     yield* run(
       "INSERT INTO oauth_sessions (id, identity_uid, client_id, create_time) VALUES (?, ?, ?, ?)",

@@ -13,8 +13,8 @@ import {
   type ListPage,
   type ListQuery,
   type NewGroup,
+  notFoundError,
   type Store,
-  StoreError,
 } from "../store.js";
 
 /**
@@ -116,7 +116,7 @@ export function* exists(text: Text, ...params: Param[]): Steps<boolean> {
 export function* found<T>(what: string, select: string, key: string): Steps<T> {
   // Yielded here rather than through `one`, as in `exists`.
   const row = (yield { want: "one", text: select, params: [key] }) as T | undefined;
-  if (row === undefined) throw new StoreError("not_found", `${what} ${JSON.stringify(key)}`);
+  if (row === undefined) throw notFoundError(what, key);
   return row;
 }
 

@@ -6,7 +6,7 @@ import {
   roleBindingListColumns,
   roleBindingRecordOf,
 } from "../rows/role-binding-rows.js";
-import { type GroupRecord, StoreError } from "../store.js";
+import { type GroupRecord, notFoundError, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { mustExist } from "./must-exist.js";
 import {
@@ -78,7 +78,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
 
     updateRoleBinding: write(function* (uid: string, roleUid: string, now: number) {
       const row = yield* findBinding(uid);
-      if (!row) throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
+      if (!row) throw notFoundError("role binding", uid);
       yield* mustExist("role", roleUid);
       if (roleUid !== row.role_uid) yield* lastOwner.binding(uid);
       yield* checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
@@ -94,7 +94,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
     deleteRoleBinding: write(function* (uid: string) {
       // Read in the delete's transaction: its event says what was revoked, as then named.
       const row = yield* findBinding(uid);
-      if (!row) throw new StoreError("not_found", `role binding ${JSON.stringify(uid)}`);
+      if (!row) throw notFoundError("role binding", uid);
       yield* lastOwner.binding(uid);
       yield* run("DELETE FROM role_bindings WHERE uid = ?", uid);
       return roleBindingRecordOf(row);

@@ -2,7 +2,7 @@ import { parentOf } from "../../uid.js";
 import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
-import { type ListQuery, StoreError, type StoreRoles } from "../store.js";
+import { type ListQuery, notFoundError, StoreError, type StoreRoles } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
@@ -14,7 +14,7 @@ function* find(uid: string): Steps<RoleRow | undefined> {
 
 function* mustFindCustom(uid: string): Steps<RoleRow> {
   const row = yield* find(uid);
-  if (!row) throw new StoreError("not_found", `role ${JSON.stringify(uid)}`);
+  if (!row) throw notFoundError("role", uid);
   if (row.builtin) {
     throw new StoreError("failed_precondition", "built-in roles cannot be changed or deleted");
   }

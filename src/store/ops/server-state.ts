@@ -1,5 +1,5 @@
 import { type KeyRow, signingKeyRecordOf } from "../rows/signing-key-rows.js";
-import { type SigningKeyRecord, StoreError } from "../store.js";
+import { notFoundError, type SigningKeyRecord, StoreError } from "../store.js";
 import { exists, lookup, type OpsOf, one, read, rows, run, write } from "./operation.js";
 
 function* secret(name: string) {
@@ -49,7 +49,7 @@ export const serverStateOps = {
     if (
       (yield* run("UPDATE signing_keys SET create_time = ? WHERE kid = ?", createTime, kid)) === 0
     ) {
-      throw new StoreError("not_found", `signing key ${JSON.stringify(kid)}`);
+      throw notFoundError("signing key", kid);
     }
   }, neutral),
 

@@ -1,7 +1,7 @@
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
 import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError } from "../store.js";
 import { list, lookup, type OpsOf, one, run, type Steps, updateRow, write } from "./operation.js";
 
 /** The group of a repo, or `not_found`. */
@@ -10,7 +10,7 @@ function* groupOf(repoUid: string): Steps<string> {
     "SELECT group_uid FROM repos WHERE uid = ?",
     repoUid,
   );
-  if (!row) throw new StoreError("not_found", `repo ${JSON.stringify(repoUid)}`);
+  if (!row) throw notFoundError("repo", repoUid);
   return row.group_uid;
 }
 
@@ -113,7 +113,7 @@ export const tagOps = {
 
   deleteTag: write(function* (uid: string) {
     if ((yield* run("DELETE FROM tags WHERE uid = ?", uid)) === 0) {
-      throw new StoreError("not_found", `tag ${JSON.stringify(uid)}`);
+      throw notFoundError("tag", uid);
     }
   }, neutral),
 

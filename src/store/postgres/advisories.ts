@@ -7,7 +7,7 @@ import {
   sameAdvisoryContent,
   storedAdvisoryColumns,
 } from "../rows/advisory-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError } from "../store.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** An advisory to write: its uid and its content's columns. */
@@ -34,7 +34,7 @@ const unnested = `unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::tex
 export function createPgAdvisoryImport(db: PgDb): PgOps<"importAdvisories"> {
   const mustHaveGroup = async (sql: Sql, groupUid: string) => {
     if (!(await sql.one("SELECT 1 FROM groups WHERE uid = $1", [groupUid]))) {
-      throw new StoreError("not_found", `group ${JSON.stringify(groupUid)}`);
+      throw notFoundError("group", groupUid);
     }
   };
   // Many advisories in one statement each way: their columns as parallel arrays, unnested.

@@ -4,7 +4,7 @@ import {
   groupRecordOf,
   type GroupRow as StoredGroupRow,
 } from "../rows/group-rows.js";
-import { type GroupRecord, type NewGroup, StoreError } from "../store.js";
+import { type GroupRecord, type NewGroup, notFoundError, StoreError } from "../store.js";
 import { createPgListSql } from "./list-sql.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
@@ -49,7 +49,7 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
     ))!;
     if (found.taken) throw new StoreError("already_exists", `group ${JSON.stringify(g.uid)}`);
     if (parent !== null && found.parent_id === null) {
-      throw new StoreError("not_found", `group ${JSON.stringify(parent)}`);
+      throw notFoundError("group", parent);
     }
     if (found.sibling) {
       throw new StoreError("already_exists", `a sibling group is named ${JSON.stringify(g.name)}`);

@@ -81,7 +81,7 @@ export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
 
 // Scope uids arrive as one text[] parameter: one SQL shape for any number.
 const arrayUids: UidSet<string[]> = {
-  match: "uid = ANY(?::text[])",
+  match: (column) => `${column} = ANY(?::text[])`,
   bind: (uids) => [...uids],
 };
 

@@ -1,7 +1,7 @@
 import { newTagUid } from "../ops/tags.js";
 import type { NewTag, PutOutcome } from "../registry-store.js";
 import type { TagRow } from "../rows/tag-rows.js";
-import { StoreError } from "../store.js";
+import { notFoundError } from "../store.js";
 import type { PgDb, PgOps, Sql } from "./pg-db.js";
 
 /** A tag as an import leaves it; `write` says whether it must be inserted or updated. */
@@ -36,7 +36,7 @@ export function createPgTagImport(db: PgDb): PgOps<"importTags"> {
           "SELECT group_uid FROM repos WHERE uid = $1",
           [repoUid],
         );
-        if (!repo) throw new StoreError("not_found", `repo ${JSON.stringify(repoUid)}`);
+        if (!repo) throw notFoundError("repo", repoUid);
         const stored = await sql.rows<TagRow<boolean>>(
           "SELECT * FROM tags WHERE repo_uid = $1 AND name = ANY($2::text[])",
           [repoUid, [...new Set(tags.map((t) => t.name))]],

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
 import { claimNamespaceSql } from "../ops/registry-namespaces.js";
 import { type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
-import { type NewGroup, StoreError } from "../store.js";
+import { type NewGroup, notFoundError, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
 import type { SyncOps } from "./sync-ops.js";
 
@@ -93,7 +93,7 @@ export function createGroupOps(db: Database): GroupOps {
       if (g.parentUid !== "") {
         parentId = (idOf.get(g.parentUid) as number | undefined) ?? null;
         if (parentId === null) {
-          throw new StoreError("not_found", `group ${JSON.stringify(g.parentUid)}`);
+          throw notFoundError("group", g.parentUid);
         }
       }
       checkSiblingName(parentId, g.name);

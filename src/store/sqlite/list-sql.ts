@@ -131,7 +131,7 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
 
 // Scope uids arrive as one JSON parameter read through json_each: one SQL shape for any number.
 const jsonUids: UidSet<string> = {
-  match: "uid IN (SELECT value FROM json_each(?))",
+  match: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   bind: (uids) => JSON.stringify(uids),
 };
 

@@ -10,10 +10,10 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/common/v2beta1/common.proto.
  */
 export const file_gatehouse_common_v2beta1_common: GenFile = /*@__PURE__*/
-  fileDesc("CiVnYXRlaG91c2UvY29tbW9uL3YyYmV0YTEvY29tbW9uLnByb3RvEhhnYXRlaG91c2UuY29tbW9uLnYyYmV0YTEiOQoKVWlkcEZpbHRlchIWCg5kZXNjZW5kYW50c19vZhgBIAEoCRITCgtjaGlsZHJlbl9vZhgCIAEoCSI6CghHcm91cFJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSI5CgdSb2xlUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJIl4KC0lkZW50aXR5UmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJEg8KB3N1YmplY3QYBCABKAkSDgoGaXNzdWVyGAUgASgJYgZwcm90bzM");
+  fileDesc("CiVnYXRlaG91c2UvY29tbW9uL3YyYmV0YTEvY29tbW9uLnByb3RvEhhnYXRlaG91c2UuY29tbW9uLnYyYmV0YTEibQoKVWlkcEZpbHRlchIWCg5kZXNjZW5kYW50c19vZhgBIAEoCRITCgtjaGlsZHJlbl9vZhgCIAEoCRIUCgxhbmNlc3RvcnNfb2YYAyABKAkSDwoHaW5fcm9vdBgEIAEoCBILCgNpZHMYBSADKAkiOgoIR3JvdXBSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiOQoHUm9sZVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJeCgtJZGVudGl0eVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEg4KBmlzc3VlchgFIAEoCWIGcHJvdG8z");
 
 /**
- * UidpFilter restricts a List to part of the group tree.
+ * UidpFilter restricts a List to part of the group tree. Every field given must hold (AND).
  *
  * @generated from message gatehouse.common.v2beta1.UidpFilter
  */
@@ -31,6 +31,29 @@ export type UidpFilter = Message<"gatehouse.common.v2beta1.UidpFilter"> & {
    * @generated from field: string children_of = 2;
    */
   childrenOf: string;
+
+  /**
+   * Only results strictly above this uid: those whose uid is a proper prefix of it, path
+   * segment by path segment (the groups above a group or a resource, say).
+   *
+   * @generated from field: string ancestors_of = 3;
+   */
+  ancestorsOf: string;
+
+  /**
+   * Only results at the root of the tree: uids without a parent (organizations, the built-in
+   * roles, an organization's own account association).
+   *
+   * @generated from field: bool in_root = 4;
+   */
+  inRoot: boolean;
+
+  /**
+   * Only results whose uid is one of these (at most 1000).
+   *
+   * @generated from field: repeated string ids = 5;
+   */
+  ids: string[];
 };
 
 /**
