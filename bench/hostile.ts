@@ -18,10 +18,23 @@
  * [--seconds=15]` (the project's Node: on an older one bin/gatehouse.js runs the server in a
  * child of its own, and the RSS measured would be the wrapper's); prints a
  * Markdown table for bench/RESULTS.md ("Hostile load"); `--only=pipelined,slowloris` runs those. The server runs on core 0 (taskset),
- * the attacker and the control client on core 1.
+ * the attacker and the control client on core 1. Beside each phase, what bounds the control:
+ * the server's CPU time over the phase (share of its one core), its event loop's delay p99 and
+ * max (bench/loop-probe.ts, preloaded into it), and the kernel's peak TCP buffer memory
+ * (/proc/net/sockstat, every socket of the machine). `--profile=<dir>` runs the server under
+ * `--cpu-prof` and leaves its .cpuprofile there (one profile for the whole run: profile one
+ * attack at a time with `--only`; summarize it with dist/bench/profile-summary.js).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
@@ -29,11 +42,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { serverNodeFlags } from "../src/node-flags.js";
-import { accepts, freePort, stop } from "./processes.js";
+import { accepts, freePort, processCpuMs, stop } from "./processes.js";
 
 const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const seconds = Number(arg("seconds") ?? 15);
+const profileDir = arg("profile");
 const ceilingMb = 512;
 
 /** The attacks, by name: each runs in the attacker process until `until` (Date.now()). */
@@ -249,6 +263,7 @@ const env = {
   GATEHOUSE_BASE_URL: baseUrl,
   GATEHOUSE_DB: join(dir, "gatehouse.db"),
   GATEHOUSE_LOG_LEVEL: "warn",
+  GATEHOUSE_BENCH_LOOP_FILE: join(dir, "loop.json"),
 };
 const boot = JSON.parse(
   execFileSync(process.execPath, ["bin/gatehouse.js", "bootstrap", "--org", "hostile"], {
@@ -256,7 +271,16 @@ const boot = JSON.parse(
     encoding: "utf8",
   }),
 ) as { orgUid: string; token: string };
-const [cmd, args] = onCore(0, [process.execPath, ...serverNodeFlags, "bin/gatehouse.js", "serve"]);
+const probe = fileURLToPath(new URL("./loop-probe.js", import.meta.url));
+const [cmd, args] = onCore(0, [
+  process.execPath,
+  ...serverNodeFlags,
+  ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+  "--import",
+  probe,
+  "bin/gatehouse.js",
+  "serve",
+]);
 const server: ChildProcess = spawn(cmd, args, { env, stdio: "inherit" });
 try {
   for (let i = 0; !(await accepts(port)); i++) {
@@ -266,6 +290,50 @@ try {
   const rssMb = () => {
     const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
     return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  };
+
+  /** The server's event-loop delay since the last call (bench/loop-probe.ts), in ms. */
+  const loopDelay = async () => {
+    const file = env.GATEHOUSE_BENCH_LOOP_FILE;
+    if (existsSync(file)) unlinkSync(file);
+    server.kill("SIGUSR2");
+    for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+    if (!existsSync(file)) return { p50: Number.NaN, p99: Number.NaN, max: Number.NaN };
+    await new Promise((r) => setTimeout(r, 20)); // the write may be under way
+    return JSON.parse(readFileSync(file, "utf8")) as { p50: number; p99: number; max: number };
+  };
+  /** The kernel's TCP buffer memory, in pages, for every socket of the machine. */
+  const tcpMemPages = () =>
+    Number(/TCP:.* mem (\d+)/.exec(readFileSync("/proc/net/sockstat", "utf8"))?.[1] ?? 0);
+  /**
+   * The server's main thread (the event loop): ns on a core, and ns runnable but waiting for
+   * one (/proc/<pid>/schedstat); on a shared machine the second is other processes' doing.
+   */
+  const schedNs = () => {
+    const [run, wait] = readFileSync(`/proc/${server.pid}/schedstat`, "utf8").split(" ");
+    return { run: Number(run), wait: Number(wait) };
+  };
+  /** Run `phase` and measure what bounds it: server CPU, event-loop delay, kernel TCP memory. */
+  const measured = async <T>(phase: () => Promise<T>) => {
+    await loopDelay();
+    let tcpPeak = tcpMemPages();
+    const tcpSampler = setInterval(() => {
+      tcpPeak = Math.max(tcpPeak, tcpMemPages());
+    }, 200);
+    const cpu0 = processCpuMs(server.pid!);
+    const sched0 = schedNs();
+    const t0 = performance.now();
+    const result = await phase();
+    const ms = performance.now() - t0;
+    const cpuShare = (processCpuMs(server.pid!) - cpu0) / ms;
+    const sched1 = schedNs();
+    const mainRun = (sched1.run - sched0.run) / 1e6 / ms;
+    const mainWait = (sched1.wait - sched0.wait) / 1e6 / ms;
+    clearInterval(tcpSampler);
+    const loop = await loopDelay();
+    const pc = (x: number) => `${(100 * x).toFixed(0)}%`;
+    const bounds = `${pc(cpuShare)} (loop ${pc(mainRun)} running, ${pc(mainWait)} waiting for the core) | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} ms | ${tcpPeak} pages`;
+    return { result, bounds };
   };
 
   // The control client: GetGroup, one call at a time on one kept-alive connection.
@@ -316,14 +384,14 @@ try {
   };
 
   for (let i = 0; i < 100; i++) await getGroup(); // warm-up
-  const idle = await control(seconds * 1_000);
+  const { result: idle, bounds: idleBounds } = await measured(() => control(seconds * 1_000));
   const rows: string[] = [
-    "| attack | control p50 / p99 | p99 vs unloaded | control calls failed | server RSS peak / 5 s after | ceiling |",
-    "|---|---|---|---|---|---|",
-    `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - |`,
+    "| attack | control p50 / p99 | p99 vs unloaded | control calls failed | server RSS peak / 5 s after | ceiling | server CPU (of its core; main thread) | event-loop delay p99 / max | kernel TCP mem peak |",
+    "|---|---|---|---|---|---|---|---|---|",
+    `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - | ${idleBounds} |`,
   ];
   console.log(
-    `page ${pagePath}: ${page.size} bytes; unloaded control p99 ${idle.p99.toFixed(2)} ms`,
+    `page ${pagePath}: ${page.size} bytes; unloaded control p99 ${idle.p99.toFixed(2)} ms; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`,
   );
   const only = arg("only")?.split(",");
   for (const name of Object.keys(attacks).filter((a) => !only || only.includes(a))) {
@@ -343,7 +411,9 @@ try {
     }, 100);
     // Let the attack build up for a second, then measure the control beside it.
     await new Promise((r) => setTimeout(r, 1_000));
-    const c = await control(Math.max(1_000, until - Date.now()));
+    const { result: c, bounds } = await measured(() =>
+      control(Math.max(1_000, until - Date.now())),
+    );
     await new Promise<void>((resolve) => {
       if (attacker.exitCode !== null) resolve();
       else attacker.once("exit", () => resolve());
@@ -358,12 +428,13 @@ try {
     const ratio = c.p99 / idle.p99;
     const met = (ok: boolean) => (ok ? "met" : "MISSED");
     rows.push(
-      `| ${descriptions[name]} | ${c.p50.toFixed(2)} / ${c.p99.toFixed(2)} ms | ${ratio.toFixed(1)}x ${met(ratio <= 2)} | ${c.failed} of ${c.n + c.failed} | ${peak.toFixed(0)} / ${after.toFixed(0)} MB | ${ceilingMb} MB ${met(peak <= ceilingMb)} |`,
+      `| ${descriptions[name]} | ${c.p50.toFixed(2)} / ${c.p99.toFixed(2)} ms | ${ratio.toFixed(1)}x ${met(ratio <= 2)} | ${c.failed} of ${c.n + c.failed} | ${peak.toFixed(0)} / ${after.toFixed(0)} MB | ${ceilingMb} MB ${met(peak <= ceilingMb)} | ${bounds} |`,
     );
     console.log(rows.at(-1));
   }
   agent.destroy();
-  console.log(`\n${rows.join("\n")}`);
+  const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+  console.log(`\n${rows.join("\n")}\nload average after: ${load}`);
   if (failures.size > 0) console.log(`control failures: ${JSON.stringify([...failures])}`);
 } finally {
   await stop(server);
