@@ -5,6 +5,20 @@ import type { Can } from "../caps.js";
 import { ConfirmButton, CopyText, FormView, ListView } from "../components.js";
 import { type Option, usePickers } from "../pickers.js";
 
+/** A provider from the create or edit form's values (email domains comma or space separated). */
+function providerOf(v: Record<string, string | string[]>) {
+  return {
+    name: v.name as string,
+    defaultRole: v.defaultRole as string,
+    emailDomains: (v.emailDomains as string).split(/[\s,]+/).filter((d) => d !== ""),
+    oidc: {
+      issuer: v.issuer as string,
+      clientId: v.clientId as string,
+      clientSecret: v.clientSecret as string,
+    },
+  };
+}
+
 /** One provider: its redirect URI to copy, and the edit form. */
 function ProviderDetail(props: {
   provider: IdentityProvider;
@@ -50,17 +64,7 @@ function ProviderDetail(props: {
           onSubmit={async (v) => {
             const secret = v.clientSecret as string;
             const updated = await api.providers.updateIdentityProvider({
-              identityProvider: {
-                uid: p.uid,
-                name: v.name as string,
-                defaultRole: v.defaultRole as string,
-                emailDomains: (v.emailDomains as string).split(/[\s,]+/).filter((d) => d !== ""),
-                oidc: {
-                  issuer: v.issuer as string,
-                  clientId: v.clientId as string,
-                  clientSecret: secret,
-                },
-              },
+              identityProvider: { uid: p.uid, ...providerOf(v) },
               updateMask: {
                 paths: [
                   "name",
@@ -174,16 +178,7 @@ export function ProvidersTab({ uid, can }: { uid: string; can: Can }) {
           onSubmit={async (v) => {
             await api.providers.createIdentityProvider({
               parent: uid,
-              identityProvider: {
-                name: v.name as string,
-                defaultRole: v.defaultRole as string,
-                emailDomains: (v.emailDomains as string).split(/[\s,]+/).filter((d) => d !== ""),
-                oidc: {
-                  issuer: v.issuer as string,
-                  clientId: v.clientId as string,
-                  clientSecret: v.clientSecret as string,
-                },
-              },
+              identityProvider: providerOf(v),
             });
             setReload(reload + 1);
           }}
