@@ -43,6 +43,13 @@ export async function serve(argv: string[]): Promise<number> {
       );
   };
   const fresh = await hasNoGroup(store);
+  // Listened for before the port opens: a SIGTERM sent as soon as the server answers (a
+  // supervisor, a test) stops it cleanly, where Node's default would end it at once, with its
+  // last log lines unwritten.
+  const stopSignal = new Promise<string>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
   let address: Awaited<ReturnType<Server["listen"]>>;
   try {
     address = await server.listen();
@@ -66,14 +73,7 @@ export async function serve(argv: string[]): Promise<number> {
       "no organization yet: create one and its owner's token on this machine with `node bin/gatehouse.js bootstrap --org <name>` (README, Calling it)",
     );
   }
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      server.app.log.info({ signal }, "shutting down");
-      resolve();
-    };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
-  });
+  server.app.log.info({ signal: await stopSignal }, "shutting down");
   await server.close();
   await store.close();
   server.app.log.info("stopped");
