@@ -10,9 +10,8 @@
  * `--only=rest,grpc`: only the paths whose name has one of these words (REST, gRPC, Connect,
  * lean, router).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, copyFileSync, rmSync } from "node:fs";
-import { cpus } from "node:os";
 import { join, resolve } from "node:path";
 import autocannon from "autocannon";
 import { storeRoles } from "../src/auth/capabilities.js";
@@ -21,8 +20,10 @@ import { createTokenIssuer } from "../src/auth/tokens.js";
 import { serverNodeFlags } from "../src/node-flags.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { grpcCaller } from "./groups-proto.js";
-import { accepts, freePort, processCpuMs, stop } from "./processes.js";
+import { accepts, freePort, pinToCore1, processCpuMs, stop } from "./processes.js";
 import { ensureSeeded } from "./seed.js";
+
+const hasTaskset = pinToCore1();
 
 const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -32,15 +33,6 @@ const rounds = Number(arg("rounds") ?? 3);
 // `--only=rest,lean`: the paths whose name contains one of these words (any case).
 const only = arg("only")?.toLowerCase().split(",");
 const seconds = Number(arg("seconds") ?? 2);
-const hasTaskset = (() => {
-  try {
-    execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (hasTaskset && cpus().length > 1) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
 
 const { manifest: m } = await ensureSeeded();
 const dbPath = "data/bench/ab.db";

@@ -33,14 +33,16 @@ import {
   writeFileSync,
 } from "node:fs";
 import { Agent } from "node:http";
-import { cpus, loadavg, tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { httpSender } from "./http-sender.js";
-import { processCpuMs, stop } from "./processes.js";
+import { pinToCore1, processCpuMs, stop } from "./processes.js";
+
+const hasTaskset = pinToCore1();
 
 const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -55,16 +57,6 @@ if (!(threshold > 1) || !(rounds >= 1) || !(seconds > 0)) {
   console.error("bench:guard: --threshold must be above 1, --rounds at least 1, --seconds above 0");
   process.exit(2);
 }
-
-const hasTaskset = (() => {
-  try {
-    execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-if (hasTaskset && cpus().length > 1) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
 
 const load = () =>
   loadavg()

@@ -1,6 +1,7 @@
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
+import { cpus } from "node:os";
 import { freePort } from "../test/helpers/free-port.js";
 
 /** Stop a child process with SIGTERM and wait for it to exit (at once if it has). */
@@ -36,4 +37,18 @@ export function processCpuMs(pid: number): number {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Pin this process (the load generator) to core 1 when `taskset` works and there are two cores
+ * or more, leaving core 0 to the servers it starts; whether `taskset` can pin processes here.
+ */
+export function pinToCore1(): boolean {
+  try {
+    execFileSync("taskset", ["-p", String(process.pid)], { stdio: "ignore" });
+  } catch {
+    return false;
+  }
+  if (cpus().length > 1) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
+  return true;
 }
