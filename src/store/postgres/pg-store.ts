@@ -1,4 +1,4 @@
-import { auditScope, eventFor } from "../../events/audit-scope.js";
+import { type AuditScope, eventFor } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
@@ -25,7 +25,7 @@ export interface PostgresStore extends Store {
   readonly db: PgDb;
 }
 
-type DataOps = Omit<Store, "ping" | "close" | "atomically" | "accessCacheCounts">;
+type DataOps = Omit<Store, "ping" | "close" | "atomically" | "recording" | "accessCacheCounts">;
 
 /**
  * Open a Store on the PostgreSQL database at `url` (postgres://user:pass@host:port/db): bring
@@ -56,13 +56,16 @@ export async function createPostgresStore(
      * Run `fn` in one SERIALIZABLE transaction, taking `turnKey`'s turn first (TxOptions): the
      * store's `atomically`, and a write rerouted to write its event beside it.
      */
-    const transact = <R>(fn: (tx: Store) => Promise<R>, turnKey?: string): Promise<R> => {
+    const transact = <R>(
+      fn: (tx: Store) => Promise<R>,
+      turnKey?: string,
+      scope?: AuditScope,
+    ): Promise<R> => {
       if (closed) {
         return Promise.reject(new StoreError("unavailable", "the store is closed"));
       }
       // db.write maps what escapes to StoreErrors, as every write does.
       // A retried transaction starts without the event its failed attempt wrote.
-      const scope = auditScope.getStore();
       const recorded = scope?.recorded;
       // The replicas' access caches are told at commit only if a write that can change an
       // access answer ran: a group created for an RPC (its event beside it) keeps them warm.
@@ -71,48 +74,73 @@ export async function createPostgresStore(
         const b = behaviourOf(name);
         if (b.write && !b.accessNeutral) touchesAccess = true;
       };
-      return db.write(
+      const written = db.write(
         async (sql) => {
           if (scope && recorded !== undefined) scope.recorded = recorded;
           touchesAccess = false;
           const txDb = boundTo(sql);
+          const txAudit = { sql, hooks, now: clock, noted };
+          const txOps = dataOps(txDb, opts.roles, counts);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
-              sql,
-              hooks,
-              now: clock,
-              noted,
-            }),
+            ...guard(txOps, () => closed, txAudit, scope),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
             atomically: (inner) => inner(tx),
+            // A view for another call, inside this transaction (its writes record that call).
+            recording: (other) =>
+              Object.assign(
+                Object.create(tx) as Store,
+                guard(audited(txOps), () => closed, txAudit, other),
+                {
+                  atomically: <T>(inner: (t: Store) => Promise<T>) => inner(tx.recording(other)),
+                },
+              ),
             accessCacheCounts: () => ({ ...counts }),
           };
           return fn(tx);
         },
         { notify: () => touchesAccess, ...(turnKey === undefined ? {} : { turnKey }) },
       );
+      // A transaction rolled back for good takes its event with it, as a retried one does:
+      // the call may still record one (SQLite's atomically does the same).
+      return scope && recorded !== undefined
+        ? written.catch((err: unknown) => {
+            scope.recorded = recorded;
+            throw err;
+          })
+        : written;
+    };
+    // A write made for a call (Store.recording) runs in a transaction of its own that also
+    // appends the call's event (the tx guard above): the outbox row commits with the change.
+    const poolAudit: AuditHooks = {
+      // The operation's turn key goes with it (an organization's tree changes one writer at a
+      // time: TxOptions.turnKey), as when it runs in a transaction of its own.
+      reroute: (name, args, scope) =>
+        transact(
+          (tx) =>
+            (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
+              ...args,
+            ),
+          behaviourOf(name).turn?.(...(args as never[])),
+          scope,
+        ),
     };
     const store: PostgresStore = {
-      // A write made for a mutating RPC runs in a transaction of its own that also appends
-      // the call's event (the tx guard below): the outbox row commits with the change.
-      ...guard(ops, () => closed, {
-        // The operation's turn key goes with it (an organization's tree changes one writer at a
-        // time: TxOptions.turnKey), as when it runs in a transaction of its own.
-        reroute: (name, args) =>
-          transact(
-            (tx) =>
-              (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
-                ...args,
-              ),
-            behaviourOf(name).turn?.(...(args as never[])),
-          ),
-      }),
+      ...guard(ops, () => closed, poolAudit),
       db,
       accessCacheCounts: () => ({ ...counts }),
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
       atomically: (fn) => transact(fn),
+      // A call's view overrides only the writes that record its event, bound to the call.
+      recording: (scope) =>
+        Object.assign(
+          Object.create(store) as PostgresStore,
+          guard(audited(ops), () => closed, poolAudit, scope),
+          {
+            atomically: <R>(fn: (tx: Store) => Promise<R>) => transact(fn, undefined, scope),
+          },
+        ),
       async ping(opts) {
         if (closed) throw new StoreError("unavailable", "the store is closed");
         await db.ping(opts?.timeoutMs ?? Number.POSITIVE_INFINITY);
@@ -168,6 +196,13 @@ function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   return ops;
 }
 
+/** The operations of `ops` that record a call's event: what a call's view overrides. */
+function audited<T extends object>(ops: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(ops).filter(([name]) => isAuditedWrite(name)),
+  ) as Partial<T>;
+}
+
 /**
  * A PgDb whose every statement runs on `sql`, one open transaction: nested writes and reads
  * join it, and its change feed has no epoch, so the access queries read the transaction's own
@@ -190,7 +225,7 @@ function boundTo(sql: Sql): PgDb {
  * write in a transaction of its own; inside one, the event is appended on its `sql`.
  */
 interface AuditHooks {
-  reroute?: (name: string, args: unknown[]) => Promise<unknown>;
+  reroute?: (name: string, args: unknown[], scope: AuditScope) => Promise<unknown>;
   sql?: Sql;
   /** The hooks appendEvent is driven with on `sql` (it calls none today). */
   hooks?: PgHooks;
@@ -203,17 +238,22 @@ interface AuditHooks {
  * Refuse operations once closed; let only StoreErrors out for what a caller can cause; write
  * the event of a change made for a mutating RPC in the change's transaction.
  */
-function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHooks): T {
+function guard<T extends object>(
+  ops: T,
+  isClosed: () => boolean,
+  audit: AuditHooks,
+  /** The call whose event a change records (Store.recording); none for the store's own. */
+  scope?: AuditScope,
+): T {
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
     const audited = isAuditedWrite(name);
     out[name] = async (...args: unknown[]) => {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       audit.noted?.(name);
-      const scope = audited ? auditScope.getStore() : undefined;
       try {
-        if (scope && !scope.recorded) {
-          if (audit.reroute) return await audit.reroute(name, args);
+        if (audited && scope && !scope.recorded) {
+          if (audit.reroute) return await audit.reroute(name, args, scope);
           const result = await op(...args);
           const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
           if (row && audit.sql && audit.hooks) {

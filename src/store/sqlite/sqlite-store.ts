@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
-import { auditScope, eventFor } from "../../events/audit-scope.js";
+import { type AuditScope, eventFor } from "../../events/audit-scope.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import type { Steps } from "../ops/operation.js";
@@ -39,7 +39,9 @@ export interface SqliteStore extends Store {
   readonly db: Database;
 }
 
-type DataOps = SyncOps<Exclude<keyof Store, "ping" | "close" | "atomically" | "accessCacheCounts">>;
+type DataOps = SyncOps<
+  Exclude<keyof Store, "ping" | "close" | "atomically" | "recording" | "accessCacheCounts">
+>;
 
 /** How long readiness reports a full disk after a write was refused for lack of space. */
 const fullForMs = 30_000;
@@ -145,47 +147,89 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     () => false,
     events,
   );
+  // A call's view (Store.recording) overrides only the writes that record its event, each
+  // bound to the call's scope; everything else is the store's own, through the prototype.
+  const audited = Object.fromEntries(
+    Object.entries(ops).filter(([name]) => isAuditedWrite(name)),
+  ) as Partial<DataOps> as Record<string, (...args: never[]) => unknown>;
+  const txView = (scope: AuditScope): Store => {
+    const view: Store = Object.assign(
+      Object.create(tx) as Store,
+      guard(
+        audited,
+        recording,
+        () => closed,
+        watch,
+        () => false,
+        events,
+        undefined,
+        scope,
+      ),
+      { atomically: <R>(fn: (t: Store) => Promise<R>) => fn(view) },
+    );
+    return view;
+  };
   const tx: Store = {
     ...inside,
     ping: () => Promise.resolve(),
     close: () => Promise.reject(new Error("close() inside atomically")),
     atomically: (fn) => fn(tx),
+    recording: txView,
     accessCacheCounts: () => ({ ...readCache.counts }),
   };
-  return {
+  /**
+   * Run `fn` in one transaction holding the connection; with `scope`, the transaction's store
+   * records the call's event with its first change.
+   */
+  const atomically = async <R>(fn: (t: Store) => Promise<R>, scope?: AuditScope): Promise<R> => {
+    if (closed) throw new StoreError("unavailable", "the store is closed");
+    await waitTurn();
+    // A rolled-back transaction takes its event with it: the call may still record one.
+    const recorded = scope?.recorded;
+    let release!: () => void;
+    held = new Promise((r) => {
+      release = r;
+    });
+    try {
+      // Operations inside run their own transactions as savepoints of this one.
+      db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(scope ? txView(scope) : tx);
+        db.exec("COMMIT");
+        return result;
+      } catch (err) {
+        if (db.inTransaction) db.exec("ROLLBACK");
+        if (scope && recorded !== undefined) scope.recorded = recorded;
+        readCache.clear();
+        throw err;
+      }
+    } catch (err) {
+      throw fromSqliteError(err);
+    } finally {
+      held = undefined;
+      release();
+    }
+  };
+  const store: SqliteStore = {
     ...guarded,
     db,
     accessCacheCounts: () => ({ ...readCache.counts }),
-    async atomically(fn) {
-      if (closed) throw new StoreError("unavailable", "the store is closed");
-      await waitTurn();
-      // A rolled-back transaction takes its event with it: the call may still record one.
-      const scope = auditScope.getStore();
-      const recorded = scope?.recorded;
-      let release!: () => void;
-      held = new Promise((r) => {
-        release = r;
-      });
-      try {
-        // Operations inside run their own transactions as savepoints of this one.
-        db.exec("BEGIN IMMEDIATE");
-        try {
-          const result = await fn(tx);
-          db.exec("COMMIT");
-          return result;
-        } catch (err) {
-          if (db.inTransaction) db.exec("ROLLBACK");
-          if (scope && recorded !== undefined) scope.recorded = recorded;
-          readCache.clear();
-          throw err;
-        }
-      } catch (err) {
-        throw fromSqliteError(err);
-      } finally {
-        held = undefined;
-        release();
-      }
-    },
+    atomically: (fn) => atomically(fn),
+    recording: (scope) =>
+      Object.assign(
+        Object.create(store) as SqliteStore,
+        guard(
+          audited,
+          recording,
+          () => closed,
+          watch,
+          () => held !== undefined && waitTurn(),
+          events,
+          commits,
+          scope,
+        ),
+        { atomically: <R>(fn: (t: Store) => Promise<R>) => atomically(fn, scope) },
+      ),
     async ping() {
       if (closed) throw new StoreError("unavailable", "the store is closed");
       if (fullSince !== undefined && Date.now() - fullSince < fullForMs) {
@@ -206,6 +250,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
       db.close();
     },
   };
+  return store;
 }
 
 function open(path: string, opts: SqliteStoreOptions): Database {
@@ -278,6 +323,8 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
   events: { drive: <R>(steps: Steps<R>) => R; now: () => number },
   /** Where writes go to share a commit; without it, every operation runs at once. */
   commits?: GroupCommit,
+  /** The call whose event a change records (Store.recording); none for the store's own. */
+  scope?: AuditScope,
 ): AsyncOps<T> {
   const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
   for (const [name, plain] of Object.entries(ops)) {
@@ -285,8 +332,7 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
     // call's event in its own transaction (a savepoint of the batch's, or of atomically's).
     const audited = isAuditedWrite(name);
     const op = (...args: never[]) => {
-      const scope = audited ? auditScope.getStore() : undefined;
-      if (!scope || scope.recorded) return plain(...args);
+      if (!audited || !scope || scope.recorded) return plain(...args);
       return recording(() => {
         const result = plain(...args);
         const row = eventFor(scope, args, result, events.now());
@@ -302,11 +348,7 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
         const wait = turn();
         if (wait) await wait;
         if (isClosed()) throw new StoreError("unavailable", "the store is closed");
-        // The scope is read here: the batch runs later, outside this call's async context.
-        const scope = audited ? auditScope.getStore() : undefined;
-        return commits.enqueue(() =>
-          scope ? auditScope.run(scope, () => op(...args)) : op(...args),
-        );
+        return commits.enqueue(() => op(...args));
       };
       continue;
     }
