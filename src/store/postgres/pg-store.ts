@@ -1,5 +1,6 @@
 import { type AuditScope, eventFor } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
+import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import { seedBuiltins } from "../ops/roles.js";
@@ -79,25 +80,23 @@ export async function createPostgresStore(
           if (scope && recorded !== undefined) scope.recorded = recorded;
           touchesAccess = false;
           const txDb = boundTo(sql);
-          const txAudit = { sql, hooks, now: clock, noted };
-          const txOps = dataOps(txDb, opts.roles, counts);
           const tx: Store = {
-            ...guard(txOps, () => closed, txAudit, scope),
+            ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
+              sql,
+              hooks,
+              now: clock,
+              noted,
+            }),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
-            atomically: (inner) => inner(tx),
-            // A view for another call, inside this transaction (its writes record that call).
-            recording: (other) =>
-              Object.assign(
-                Object.create(tx) as Store,
-                guard(audited(txOps), () => closed, txAudit, other),
-                {
-                  atomically: <T>(inner: (t: Store) => Promise<T>) => inner(tx.recording(other)),
-                },
-              ),
+            // A view's transaction is the view itself: its changes record its call.
+            atomically(inner) {
+              return inner(this);
+            },
+            recording: (other) => callView(tx, other),
             accessCacheCounts: () => ({ ...counts }),
           };
-          return fn(tx);
+          return fn(scope ? callView(tx, scope) : tx);
         },
         { notify: () => touchesAccess, ...(turnKey === undefined ? {} : { turnKey }) },
       );
@@ -131,16 +130,11 @@ export async function createPostgresStore(
       accessCacheCounts: () => ({ ...counts }),
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
-      atomically: (fn) => transact(fn),
-      // A call's view overrides only the writes that record its event, bound to the call.
-      recording: (scope) =>
-        Object.assign(
-          Object.create(store) as PostgresStore,
-          guard(audited(ops), () => closed, poolAudit, scope),
-          {
-            atomically: <R>(fn: (tx: Store) => Promise<R>) => transact(fn, undefined, scope),
-          },
-        ),
+      // Through a call's view (`this`), the transaction's changes record the call.
+      atomically(fn) {
+        return transact(fn, undefined, scopeOf(this));
+      },
+      recording: (scope) => callView(store, scope),
       async ping(opts) {
         if (closed) throw new StoreError("unavailable", "the store is closed");
         await db.ping(opts?.timeoutMs ?? Number.POSITIVE_INFINITY);
@@ -196,13 +190,6 @@ function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
   return ops;
 }
 
-/** The operations of `ops` that record a call's event: what a call's view overrides. */
-function audited<T extends object>(ops: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(ops).filter(([name]) => isAuditedWrite(name)),
-  ) as Partial<T>;
-}
-
 /**
  * A PgDb whose every statement runs on `sql`, one open transaction: nested writes and reads
  * join it, and its change feed has no epoch, so the access queries read the transaction's own
@@ -238,21 +225,17 @@ interface AuditHooks {
  * Refuse operations once closed; let only StoreErrors out for what a caller can cause; write
  * the event of a change made for a mutating RPC in the change's transaction.
  */
-function guard<T extends object>(
-  ops: T,
-  isClosed: () => boolean,
-  audit: AuditHooks,
-  /** The call whose event a change records (Store.recording); none for the store's own. */
-  scope?: AuditScope,
-): T {
+function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHooks): T {
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
     const audited = isAuditedWrite(name);
-    out[name] = async (...args: unknown[]) => {
+    out[name] = async function (this: unknown, ...args: unknown[]) {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       audit.noted?.(name);
+      // A call's view (`this`, Store.recording) records the call's event with its change.
+      const scope = audited ? scopeOf(this) : undefined;
       try {
-        if (audited && scope && !scope.recorded) {
+        if (scope && !scope.recorded) {
           if (audit.reroute) return await audit.reroute(name, args, scope);
           const result = await op(...args);
           const row = eventFor(scope, args, result, (audit.now ?? Date.now)());

@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { type AuditScope, eventFor } from "../../events/audit-scope.js";
+import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import type { Steps } from "../ops/operation.js";
@@ -147,34 +148,15 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     () => false,
     events,
   );
-  // A call's view (Store.recording) overrides only the writes that record its event, each
-  // bound to the call's scope; everything else is the store's own, through the prototype.
-  const audited = Object.fromEntries(
-    Object.entries(ops).filter(([name]) => isAuditedWrite(name)),
-  ) as Partial<DataOps> as Record<string, (...args: never[]) => unknown>;
-  const txView = (scope: AuditScope): Store => {
-    const view: Store = Object.assign(
-      Object.create(tx) as Store,
-      guard(
-        audited,
-        recording,
-        () => closed,
-        watch,
-        () => false,
-        events,
-        undefined,
-        scope,
-      ),
-      { atomically: <R>(fn: (t: Store) => Promise<R>) => fn(view) },
-    );
-    return view;
-  };
   const tx: Store = {
     ...inside,
     ping: () => Promise.resolve(),
     close: () => Promise.reject(new Error("close() inside atomically")),
-    atomically: (fn) => fn(tx),
-    recording: txView,
+    // A view's transaction is the view itself: its changes record its call.
+    atomically(fn) {
+      return fn(this);
+    },
+    recording: (scope) => callView(tx, scope),
     accessCacheCounts: () => ({ ...readCache.counts }),
   };
   /**
@@ -194,7 +176,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
       // Operations inside run their own transactions as savepoints of this one.
       db.exec("BEGIN IMMEDIATE");
       try {
-        const result = await fn(scope ? txView(scope) : tx);
+        const result = await fn(scope ? callView(tx, scope) : tx);
         db.exec("COMMIT");
         return result;
       } catch (err) {
@@ -214,22 +196,11 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...guarded,
     db,
     accessCacheCounts: () => ({ ...readCache.counts }),
-    atomically: (fn) => atomically(fn),
-    recording: (scope) =>
-      Object.assign(
-        Object.create(store) as SqliteStore,
-        guard(
-          audited,
-          recording,
-          () => closed,
-          watch,
-          () => held !== undefined && waitTurn(),
-          events,
-          commits,
-          scope,
-        ),
-        { atomically: <R>(fn: (t: Store) => Promise<R>) => atomically(fn, scope) },
-      ),
+    // Through a call's view (`this`), the transaction's changes record the call.
+    atomically(fn) {
+      return atomically(fn, scopeOf(this));
+    },
+    recording: (scope) => callView(store, scope),
     async ping() {
       if (closed) throw new StoreError("unavailable", "the store is closed");
       if (fullSince !== undefined && Date.now() - fullSince < fullForMs) {
@@ -323,16 +294,15 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
   events: { drive: <R>(steps: Steps<R>) => R; now: () => number },
   /** Where writes go to share a commit; without it, every operation runs at once. */
   commits?: GroupCommit,
-  /** The call whose event a change records (Store.recording); none for the store's own. */
-  scope?: AuditScope,
 ): AsyncOps<T> {
-  const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  const out: Record<string, (this: unknown, ...args: never[]) => Promise<unknown>> = {};
   for (const [name, plain] of Object.entries(ops)) {
-    // The one place a change meets its event: a write made for a mutating RPC appends the
-    // call's event in its own transaction (a savepoint of the batch's, or of atomically's).
+    // The one place a change meets its event: a write made through a call's view (`this`,
+    // Store.recording) appends the call's event in its own transaction (a savepoint of the
+    // batch's, or of atomically's).
     const audited = isAuditedWrite(name);
-    const op = (...args: never[]) => {
-      if (!audited || !scope || scope.recorded) return plain(...args);
+    const op = (scope: AuditScope | undefined, args: never[]) => {
+      if (!scope || scope.recorded) return plain(...args);
       return recording(() => {
         const result = plain(...args);
         const row = eventFor(scope, args, result, events.now());
@@ -344,21 +314,23 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
       });
     };
     if (commits && !runsAtOnce(name)) {
-      out[name] = async (...args) => {
+      out[name] = async function (...args) {
+        const scope = audited ? scopeOf(this) : undefined;
         const wait = turn();
         if (wait) await wait;
         if (isClosed()) throw new StoreError("unavailable", "the store is closed");
-        return commits.enqueue(() => op(...args));
+        return commits.enqueue(() => op(scope, args));
       };
       continue;
     }
-    out[name] = async (...args) => {
+    out[name] = async function (...args) {
+      const scope = audited ? scopeOf(this) : undefined;
       const wait = turn();
       if (wait) await wait;
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       const before = watch.before();
       try {
-        const result = op(...args);
+        const result = op(scope, args);
         watch.after(undefined, before);
         return result;
       } catch (err) {
