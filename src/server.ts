@@ -35,6 +35,7 @@ import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js
 import { createDeadlineGate } from "./deadline-gate.js";
 import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
+import { callStore } from "./events/call-scope.js";
 import { createEventRetention, pruneIntervalMs } from "./events/event-retention.js";
 import { addBodyGate } from "./grpc/body-gate.js";
 import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
@@ -364,7 +365,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   // One set of implementations and one interceptor list, served by the Connect router
   // (gRPC, gRPC-Web, Connect) and the REST gateway alike.
   const services = createServiceImpls({
-    store,
+    // Each change a handler makes goes through the store's view for its call (the audit
+    // interceptor below opens the call's scope): the store records who made it.
+    store: callStore(store),
     lists,
     now,
     authorizer,
