@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { isUid } from "../uid.js";
 import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
+import { newEventId } from "./event-id.js";
 
 /**
  * AuditScope is what one mutating RPC tells the store about itself, so that the store can
@@ -155,7 +156,8 @@ export function eventFor(
   const subject = subjectOf(args, result) || scope.requestUid;
   const binding = bindingSummaryOf(type, result);
   return {
-    id: crypto.randomUUID(),
+    // Time-ordered: the id index appends (event-id.ts).
+    id: newEventId(now),
     type,
     source: scope.source,
     subject,

@@ -370,6 +370,16 @@ export const pgMigrations: readonly PgMigration[] = [
         WHERE group_uid IS NULL;
     `,
   },
+  {
+    // As SQLite's: childrenOf on events reads the uid index (event-rows.ts). events_uid
+    // (text_pattern_ops) repeated the uid's own unique index, whose COLLATE "C" already
+    // serves the list SQL's uid ranges; both were random keys every append wrote into.
+    description: "narrower audit trail: no index on events.subject, one on events.uid",
+    sql: `
+      DROP INDEX IF EXISTS events_subject;
+      DROP INDEX IF EXISTS events_uid;
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -541,6 +541,13 @@ export const migrations: readonly Migration[] = [
         WHERE group_uid IS NULL;
     `,
   },
+  {
+    // An event's subject is a random uid, so each append wrote a leaf page of this index
+    // somewhere in its middle, one more page in the WAL at every commit. childrenOf on events
+    // reads the uid index instead (event-rows.ts: an event's uid is subject/id).
+    description: "narrower audit trail: no index on events.subject",
+    sql: "DROP INDEX IF EXISTS events_subject;",
+  },
 ];
 
 /**
