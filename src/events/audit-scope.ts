@@ -1,5 +1,6 @@
 import { isUid } from "../uid.js";
 import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
+import { newEventId } from "./event-id.js";
 
 /**
  * AuditScope is what one call that changes something tells the store about itself, so that
@@ -152,7 +153,8 @@ export function eventFor(
   const subject = subjectOf(args, result) || scope.requestUid;
   const binding = bindingSummaryOf(type, result);
   return {
-    id: crypto.randomUUID(),
+    // Time-ordered: the id index appends (event-id.ts).
+    id: newEventId(now),
     type,
     source: scope.source,
     subject,

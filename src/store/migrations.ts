@@ -1023,4 +1023,17 @@ export const schemaSteps: readonly SchemaStep[] = [
         WHERE group_uid IS NULL;
     `,
   },
+  {
+    // An event's subject is a random uid, so each append wrote a leaf page of this index
+    // somewhere in its middle, one more page in the WAL at every commit. childrenOf on events
+    // reads the uid index instead (event-rows.ts: an event's uid is subject/id). On
+    // PostgreSQL, events_uid (text_pattern_ops) also repeated the uid's own unique index,
+    // whose COLLATE "C" already serves the list SQL's uid ranges.
+    description: "narrower audit trail: no index on events.subject",
+    sqlite: "DROP INDEX IF EXISTS events_subject;",
+    pg: `
+      DROP INDEX IF EXISTS events_subject;
+      DROP INDEX IF EXISTS events_uid;
+    `,
+  },
 ];
