@@ -75,6 +75,12 @@ export interface Config {
   maxConnectionsPerAddress: number;
   /** Unanswered requests one HTTP/1.1 connection may pipeline; past it 503 and close. */
   maxPipelinedRequests: number;
+  /** Requests of one client address running at once; the next wait their turn (none refused). */
+  maxRunningPerAddress: number;
+  /** Requests started in one turn of the event loop; the next start in later turns, by address. */
+  maxStartsPerTurn: number;
+  /** HTTP/2 connections of one client address that may have 100 streams; later ones get 8. */
+  wideSessionsPerAddress: number;
   /** Answer bytes a connection may leave unread... */
   maxUnsentBytes: number;
   /** ...for at most this long before it is closed. */
@@ -343,6 +349,27 @@ export const settings: readonly Setting[] = [
     flag: "max-connections-per-address",
     default: "512",
     help: "open connections from one client address (behind a proxy: the proxy's)",
+  },
+  {
+    key: "maxRunningPerAddress",
+    env: "GATEHOUSE_MAX_RUNNING_PER_ADDRESS",
+    flag: "max-running-per-address",
+    default: "64",
+    help: "requests of one client address running at once; the next wait their turn",
+  },
+  {
+    key: "maxStartsPerTurn",
+    env: "GATEHOUSE_MAX_STARTS_PER_TURN",
+    flag: "max-starts-per-turn",
+    default: "16",
+    help: "requests started in one turn of the event loop; the next start round-robin by address",
+  },
+  {
+    key: "wideSessionsPerAddress",
+    env: "GATEHOUSE_WIDE_SESSIONS_PER_ADDRESS",
+    flag: "wide-sessions-per-address",
+    default: "4",
+    help: "HTTP/2 connections of one client address that may open 100 streams; later ones get 8",
   },
   {
     key: "maxPipelinedRequests",
@@ -691,6 +718,9 @@ type ConnectionSettings = Pick<
   | "maxConnections"
   | "maxConnectionsPerAddress"
   | "maxPipelinedRequests"
+  | "maxRunningPerAddress"
+  | "maxStartsPerTurn"
+  | "wideSessionsPerAddress"
   | "maxUnsentBytes"
   | "unsentStallMs"
   | "dbTimeoutMs"
@@ -704,6 +734,9 @@ function connectionSettings(
     maxConnections: int("maxConnections", "4096", 1, 1_000_000),
     maxConnectionsPerAddress: int("maxConnectionsPerAddress", "512", 1, 1_000_000),
     maxPipelinedRequests: int("maxPipelinedRequests", "64", 1, 10_000),
+    maxRunningPerAddress: int("maxRunningPerAddress", "64", 1, 1_000_000),
+    maxStartsPerTurn: int("maxStartsPerTurn", "16", 1, 1_000_000),
+    wideSessionsPerAddress: int("wideSessionsPerAddress", "4", 0, 1_000_000),
     maxUnsentBytes: int("maxUnsentBytes", "4194304", 65_536, 1024 * 1024 * 1024),
     unsentStallMs: int("unsentStallMs", "10000", 100, 600_000),
     dbTimeoutMs: int("dbTimeoutMs", "5000", 50, 600_000),
