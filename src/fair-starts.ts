@@ -6,10 +6,11 @@
  * them; those past it wait for the next turn and are then started round-robin by address, so
  * a flood from one address takes one start in each round and a client from another address
  * waits at most about one turn, not behind the flood's queue. And at most `perAddress`
- * requests of one address run at once (from their start until their answer is sent or their
- * connection gone): a client that never reads its answers holds its own address's slots, not
- * everyone's. A request over either bound waits; none is refused (the connection limits bound
- * how many can wait: pipelined requests a connection, streams a session).
+ * requests of one address run at once (the caller says until when: src/one-port.ts, until
+ * the answer's head is written), so that one address's slow work (a database wait) cannot
+ * take every request in progress. A request over either bound waits; none is refused (the
+ * connection limits bound how many can wait: pipelined requests a connection, streams a
+ * session).
  */
 export interface FairStarts {
   /**

@@ -48,8 +48,8 @@ export interface ConnectionLimits {
   maxConnectionsPerAddress: number;
   /**
    * Requests of one client address running at once, over all its connections and protocols
-   * (from their start until their answer is sent); the next ones wait their turn, none is
-   * refused. A client that never reads its answers holds only its own address's slots.
+   * (from their start until their answer's head is written); the next ones wait their turn,
+   * none is refused.
    */
   maxRunningPerAddress: number;
   /**
@@ -322,10 +322,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           return;
         }
         fair.enter(p.address, (done) => {
-          // Done when its answer is all written out of the handler ('prefinish': the bytes
-          // may still wait for a client that does not read, which costs no work and is the
-          // stall budgets' business), or when the connection is gone (a response waiting in
-          // Node's queue of a closed connection may never emit its own events).
+          // Done when its answer's head is written (what follows, a body a client may leave
+          // unread or the messages of a long stream, is the stall budgets' business, not
+          // work that holds a slot), or when the connection is gone (a response waiting in
+          // Node's queue of a closed connection may never emit its own events). Every answer
+          // writes its head through writeHead, the implicit one too.
           const socket = rq.socket;
           if (socket.destroyed) {
             done();
@@ -335,7 +336,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             socket.off("close", finished);
             done();
           };
-          rs.once("prefinish", finished);
+          const writeHead = rs.writeHead;
+          rs.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+            finished();
+            return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+          } as typeof rs.writeHead;
           rs.once("close", finished);
           socket.once("close", finished);
           handler(rq, rs);
@@ -539,14 +544,16 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           return;
         }
         fair.enter(w?.address ?? stream.session?.socket?.remoteAddress ?? "", (done) => {
-          // Done when the answer's last bytes are handed to the stream (they may wait there
-          // for a client that does not read: the stall budgets' business, not work), or when
-          // the stream closes. A stream has no event for the first: its end is wrapped.
-          const end = stream.end;
-          stream.end = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
+          // Done when the answer's head is sent (what follows, a body a client may leave
+          // unread or the messages of a long stream, is the stall budgets' business, not
+          // work that holds a slot), or when the stream closes. A stream has no event for
+          // the first: its respond is wrapped (the compatibility layer's writeHead and the
+          // lean gRPC path both call it).
+          const respond = stream.respond;
+          stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
             done();
-            return (end as (...a: unknown[]) => http2.ServerHttp2Stream).apply(this, args);
-          } as typeof stream.end;
+            return (respond as (...a: unknown[]) => void).apply(this, args);
+          } as typeof stream.respond;
           stream.once("close", done);
           // A stream that waited its turn may be gone: its client reset it, or the session.
           if (stream.destroyed || stream.closed) {
