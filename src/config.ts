@@ -97,6 +97,12 @@ export interface Config {
   maxConnectionsPerAddress: number;
   /** Unanswered requests one HTTP/1.1 connection may pipeline; past it 503 and close. */
   maxPipelinedRequests: number;
+  /** Requests of one client address running at once; the next wait their turn (none refused). */
+  maxRunningPerAddress: number;
+  /** Requests started in one turn of the event loop; the next start in later turns, by address. */
+  maxStartsPerTurn: number;
+  /** HTTP/2 connections of one client address that may have 100 streams; later ones get 8. */
+  wideSessionsPerAddress: number;
   /** Answer bytes a connection may leave unread... */
   maxUnsentBytes: number;
   /** ...for at most this long before it is closed. */
@@ -432,6 +438,30 @@ const table = [
     kind: integer(1, 1_000_000),
     default: "512",
     help: "open connections from one client address (behind a proxy: the proxy's)",
+  },
+  {
+    key: "maxRunningPerAddress",
+    env: "GATEHOUSE_MAX_RUNNING_PER_ADDRESS",
+    flag: "max-running-per-address",
+    kind: integer(1, 1_000_000),
+    default: "64",
+    help: "requests of one client address running at once; the next wait their turn",
+  },
+  {
+    key: "maxStartsPerTurn",
+    env: "GATEHOUSE_MAX_STARTS_PER_TURN",
+    flag: "max-starts-per-turn",
+    kind: integer(1, 1_000_000),
+    default: "16",
+    help: "requests started in one turn of the event loop; the next start round-robin by address",
+  },
+  {
+    key: "wideSessionsPerAddress",
+    env: "GATEHOUSE_WIDE_SESSIONS_PER_ADDRESS",
+    flag: "wide-sessions-per-address",
+    kind: integer(0, 1_000_000),
+    default: "4",
+    help: "HTTP/2 connections of one client address that may open 100 streams; later ones get 8",
   },
   {
     key: "maxPipelinedRequests",

@@ -2,6 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { createFairStarts, type FairStarts } from "./fair-starts.js";
 
 /** Takes an HTTP/2 stream (returns true) or leaves it for the request handler. */
 export type StreamTaker = (
@@ -46,6 +47,23 @@ export interface ConnectionLimits {
   /** Open connections from one client address; one more is closed at once. */
   maxConnectionsPerAddress: number;
   /**
+   * Requests of one client address running at once, over all its connections and protocols
+   * (from their start until their answer's head is written); the next ones wait their turn,
+   * none is refused.
+   */
+  maxRunningPerAddress: number;
+  /**
+   * Requests started in one turn of the event loop, over all addresses; the next ones start
+   * in the following turns, one an address a round (src/fair-starts.ts).
+   */
+  maxStartsPerTurn: number;
+  /**
+   * HTTP/2 connections of one client address open at once that may have 100 streams each;
+   * the ones past them may have `narrowSessionStreams` (sent in their first SETTINGS, so the
+   * streams past it are refused by nghttp2 before Node builds anything for them).
+   */
+  wideSessionsPerAddress: number;
+  /**
    * Unanswered requests one HTTP/1.1 connection may have pipelined. The one past it is
    * answered 503 with `Connection: close` (after the answers before it) and the connection
    * reads nothing more. HTTP/2 has its own bound: 100 concurrent streams a connection.
@@ -71,6 +89,9 @@ export interface ConnectionLimits {
 export const defaultLimits: ConnectionLimits = {
   maxConnections: 4096,
   maxConnectionsPerAddress: 512,
+  maxRunningPerAddress: 64,
+  maxStartsPerTurn: 16,
+  wideSessionsPerAddress: 4,
   maxPipelinedRequests: 64,
   maxUnsentBytes: 4 * 1024 * 1024,
   unsentStallMs: 10_000,
@@ -97,10 +118,14 @@ const pipelineConcurrency = 1;
 const maxConcurrentStreams = 100;
 
 /**
- * HTTP/2 streams of one connection started in one turn of the event loop; the others wait
- * for the next turn, after what other connections sent meanwhile (as HTTP/1.1 pipelines do).
+ * HTTP/2 streams open at once on a connection past its address's `wideSessionsPerAddress`.
+ * Node builds a stream's objects as nghttp2 reads its HEADERS, all the streams a connection
+ * sends in one read and all the connections read in one poll, before any of our code runs:
+ * 200 connections opening 100 streams each took the event loop for 0.3-0.4 s of CPU at once
+ * (bench/RESULTS.md, "Fair service under hostile clients"). A client needing more concurrency
+ * than 4 x 100 streams from one address is a proxy; it opens more connections.
  */
-const streamsPerTurn = 8;
+const narrowSessionStreams = 8;
 
 /**
  * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
@@ -164,6 +189,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   let listener: net.Server | undefined;
   const sockets = new Set<Duplex>();
   const perAddress = new Map<string, number>();
+  /** Open HTTP/2 sessions by client address. */
+  const sessionsPerAddress = new Map<string, number>();
   const sessions = new Map<http2.ServerHttp2Session, SessionWatch>();
   const h1Connections = new Map<Duplex, Pipeline>();
   /** HTTP/1.1 connections that have not asked anything yet, and since when they are open. */
@@ -174,6 +201,10 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   };
   let taker: StreamTaker | undefined;
   let shuttingDown = false;
+  const fair: FairStarts = createFairStarts({
+    perTurn: limits.maxStartsPerTurn,
+    perAddress: limits.maxRunningPerAddress,
+  });
 
   /** Count a new connection, or close it at once when a connection bound is reached. */
   const admit = (socket: Duplex & { remoteAddress?: string | undefined }): boolean => {
@@ -274,19 +305,46 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         rs.once("close", () => {
           p.pending.delete(rs);
           p.lastDone = Date.now();
-          if (!rs.shouldKeepAlive) {
+          if (!rs.shouldKeepAlive || rq.socket.destroyed) {
             // This answer closes the connection: the requests pipelined behind it would run
             // with no way to send their answers. They are left unrun, as HTTP/1.1 allows.
             p.closing = true;
             p.waiting.length = 0;
             return;
           }
+          // Its turn comes from the fair starts: run at once, a deep pipeline would be served
+          // whole before anyone else.
           const next = p.waiting.shift();
-          // On the next turn of the event loop, after what other connections sent meanwhile:
-          // run at once, a deep pipeline would be served whole before anyone else.
-          if (next) setImmediate(() => run(next[0], next[1]));
+          if (next) run(next[0], next[1]);
         });
-        handler(rq, rs);
+        if (isProbe(rq.url)) {
+          handler(rq, rs);
+          return;
+        }
+        fair.enter(p.address, (done) => {
+          // Done when its answer's head is written (what follows, a body a client may leave
+          // unread or the messages of a long stream, is the stall budgets' business, not
+          // work that holds a slot), or when the connection is gone (a response waiting in
+          // Node's queue of a closed connection may never emit its own events). Every answer
+          // writes its head through writeHead, the implicit one too.
+          const socket = rq.socket;
+          if (socket.destroyed) {
+            done();
+            return;
+          }
+          const finished = () => {
+            socket.off("close", finished);
+            done();
+          };
+          const writeHead = rs.writeHead;
+          rs.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
+            finished();
+            return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
+          } as typeof rs.writeHead;
+          rs.once("close", finished);
+          socket.once("close", finished);
+          handler(rq, rs);
+        });
       };
       if (p.pending.size >= pipelineConcurrency) p.waiting.push([req, r]);
       else run(req, r);
@@ -422,36 +480,6 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   };
   let sweeper: NodeJS.Timeout | undefined;
 
-  /**
-   * Start an HTTP/2 stream now, or in a later turn of the event loop when its connection has
-   * started `streamsPerTurn` this turn: a burst of streams (200 connections opening 100 each
-   * at once) is then served a few per connection per turn, with other connections' requests
-   * in between, instead of all before anyone else's (a 5 s stall of a control client).
-   */
-  const takeTurn = (w: SessionWatch, start: () => void) => {
-    if (w.waiting.length === 0 && w.startedThisTurn < streamsPerTurn) {
-      w.startedThisTurn++;
-      nextTurn(w);
-      start();
-      return;
-    }
-    w.waiting.push(start);
-    nextTurn(w);
-  };
-  const nextTurn = (w: SessionWatch) => {
-    if (w.turnPending) return;
-    w.turnPending = true;
-    setImmediate(() => {
-      w.turnPending = false;
-      w.startedThisTurn = 0;
-      while (w.waiting.length > 0 && w.startedThisTurn < streamsPerTurn) {
-        w.startedThisTurn++;
-        w.waiting.shift()!();
-      }
-      if (w.waiting.length > 0) nextTurn(w);
-    });
-  };
-
   return {
     timeouts,
     limits,
@@ -508,13 +536,32 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           });
         }
         const start = () => {
-          // A stream that waited its turn may be gone: its client reset it, or the session.
-          if (stream.destroyed || stream.closed) return;
           if (taker?.(stream, headers)) return;
           toHandler.call(h2, stream, headers, ...rest);
         };
-        if (w) takeTurn(w, start);
-        else start();
+        if (isProbe(headers[":path"])) {
+          start();
+          return;
+        }
+        fair.enter(w?.address ?? stream.session?.socket?.remoteAddress ?? "", (done) => {
+          // Done when the answer's head is sent (what follows, a body a client may leave
+          // unread or the messages of a long stream, is the stall budgets' business, not
+          // work that holds a slot), or when the stream closes. A stream has no event for
+          // the first: its respond is wrapped (the compatibility layer's writeHead and the
+          // lean gRPC path both call it).
+          const respond = stream.respond;
+          stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
+            done();
+            return (respond as (...a: unknown[]) => void).apply(this, args);
+          } as typeof stream.respond;
+          stream.once("close", done);
+          // A stream that waited its turn may be gone: its client reset it, or the session.
+          if (stream.destroyed || stream.closed) {
+            done();
+            return;
+          }
+          start();
+        });
       });
       h2.setTimeout(timeouts.idleTimeoutMs);
       // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
@@ -537,11 +584,18 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           grewAt: Date.now(),
           address: session.socket?.remoteAddress ?? "",
           written: 0,
-          waiting: [],
-          startedThisTurn: 0,
-          turnPending: false,
         };
         sessions.set(session, w);
+        const wide = sessionsPerAddress.get(w.address) ?? 0;
+        sessionsPerAddress.set(w.address, wide + 1);
+        if (wide >= limits.wideSessionsPerAddress) {
+          session.settings({ maxConcurrentStreams: narrowSessionStreams });
+        }
+        session.once("close", () => {
+          const n = (sessionsPerAddress.get(w.address) ?? 1) - 1;
+          if (n === 0) sessionsPerAddress.delete(w.address);
+          else sessionsPerAddress.set(w.address, n);
+        });
         const frame = () => {
           w.frameAt = Date.now();
           w.dribbleSince = undefined;
@@ -690,12 +744,15 @@ interface SessionWatch extends StallWatch {
   grewAt: number;
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
-  /** Streams waiting for their turn to start, and those started this turn. */
-  waiting: (() => void)[];
-  startedThisTurn: number;
-  /** Whether the next turn is scheduled. */
-  turnPending: boolean;
   overSince?: number | undefined;
+}
+
+/**
+ * Health and readiness probes start at once, outside the fair starts: an orchestrator probing
+ * from an address that also floods must still see the process answer. They are cheap.
+ */
+function isProbe(path: string | undefined): boolean {
+  return path === "/healthz" || path === "/readyz";
 }
 
 /** Read until the protocol is known, then hand the socket, bytes unread, to its server. */
