@@ -12,7 +12,12 @@ import {
   startRestartablePostgres,
 } from "../helpers/replicas.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, useTestServer } from "../helpers/test-server.js";
+import {
+  postgresBackend,
+  startTestServer,
+  type TestOrg,
+  useTestServer,
+} from "../helpers/test-server.js";
 
 // PostgreSQL stalled or failing, as docs/postgres.md promises:
 // - frozen (SIGSTOP: connections open, nothing answers): every wait of a call (a pooled
@@ -70,7 +75,7 @@ describe("the SQLSTATE table", () => {
 describe("PostgreSQL out of disk", () => {
   let org: TestOrg;
   let admin: pg.Client;
-  const ts = useTestServer({}, { backend: "postgres" });
+  const ts = useTestServer({}, { backend: postgresBackend });
   beforeAll(async () => {
     org = await ts.makeOrg("full");
     admin = new pg.Client({ connectionString: ts.config.databaseUrl });
