@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { classify, filesOf, type Tier, tierNames, tierSetup } from "./test/tiers.js";
@@ -7,6 +8,17 @@ import { classify, filesOf, type Tier, tierNames, tierSetup } from "./test/tiers
 // only for its own tier's setup.
 const root = fileURLToPath(new URL(".", import.meta.url));
 const tiers = classify(root);
+
+// Tiers whose files share a worker process, one file after another, instead of a fresh process
+// a file (vitest's `isolate`): their modules (src/, gen/, fastify, grpc-js, connect) are loaded
+// once a worker, not once a file. Fifty small api files took 488 s one process each and 139 s
+// sharing (load average 17-19 on 2 cores; the imports alone 212 s against 4 s). What they share
+// is harmless: every server, store and client is a file's own, started and closed by it (a
+// file that changes the environment, timers or globals puts them back). Not shared: the
+// reliability tier (crashes, SIGTERM, memory ceilings: a process's own state is what it
+// measures), PostgreSQL's (its helper keeps a file's databases in module state) and the
+// console's (three files, each a browser).
+const sharedWorkers = new Set<Tier>(["unit", "api"]);
 
 const setupOf = (tier: Tier) => [
   ...(tierSetup[tier].console ? ["test/setup/console.ts"] : []),
@@ -18,6 +30,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Two files at a time on a 2-core machine (one fewer than the cores on a bigger one, vitest's
+    // default). That default ran the whole suite one file at a time on 2 cores: 1,040 s of wall
+    // time for 675 s of files. A file's own work is a server and its clients in one process,
+    // and child processes that wait; two at a time keeps both cores busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Transformed modules kept between runs (node_modules/.experimental-vitest-cache, keyed by
     // content): a run of one api file spent more on transforming src/ and gen/ than on its
     // tests (transform 1.3-1.8 s, then 0.2 s; the file's wall time 5.1-5.4 s, then 3.4-4.0 s).
@@ -29,9 +46,10 @@ export default defineConfig({
         // A tier with no file yet must not fall back to vitest's default include.
         include: filesOf(tiers, tier).length > 0 ? filesOf(tiers, tier) : [`no-${tier}-tests`],
         globalSetup: setupOf(tier),
-        // Unit files open no socket and start no process: a worker thread each, not a process
-        // (the tier ran in about 0.85 of the time under load; a file alone, no clear change).
+        // Unit files open no socket and start no process: worker threads, not processes (the
+        // tier ran in about 0.85 of the time under load; a file alone, no clear change).
         ...(tier === "unit" ? { pool: "threads" as const } : {}),
+        ...(sharedWorkers.has(tier) ? { isolate: false } : {}),
       },
     })),
   },

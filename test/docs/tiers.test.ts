@@ -1,13 +1,28 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import config from "../../vitest.config.js";
-import { classify, listTestFiles, needsPostgres, tierNames, tierSetup } from "../tiers.js";
+import {
+  classify,
+  type Import,
+  importsOf,
+  listTestFiles,
+  reachOf,
+  tierNames,
+  tierOf,
+  tierSetup,
+} from "../tiers.js";
 
 // The tiers cover the whole suite: a test file that no tier includes would never run, not
 // even in `npm test`, and a file that needs PostgreSQL in a tier without it would fail late.
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A file's code without its comments, roughly: what the text checks below read. */
+const code = (file: string) =>
+  readFileSync(`${root}/${file}`, "utf8")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/(^|[^:"'`])\/\/.*$/gm, "$1");
 
 it("puts every test file in exactly one tier, and the tiers are the whole suite", () => {
   const projects = (config.test?.projects ?? []) as { test: { name: string; include: string[] } }[];
@@ -23,13 +38,22 @@ it("puts every test file in exactly one tier, and the tiers are the whole suite"
 
 it("puts every file that uses the shared PostgreSQL in a tier that starts it", () => {
   const tiers = classify(root);
+  // Read independently of the imports the tiers come from: what the code says it uses. A file
+  // that spells `backend: "postgres"` without importing `postgresBackend` fails here (and in
+  // helpers/postgres.ts when run), rather than in a tier without PostgreSQL.
+  const usesPostgres =
+    /\bnewPgDatabase\b|pgAdminUrl|\bbackends\b|\bpostgresBackend\b|backend:\s*["']postgres["']/;
   const stranded = [...tiers]
-    .filter(([file]) => needsPostgres(readFileSync(`${root}/${file}`, "utf8")))
+    .filter(([file]) => file !== "test/docs/tiers.test.ts" && usesPostgres.test(code(file)))
     .filter(([, tier]) => !tierSetup[tier].postgres);
   expect(stranded).toEqual([]);
   // And the rule sees the suites known to need it.
   expect(tiers.get("test/store/postgres-store.test.ts")).toBe("postgres");
   expect(tiers.get("test/postgres/api-on-postgres.test.ts")).toBe("postgres");
+  expect(tiers.get("test/events/webhook-fairness.test.ts")).toBe("postgres");
+  // A comment is not an import: this one starts its own PostgreSQL and says "backends" only
+  // in prose (a regex over the text put it in the postgres tier, which then started one more).
+  expect(tiers.get("test/reliability/postgres-faults.test.ts")).toBe("reliability");
 });
 
 it("keeps sockets and global setup out of the unit tier, and builds the console only for browser", () => {
@@ -37,11 +61,77 @@ it("keeps sockets and global setup out of the unit tier, and builds the console 
   for (const [file, tier] of tiers) {
     // (This file names the patterns it looks for.)
     if (tier !== "unit" || file === "test/docs/tiers.test.ts") continue;
-    const source = readFileSync(`${root}/${file}`, "utf8");
-    expect(source, file).not.toMatch(/startTestServer|helpers\/browser|["']node:net["']/);
+    expect(code(file), file).not.toMatch(
+      /startTestServer|useTestServer|helpers\/browser|["']node:(net|http|http2|https|tls|child_process)["']|\.listen\(/,
+    );
   }
   const withConsole = tierNames.filter((t) => tierSetup[t].console);
   expect(withConsole).toEqual(["browser"]);
   expect(tiers.get("test/console/console.test.ts")).toBe("browser");
   expect(tierSetup.unit).toEqual({ postgres: false, console: false });
+});
+
+describe("a file's tier, from what it imports", () => {
+  // Our modules' imports, read once for the cases below (the made-up file's are not kept).
+  const cache = new Map<string, Import[]>();
+  const tierOfSource = (source: string, file = "test/x/new.test.ts") => {
+    const tier = tierOf(file, reachOf(root, file, cache, source));
+    cache.delete(file);
+    return tier;
+  };
+
+  it("reads the imports that remain at run time, with the names they bind", () => {
+    const source = [
+      'import type { Server } from "node:http";',
+      'import { type Socket, isIP } from "node:net";',
+      'import def, { a as b, c } from "./y.js";',
+      'import * as ns from "../helpers/test-server.js";',
+      'export { z } from "./z.js";',
+      'export type { W } from "./w.js";',
+      'const later = await import("node:tls");',
+      "const x = 1 /* import { no } from 'node:dgram' */;",
+    ].join("\n");
+    expect(importsOf(root, "test/x/new.test.ts", source)).toEqual([
+      { from: "node:net", names: ["isIP"] },
+      { from: "./y.js", names: ["a", "c", "default"] },
+      { from: "../helpers/test-server.js", names: ["*"], file: "test/helpers/test-server.ts" },
+      { from: "./z.js", names: ["z"] },
+      { from: "node:tls", names: [] },
+    ]);
+  });
+
+  it("is unit when nothing it reaches opens a socket, whatever its text says", () => {
+    const source = [
+      'import { expect, it } from "vitest";',
+      'import type { Server } from "node:http";',
+      'import { isUid } from "../../src/uid.js";',
+      '// await fetch("http://127.0.0.1/"); startTestServer(); import("node:net")',
+      'it("is pure", () => expect(isUid("x")).toBe(false));',
+    ].join("\n");
+    expect(tierOfSource(source)).toBe("unit");
+  });
+
+  it("is api when a helper it imports, or a helper's helper, opens a socket", () => {
+    // rest-client imports nothing that listens itself: test-server, through free-port, does.
+    expect(tierOfSource('import { restCall } from "../helpers/rest-client.js";')).toBe("unit");
+    expect(tierOfSource('import { freePort } from "../helpers/test-server.js";')).toBe("api");
+    expect(tierOfSource('import { runBin } from "../helpers/run-bin.js";')).toBe("api");
+  });
+
+  it("is postgres when it asks for the run's PostgreSQL by name, browser when it drives Chromium", () => {
+    const server = (names: string) => `import { ${names} } from "../helpers/test-server.js";`;
+    expect(tierOfSource(server("startTestServer"))).toBe("api");
+    expect(tierOfSource(server("backends, startTestServer"))).toBe("postgres");
+    expect(tierOfSource(server("postgresBackend, useTestServer"))).toBe("postgres");
+    expect(tierOfSource('import { newPgDatabase } from "../helpers/postgres.js";')).toBe(
+      "postgres",
+    );
+    expect(tierOfSource('import { inject } from "vitest";')).toBe("postgres");
+    expect(tierOfSource('import { launchBrowser } from "../helpers/browser.js";')).toBe("browser");
+    // The directory decides first for reliability; PostgreSQL decides before it.
+    expect(tierOfSource(server("startTestServer"), "test/reliability/new.test.ts")).toBe(
+      "reliability",
+    );
+    expect(tierOfSource(server("backends"), "test/reliability/new.test.ts")).toBe("postgres");
+  });
 });

@@ -137,11 +137,13 @@ async function createDatabase(from?: string): Promise<string> {
 function adminUrl(): string {
   const admin = inject("pgAdminUrl");
   // A file in a tier that starts no PostgreSQL: fail, never skip (test/tiers.ts places a file
-  // that imports this helper in the postgres tier; this is for whatever got past it).
+  // that imports this helper, or test-server's `backends` or `postgresBackend`, in the
+  // postgres tier; this is for whatever got past it, such as `backend: "postgres"` spelled out).
   if (!admin) {
     throw new Error(
       `no PostgreSQL in this test tier: ${expect.getState().testPath ?? "this file"} needs one; ` +
-        "see test/tiers.ts (tierSetup) for the tiers that start it",
+        "import `backends` or `postgresBackend` from test/helpers/test-server.ts (or this " +
+        "helper) for a server on it, so that test/tiers.ts puts the file in the postgres tier",
     );
   }
   return admin;

@@ -12,6 +12,11 @@ import { newPgDatabase } from "./postgres.js";
 /** The store backends a suite runs against when it runs against each. */
 export const backends = ["sqlite", "postgres"] as const;
 export type Backend = (typeof backends)[number];
+/**
+ * `backend: postgresBackend`: a server on the run's PostgreSQL. Importing it (or `backends`)
+ * is what puts a test file in the postgres tier, which starts it (test/tiers.ts).
+ */
+export const postgresBackend: Backend = "postgres";
 
 /**
  * A running Gatehouse on 127.0.0.1: an in-memory SQLite database, or with `backend:

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import {
+  postgresBackend,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+} from "../helpers/test-server.js";
 
 // What a caller sees of the PostgreSQL backend's own limits: text with a NUL character,
 // which PostgreSQL cannot hold or compare, is a clear INVALID_ARGUMENT, never an internal
@@ -12,7 +17,7 @@ let ts: TestServer;
 let org: TestOrg;
 
 beforeAll(async () => {
-  ts = await startTestServer({}, { backend: "postgres" });
+  ts = await startTestServer({}, { backend: postgresBackend });
   org = await ts.makeOrg("nul");
 });
 afterAll(async () => {
