@@ -13,7 +13,12 @@ import {
   updateRow,
   write,
 } from "./operation.js";
-import { claimNamespaceSql, mustHoldNamespace, releaseNamespaces } from "./registry-namespaces.js";
+import {
+  claimNamespaceSql,
+  mustHoldNamespace,
+  registryComponentOf,
+  releaseNamespaces,
+} from "./registry-namespaces.js";
 
 /**
  * A groups row as either backend reads it, with the id the closure table refers to. SQLite
@@ -73,8 +78,9 @@ export const groupOps = {
       // called already takes the namespace only if it is free (one created under a held name
       // gets it once the holder is gone), and is no rename to refuse otherwise.
       if (parent === "" && patch.name !== undefined) {
-        if (name !== row.name) yield* mustHoldNamespace(name, uid, now);
-        else yield* run(claimNamespaceSql, name, uid, now);
+        const namespace = registryComponentOf(name);
+        if (name !== row.name) yield* mustHoldNamespace(namespace, uid, now);
+        else yield* run(claimNamespaceSql, namespace, uid, now);
       }
       const updated = yield* updateRow<StoredGroup>(
         { reread: selectGroup, key: uid },

@@ -370,6 +370,17 @@ export const pgMigrations: readonly PgMigration[] = [
         WHERE group_uid IS NULL;
     `,
   },
+  {
+    // As SQLite's: organizations named with spaces take their names' namespaces with '-'.
+    description: "registry namespaces of organizations named with spaces",
+    sql: `
+      INSERT INTO registry_namespaces (name, org_uid, claim_time)
+        SELECT DISTINCT ON (replace(name, ' ', '-')) replace(name, ' ', '-'), uid, create_time
+        FROM groups WHERE parent_uid IS NULL AND strpos(name, ' ') > 0
+        ORDER BY replace(name, ' ', '-'), create_time, uid
+        ON CONFLICT (name) DO NOTHING;
+    `,
+  },
 ];
 
 /** The advisory lock key replicas take to migrate one at a time ("gatehous" in ASCII). */

@@ -541,6 +541,18 @@ export const migrations: readonly Migration[] = [
         WHERE group_uid IS NULL;
     `,
   },
+  {
+    // Registry names spell a group's spaces as '-' (registryComponentOf): an organization
+    // named with spaces takes the namespace so spelled, if free, the oldest first, as every
+    // organization took its name's at creation.
+    description: "registry namespaces of organizations named with spaces",
+    sql: `
+      INSERT INTO registry_namespaces (name, org_uid, claim_time)
+        SELECT replace(name, ' ', '-'), uid, create_time FROM groups
+        WHERE parent_id IS NULL AND instr(name, ' ') > 0 ORDER BY create_time, uid
+        ON CONFLICT (name) DO NOTHING;
+    `,
+  },
 ];
 
 /**
