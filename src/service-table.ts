@@ -230,7 +230,15 @@ export const serviceTable = {
   roleBindings: {
     service: RoleBindingsService,
     capabilities: [{ kind: "role_bindings", verbs: crudVerbs }],
-    rules: crud(RoleBindingsService, "role_bindings", "role_binding"),
+    rules: {
+      ...crud(RoleBindingsService, "role_bindings", "role_binding"),
+      // Every binding of a batch lives at its parent: the batch needs what one Create needs.
+      BatchCreateRoleBindings: {
+        kind: "resource",
+        capability: "role_bindings.create",
+        target: "parent",
+      },
+    },
     store: [
       "listRoleBindings",
       "getRoleBinding",
@@ -238,7 +246,10 @@ export const serviceTable = {
       "updateRoleBinding",
       "deleteRoleBinding",
     ],
-    cli: { group: "iam", command: "role-bindings" },
+    cli: [
+      { group: "iam", command: "role-bindings" },
+      { group: "iam", actions: { "bind-batch": "BatchCreateRoleBindings" } },
+    ],
     console: "bindings",
     matrix: true,
   },
@@ -403,7 +414,10 @@ export const serviceTable = {
       ...v1crud(RoleBindingsService, "RoleBinding", "RoleBindings", {
         List: [rpc(GroupsService, "GetGroup"), rpc(RolesService, "GetRole")],
       }),
-      CreateBatch: { kind: "adapter", calls: [rpc(RoleBindingsService, "CreateRoleBinding")] },
+      CreateBatch: {
+        kind: "adapter",
+        calls: [rpc(RoleBindingsService, "BatchCreateRoleBindings")],
+      },
     },
     adapter: true,
     store: v1Adapter,

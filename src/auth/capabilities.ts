@@ -89,9 +89,18 @@ function builtin(name: string, description: string, caps: readonly Capability[])
   };
 }
 
-/** The built-in roles of API.md. */
+// What pulling an image needs besides `registry.pull`: finding its group, repo and tag.
+const pullLists: Capability[] = ["groups.list", "repo.list", "tag.list"];
+
+/**
+ * The built-in roles of API.md, with the real service's powers where clients rely on them:
+ * its `viewer` may pull; `registry.push` may create the nested groups and repos a push names;
+ * `registry.pull_token_creator` may make a pull identity and bind it (a binding it makes is
+ * bounded by what it holds: `registry.pull` and the lists, at most), and deliberately may not
+ * list identities.
+ */
 export const builtinRoles: readonly BuiltinRole[] = [
-  builtin("viewer", "lists and reads everything", lists),
+  builtin("viewer", "lists and reads everything, and pulls images", [...lists, "registry.pull"]),
   builtin("editor", "viewer plus repo and tag writes", [
     ...lists,
     ...repoAndTagWrites,
@@ -103,15 +112,19 @@ export const builtinRoles: readonly BuiltinRole[] = [
     "every capability but advisory writes",
     capabilities.filter((c) => !notOwners.includes(c)),
   ),
-  builtin("registry.pull", "pull images", ["repo.list", "tag.list", "registry.pull"]),
-  builtin("registry.push", "pull and push images", [
-    "repo.list",
-    "tag.list",
-    "tag.create",
-    "tag.delete",
+  builtin("registry.pull", "pull images", [...pullLists, "registry.pull"]),
+  builtin("registry.push", "pull and push images, creating the groups and repos a push names", [
+    ...pullLists,
+    "groups.create",
+    ...repoAndTagWrites,
     "registry.pull",
     "registry.push",
   ]),
+  builtin(
+    "registry.pull_token_creator",
+    "pull images and make pull identities with their bindings",
+    [...pullLists, "roles.list", "identities.create", "role_bindings.create", "registry.pull"],
+  ),
   builtin("advisories.admin", "read and write vulnerability advisories", [
     "advisories.list",
     ...advisoryWrites,

@@ -21,12 +21,18 @@ export function isMutating(method: DescMethod): boolean {
  * API domain from the package, the verb and the resource from the method name (a v2 method is
  * `<Verb><Resource>`). `gatehouse.iam.v2beta1` and `CreateGroupInvite` give
  * `dev.gatehouse.iam.group_invite.created.v1`; a method without a noun (`Exchange`) takes its
- * service's (`security_token`). A v1 RPC has no type of its own: each change it makes is a v2
+ * service's (`security_token`); a batch (`BatchCreateRoleBindings`) its items' type
+ * (`role_binding.created`). A v1 RPC has no type of its own: each change it makes is a v2
  * call recorded under that call's type (adapterCallScope), so both versions record one type.
  */
 export function eventTypeOf(service: DescService, method: DescMethod): string {
   const domain = service.typeName.split(".")[1] ?? "api";
-  const words = method.name.match(/[A-Z][a-z0-9]*/g) ?? [method.name];
+  let words: string[] = method.name.match(/[A-Z][a-z0-9]*/g) ?? [method.name];
+  // A batch (`BatchCreateRoleBindings`, AIP-233) makes each change one call of its verb
+  // would: the singular resource's type, one event per item.
+  if (words[0] === "Batch" && words.length > 2) {
+    words = words.slice(1).map((w, i, all) => (i === all.length - 1 ? w.replace(/s$/, "") : w));
+  }
   const verb = words[0]!.toLowerCase();
   const noun =
     words.length > 1

@@ -1,3 +1,4 @@
+import { registryComponentOf } from "../store/ops/registry-namespaces.js";
 import type { RepoRecord } from "../store/registry-store.js";
 import type { GroupRecord, Store } from "../store/store.js";
 import { parentOf } from "../uid.js";
@@ -19,6 +20,9 @@ export function isRegistryName(name: string): boolean {
 /**
  * Resolve registry names (`<namespace>/<group names...>/<repo name>`) to repos. The rule, one
  * repo per name (Store.resolveRegistryName, one query whatever the depth):
+ * - a group's name is a component with its spaces as `-` (`acme corp/dev team/app` is
+ *   `acme-corp/dev-team/app`); a sibling named exactly as the component wins over one whose
+ *   spaces make it so, and an organization holds the namespace of its name so spelled;
  * - the first component is a registry namespace: the organization holding it (from its
  *   creation or a rename while it was free, until it is deleted; see findOrganization), so
  *   no create or rename of another organization can capture or break it;
@@ -60,7 +64,7 @@ export function createRegistryNames(store: NamesStore) {
       for (let uid = repo.groupUid; uid !== ""; uid = parentOf(uid)) {
         const group = await groupOf(uid);
         if (!group) return undefined;
-        names.unshift(group.name);
+        names.unshift(registryComponentOf(group.name));
       }
       const name = `${names.join("/")}/${repo.name}`;
       const found = await resolve(name);

@@ -1036,4 +1036,23 @@ export const schemaSteps: readonly SchemaStep[] = [
       DROP INDEX IF EXISTS events_uid;
     `,
   },
+  {
+    // Registry names spell a group's spaces as '-' (registryComponentOf): an organization
+    // named with spaces takes the namespace so spelled, if free, the oldest first, as every
+    // organization took its name's at creation.
+    description: "registry namespaces of organizations named with spaces",
+    sqlite: `
+      INSERT INTO registry_namespaces (name, org_uid, claim_time)
+        SELECT replace(name, ' ', '-'), uid, create_time FROM groups
+        WHERE parent_id IS NULL AND instr(name, ' ') > 0 ORDER BY create_time, uid
+        ON CONFLICT (name) DO NOTHING;
+    `,
+    pg: `
+      INSERT INTO registry_namespaces (name, org_uid, claim_time)
+        SELECT DISTINCT ON (replace(name, ' ', '-')) replace(name, ' ', '-'), uid, create_time
+        FROM groups WHERE parent_uid IS NULL AND strpos(name, ' ') > 0
+        ORDER BY replace(name, ' ', '-'), create_time, uid
+        ON CONFLICT (name) DO NOTHING;
+    `,
+  },
 ];

@@ -202,6 +202,7 @@ it("lists the caller's capabilities at a group, in catalog order, and none elsew
   const ci = await ts.makeIdentity(team, ["registry.pull"]);
   const access = createClient(AccessService, transportFor("grpc", ts.url, ci.headers));
   expect((await access.listCallerCapabilities({ groupUid: squad })).capabilities).toEqual([
+    "groups.list",
     "repo.list",
     "tag.list",
     "registry.pull",

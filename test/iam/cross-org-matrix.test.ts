@@ -286,6 +286,15 @@ const rpcs: RpcCase[] = [
     expect: write,
   },
   {
+    rpc: "BatchCreateRoleBindings",
+    call: (c, fx) =>
+      c.roleBindings.batchCreateRoleBindings({
+        parent: fx.group,
+        requests: [{ roleBinding: { identityUid: fx.identity, roleUid: viewer.uid } }],
+      }),
+    expect: write,
+  },
+  {
     rpc: "UpdateRoleBinding",
     call: (c, fx) =>
       c.roleBindings.updateRoleBinding({ roleBinding: { uid: fx.binding, roleUid: editor.uid } }),

@@ -120,6 +120,24 @@ describe("pull references", () => {
     expect((await o.repos.getRepo({ uid: deep.uid })).pullReference).toBe("");
   });
 
+  it("spell the spaces of group names as '-'", async () => {
+    const spaced = await gh.makeOrg("big corp");
+    const c = registryClients(gh.url, "connect", spaced.owner.token);
+    const dev = (await c.groups.createGroup({ parent: spaced.uid, group: { name: "dev team" } }))
+      .uid;
+    const repo = await c.repos.createRepo({ parent: dev, repo: { name: "app" } });
+    expect(repo.pullReference).toBe(`${service}/big-corp/dev-team/app`);
+    const auth = `Basic ${Buffer.from(`gatehouse:${spaced.owner.token}`).toString("base64")}`;
+    const res = await fetch(
+      `${gh.config.authUrl}/registry/token?service=${service}&scope=repository:big-corp/dev-team/app:pull`,
+      { headers: { authorization: auth } },
+    );
+    const access = decodeJwt(((await res.json()) as { token: string }).token).access;
+    expect(access).toEqual([
+      { type: "repository", name: "big-corp/dev-team/app", actions: ["pull"] },
+    ]);
+  });
+
   it("are empty without a registry", async () => {
     const o = await plain.makeOrg("acme");
     const c = registryClients(plain.url, "grpc", o.owner.token);

@@ -101,8 +101,13 @@ describe("registry token endpoint", () => {
     expect(await granted(puller, "initech/app")).toEqual(["pull"]);
     const pusher = await gh.makeIdentity(org.uid, ["registry.push"]);
     expect(await granted(pusher, "initech/app")).toEqual(["pull", "push", "delete"]);
+    // The real service's viewer may pull, and so may a pull-token creator.
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    expect(await granted(viewer, "initech/app")).toEqual([]);
+    expect(await granted(viewer, "initech/app")).toEqual(["pull"]);
+    const creator = await gh.makeIdentity(org.uid, ["registry.pull_token_creator"]);
+    expect(await granted(creator, "initech/app")).toEqual(["pull"]);
+    const advisor = await gh.makeIdentity(org.uid, ["advisories.admin"]);
+    expect(await granted(advisor, "initech/app")).toEqual([]);
     // A binding in a subgroup grants nothing on a repo of the organization above it.
     const team = await gh.store.createGroup({
       uid: newChildUid(org.uid),

@@ -31,13 +31,18 @@ const api = [
 describe("compileHttpRules", () => {
   it("reads every binding of the API into one route table", () => {
     const rules = compileHttpRules(api);
-    // Five RPCs per resource, Tags has no Update, plus Redeem and both STS bindings.
-    expect(rules).toHaveLength(10 * 5 - 1 + 1 + 2);
+    // Five RPCs per resource, Tags has no Update, plus Redeem, BatchCreateRoleBindings and
+    // both STS bindings.
+    expect(rules).toHaveLength(10 * 5 - 1 + 1 + 1 + 2);
     const table = createRouteTable(rules);
     const rpc = (method: string, path: string) => table.match(method, path)?.route.rpc;
     expect(rpc("POST", "/iam/v2beta1/groupInvites:redeem")).toBe(
       "gatehouse.iam.v2beta1.GroupInvitesService/RedeemGroupInvite",
     );
+    // The custom verb wins over the same path without it (`{parent=**}` stops at the `:`).
+    expect(
+      rpc("POST", "/iam/v2beta1/roleBindings/0123456789abcdef0123456789abcdef01234567:batchCreate"),
+    ).toBe("gatehouse.iam.v2beta1.RoleBindingsService/BatchCreateRoleBindings");
     expect(rpc("POST", "/iam/v2beta1/groups")).toBe(
       "gatehouse.iam.v2beta1.GroupsService/CreateGroup",
     );

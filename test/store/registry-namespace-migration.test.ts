@@ -36,3 +36,37 @@ it("gives each existing organization name's namespace to the oldest of that name
   ]);
   db.close();
 });
+
+it("gives organizations named with spaces the namespace with '-', the oldest first", () => {
+  const spaced = migrations.findIndex(
+    (m) => m.description === "registry namespaces of organizations named with spaces",
+  );
+  expect(spaced).toBeGreaterThan(step);
+  const db = new Sqlite(join(tmp, "spaces.db"));
+  db.pragma("foreign_keys = ON");
+  migrate(db, migrations.slice(0, spaced));
+  const insert = db.prepare(
+    `INSERT INTO groups (uid, parent_id, name, description, create_time, update_time)
+     VALUES (?, NULL, ?, '', ?, ?)`,
+  );
+  const [a, b, c] = ["a", "b", "c"].map((x) => x.repeat(40)) as [string, string, string];
+  insert.run(a, "big corp", 20, 20);
+  insert.run(b, "big corp", 10, 10);
+  insert.run(c, "small-corp", 5, 5);
+  db.prepare("INSERT INTO registry_namespaces (name, org_uid, claim_time) VALUES (?, ?, ?)").run(
+    "small-corp",
+    c,
+    5,
+  );
+  insert.run("d".repeat(40), "small corp", 30, 30);
+  migrate(db);
+  expect(
+    db
+      .prepare("SELECT name, org_uid FROM registry_namespaces WHERE name LIKE '%-%' ORDER BY name")
+      .all(),
+  ).toEqual([
+    { name: "big-corp", org_uid: b },
+    { name: "small-corp", org_uid: c },
+  ]);
+  db.close();
+});

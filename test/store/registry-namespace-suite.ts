@@ -123,6 +123,43 @@ export function registryNamespaceCases(store: () => Store): void {
     expect(uids).toContain(await holder("same"));
   });
 
+  it("spells a group's spaces as '-' in registry names, an exact sibling name first", async () => {
+    await org(VICTIM, "big corp", 10);
+    expect(await holder("big-corp")).toBe(VICTIM);
+    expect(await holder("big corp")).toBeUndefined();
+    const repo = (uid: string, groupUid: string, name: string) =>
+      store().createRepo({ uid, groupUid, name, description: "", aliases: [], now: 11 });
+    await store().createGroup({
+      uid: SUB,
+      parentUid: VICTIM,
+      name: "dev team",
+      description: "",
+      now: 11,
+    });
+    await repo(`${SUB}/000000000000000a`, SUB, "app");
+    expect((await store().resolveRegistryName(["big-corp", "dev-team", "app"]))?.uid).toBe(
+      `${SUB}/000000000000000a`,
+    );
+    expect(await store().resolveRegistryName(["big corp", "dev team", "app"])).toBeUndefined();
+    // A sibling named exactly "dev-team" takes the name from the one with a space.
+    const exact = `${VICTIM}/2222222222222222`;
+    await store().createGroup({
+      uid: exact,
+      parentUid: VICTIM,
+      name: "dev-team",
+      description: "",
+      now: 12,
+    });
+    await repo(`${exact}/000000000000000b`, exact, "app");
+    expect((await store().resolveRegistryName(["big-corp", "dev-team", "app"]))?.uid).toBe(
+      `${exact}/000000000000000b`,
+    );
+    // A rename onto a name whose dashed namespace another holds is refused.
+    await org(OLD, "small corp", 13);
+    await storeError(() => store().updateGroup(OLD, { name: "big corp" }, 14), "already_exists");
+    await storeError(() => store().updateGroup(OLD, { name: "big-corp" }, 14), "already_exists");
+  });
+
   it("resolves registry names in one query: highest repo first, as deep as groups go", async () => {
     await org(VICTIM, "acme", 10);
     const repo = (uid: string, groupUid: string, name: string) =>

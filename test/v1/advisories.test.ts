@@ -158,6 +158,36 @@ describe.each(v1Protocols)("v1 advisories over %s", (protocol) => {
       ]),
     );
     expect(second.items).toHaveLength(1);
+
+    // v1's order_by is honoured: by id (the default) either way, and by creation time.
+    const ids = (r: Json) => r.items.map((a: Json) => a.id);
+    const inOrder = async (orderBy?: string) =>
+      ids(
+        ok(
+          await c.list(advisories, [
+            ["uidp.childrenOf", parentId],
+            ...(orderBy ? [["orderBy", orderBy] as [string, string]] : []),
+          ]),
+        ),
+      );
+    const byId = await inOrder();
+    expect(byId).toEqual([...byId].sort());
+    expect(await inOrder("ID_ASC")).toEqual(byId);
+    expect(await inOrder("ID_DESC")).toEqual([...byId].reverse());
+    const created = ok(
+      await c.list(advisories, [
+        ["uidp.childrenOf", parentId],
+        ["orderBy", "CREATED_AT_DESC"],
+      ]),
+    );
+    const times = created.items.map((a: Json) => Date.parse(a.createdAt));
+    expect(times).toEqual([...times].sort((a: number, b: number) => b - a));
+    // An order v2 cannot give is refused, never ignored.
+    const aliases = await c.list(advisories, [
+      ["uidp.childrenOf", parentId],
+      ["orderBy", "ALIASES_ASC"],
+    ]);
+    expect(aliases).toMatchObject({ ok: false, code: 3 });
   });
 
   it("refuses writes to a caller v2 refuses them to", async () => {

@@ -1,5 +1,6 @@
 import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
+import { exportJWK, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   IdentitiesService,
@@ -133,6 +134,26 @@ describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
     }
   });
 
+  it("gives static keys created without an expiration v1's 30 days", async () => {
+    const { publicKey } = await generateKeyPair("ES256");
+    const jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: "k" }] });
+    const made = ok(
+      await c.create(identities, team, {
+        name: `static30-${protocol}`,
+        static: { issuer: "https://static.test", subject: `s30-${protocol}`, issuerKeys: jwks },
+      }),
+    );
+    const through2 = await v2().getIdentity({ uid: made.id });
+    expect(through2.method.case).toBe("staticKeys");
+    const sk = through2.method.value as { expirationTime?: { seconds: bigint; nanos: number } };
+    const created = Number(through2.createTime!.seconds);
+    const days = (Number(sk.expirationTime!.seconds) - created) / 86_400;
+    expect(Math.round(days)).toBe(30);
+    expect(new Date(made.static.expiration).getTime()).toBe(
+      Number(sk.expirationTime!.seconds) * 1000 + sk.expirationTime!.nanos / 1e6,
+    );
+  });
+
   it("shows an identity written through v2", async () => {
     const i = await v2().createIdentity({
       parent: team,
@@ -180,8 +201,6 @@ describe.each(v1Protocols)("v1 Roles over %s", (protocol) => {
       name: json.name,
       description: json.description,
       capabilities: json.capabilities,
-      createdAt: json.createTime,
-      updatedAt: json.updateTime,
     });
 
     expect(await uidpIds(c, roles, "children_of", team)).toEqual([id]);

@@ -111,6 +111,23 @@ describe.each(v1Protocols)("v1 RoleBindings over %s", (protocol) => {
     }
   });
 
+  it("makes no binding of a batch when one is refused", async () => {
+    const a = await ts.makeIdentity(team);
+    const batch = [
+      { identity: a.uid, role: viewer.uid },
+      { identity: a.uid, role: `${org.uid}/ffffffffffffffff` },
+    ];
+    const r = await c.call(
+      rolebindings,
+      "CreateBatch",
+      { parent: team, roleBindings: batch },
+      { method: "POST", path: `/iam/v1/rolebindings/batch/${team}`, body: batch },
+    );
+    expect(r).toMatchObject({ ok: false, code: 3 }); // INVALID_ARGUMENT
+    const left = await v2().listRoleBindings({ identity: a.uid });
+    expect(left.roleBindings).toEqual([]);
+  });
+
   it("refuses an empty batch where a create would be refused, and answers an empty one", async () => {
     const empty = (caller: V1Client, parent: string) =>
       caller.call(

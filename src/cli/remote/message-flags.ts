@@ -147,6 +147,14 @@ export function messageFromFlags<D extends DescMessage>(
 }
 
 function scalarJson(f: FieldFlag, v: string): JsonValue {
+  if (f.field.fieldKind === "list" && f.field.listKind === "message") {
+    // A repeated message (a batch's requests): each value is one item as protobuf JSON.
+    try {
+      return JSON.parse(v) as JsonValue;
+    } catch {
+      throw new CliError(`--${f.flag}: expected one item as JSON, got ${JSON.stringify(v)}`);
+    }
+  }
   if (f.type === "duration") {
     // The same forms as every other duration (5d, 12h, ...), sent as protobuf JSON seconds.
     const seconds = parseDurationSeconds(v);

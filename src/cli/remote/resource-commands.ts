@@ -16,7 +16,10 @@ import {
   type CheckAccessResponse,
   type ListCallerCapabilitiesResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
-import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import type {
+  BatchCreateRoleBindingsResponse,
+  RoleBinding,
+} from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { builtinRoles } from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
@@ -65,10 +68,10 @@ type CliOf<N extends ServiceName> = ServiceTable[N]["cli"] extends readonly (inf
 type CliGroup = {
   [N in ServiceName]: CliOf<N> extends { group: infer G } ? G : never;
 }[ServiceName];
+/** The action commands of one place, or of each of a union of places. */
+type ActionsOf<P> = P extends { actions: infer A } ? keyof A : never;
 /** A command of the table that runs one RPC (`check-access`). */
-type ActionCommand = {
-  [N in ServiceName]: CliOf<N> extends { actions: infer A } ? keyof A : never;
-}[ServiceName];
+type ActionCommand = { [N in ServiceName]: ActionsOf<CliOf<N>> }[ServiceName];
 
 // What the table cannot say: each group's summary, and each action's help and table output.
 // A group or action added to the table without its line here fails to compile.
@@ -88,6 +91,14 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     text: (res) => accessText(res as CheckAccessResponse),
     exitOf: (res) => ((res as CheckAccessResponse).allowed ? 0 : 1),
     jsonDefaults: true,
+  },
+  "bind-batch": {
+    about:
+      'grant several roles at one group, all or none: --parent <group> --requests \'{"roleBinding": {"identityUid": "…", "roleUid": "…"}}\' (repeatable, at most 100)',
+    text: (res) =>
+      (res as BatchCreateRoleBindingsResponse).roleBindings
+        .map((b) => `${b.uid}\t${b.identity?.name ?? ""}\t${b.role?.name ?? ""}\n`)
+        .join(""),
   },
   capabilities: {
     about: "the capabilities you hold at a group",

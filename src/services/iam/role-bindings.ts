@@ -7,13 +7,17 @@ import {
   RoleRefSchema,
 } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
+  BatchCreateRoleBindingsResponseSchema,
+  type CreateRoleBindingRequest,
   ListRoleBindingsResponseSchema,
   type RoleBinding,
   RoleBindingSchema,
-  type RoleBindingsService,
+  RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import { adapterCallScope } from "../../events/audit-interceptor.js";
+import { callScope } from "../../events/call-scope.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
@@ -33,6 +37,11 @@ export interface RoleBindingsDeps {
   now: () => number;
   authorizer: Authorizer;
 }
+
+/** The most bindings one BatchCreateRoleBindings makes. */
+export const maxBatchBindings = 100;
+
+const createMethod = RoleBindingsService.method.createRoleBinding;
 
 /** An update of this resource: its uid checked, its mask resolved by field behaviour. */
 const startUpdate = updateRequest(RoleBindingSchema);
@@ -61,6 +70,40 @@ export function createRoleBindingsService(
       limit: 1,
     });
     return page.items.length > 0;
+  }
+
+  /**
+   * Bind `body`'s identity to its role at `parent`, in `tx`: the group exists, the identity
+   * is the organization's (or a person already in it), and the caller may grant the role there.
+   * `at` prefixes the field a refusal names (`requests[2].roleBinding.`, in a batch).
+   */
+  async function grant(
+    tx: Store,
+    authorizer: Authorizer,
+    caller: ReturnType<typeof callerOf>,
+    parent: string,
+    body: RoleBinding,
+    at = "",
+  ): Promise<RoleBindingRecord> {
+    if (!(await tx.getGroup(parent))) throw notFound("group", parent);
+    const identity = await tx.getIdentity(body.identityUid);
+    const person = identity?.groupUid === "";
+    if (!identity || !(person || rootOf(identity.uid) === rootOf(parent))) {
+      throw invalidField(`${at}identityUid`, foreignIdentity);
+    }
+    // A person joins an organization through an invite. Binding a stranger by uid would
+    // tell whether that person exists, show their name and email, and bind them unasked.
+    if (person && !(await isMember(tx, identity.uid, rootOf(parent)))) {
+      throw invalidField(`${at}identityUid`, foreignIdentity);
+    }
+    await requireGrantable({ authorizer, store: tx }, caller, body.roleUid, parent, `${at}roleUid`);
+    return tx.createRoleBinding({
+      uid: newChildUid(parent),
+      groupUid: parent,
+      identityUid: identity.uid,
+      roleUid: body.roleUid,
+      now: now(),
+    });
   }
 
   return {
@@ -95,30 +138,51 @@ export function createRoleBindingsService(
       checkUid(v, "identityUid", body.identityUid);
       checkUid(v, "roleUid", body.roleUid);
       v.throwIfAny();
-      const uid = newChildUid(req.parent);
       // The checks and the grant commit together: the caller still holds what it grants.
-      const binding = await atomically(store, async (tx, authorizer) => {
-        if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
-        const identity = await tx.getIdentity(body.identityUid);
-        const person = identity?.groupUid === "";
-        if (!identity || !(person || rootOf(identity.uid) === rootOf(req.parent))) {
-          throw invalidField("identityUid", foreignIdentity);
-        }
-        // A person joins an organization through an invite. Binding a stranger by uid would
-        // tell whether that person exists, show their name and email, and bind them unasked.
-        if (person && !(await isMember(tx, identity.uid, rootOf(req.parent)))) {
-          throw invalidField("identityUid", foreignIdentity);
-        }
-        await requireGrantable({ authorizer, store: tx }, callerOf(ctx), body.roleUid, req.parent);
-        return tx.createRoleBinding({
-          uid,
-          groupUid: req.parent,
-          identityUid: identity.uid,
-          roleUid: body.roleUid,
-          now: now(),
-        });
-      });
+      const binding = await atomically(store, (tx, authorizer) =>
+        grant(tx, authorizer, callerOf(ctx), req.parent, body),
+      );
       return toRoleBinding(binding);
+    },
+
+    async batchCreateRoleBindings(req, ctx) {
+      const v = violations();
+      checkUid(v, "parent", req.parent);
+      if (req.requests.length === 0) v.add("requests", "must name at least one role binding");
+      if (req.requests.length > maxBatchBindings) {
+        v.add("requests", `may name at most ${maxBatchBindings} role bindings`);
+      }
+      req.requests.slice(0, maxBatchBindings).forEach((r, i) => {
+        const at = `requests[${i}]`;
+        if (r.parent !== "" && r.parent !== req.parent) {
+          v.add(`${at}.parent`, "must be empty or equal the batch's parent");
+        }
+        const body = r.roleBinding ?? create(RoleBindingSchema);
+        checkUid(v, `${at}.roleBinding.identityUid`, body.identityUid);
+        checkUid(v, `${at}.roleBinding.roleUid`, body.roleUid);
+      });
+      v.throwIfAny();
+      const caller = callerOf(ctx);
+      const outer = callScope.getStore();
+      // All or nothing: every check and every grant in one transaction; the first refusal
+      // rolls back those before it. Each binding records its own `role_binding.created`, the
+      // event a CreateRoleBinding of it records.
+      const made = await atomically(store, async (tx, authorizer) => {
+        const out: RoleBindingRecord[] = [];
+        for (const [i, r] of req.requests.entries()) {
+          const body = r.roleBinding ?? create(RoleBindingSchema);
+          const one = { parent: req.parent, roleBinding: body } as CreateRoleBindingRequest;
+          const scope = adapterCallScope(outer, createMethod, one);
+          const at = `requests[${i}].roleBinding.`;
+          // The binding's own view of the transaction records its own event.
+          const view = scope ? tx.recording(scope) : tx;
+          out.push(await grant(view, authorizer, caller, req.parent, body, at));
+        }
+        return out;
+      });
+      return create(BatchCreateRoleBindingsResponseSchema, {
+        roleBindings: made.map(toRoleBinding),
+      });
     },
 
     async updateRoleBinding(req, ctx) {

@@ -114,7 +114,5 @@ function toV1AccountAssociations(a: V2AccountAssociation): AccountAssociations {
           clientIds: Object.fromEntries(a.azure.clientIds.map((id) => [id, id])),
         })
       : undefined,
-    createdAt: a.createTime,
-    updatedAt: a.updateTime,
   });
 }

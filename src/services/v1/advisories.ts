@@ -10,6 +10,7 @@ import {
   DetectionSchema,
   FixedSchema,
   NoteSchema,
+  OrderBy,
 } from "../../../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
 import {
   EventType,
@@ -89,6 +90,7 @@ export function createV1AdvisoriesService({
           componentName: one("component_name", req.componentName),
           pageSize: Number(req.pageSize > 1000n ? 1000n : req.pageSize),
           pageToken: req.pageToken,
+          orderBy: v2OrderBy(req.orderBy),
         },
         ctx,
       );
@@ -182,4 +184,32 @@ function toV1Advisory(a: V2Advisory): Advisory {
     createdAt: a.createTime,
     updatedAt: a.updateTime,
   });
+}
+
+/**
+ * v1's advisory order as v2's `order_by`: by id (v1's default), creation or update time. An
+ * order v2 cannot give (by aliases, a list; by deletion time, which advisories do not have) is
+ * refused rather than ignored.
+ */
+function v2OrderBy(order: OrderBy): string {
+  switch (order) {
+    case OrderBy.ORDER_BY_UNSPECIFIED:
+    case OrderBy.ID_ASC:
+      return "uid";
+    case OrderBy.ID_DESC:
+      return "uid desc";
+    case OrderBy.CREATED_AT_ASC:
+      return "create_time";
+    case OrderBy.CREATED_AT_DESC:
+      return "create_time desc";
+    case OrderBy.UPDATED_AT_ASC:
+      return "update_time";
+    case OrderBy.UPDATED_AT_DESC:
+      return "update_time desc";
+    default:
+      throw invalidField(
+        "order_by",
+        "must be ID_ASC, ID_DESC, CREATED_AT_ASC, CREATED_AT_DESC, UPDATED_AT_ASC or UPDATED_AT_DESC (aliases and deletion times are not sortable)",
+      );
+  }
 }

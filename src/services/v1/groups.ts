@@ -78,8 +78,6 @@ export function toV1Group(g: V2Group): Group {
     description: g.description,
     resourceLimits: g.resourceLimits,
     verified: g.verified,
-    createdAt: g.createTime,
-    updatedAt: g.updateTime,
   });
 }
 

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   ClaimMatchSchema,
@@ -19,16 +20,27 @@ import type { V1Deps } from "./v2-calls.js";
 
 const v2 = V2IdentitiesService.method;
 
+/**
+ * How long v1's static keys last when a create gives no expiration: v1's default, 30 days
+ * (v2beta1's is 365; both refuse more than 365).
+ */
+export const v1StaticKeysDefaultMs = 30 * 24 * 3_600_000;
+
 /** Create the v1 IdentitiesService, an adapter over the v2 IdentitiesService. */
 export function createV1IdentitiesService({
   v2: calls,
-}: V1Deps): ServiceImpl<typeof IdentitiesService> {
+  now,
+}: V1Deps & { now: () => number }): ServiceImpl<typeof IdentitiesService> {
   return {
     async create(req, ctx) {
       const identity = req.identity ?? create(IdentitySchema);
+      const body = toV2Identity(identity);
+      if (body.method?.case === "staticKeys" && !body.method.value.expirationTime) {
+        body.method.value.expirationTime = timestampFromMs(now() + v1StaticKeysDefaultMs);
+      }
       const made = await calls.call(
         v2.createIdentity,
-        { parent: req.parentId, identity: toV2Identity(identity) },
+        { parent: req.parentId, identity: body },
         ctx,
       );
       return toV1Identity(made);

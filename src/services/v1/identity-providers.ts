@@ -98,8 +98,6 @@ function toV1IdentityProvider(p: V2IdentityProvider): IdentityProvider {
     name: p.name,
     description: p.description,
     defaultRole: p.defaultRole,
-    createdAt: p.createTime,
-    updatedAt: p.updateTime,
   });
   if (p.oidc) {
     out.configuration = {

@@ -39,15 +39,26 @@ export function createV1RoleBindingsService({
     },
 
     async createBatch(req, ctx) {
-      // An empty batch creates nothing, but a parent the first Create would refuse (missing,
-      // malformed, or not the caller's to bind at) is refused all the same.
+      // One v2 batch: all or nothing, one event per binding. An empty v1 batch creates
+      // nothing, but a parent the v2 batch would refuse (missing, malformed, or not the
+      // caller's to bind at) is refused all the same.
       if (req.roleBindings.length === 0) {
-        await calls.authorize(v2.createRoleBinding, { parent: req.parent }, ctx);
+        await calls.authorize(v2.batchCreateRoleBindings, { parent: req.parent }, ctx);
+        return create(RoleBindingBatchSchema, { roleBindings: [] });
       }
-      // One v2 Create each, in order: the first refusal ends the batch (those before it stay).
-      const made: RoleBinding[] = [];
-      for (const b of req.roleBindings) made.push(await createOne(req.parent, b, ctx));
-      return create(RoleBindingBatchSchema, { roleBindings: made });
+      const made = await calls.call(
+        v2.batchCreateRoleBindings,
+        {
+          parent: req.parent,
+          requests: req.roleBindings.map((b) => ({
+            roleBinding: { identityUid: b.identity, roleUid: b.role },
+          })),
+        },
+        ctx,
+      );
+      return create(RoleBindingBatchSchema, {
+        roleBindings: made.roleBindings.map(toV1RoleBinding),
+      });
     },
 
     async update(req, ctx) {

@@ -89,8 +89,6 @@ export function toV1Role(r: V2Role): Role {
     name: r.name,
     description: r.description,
     capabilities: r.capabilities,
-    createdAt: r.createTime,
-    updatedAt: r.updateTime,
   });
 }
 

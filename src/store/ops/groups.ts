@@ -5,7 +5,12 @@ import { updateStored } from "../rows/resource.js";
 import { deleteCascades, mustHaveNoChildren } from "../rows/resources.js";
 import { type GroupPatch, StoreError } from "../store.js";
 import { exists, found, lookup, type OpsOf, read, rows, run, write } from "./operation.js";
-import { claimNamespaceSql, mustHoldNamespace, releaseNamespaces } from "./registry-namespaces.js";
+import {
+  claimNamespaceSql,
+  mustHoldNamespace,
+  registryComponentOf,
+  releaseNamespaces,
+} from "./registry-namespaces.js";
 
 /**
  * A groups row as either backend reads it, with the id the closure table refers to. SQLite
@@ -65,8 +70,9 @@ export const groupOps = {
       // called already takes the namespace only if it is free (one created under a held name
       // gets it once the holder is gone), and is no rename to refuse otherwise.
       if (parent === "" && patch.name !== undefined) {
-        if (name !== row.name) yield* mustHoldNamespace(name, uid, now);
-        else yield* run(claimNamespaceSql, name, uid, now);
+        const namespace = registryComponentOf(name);
+        if (name !== row.name) yield* mustHoldNamespace(namespace, uid, now);
+        else yield* run(claimNamespaceSql, namespace, uid, now);
       }
       const updated = yield* updateStored(groups, uid, {
         name,

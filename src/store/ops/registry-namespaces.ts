@@ -10,6 +10,14 @@ import { StoreError } from "../store.js";
 import { type OpsOf, one, read, run, type Steps } from "./operation.js";
 
 /**
+ * The registry name component of a group's name: its spaces as `-` (group names may hold
+ * spaces, registry names may not). `acme corp` is addressed as `acme-corp`.
+ */
+export function registryComponentOf(groupName: string): string {
+  return groupName.replaceAll(" ", "-");
+}
+
+/**
  * Take namespace `name` for organization `orgUid` if nobody holds it; leave it as it is
  * otherwise. The same statement on both backends: the primary key settles two concurrent
  * takers (PostgreSQL's serializable retry, or SQLite's one writer).
@@ -42,15 +50,20 @@ export function* releaseNamespaces(orgUid: string): Steps<number> {
 
 // The chain of groups the name's middle components name, from the holding organization down
 // (as deep as they match), then the repo of the first (highest) of them whose name is the
-// rest of the registry name. `?` 2: the group names by depth (the component below depth d is
-// element d); `?` 3: the repo name each depth would hold. Indexed lookups, one statement.
+// rest of the registry name. `?` 2-4: the group names by depth (the component below depth d
+// is element d): a component names the sibling of that exact name, else the one whose name
+// has spaces where the component has `-` (registryComponentOf). `?` 5: the repo name each
+// depth would hold. Indexed lookups (siblings by parent), one statement.
 const resolveSql = {
   sqlite: `WITH RECURSIVE chain (id, uid, depth) AS (
       SELECT g.id, g.uid, 0 FROM registry_namespaces AS n JOIN groups AS g ON g.uid = n.org_uid
       WHERE n.name = ?
       UNION ALL
       SELECT g.id, g.uid, c.depth + 1 FROM chain AS c
-      JOIN groups AS g ON g.parent_id = c.id AND g.name = ? ->> c.depth
+      JOIN groups AS g ON g.parent_id = c.id AND (g.name = ? ->> c.depth
+        OR (instr(g.name, ' ') > 0 AND replace(g.name, ' ', '-') = ? ->> c.depth
+          AND NOT EXISTS (SELECT 1 FROM groups AS s
+            WHERE s.parent_id = c.id AND s.name = ? ->> c.depth)))
     )
     SELECT r.* FROM chain AS c
     JOIN repos AS r ON r.group_uid = c.uid AND r.name = ? ->> c.depth
@@ -60,7 +73,10 @@ const resolveSql = {
       WHERE n.name = ?
       UNION ALL
       SELECT g.uid, c.depth + 1 FROM chain AS c
-      JOIN groups AS g ON g.parent_uid = c.uid AND g.name = (?::text[])[c.depth + 1]
+      JOIN groups AS g ON g.parent_uid = c.uid AND (g.name = (?::text[])[c.depth + 1]
+        OR (strpos(g.name, ' ') > 0 AND replace(g.name, ' ', '-') = (?::text[])[c.depth + 1]
+          AND NOT EXISTS (SELECT 1 FROM groups AS s
+            WHERE s.parent_uid = c.uid AND s.name = (?::text[])[c.depth + 1])))
     )
     SELECT r.* FROM chain AS c
     JOIN repos AS r ON r.group_uid = c.uid AND r.name = (?::text[])[c.depth + 1]
@@ -75,7 +91,14 @@ export const registryNameOps = {
     // group at depth d + 1 by component d + 1, never the last (that is a repo's name at least).
     const groupNames = parts.slice(1, -1);
     const repoNames = parts.slice(1).map((_, d) => parts.slice(d + 1).join("/"));
-    const row = yield* one<RepoRow>(resolveSql, parts[0]!, groupNames, repoNames);
+    const row = yield* one<RepoRow>(
+      resolveSql,
+      parts[0]!,
+      groupNames,
+      groupNames,
+      groupNames,
+      repoNames,
+    );
     return row && repoRecordOf(row);
   }),
 } satisfies OpsOf<"resolveRegistryName">;

@@ -66,10 +66,10 @@ export function createPgGroupOps(db: PgDb): PgGroupOps {
          UPDATE groups SET descendant_count = descendant_count + 1
          WHERE id IN (SELECT ancestor FROM group_closure WHERE descendant = $6)
        ), claim AS (
-         -- An organization takes its name's registry namespace if nobody holds it
-         -- (ops/registry-namespaces.ts).
+         -- An organization takes its name's registry namespace if nobody holds it, spaces
+         -- as '-' (registryComponentOf in ops/registry-namespaces.ts).
          INSERT INTO registry_namespaces (name, org_uid, claim_time)
-         SELECT g.name, g.uid, g.create_time FROM g WHERE g.parent_uid IS NULL
+         SELECT replace(g.name, ' ', '-'), g.uid, g.create_time FROM g WHERE g.parent_uid IS NULL
          ON CONFLICT (name) DO NOTHING
        )
        SELECT * FROM g`,

@@ -1,6 +1,6 @@
 import type { Database } from "better-sqlite3";
 import { parentOf } from "../../uid.js";
-import { claimNamespaceSql } from "../ops/registry-namespaces.js";
+import { claimNamespaceSql, registryComponentOf } from "../ops/registry-namespaces.js";
 import { type GroupRow, groupListColumns, groupRecordOf } from "../rows/group-rows.js";
 import { type NewGroup, notFoundError, StoreError } from "../store.js";
 import { createListSql } from "./list-sql.js";
@@ -106,7 +106,7 @@ export function createGroupOps(db: Database): GroupOps {
       }) as SqliteGroupRow;
       insertClosure.run({ id: row.id, parentId });
       countAbove.run({ id: row.id });
-      if (parentId === null) claim.run(g.name, g.uid, g.now);
+      if (parentId === null) claim.run(registryComponentOf(g.name), g.uid, g.now);
       return recordOf(row);
     }).immediate,
 

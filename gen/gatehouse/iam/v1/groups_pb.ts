@@ -7,15 +7,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
 import { file_gatehouse_common_v1_uidp } from "../../common/v1/uidp_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import type { EmptySchema, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_empty, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/iam/v1/groups.proto.
  */
 export const file_gatehouse_iam_v1_groups: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvaWFtL3YxL2dyb3Vwcy5wcm90bxIQZ2F0ZWhvdXNlLmlhbS52MSKlAgoFR3JvdXASCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRJECg9yZXNvdXJjZV9saW1pdHMYBCADKAsyKy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwLlJlc291cmNlTGltaXRzRW50cnkSEAoIdmVyaWZpZWQYBSABKAgSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaNQoTUmVzb3VyY2VMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBIkwKEkNyZWF0ZUdyb3VwUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSJgoFZ3JvdXAYAiABKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIlYKC0dyb3VwRmlsdGVyEgoKAmlkGAEgASgJEi0KBHVpZHAYAiABKAsyHy5nYXRlaG91c2UuY29tbW9uLnYxLlVpZHBGaWx0ZXISDAoEbmFtZRgDIAEoCSIzCglHcm91cExpc3QSJgoFaXRlbXMYASADKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiAKEkRlbGV0ZUdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoCTKpAwoNR3JvdXBzU2VydmljZRJyCgZDcmVhdGUSJC5nYXRlaG91c2UuaWFtLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBoXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAiKYLT5JMCIzoFZ3JvdXAiGi9pYW0vdjEvZ3JvdXBzL3twYXJlbnQ9Kip9El0KBlVwZGF0ZRIXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAaFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiGC0+STAhs6ASoaFi9pYW0vdjEvZ3JvdXBzL3tpZD0qKn0SXQoETGlzdBIdLmdhdGVob3VzZS5pYW0udjEuR3JvdXBGaWx0ZXIaGy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwTGlzdCIZkAIBgtPkkwIQEg4vaWFtL3YxL2dyb3VwcxJmCgZEZWxldGUSJC5nYXRlaG91c2UuaWFtLnYxLkRlbGV0ZUdyb3VwUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIegtPkkwIYKhYvaWFtL3YxL2dyb3Vwcy97aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+  fileDesc("Ch1nYXRlaG91c2UvaWFtL3YxL2dyb3Vwcy5wcm90bxIQZ2F0ZWhvdXNlLmlhbS52MSLpAQoFR3JvdXASCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRJECg9yZXNvdXJjZV9saW1pdHMYBCADKAsyKy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwLlJlc291cmNlTGltaXRzRW50cnkSEAoIdmVyaWZpZWQYBSABKAgaNQoTUmVzb3VyY2VMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBSgQICBAJSgQICRAKUgpjcmVhdGVkX2F0Ugp1cGRhdGVkX2F0IkwKEkNyZWF0ZUdyb3VwUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSJgoFZ3JvdXAYAiABKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIlYKC0dyb3VwRmlsdGVyEgoKAmlkGAEgASgJEi0KBHVpZHAYAiABKAsyHy5nYXRlaG91c2UuY29tbW9uLnYxLlVpZHBGaWx0ZXISDAoEbmFtZRgDIAEoCSIzCglHcm91cExpc3QSJgoFaXRlbXMYASADKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiAKEkRlbGV0ZUdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoCTKpAwoNR3JvdXBzU2VydmljZRJyCgZDcmVhdGUSJC5nYXRlaG91c2UuaWFtLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBoXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAiKYLT5JMCIzoFZ3JvdXAiGi9pYW0vdjEvZ3JvdXBzL3twYXJlbnQ9Kip9El0KBlVwZGF0ZRIXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAaFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiGC0+STAhs6ASoaFi9pYW0vdjEvZ3JvdXBzL3tpZD0qKn0SXQoETGlzdBIdLmdhdGVob3VzZS5pYW0udjEuR3JvdXBGaWx0ZXIaGy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwTGlzdCIZkAIBgtPkkwIQEg4vaWFtL3YxL2dyb3VwcxJmCgZEZWxldGUSJC5nYXRlaG91c2UuaWFtLnYxLkRlbGV0ZUdyb3VwUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIegtPkkwIYKhYvaWFtL3YxL2dyb3Vwcy97aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty]);
 
 /**
  * Group is a node of an organization's tree, as v1 shows it.
@@ -51,20 +51,6 @@ export type Group = Message<"gatehouse.iam.v1.Group"> & {
    * @generated from field: bool verified = 5;
    */
   verified: boolean;
-
-  /**
-   * Output only.
-   *
-   * @generated from field: google.protobuf.Timestamp created_at = 8;
-   */
-  createdAt?: Timestamp | undefined;
-
-  /**
-   * Output only.
-   *
-   * @generated from field: google.protobuf.Timestamp updated_at = 9;
-   */
-  updatedAt?: Timestamp | undefined;
 };
 
 /**

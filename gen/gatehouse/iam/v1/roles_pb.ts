@@ -7,15 +7,15 @@ import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
 import { file_gatehouse_common_v1_uidp } from "../../common/v1/uidp_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
-import type { EmptySchema, Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_empty, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { EmptySchema } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/iam/v1/roles.proto.
  */
 export const file_gatehouse_iam_v1_roles: GenFile = /*@__PURE__*/
-  fileDesc("ChxnYXRlaG91c2UvaWFtL3YxL3JvbGVzLnByb3RvEhBnYXRlaG91c2UuaWFtLnYxIqsBCgRSb2xlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSFAoMY2FwYWJpbGl0aWVzGAQgAygJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkwKEUNyZWF0ZVJvbGVSZXF1ZXN0EhEKCXBhcmVudF9pZBgBIAEoCRIkCgRyb2xlGAIgASgLMhYuZ2F0ZWhvdXNlLmlhbS52MS5Sb2xlImUKClJvbGVGaWx0ZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIOCgZwYXJlbnQYAyABKAkSLQoEdWlkcBgEIAEoCzIfLmdhdGVob3VzZS5jb21tb24udjEuVWlkcEZpbHRlciIxCghSb2xlTGlzdBIlCgVpdGVtcxgBIAMoCzIWLmdhdGVob3VzZS5pYW0udjEuUm9sZSIfChFEZWxldGVSb2xlUmVxdWVzdBIKCgJpZBgBIAEoCTKfAwoMUm9sZXNTZXJ2aWNlEnEKBkNyZWF0ZRIjLmdhdGVob3VzZS5pYW0udjEuQ3JlYXRlUm9sZVJlcXVlc3QaFi5nYXRlaG91c2UuaWFtLnYxLlJvbGUiKoLT5JMCJDoEcm9sZSIcL2lhbS92MS9yb2xlcy97cGFyZW50X2lkPSoqfRJaCgZVcGRhdGUSFi5nYXRlaG91c2UuaWFtLnYxLlJvbGUaFi5nYXRlaG91c2UuaWFtLnYxLlJvbGUiIILT5JMCGjoBKhoVL2lhbS92MS9yb2xlcy97aWQ9Kip9EloKBExpc3QSHC5nYXRlaG91c2UuaWFtLnYxLlJvbGVGaWx0ZXIaGi5nYXRlaG91c2UuaWFtLnYxLlJvbGVMaXN0IhiQAgGC0+STAg8SDS9pYW0vdjEvcm9sZXMSZAoGRGVsZXRlEiMuZ2F0ZWhvdXNlLmlhbS52MS5EZWxldGVSb2xlUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIdgtPkkwIXKhUvaWFtL3YxL3JvbGVzL3tpZD0qKn1iBnByb3RvMw", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+  fileDesc("ChxnYXRlaG91c2UvaWFtL3YxL3JvbGVzLnByb3RvEhBnYXRlaG91c2UuaWFtLnYxIm8KBFJvbGUSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIUCgxjYXBhYmlsaXRpZXMYBCADKAlKBAgFEAZKBAgGEAdSCmNyZWF0ZWRfYXRSCnVwZGF0ZWRfYXQiTAoRQ3JlYXRlUm9sZVJlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgJEiQKBHJvbGUYAiABKAsyFi5nYXRlaG91c2UuaWFtLnYxLlJvbGUiZQoKUm9sZUZpbHRlchIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEg4KBnBhcmVudBgDIAEoCRItCgR1aWRwGAQgASgLMh8uZ2F0ZWhvdXNlLmNvbW1vbi52MS5VaWRwRmlsdGVyIjEKCFJvbGVMaXN0EiUKBWl0ZW1zGAEgAygLMhYuZ2F0ZWhvdXNlLmlhbS52MS5Sb2xlIh8KEURlbGV0ZVJvbGVSZXF1ZXN0EgoKAmlkGAEgASgJMp8DCgxSb2xlc1NlcnZpY2UScQoGQ3JlYXRlEiMuZ2F0ZWhvdXNlLmlhbS52MS5DcmVhdGVSb2xlUmVxdWVzdBoWLmdhdGVob3VzZS5pYW0udjEuUm9sZSIqgtPkkwIkOgRyb2xlIhwvaWFtL3YxL3JvbGVzL3twYXJlbnRfaWQ9Kip9EloKBlVwZGF0ZRIWLmdhdGVob3VzZS5pYW0udjEuUm9sZRoWLmdhdGVob3VzZS5pYW0udjEuUm9sZSIggtPkkwIaOgEqGhUvaWFtL3YxL3JvbGVzL3tpZD0qKn0SWgoETGlzdBIcLmdhdGVob3VzZS5pYW0udjEuUm9sZUZpbHRlchoaLmdhdGVob3VzZS5pYW0udjEuUm9sZUxpc3QiGJACAYLT5JMCDxINL2lhbS92MS9yb2xlcxJkCgZEZWxldGUSIy5nYXRlaG91c2UuaWFtLnYxLkRlbGV0ZVJvbGVSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ih2C0+STAhcqFS9pYW0vdjEvcm9sZXMve2lkPSoqfWIGcHJvdG8z", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty]);
 
 /**
  * Role is a named set of capabilities, as v1 shows it.
@@ -44,20 +44,6 @@ export type Role = Message<"gatehouse.iam.v1.Role"> & {
    * @generated from field: repeated string capabilities = 4;
    */
   capabilities: string[];
-
-  /**
-   * Output only.
-   *
-   * @generated from field: google.protobuf.Timestamp created_at = 5;
-   */
-  createdAt?: Timestamp | undefined;
-
-  /**
-   * Output only.
-   *
-   * @generated from field: google.protobuf.Timestamp updated_at = 6;
-   */
-  updatedAt?: Timestamp | undefined;
 };
 
 /**

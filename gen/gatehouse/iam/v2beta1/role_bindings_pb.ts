@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/role_bindings.proto.
  */
 export const file_gatehouse_iam_v2beta1_role_bindings: GenFile = /*@__PURE__*/
-  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvcm9sZV9iaW5kaW5ncy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIrYCCgtSb2xlQmluZGluZxIQCgN1aWQYASABKAlCA+BBCBI8CghpZGVudGl0eRgCIAEoCzIlLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5JZGVudGl0eVJlZkID4EEDEjYKBWdyb3VwGAMgASgLMiIuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLkdyb3VwUmVmQgPgQQMSNAoEcm9sZRgEIAEoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5Sb2xlUmVmQgPgQQMSNAoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoMaWRlbnRpdHlfdWlkGAYgASgJQgbgQQTgQQUSFQoIcm9sZV91aWQYByABKAlCA+BBBCLRAQoXTGlzdFJvbGVCaW5kaW5nc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBRIQCghpZGVudGl0eRgKIAEoCRINCgVncm91cBgLIAEoCRIMCgRyb2xlGAwgASgJIq0BChhMaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2USOQoNcm9sZV9iaW5kaW5ncxgBIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBARITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFQhIKEF9uZXh0X3BhZ2VfdG9rZW4iKQoVR2V0Um9sZUJpbmRpbmdSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIm4KGENyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBITCgZwYXJlbnQYASABKAlCA+BBAhI9Cgxyb2xlX2JpbmRpbmcYAiABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdCA+BBAiKPAQoYVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0Ej0KDHJvbGVfYmluZGluZxgBIAEoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0ID4EECEjQKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0ID4EEBIiwKGERlbGV0ZVJvbGVCaW5kaW5nUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAjKqBgoTUm9sZUJpbmRpbmdzU2VydmljZRKZAQoQTGlzdFJvbGVCaW5kaW5ncxIuLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBovLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2UiJJACAYLT5JMCGxIZL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncxKRAQoOR2V0Um9sZUJpbmRpbmcSLC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR2V0Um9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIi2QAgGC0+STAiQSIi9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3VpZD0qKn0SpQEKEUNyZWF0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyI7gtPkkwI1Ogxyb2xlX2JpbmRpbmciJS9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3BhcmVudD0qKn0SrwEKEVVwZGF0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLlVwZGF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyJFgtPkkwI/Ogxyb2xlX2JpbmRpbmcyLy9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3JvbGVfYmluZGluZy51aWQ9Kip9EogBChFEZWxldGVSb2xlQmluZGluZxIvLmdhdGVob3VzZS5pYW0udjJiZXRhMS5EZWxldGVSb2xlQmluZGluZ1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiKoLT5JMCJCoiL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97dWlkPSoqfWIGcHJvdG8z", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvcm9sZV9iaW5kaW5ncy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIrYCCgtSb2xlQmluZGluZxIQCgN1aWQYASABKAlCA+BBCBI8CghpZGVudGl0eRgCIAEoCzIlLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5JZGVudGl0eVJlZkID4EEDEjYKBWdyb3VwGAMgASgLMiIuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLkdyb3VwUmVmQgPgQQMSNAoEcm9sZRgEIAEoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5Sb2xlUmVmQgPgQQMSNAoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoMaWRlbnRpdHlfdWlkGAYgASgJQgbgQQTgQQUSFQoIcm9sZV91aWQYByABKAlCA+BBBCLRAQoXTGlzdFJvbGVCaW5kaW5nc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBRIQCghpZGVudGl0eRgKIAEoCRINCgVncm91cBgLIAEoCRIMCgRyb2xlGAwgASgJIq0BChhMaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2USOQoNcm9sZV9iaW5kaW5ncxgBIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBARITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFQhIKEF9uZXh0X3BhZ2VfdG9rZW4iKQoVR2V0Um9sZUJpbmRpbmdSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIm4KGENyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBITCgZwYXJlbnQYASABKAlCA+BBAhI9Cgxyb2xlX2JpbmRpbmcYAiABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdCA+BBAiJ9Ch5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1JlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISRgoIcmVxdWVzdHMYAiADKAsyLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQ3JlYXRlUm9sZUJpbmRpbmdSZXF1ZXN0QgPgQQIiXAofQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXNwb25zZRI5Cg1yb2xlX2JpbmRpbmdzGAEgAygLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIo8BChhVcGRhdGVSb2xlQmluZGluZ1JlcXVlc3QSPQoMcm9sZV9iaW5kaW5nGAEgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQgPgQQISNAoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgPgQQEiLAoYRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECMvMHChNSb2xlQmluZGluZ3NTZXJ2aWNlEpkBChBMaXN0Um9sZUJpbmRpbmdzEi4uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXF1ZXN0Gi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXNwb25zZSIkkAIBgtPkkwIbEhkvaWFtL3YyYmV0YTEvcm9sZUJpbmRpbmdzEpEBCg5HZXRSb2xlQmluZGluZxIsLmdhdGVob3VzZS5pYW0udjJiZXRhMS5HZXRSb2xlQmluZGluZ1JlcXVlc3QaIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmciLZACAYLT5JMCJBIiL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97dWlkPSoqfRKlAQoRQ3JlYXRlUm9sZUJpbmRpbmcSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQ3JlYXRlUm9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIjuC0+STAjU6DHJvbGVfYmluZGluZyIlL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cGFyZW50PSoqfRLGAQoXQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3MSNS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXF1ZXN0GjYuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkJhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVzcG9uc2UiPILT5JMCNjoBKiIxL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cGFyZW50PSoqfTpiYXRjaENyZWF0ZRKvAQoRVXBkYXRlUm9sZUJpbmRpbmcSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIkWC0+STAj86DHJvbGVfYmluZGluZzIvL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cm9sZV9iaW5kaW5nLnVpZD0qKn0SiAEKEURlbGV0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkRlbGV0ZVJvbGVCaW5kaW5nUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIqgtPkkwIkKiIvaWFtL3YyYmV0YTEvcm9sZUJpbmRpbmdzL3t1aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * RoleBinding grants a role to an identity at a group and every group below it.
@@ -227,6 +227,51 @@ export const CreateRoleBindingRequestSchema: GenMessage<CreateRoleBindingRequest
   messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 4);
 
 /**
+ * @generated from message gatehouse.iam.v2beta1.BatchCreateRoleBindingsRequest
+ */
+export type BatchCreateRoleBindingsRequest = Message<"gatehouse.iam.v2beta1.BatchCreateRoleBindingsRequest"> & {
+  /**
+   * The uid of the group where every binding lives.
+   *
+   * @generated from field: string parent = 1;
+   */
+  parent: string;
+
+  /**
+   * The bindings to create, 1 to 100. Each request's parent is empty or equals `parent`.
+   *
+   * @generated from field: repeated gatehouse.iam.v2beta1.CreateRoleBindingRequest requests = 2;
+   */
+  requests: CreateRoleBindingRequest[];
+};
+
+/**
+ * Describes the message gatehouse.iam.v2beta1.BatchCreateRoleBindingsRequest.
+ * Use `create(BatchCreateRoleBindingsRequestSchema)` to create a new message.
+ */
+export const BatchCreateRoleBindingsRequestSchema: GenMessage<BatchCreateRoleBindingsRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 5);
+
+/**
+ * @generated from message gatehouse.iam.v2beta1.BatchCreateRoleBindingsResponse
+ */
+export type BatchCreateRoleBindingsResponse = Message<"gatehouse.iam.v2beta1.BatchCreateRoleBindingsResponse"> & {
+  /**
+   * The bindings made, in the order of the requests.
+   *
+   * @generated from field: repeated gatehouse.iam.v2beta1.RoleBinding role_bindings = 1;
+   */
+  roleBindings: RoleBinding[];
+};
+
+/**
+ * Describes the message gatehouse.iam.v2beta1.BatchCreateRoleBindingsResponse.
+ * Use `create(BatchCreateRoleBindingsResponseSchema)` to create a new message.
+ */
+export const BatchCreateRoleBindingsResponseSchema: GenMessage<BatchCreateRoleBindingsResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 6);
+
+/**
  * @generated from message gatehouse.iam.v2beta1.UpdateRoleBindingRequest
  */
 export type UpdateRoleBindingRequest = Message<"gatehouse.iam.v2beta1.UpdateRoleBindingRequest"> & {
@@ -248,7 +293,7 @@ export type UpdateRoleBindingRequest = Message<"gatehouse.iam.v2beta1.UpdateRole
  * Use `create(UpdateRoleBindingRequestSchema)` to create a new message.
  */
 export const UpdateRoleBindingRequestSchema: GenMessage<UpdateRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 5);
+  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 7);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.DeleteRoleBindingRequest
@@ -265,7 +310,7 @@ export type DeleteRoleBindingRequest = Message<"gatehouse.iam.v2beta1.DeleteRole
  * Use `create(DeleteRoleBindingRequestSchema)` to create a new message.
  */
 export const DeleteRoleBindingRequestSchema: GenMessage<DeleteRoleBindingRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 6);
+  messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 8);
 
 /**
  * RoleBindingsService grants roles to identities at a group and everything below it.
@@ -302,6 +347,17 @@ export const RoleBindingsService: GenService<{
     methodKind: "unary";
     input: typeof CreateRoleBindingRequestSchema;
     output: typeof RoleBindingSchema;
+  },
+  /**
+   * Create several role bindings at one group, all or nothing (AIP-233): if any one is
+   * refused, none is made. At most 100 in one request.
+   *
+   * @generated from rpc gatehouse.iam.v2beta1.RoleBindingsService.BatchCreateRoleBindings
+   */
+  batchCreateRoleBindings: {
+    methodKind: "unary";
+    input: typeof BatchCreateRoleBindingsRequestSchema;
+    output: typeof BatchCreateRoleBindingsResponseSchema;
   },
   /**
    * Update a role binding; without update_mask the fields present change.

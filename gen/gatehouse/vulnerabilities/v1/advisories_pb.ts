@@ -2,8 +2,8 @@
 // @generated from file gatehouse/vulnerabilities/v1/advisories.proto (package gatehouse.vulnerabilities.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { UidpFilter } from "../../common/v1/uidp_pb.js";
 import { file_gatehouse_common_v1_uidp } from "../../common/v1/uidp_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/vulnerabilities/v1/advisories.proto.
  */
 export const file_gatehouse_vulnerabilities_v1_advisories: GenFile = /*@__PURE__*/
-  fileDesc("Ci1nYXRlaG91c2UvdnVsbmVyYWJpbGl0aWVzL3YxL2Fkdmlzb3JpZXMucHJvdG8SHGdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEioAIKCEFkdmlzb3J5EgoKAmlkGAEgASgJEhUKDWFydGlmYWN0X25hbWUYAyABKAkSFgoOY29tcG9uZW50X25hbWUYBiABKAkSFgoOY29tcG9uZW50X3R5cGUYCCABKAkSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYWxpYXNlcxgNIAMoCRI7CgZldmVudHMYDiADKAsyKy5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5RXZlbnQSEwoLYWR2aXNvcnlfaWQYDyABKAkipAQKDUFkdmlzb3J5RXZlbnQSCgoCaWQYASABKAkSLQoJdGltZXN0YW1wGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI8CglkZXRlY3Rpb24YAyABKAsyJy5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkRldGVjdGlvbkgAEjQKBWZpeGVkGAQgASgLMiMuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5GaXhlZEgAEkoKHGZhbHNlX3Bvc2l0aXZlX2RldGVybWluYXRpb24YBSABKAsyIi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLk5vdGVIABJCChRhbmFseXNpc19ub3RfcGxhbm5lZBgGIAEoCzIiLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuTm90ZUgAEj0KD2ZpeF9ub3RfcGxhbm5lZBgHIAEoCzIiLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuTm90ZUgAEkIKFHBlbmRpbmdfdXBzdHJlYW1fZml4GAggASgLMiIuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5Ob3RlSAASSQobdHJ1ZV9wb3NpdGl2ZV9kZXRlcm1pbmF0aW9uGAkgASgLMiIuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5Ob3RlSABCBgoEdHlwZSJVCglEZXRlY3Rpb24SPgoGbWFudWFsGAIgASgLMi4uZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5EZXRlY3Rpb24uTWFudWFsGggKBk1hbnVhbCIsCgVGaXhlZBIVCg1maXhlZF92ZXJzaW9uGAEgASgJEgwKBG5vdGUYAiABKAkiFAoETm90ZRIMCgRub3RlGAEgASgJImQKFUNyZWF0ZUFkdmlzb3J5UmVxdWVzdBIRCglwYXJlbnRfaWQYASABKAkSOAoIYWR2aXNvcnkYAiABKAsyJi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5IsgBCg5BZHZpc29yeUZpbHRlchIKCgJpZBgRIAEoCRItCgR1aWRwGBAgASgLMh8uZ2F0ZWhvdXNlLmNvbW1vbi52MS5VaWRwRmlsdGVyEhQKDGFkdmlzb3J5X2lkcxgXIAMoCRIPCgdhbGlhc2VzGAcgAygJEhUKDWFydGlmYWN0X25hbWUYAyADKAkSFgoOY29tcG9uZW50X25hbWUYBSADKAkSEgoKcGFnZV90b2tlbhgJIAEoCRIRCglwYWdlX3NpemUYCiABKAMiigEKDkFkdmlzb3JpZXNMaXN0EjUKBWl0ZW1zGAIgAygLMiYuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5BZHZpc29yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSGAoLdG90YWxfY291bnQYBCABKANIAIgBAUIOCgxfdG90YWxfY291bnQiIwoVRGVsZXRlQWR2aXNvcnlSZXF1ZXN0EgoKAmlkGAEgASgJMswEChFBZHZpc29yaWVzU2VydmljZRKQAQoGQ3JlYXRlEjMuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5DcmVhdGVBZHZpc29yeVJlcXVlc3QaJi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5IimC0+STAiM6ASoiHi92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcmllcxKNAQoETGlzdBIsLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcnlGaWx0ZXIaLC5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3JpZXNMaXN0IimQAgGC0+STAiASHi92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcmllcxKLAQoGVXBkYXRlEiYuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5BZHZpc29yeRomLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcnkiMYLT5JMCKzoBKhomL3Z1bG5lcmFiaWxpdGllcy92MS9hZHZpc29yaWVzL3tpZD0qKn0ShQEKBkRlbGV0ZRIzLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuRGVsZXRlQWR2aXNvcnlSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ii6C0+STAigqJi92dWxuZXJhYmlsaXRpZXMvdjEvYWR2aXNvcmllcy97aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+  fileDesc("Ci1nYXRlaG91c2UvdnVsbmVyYWJpbGl0aWVzL3YxL2Fkdmlzb3JpZXMucHJvdG8SHGdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEioAIKCEFkdmlzb3J5EgoKAmlkGAEgASgJEhUKDWFydGlmYWN0X25hbWUYAyABKAkSFgoOY29tcG9uZW50X25hbWUYBiABKAkSFgoOY29tcG9uZW50X3R5cGUYCCABKAkSLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYWxpYXNlcxgNIAMoCRI7CgZldmVudHMYDiADKAsyKy5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5RXZlbnQSEwoLYWR2aXNvcnlfaWQYDyABKAkipAQKDUFkdmlzb3J5RXZlbnQSCgoCaWQYASABKAkSLQoJdGltZXN0YW1wGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI8CglkZXRlY3Rpb24YAyABKAsyJy5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkRldGVjdGlvbkgAEjQKBWZpeGVkGAQgASgLMiMuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5GaXhlZEgAEkoKHGZhbHNlX3Bvc2l0aXZlX2RldGVybWluYXRpb24YBSABKAsyIi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLk5vdGVIABJCChRhbmFseXNpc19ub3RfcGxhbm5lZBgGIAEoCzIiLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuTm90ZUgAEj0KD2ZpeF9ub3RfcGxhbm5lZBgHIAEoCzIiLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuTm90ZUgAEkIKFHBlbmRpbmdfdXBzdHJlYW1fZml4GAggASgLMiIuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5Ob3RlSAASSQobdHJ1ZV9wb3NpdGl2ZV9kZXRlcm1pbmF0aW9uGAkgASgLMiIuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5Ob3RlSABCBgoEdHlwZSJVCglEZXRlY3Rpb24SPgoGbWFudWFsGAIgASgLMi4uZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5EZXRlY3Rpb24uTWFudWFsGggKBk1hbnVhbCIsCgVGaXhlZBIVCg1maXhlZF92ZXJzaW9uGAEgASgJEgwKBG5vdGUYAiABKAkiFAoETm90ZRIMCgRub3RlGAEgASgJImQKFUNyZWF0ZUFkdmlzb3J5UmVxdWVzdBIRCglwYXJlbnRfaWQYASABKAkSOAoIYWR2aXNvcnkYAiABKAsyJi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5IoECCg5BZHZpc29yeUZpbHRlchIKCgJpZBgRIAEoCRItCgR1aWRwGBAgASgLMh8uZ2F0ZWhvdXNlLmNvbW1vbi52MS5VaWRwRmlsdGVyEhQKDGFkdmlzb3J5X2lkcxgXIAMoCRIPCgdhbGlhc2VzGAcgAygJEhUKDWFydGlmYWN0X25hbWUYAyADKAkSFgoOY29tcG9uZW50X25hbWUYBSADKAkSEgoKcGFnZV90b2tlbhgJIAEoCRIRCglwYWdlX3NpemUYCiABKAMSNwoIb3JkZXJfYnkYDiABKA4yJS5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLk9yZGVyQnkiigEKDkFkdmlzb3JpZXNMaXN0EjUKBWl0ZW1zGAIgAygLMiYuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5BZHZpc29yeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAyABKAkSGAoLdG90YWxfY291bnQYBCABKANIAIgBAUIOCgxfdG90YWxfY291bnQiIwoVRGVsZXRlQWR2aXNvcnlSZXF1ZXN0EgoKAmlkGAEgASgJKtoBCgdPcmRlckJ5EhgKFE9SREVSX0JZX1VOU1BFQ0lGSUVEEAASCgoGSURfQVNDEAESCwoHSURfREVTQxACEhIKDkNSRUFURURfQVRfQVNDEAMSEwoPQ1JFQVRFRF9BVF9ERVNDEAQSDwoLQUxJQVNFU19BU0MQBRIQCgxBTElBU0VTX0RFU0MQBhISCg5VUERBVEVEX0FUX0FTQxAHEhMKD1VQREFURURfQVRfREVTQxAIEhIKDkRFTEVURURfQVRfQVNDEAkSEwoPREVMRVRFRF9BVF9ERVNDEAoyzAQKEUFkdmlzb3JpZXNTZXJ2aWNlEpABCgZDcmVhdGUSMy5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkNyZWF0ZUFkdmlzb3J5UmVxdWVzdBomLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcnkiKYLT5JMCIzoBKiIeL3Z1bG5lcmFiaWxpdGllcy92MS9hZHZpc29yaWVzEo0BCgRMaXN0EiwuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5BZHZpc29yeUZpbHRlchosLmdhdGVob3VzZS52dWxuZXJhYmlsaXRpZXMudjEuQWR2aXNvcmllc0xpc3QiKZACAYLT5JMCIBIeL3Z1bG5lcmFiaWxpdGllcy92MS9hZHZpc29yaWVzEosBCgZVcGRhdGUSJi5nYXRlaG91c2UudnVsbmVyYWJpbGl0aWVzLnYxLkFkdmlzb3J5GiYuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5BZHZpc29yeSIxgtPkkwIrOgEqGiYvdnVsbmVyYWJpbGl0aWVzL3YxL2Fkdmlzb3JpZXMve2lkPSoqfRKFAQoGRGVsZXRlEjMuZ2F0ZWhvdXNlLnZ1bG5lcmFiaWxpdGllcy52MS5EZWxldGVBZHZpc29yeVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiLoLT5JMCKComL3Z1bG5lcmFiaWxpdGllcy92MS9hZHZpc29yaWVzL3tpZD0qKn1iBnByb3RvMw", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
 
 /**
  * Advisory is what is known about one vulnerability in one component, as v1 shows it.
@@ -305,6 +305,14 @@ export type AdvisoryFilter = Message<"gatehouse.vulnerabilities.v1.AdvisoryFilte
    * @generated from field: int64 page_size = 10;
    */
   pageSize: bigint;
+
+  /**
+   * The order of the results: by id (the default), creation or update time. Aliases and
+   * deletion times are not sortable here: asking for them is INVALID_ARGUMENT.
+   *
+   * @generated from field: gatehouse.vulnerabilities.v1.OrderBy order_by = 14;
+   */
+  orderBy: OrderBy;
 };
 
 /**
@@ -357,6 +365,74 @@ export type DeleteAdvisoryRequest = Message<"gatehouse.vulnerabilities.v1.Delete
  */
 export const DeleteAdvisoryRequestSchema: GenMessage<DeleteAdvisoryRequest> = /*@__PURE__*/
   messageDesc(file_gatehouse_vulnerabilities_v1_advisories, 8);
+
+/**
+ * OrderBy is v1's order of an advisory list.
+ *
+ * @generated from enum gatehouse.vulnerabilities.v1.OrderBy
+ */
+export enum OrderBy {
+  /**
+   * @generated from enum value: ORDER_BY_UNSPECIFIED = 0;
+   */
+  ORDER_BY_UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: ID_ASC = 1;
+   */
+  ID_ASC = 1,
+
+  /**
+   * @generated from enum value: ID_DESC = 2;
+   */
+  ID_DESC = 2,
+
+  /**
+   * @generated from enum value: CREATED_AT_ASC = 3;
+   */
+  CREATED_AT_ASC = 3,
+
+  /**
+   * @generated from enum value: CREATED_AT_DESC = 4;
+   */
+  CREATED_AT_DESC = 4,
+
+  /**
+   * @generated from enum value: ALIASES_ASC = 5;
+   */
+  ALIASES_ASC = 5,
+
+  /**
+   * @generated from enum value: ALIASES_DESC = 6;
+   */
+  ALIASES_DESC = 6,
+
+  /**
+   * @generated from enum value: UPDATED_AT_ASC = 7;
+   */
+  UPDATED_AT_ASC = 7,
+
+  /**
+   * @generated from enum value: UPDATED_AT_DESC = 8;
+   */
+  UPDATED_AT_DESC = 8,
+
+  /**
+   * @generated from enum value: DELETED_AT_ASC = 9;
+   */
+  DELETED_AT_ASC = 9,
+
+  /**
+   * @generated from enum value: DELETED_AT_DESC = 10;
+   */
+  DELETED_AT_DESC = 10,
+}
+
+/**
+ * Describes the enum gatehouse.vulnerabilities.v1.OrderBy.
+ */
+export const OrderBySchema: GenEnum<OrderBy> = /*@__PURE__*/
+  enumDesc(file_gatehouse_vulnerabilities_v1_advisories, 0);
 
 /**
  * AdvisoriesService is the v1 surface of vulnerability advisories: an adapter over
