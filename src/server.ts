@@ -37,7 +37,6 @@ import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
 import { createEventRetention, pruneIntervalMs } from "./events/event-retention.js";
 import { addBodyGate } from "./grpc/body-gate.js";
-import { addConnectJsonTimes } from "./grpc/connect-json-times.js";
 import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
 import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
 import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
@@ -46,6 +45,7 @@ import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { reflectionServices } from "./grpc/reflection.js";
 import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
+import { registerOnRouter } from "./grpc/router-json.js";
 import { rpcPath } from "./grpc/rpc-path.js";
 import { addUnaryConnect } from "./grpc/unary-connect.js";
 import { createUnaryGrpc } from "./grpc/unary-grpc.js";
@@ -69,7 +69,7 @@ import { createRequestBudget } from "./request-budget.js";
 import { toRestErrorBody } from "./rest/error-body.js";
 import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
-import { createServiceImpls, registerServices } from "./service-impls.js";
+import { createServiceImpls } from "./service-impls.js";
 import { registration } from "./service-registration.js";
 import { apiServices, protocolServices } from "./service-table.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
@@ -448,7 +448,6 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   addGrpcMessageEncoding(app, errorDomain);
   addDeadlineClamp(app);
   addGrpcWebText(app);
-  addConnectJsonTimes(app, apiServices);
   // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
   addGrpcWebErrorInfo(app, errorDomain);
   addUnknownRpcAnswer(app, errorDomain);
@@ -468,7 +467,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     jsonOptions: { ignoreUnknownFields: false },
     routes(r) {
       router = r;
-      registerServices(r, registrations);
+      registerOnRouter(r, registrations);
     },
   });
   if (!router) throw new Error("connect routes were not registered");

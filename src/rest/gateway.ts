@@ -1,10 +1,9 @@
 import { Transform } from "node:stream";
-import { type JsonObject, type JsonValue, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
-import { millisecondTimestamps } from "../json/timestamp-json.js";
+import { createFieldJsonWriter, createJsonWriter, type JsonWriter } from "../json/message-json.js";
 import { headerPairs } from "../pipeline/call-context.js";
 import type { UnaryCall, UnaryPipeline, UnaryProcedure } from "../pipeline/unary-invocation.js";
 import { budgetExhausted, isBudgetExhausted, type RequestBudget } from "../request-budget.js";
@@ -21,7 +20,7 @@ import {
 } from "./error-reply.js";
 import { formBodyToJson, isFormContentType } from "./form-body.js";
 import { compileHttpRules, type RestRule } from "./http-rules.js";
-import { createOutputPruner, type OutputPruner } from "./input-only.js";
+import { isInputOnly } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
 
@@ -67,16 +66,16 @@ export interface RestGatewayOptions {
 interface Endpoint extends RestRule {
   readonly build: RequestBuilder;
   readonly procedure: UnaryProcedure;
-  /** Strips input-only fields from the response JSON; undefined when there are none. */
-  readonly prune: OutputPruner | undefined;
-  /** Gives every Timestamp of the response JSON its millisecond fraction. */
-  readonly timestamps: (json: JsonValue) => JsonValue;
+  /** Writes the answer's body: the output message (or its response_body field) as JSON. */
+  readonly write: JsonWriter;
 }
 
 /** The protocol name handlers see in `HandlerContext.protocolName` for REST calls. */
 export const restProtocolName = "rest";
 const defaultBodyLimit = 1024 * 1024;
-const jsonWrite: Partial<JsonWriteOptions> = { alwaysEmitImplicit: true };
+// protojson with implicit values written, input-only fields (a client secret) never, and
+// Timestamps with their millisecond fraction (src/json/message-json.ts).
+const jsonWrite = { alwaysEmitImplicit: true, omit: isInputOnly };
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
@@ -127,8 +126,9 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
         ...rule,
         build: createRequestBuilder(rule, restInput === "lenient"),
         procedure,
-        prune: createOutputPruner(rule.method.output),
-        timestamps: millisecondTimestamps(rule.method.output),
+        write: rule.responseBody
+          ? createFieldJsonWriter(rule.responseBody, jsonWrite)
+          : createJsonWriter(rule.method.output, jsonWrite),
       });
     }
   }
@@ -203,15 +203,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       );
       copyHeaders(call.context.responseHeader, reply);
       copyHeaders(call.context.responseTrailer, reply);
-      const json = ep.timestamps(toJson(ep.method.output, output, jsonWrite));
-      ep.prune?.(json);
-      const payload = ep.responseBody
-        ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
-        : json;
-      return reply
-        .code(200)
-        .header("content-type", "application/json")
-        .send(JSON.stringify(payload));
+      return reply.code(200).header("content-type", "application/json").send(ep.write(output));
     } catch (err) {
       return sendError(reply, err, shaping, { rpc: ep.rpc, info });
     }
