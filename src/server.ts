@@ -59,6 +59,7 @@ import { createOnePort, type OnePort, type Timeouts } from "./one-port.js";
 import { docsRoutes, packageVersion } from "./openapi/docs-routes.js";
 import { buildOpenApiDocument } from "./openapi/openapi-document.js";
 import { startPeriodic } from "./periodic-job.js";
+import { type AdmissionCheck, createAdmission } from "./pipeline/admission.js";
 import { createRequestLog, requestIdOf } from "./pipeline/request-log.js";
 import { createUnaryPipeline } from "./pipeline/unary-invocation.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
@@ -89,6 +90,8 @@ export interface ServerDeps {
   now?: () => number;
   /** Where log lines go (default: stdout); tests capture them here. */
   logStream?: { write(line: string): void };
+  /** Admission checks after the token check, before any body is read (src/pipeline/admission.ts). */
+  admissionChecks?: AdmissionCheck[];
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
   /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
@@ -381,10 +384,24 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     },
     authorizeCall: access.authorizeCall,
   });
+  // Call admission, before any body is read, on every entry point (src/pipeline/admission.ts):
+  // the token check, then `checks` (rate limits go there), then the request budget that every
+  // path's bodies share (issue 23).
+  const admission = createAdmission({
+    tokenCheck: access.refusal,
+    budget: createRequestBudget({
+      limit: config.requestBufferBytes,
+      // An RPC with no rule is refused before its body is read; counted public all the same.
+      isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
+    }),
+    checks: deps.admissionChecks ?? [],
+  });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
+    // A call admission refused is refused here, before access decides anything.
+    admission.interceptor,
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
@@ -426,14 +443,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       files: [file_google_rpc_error_details],
     }),
   ];
-  // Every path's request bodies share one budget, and none is read for a call that needs a
-  // token and came without a valid one (issue 23).
-  const budget = createRequestBudget({
-    limit: config.requestBufferBytes,
-    // An RPC with no rule is refused before its body is read; counted public all the same.
-    isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
-  });
-  addBodyGate(app, { refusal: access.refusal, budget, contextValues });
+  addBodyGate(app, { admission, contextValues });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
   if (config.leanPaths) {
@@ -484,8 +494,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         pipeline,
         readMaxBytes: bodyLimit,
         domain: errorDomain,
-        refusal: access.refusal,
-        budget,
+        admission,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
@@ -516,8 +525,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     domain: errorDomain,
     log,
     bodyLimit,
-    refusal: access.refusal,
-    budget,
+    admission,
     // The token endpoint also takes a posted form, as OAuth-style clients send one.
     formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
     // A person typing the server's address gets the console, not a JSON 404.
