@@ -37,19 +37,14 @@ import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
 import { createEventRetention, pruneIntervalMs } from "./events/event-retention.js";
 import { addBodyGate } from "./grpc/body-gate.js";
-import { addDeadlineClamp } from "./grpc/deadline-clamp.js";
-import { addGrpcMessageEncoding } from "./grpc/grpc-message-encoding.js";
-import { addGrpcWebErrorInfo } from "./grpc/grpc-web-error-info.js";
-import { addGrpcWebText } from "./grpc/grpc-web-text.js";
 import { createHealthService } from "./grpc/health.js";
 import { healthRoutes } from "./grpc/health-routes.js";
 import { reflectionServices } from "./grpc/reflection.js";
-import { addConnectParseErrorStatus } from "./grpc/request-parse-errors.js";
 import { registerOnRouter } from "./grpc/router-json.js";
+import { routerPatchesPlugin } from "./grpc/router-patches.js";
 import { rpcPath } from "./grpc/rpc-path.js";
 import { addUnaryConnect } from "./grpc/unary-connect.js";
 import { createUnaryGrpc } from "./grpc/unary-grpc.js";
-import { addUnknownRpcAnswer } from "./grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "./interceptors.js";
 import { createListEngine } from "./list/list.js";
 import { createMetrics, type Metrics, noMetrics, type Protocol } from "./metrics/metrics.js";
@@ -455,13 +450,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       domain: errorDomain,
     });
   }
-  addGrpcMessageEncoding(app, errorDomain);
-  addDeadlineClamp(app);
-  addGrpcWebText(app);
-  // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
-  addGrpcWebErrorInfo(app, errorDomain);
-  addUnknownRpcAnswer(app, errorDomain);
-  addConnectParseErrorStatus(app, errorDomain);
+  // Every patch to what the router reads and answers, in the order it keeps as code.
+  await app.register(routerPatchesPlugin, { domain: errorDomain });
 
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {

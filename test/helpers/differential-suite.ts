@@ -87,11 +87,16 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
       return next(req);
     };
   let ids = 0;
+  // The servers' clock, injected: seed() makes resources on whole seconds (a time protobuf-es
+  // alone writes without a fraction, `...:00Z`) and on fractional ones, on purpose, so that
+  // every run compares both forms on every path and encoding.
+  const clock = { t: Math.floor(Date.now() / 1000) * 1000 };
   beforeAll(async () => {
-    const pair = await startDifferentialPair(backend, {
-      lean: spy(servedBy.lean),
-      router: spy(servedBy.router),
-    });
+    const pair = await startDifferentialPair(
+      backend,
+      { lean: spy(servedBy.lean), router: spy(servedBy.router) },
+      () => clock.t,
+    );
     const a = await pair.lean.makeOrg("differential");
     const b = await pair.lean.makeOrg("elsewhere");
     const callers: Callers = {
@@ -99,7 +104,7 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
       owner: a.owner,
       other: b.owner,
     };
-    await seed(pair, callers);
+    await seed(pair, callers, clock);
     const methods = pair.lean.server.served.filter((m) => m.methodKind === "unary");
     state = { pair, callers, methods, servedBy, nextId: () => `diff-${++ids}` };
   }, 60_000);
@@ -113,7 +118,7 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
 }
 
 /** A Connect JSON call to the lean server that must succeed: its answer. */
-async function call(
+async function callLean(
   pair: DifferentialPair,
   rpc: string,
   headers: Record<string, string>,
@@ -134,9 +139,21 @@ async function call(
  * events in the audit trail): a group, a custom role, a workload identity bound to it, an
  * identity provider, an account association, an invite, a repo with a tag, an advisory.
  */
-async function seed(pair: DifferentialPair, callers: Callers): Promise<void> {
+async function seed(
+  pair: DifferentialPair,
+  callers: Callers,
+  clock: { t: number },
+): Promise<void> {
   const org = callers.orgUid;
   const owner = callers.owner.headers;
+  // Each call a step on: whole seconds and times with milliseconds, in turn.
+  const base = clock.t;
+  let step = 0;
+  const call = (...a: Parameters<typeof callLean>) => {
+    step++;
+    clock.t = base + step * 1000 + (step % 2 === 0 ? 0 : 250);
+    return callLean(...a);
+  };
   const iam = "gatehouse.iam.v2beta1";
   const group = await call(pair, `${iam}.GroupsService/CreateGroup`, owner, {
     parent: org,
