@@ -245,7 +245,8 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
           values: contextValues(request),
           address: request.raw.socket?.remoteAddress,
         });
-        if (admitted.share) shares.set(request, admitted.share);
+        // Only a body is charged: most REST calls (every GET) have none.
+        if (admitted.share && !hasNoBody(request)) shares.set(request, admitted.share);
         refused = admitted.refused;
       }
       if (plain && refused === undefined) return;
@@ -261,7 +262,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     // and given back once the call has been answered.
     preParsing: async (request, reply, payload) => {
       const share = shares.get(request);
-      if (!share || hasNoBody(request)) return payload;
+      if (!share) return payload;
       let held = 0;
       reply.raw.once("close", () => share.give(held));
       return payload.pipe(
