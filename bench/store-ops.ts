@@ -16,7 +16,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storeRoles } from "../src/auth/capabilities.js";
-import { auditScope } from "../src/events/audit-scope.js";
 import { createPostgresStore } from "../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../src/store/store.js";
@@ -115,15 +114,13 @@ async function replicaCache(url: string) {
     const alone = await hitRate();
     const groups = await hitRate(
       writer((i) =>
-        auditScope.run(createGroupScope(), () =>
-          a.createGroup({
-            uid: newChildUid(org),
-            parentUid: org,
-            name: `g${i}-${Math.random()}`,
-            description: "",
-            now: Date.now(),
-          }),
-        ),
+        a.recording(createGroupScope()).createGroup({
+          uid: newChildUid(org),
+          parentUid: org,
+          name: `g${i}-${Math.random()}`,
+          description: "",
+          now: Date.now(),
+        }),
       ),
     );
     const bindings = await hitRate(

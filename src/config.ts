@@ -1,5 +1,27 @@
 import { parseArgs } from "node:util";
-import { durationForms, parseDurationSeconds } from "./duration.js";
+import {
+  boolean,
+  ConfigError,
+  databaseUrl,
+  domainName,
+  duration,
+  hostOrUrl,
+  integer,
+  issuer,
+  type Kind,
+  list,
+  oneOf,
+  optionalPort,
+  optionalUrl,
+  origin,
+  registryHost,
+  secret,
+  text,
+  trimmed,
+  url,
+} from "./setting-kinds.js";
+
+export { ConfigError };
 
 /** Config is every setting of a Gatehouse server, validated at start-up. */
 export interface Config {
@@ -116,21 +138,50 @@ export interface Config {
   webhookPollMs: number;
 }
 
-/** Setting describes one configuration entry: its env variable, CLI flag and default. */
-interface Setting {
-  key: keyof Config;
-  env: string;
-  flag: string;
-  help: string;
-  default: string;
+/** Settings is what the settings table gives: Config but for what derives from it. */
+type Settings = Omit<Config, "registryService">;
+
+/**
+ * A default derived from settings before it in the table (or any setting with a plain
+ * default): the text `from` gives is parsed as a given value would be.
+ */
+interface Derived {
+  /** The default as `--help` and the README show it. */
+  shows: string;
+  from(settings: Settings): string;
+  /** An empty value is no value: the default stands. */
+  blank?: true;
 }
 
-/** Every setting, in the order the README's table and `--help` show them. */
-export const settings: readonly Setting[] = [
+/** SettingOf describes one setting: its variable, flag, parser (with its range) and default. */
+interface SettingOf<K extends keyof Settings> {
+  key: K;
+  env: string;
+  flag: string;
+  /** How its text becomes its value, and what it accepts (src/setting-kinds.ts). */
+  kind: Kind<Settings[K]>;
+  /** The text it has when not given, parsed as a given one is; or derived from others. */
+  default: string | Derived;
+  help: string;
+}
+
+/** Setting is one entry of the settings table. */
+export type Setting = { [K in keyof Settings]: SettingOf<K> }[keyof Settings];
+
+const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const day = 86400;
+
+/**
+ * Every setting, once: its variable, flag, parser and range, default and help, in the order
+ * `--help` and the README's table show them (test/docs/settings-table.test.ts holds the
+ * README to it). A new setting is one entry here and its field in Config.
+ */
+const table = [
   {
     key: "host",
     env: "GATEHOUSE_HOST",
     flag: "host",
+    kind: text,
     default: "0.0.0.0",
     help: "address to listen on",
   },
@@ -138,6 +189,7 @@ export const settings: readonly Setting[] = [
     key: "port",
     env: "GATEHOUSE_PORT",
     flag: "port",
+    kind: integer(0, 65535),
     default: "8080",
     help: "port for every protocol",
   },
@@ -145,6 +197,7 @@ export const settings: readonly Setting[] = [
     key: "metricsPort",
     env: "GATEHOUSE_METRICS_PORT",
     flag: "metrics-port",
+    kind: optionalPort,
     default: "",
     help: "serve Prometheus metrics at /metrics on this port (never the API port); empty: off",
   },
@@ -152,6 +205,7 @@ export const settings: readonly Setting[] = [
     key: "metricsHost",
     env: "GATEHOUSE_METRICS_HOST",
     flag: "metrics-host",
+    kind: text,
     default: "127.0.0.1",
     help: "address the metrics port listens on",
   },
@@ -159,27 +213,34 @@ export const settings: readonly Setting[] = [
     key: "baseUrl",
     env: "GATEHOUSE_BASE_URL",
     flag: "base-url",
-    default: "http(s)://localhost:<port>",
+    kind: url,
+    default: {
+      shows: "http(s)://localhost:<port>",
+      from: (c) => `${c.tlsCertPath === "" ? "http" : "https"}://localhost:${c.port}`,
+    },
     help: "public API address (token audience)",
   },
   {
     key: "authUrl",
     env: "GATEHOUSE_AUTH_URL",
     flag: "auth-url",
-    default: "<base-url>",
+    kind: url,
+    default: { shows: "<base-url>", from: (c) => c.baseUrl },
     help: "public address of the token endpoints (token issuer)",
   },
   {
     key: "domain",
     env: "GATEHOUSE_DOMAIN",
     flag: "domain",
-    default: "<host of base-url>",
+    kind: domainName,
+    default: { shows: "<host of base-url>", from: (c) => new URL(c.baseUrl).hostname },
     help: "service domain in error details (iam.<domain>)",
   },
   {
     key: "dbPath",
     env: "GATEHOUSE_DB",
     flag: "db",
+    kind: text,
     default: "./data/gatehouse.db",
     help: "SQLite database file",
   },
@@ -187,6 +248,7 @@ export const settings: readonly Setting[] = [
     key: "databaseUrl",
     env: "GATEHOUSE_DATABASE_URL",
     flag: "database-url",
+    kind: databaseUrl,
     default: "",
     help: "PostgreSQL URL (postgres://user:password@host:5432/db) instead of the SQLite file",
   },
@@ -194,6 +256,7 @@ export const settings: readonly Setting[] = [
     key: "tlsCertPath",
     env: "GATEHOUSE_TLS_CERT",
     flag: "tls-cert",
+    kind: text,
     default: "",
     help: "PEM certificate; with a key, serve TLS (ALPN h2, http/1.1)",
   },
@@ -201,6 +264,7 @@ export const settings: readonly Setting[] = [
     key: "tlsKeyPath",
     env: "GATEHOUSE_TLS_KEY",
     flag: "tls-key",
+    kind: text,
     default: "",
     help: "PEM private key",
   },
@@ -208,6 +272,7 @@ export const settings: readonly Setting[] = [
     key: "corsOrigins",
     env: "GATEHOUSE_CORS_ORIGINS",
     flag: "cors-origins",
+    kind: list(origin),
     default: "",
     help: "comma-separated origins allowed by CORS, or *; empty: CORS off",
   },
@@ -215,6 +280,7 @@ export const settings: readonly Setting[] = [
     key: "logLevel",
     env: "GATEHOUSE_LOG_LEVEL",
     flag: "log-level",
+    kind: oneOf(logLevels),
     default: "info",
     help: "fatal, error, warn, info, debug, trace or silent",
   },
@@ -222,6 +288,7 @@ export const settings: readonly Setting[] = [
     key: "registryAudience",
     env: "GATEHOUSE_REGISTRY_AUDIENCE",
     flag: "registry-audience",
+    kind: hostOrUrl,
     default: "",
     help: "the registry's service name, a host (registry.example.com, 127.0.0.1:5000) or URL",
   },
@@ -229,6 +296,7 @@ export const settings: readonly Setting[] = [
     key: "registryNotificationsSecret",
     env: "GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET",
     flag: "registry-notifications-secret",
+    kind: secret(16),
     default: "",
     help: "bearer secret of the registry's notifications (prefer the environment variable); empty: off",
   },
@@ -236,6 +304,7 @@ export const settings: readonly Setting[] = [
     key: "trustedUserIssuers",
     env: "GATEHOUSE_TRUSTED_USER_ISSUERS",
     flag: "trusted-user-issuers",
+    kind: list(issuer),
     default: "",
     help: "comma-separated OIDC issuers that log people in",
   },
@@ -243,6 +312,7 @@ export const settings: readonly Setting[] = [
     key: "allowInsecureLoopbackIssuers",
     env: "GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS",
     flag: "allow-insecure-loopback-issuers",
+    kind: boolean,
     default: "false",
     help: "accept http:// OIDC issuers on 127.0.0.1/localhost",
   },
@@ -250,6 +320,7 @@ export const settings: readonly Setting[] = [
     key: "allowPrivateIssuerAddresses",
     env: "GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES",
     flag: "allow-private-issuer-addresses",
+    kind: boolean,
     default: "false",
     help: "let organizations' identity providers be on private or loopback addresses",
   },
@@ -257,6 +328,7 @@ export const settings: readonly Setting[] = [
     key: "maxIdentityProvidersPerOrganization",
     env: "GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG",
     flag: "max-identity-providers-per-org",
+    kind: integer(1, 10_000),
     default: "20",
     help: "the most identity providers one organization may have",
   },
@@ -264,6 +336,7 @@ export const settings: readonly Setting[] = [
     key: "shutdownTimeoutMs",
     env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS",
     flag: "shutdown-timeout-ms",
+    kind: integer(0, 600_000),
     default: "10000",
     help: "grace period for in-flight calls on SIGTERM",
   },
@@ -271,6 +344,7 @@ export const settings: readonly Setting[] = [
     key: "requestBufferBytes",
     env: "GATEHOUSE_REQUEST_BUFFER_BYTES",
     flag: "request-buffer-bytes",
+    kind: integer(1024 * 1024, 2 ** 40),
     default: "67108864",
     help: "request body bytes all calls together may hold while reading them; past it, RESOURCE_EXHAUSTED (503)",
   },
@@ -278,6 +352,7 @@ export const settings: readonly Setting[] = [
     key: "allowReadableDb",
     env: "GATEHOUSE_ALLOW_READABLE_DB",
     flag: "allow-readable-db",
+    kind: boolean,
     default: "false",
     help: "start even if other users can read the database (it holds the signing keys)",
   },
@@ -285,6 +360,7 @@ export const settings: readonly Setting[] = [
     key: "leanPaths",
     env: "GATEHOUSE_LEAN_PATHS",
     flag: "lean-paths",
+    kind: boolean,
     default: "true",
     help: "answer unary gRPC and Connect calls on their lean paths (false: all through the Connect router)",
   },
@@ -292,6 +368,7 @@ export const settings: readonly Setting[] = [
     key: "loginIssuer",
     env: "GATEHOUSE_LOGIN_ISSUER",
     flag: "login-issuer",
+    kind: optionalUrl,
     default: "",
     help: "OIDC issuer people sign in through (server-wide login provider)",
   },
@@ -299,6 +376,7 @@ export const settings: readonly Setting[] = [
     key: "loginClientId",
     env: "GATEHOUSE_LOGIN_CLIENT_ID",
     flag: "login-client-id",
+    kind: trimmed,
     default: "",
     help: "Gatehouse's client ID at the login provider",
   },
@@ -306,6 +384,7 @@ export const settings: readonly Setting[] = [
     key: "loginClientSecret",
     env: "GATEHOUSE_LOGIN_CLIENT_SECRET",
     flag: "login-client-secret",
+    kind: text,
     default: "",
     help: "its client secret (prefer the environment variable); empty: a public client",
   },
@@ -313,13 +392,20 @@ export const settings: readonly Setting[] = [
     key: "loginName",
     env: "GATEHOUSE_LOGIN_NAME",
     flag: "login-name",
-    default: "<host of login-issuer>",
+    kind: trimmed,
+    default: {
+      shows: "<host of login-issuer>",
+      from: (c) => (c.loginIssuer === "" ? "" : new URL(c.loginIssuer).host),
+      // An empty name is no name: people see the issuer's host (and discovery names a provider).
+      blank: true,
+    },
     help: "the login provider's name as people see it",
   },
   {
     key: "loginRequireVerifiedEmail",
     env: "GATEHOUSE_LOGIN_REQUIRE_VERIFIED_EMAIL",
     flag: "login-require-verified-email",
+    kind: boolean,
     default: "false",
     help: "refuse a sign-in whose ID token has no verified email",
   },
@@ -327,6 +413,7 @@ export const settings: readonly Setting[] = [
     key: "refreshTokenTtlSeconds",
     env: "GATEHOUSE_REFRESH_TOKEN_TTL",
     flag: "refresh-token-ttl",
+    kind: duration(60, 365 * day),
     default: "7d",
     help: "lifetime of a refresh token (rotated on every use): 3600s, 90m, 12h, 7d",
   },
@@ -334,6 +421,7 @@ export const settings: readonly Setting[] = [
     key: "maxConnections",
     env: "GATEHOUSE_MAX_CONNECTIONS",
     flag: "max-connections",
+    kind: integer(1, 1_000_000),
     default: "4096",
     help: "open connections in all; past it a new one is closed at once",
   },
@@ -341,6 +429,7 @@ export const settings: readonly Setting[] = [
     key: "maxConnectionsPerAddress",
     env: "GATEHOUSE_MAX_CONNECTIONS_PER_ADDRESS",
     flag: "max-connections-per-address",
+    kind: integer(1, 1_000_000),
     default: "512",
     help: "open connections from one client address (behind a proxy: the proxy's)",
   },
@@ -348,6 +437,7 @@ export const settings: readonly Setting[] = [
     key: "maxPipelinedRequests",
     env: "GATEHOUSE_MAX_PIPELINED_REQUESTS",
     flag: "max-pipelined-requests",
+    kind: integer(1, 10_000),
     default: "64",
     help: "unanswered requests one HTTP/1.1 connection may pipeline; past it 503 and close",
   },
@@ -355,6 +445,7 @@ export const settings: readonly Setting[] = [
     key: "maxUnsentBytes",
     env: "GATEHOUSE_MAX_UNSENT_BYTES",
     flag: "max-unsent-bytes",
+    kind: integer(65_536, 1024 * 1024 * 1024),
     default: "4194304",
     help: "answer bytes a connection may leave unread (see unsent-stall-ms)",
   },
@@ -362,6 +453,7 @@ export const settings: readonly Setting[] = [
     key: "unsentStallMs",
     env: "GATEHOUSE_UNSENT_STALL_MS",
     flag: "unsent-stall-ms",
+    kind: integer(100, 600_000),
     default: "10000",
     help: "a connection above max-unsent-bytes this long is closed",
   },
@@ -369,6 +461,7 @@ export const settings: readonly Setting[] = [
     key: "dbTimeoutMs",
     env: "GATEHOUSE_DB_TIMEOUT_MS",
     flag: "db-timeout-ms",
+    kind: integer(50, 600_000),
     default: "5000",
     help: "PostgreSQL: longest wait of a call on the database before UNAVAILABLE",
   },
@@ -376,6 +469,7 @@ export const settings: readonly Setting[] = [
     key: "oauthRateLimit",
     env: "GATEHOUSE_OAUTH_RATE_LIMIT",
     flag: "oauth-rate-limit",
+    kind: integer(1, 1_000_000),
     default: "60",
     help: "requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute",
   },
@@ -383,6 +477,7 @@ export const settings: readonly Setting[] = [
     key: "signInRateLimit",
     env: "GATEHOUSE_SIGN_IN_RATE_LIMIT",
     flag: "sign-in-rate-limit",
+    kind: integer(1, 1_000_000),
     default: "120",
     help: "sign-ins through one organization's identity provider a minute",
   },
@@ -390,6 +485,7 @@ export const settings: readonly Setting[] = [
     key: "signInPurgeIntervalSeconds",
     env: "GATEHOUSE_SIGN_IN_PURGE_INTERVAL",
     flag: "sign-in-purge-interval",
+    kind: duration(60, 365 * day),
     default: "10m",
     help: "how often spent sign-in rows and people who never finished a sign-in are purged",
   },
@@ -397,6 +493,7 @@ export const settings: readonly Setting[] = [
     key: "idlePersonRetentionSeconds",
     env: "GATEHOUSE_IDLE_PERSON_RETENTION",
     flag: "idle-person-retention",
+    kind: duration(day, 3650 * day),
     default: "90d",
     help: "how long a person holding nothing (no role binding, session, provider or invite) may go unseen before the sign-in purge deletes them (1d to 3650d)",
   },
@@ -404,6 +501,7 @@ export const settings: readonly Setting[] = [
     key: "eventRetentionSeconds",
     env: "GATEHOUSE_EVENT_RETENTION",
     flag: "event-retention",
+    kind: duration(3600, 3650 * day),
     default: "90d",
     help: "how long the audit trail keeps an event (1h to 3650d); older ones are pruned every 10 min",
   },
@@ -411,6 +509,7 @@ export const settings: readonly Setting[] = [
     key: "webhookAllowHttpLoopback",
     env: "GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK",
     flag: "webhook-allow-http-loopback",
+    kind: boolean,
     default: "false",
     help: "let webhook sinks be on loopback (127.0.0.1, ::1, localhost), over http too: development only",
   },
@@ -418,6 +517,7 @@ export const settings: readonly Setting[] = [
     key: "webhookAllowPrivateAddresses",
     env: "GATEHOUSE_WEBHOOK_ALLOW_PRIVATE_ADDRESSES",
     flag: "webhook-allow-private-addresses",
+    kind: boolean,
     default: "false",
     help: "let webhook sinks be on private, link-local or reserved addresses (https only)",
   },
@@ -425,6 +525,7 @@ export const settings: readonly Setting[] = [
     key: "webhookMaxAttempts",
     env: "GATEHOUSE_WEBHOOK_MAX_ATTEMPTS",
     flag: "webhook-max-attempts",
+    kind: integer(1, 100),
     default: "12",
     help: "delivery attempts per event and subscription before it is abandoned",
   },
@@ -432,6 +533,7 @@ export const settings: readonly Setting[] = [
     key: "webhookRetryBaseMs",
     env: "GATEHOUSE_WEBHOOK_RETRY_BASE_MS",
     flag: "webhook-retry-base-ms",
+    kind: integer(10, 86_400_000),
     default: "10000",
     help: "wait after a delivery's first failure; doubled after each next one, with jitter",
   },
@@ -439,6 +541,7 @@ export const settings: readonly Setting[] = [
     key: "webhookRetryMaxMs",
     env: "GATEHOUSE_WEBHOOK_RETRY_MAX_MS",
     flag: "webhook-retry-max-ms",
+    kind: integer(10, 7 * 86_400_000),
     default: "3600000",
     help: "longest wait between two delivery attempts",
   },
@@ -446,6 +549,7 @@ export const settings: readonly Setting[] = [
     key: "webhookTimeoutMs",
     env: "GATEHOUSE_WEBHOOK_TIMEOUT_MS",
     flag: "webhook-timeout-ms",
+    kind: integer(100, 120_000),
     default: "10000",
     help: "longest one delivery attempt may take (connection to the end of the answer)",
   },
@@ -453,6 +557,7 @@ export const settings: readonly Setting[] = [
     key: "webhookConcurrency",
     env: "GATEHOUSE_WEBHOOK_CONCURRENCY",
     flag: "webhook-concurrency",
+    kind: integer(1, 256),
     default: "8",
     help: "delivery attempts in flight at once, per server",
   },
@@ -460,6 +565,7 @@ export const settings: readonly Setting[] = [
     key: "webhookOrganizationConcurrency",
     env: "GATEHOUSE_WEBHOOK_ORGANIZATION_CONCURRENCY",
     flag: "webhook-organization-concurrency",
+    kind: integer(1, 256),
     default: "4",
     help: "delivery attempts in flight at once for one organization, across all servers",
   },
@@ -467,6 +573,7 @@ export const settings: readonly Setting[] = [
     key: "webhookSubscriptionConcurrency",
     env: "GATEHOUSE_WEBHOOK_SUBSCRIPTION_CONCURRENCY",
     flag: "webhook-subscription-concurrency",
+    kind: integer(1, 256),
     default: "2",
     help: "delivery attempts in flight at once for one subscription, across all servers",
   },
@@ -474,8 +581,60 @@ export const settings: readonly Setting[] = [
     key: "webhookPollMs",
     env: "GATEHOUSE_WEBHOOK_POLL_MS",
     flag: "webhook-poll-ms",
+    kind: integer(10, 600_000),
     default: "1000",
     help: "how often an idle server reads the webhook outbox",
+  },
+] as const satisfies readonly Setting[];
+
+/** The settings table, as the CLI and the docs read it. */
+export const settings: readonly Setting[] = table;
+
+// The compiler names a field of Config that has no entry in the table.
+const everySettingListed: Exclude<keyof Settings, (typeof table)[number]["key"]> extends never
+  ? true
+  : Exclude<keyof Settings, (typeof table)[number]["key"]> = true;
+void everySettingListed;
+
+/**
+ * Rules between settings, checked once each has its value: `describe` names a setting as
+ * messages do.
+ */
+const rules: ((c: Settings, describe: (key: keyof Settings) => string) => void)[] = [
+  (c, describe) => {
+    if (c.metricsPort !== undefined && c.metricsPort !== 0 && c.metricsPort === c.port) {
+      throw new ConfigError(
+        `${describe("metricsPort")}: ${c.metricsPort} is the API's port; it must differ`,
+      );
+    }
+  },
+  (c) => {
+    if ((c.tlsCertPath === "") !== (c.tlsKeyPath === "")) {
+      throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together");
+    }
+  },
+  (c, describe) => {
+    for (const iss of c.trustedUserIssuers) {
+      if (!httpsOrLoopback(iss, c.allowInsecureLoopbackIssuers)) {
+        throw new ConfigError(`${describe("trustedUserIssuers")}: ${mustBeHttps(iss)}`);
+      }
+    }
+  },
+  // The server-wide login provider: issuer and client ID together, https unless loopback.
+  (c, describe) => {
+    if (c.loginIssuer === "" && (c.loginClientId !== "" || c.loginClientSecret !== "")) {
+      throw new ConfigError(
+        `${describe("loginIssuer")}: is required when ${describe("loginClientId")} or ` +
+          `${describe("loginClientSecret")} is set`,
+      );
+    }
+    if (c.loginIssuer === "") return;
+    if (!httpsOrLoopback(c.loginIssuer, c.allowInsecureLoopbackIssuers)) {
+      throw new ConfigError(`${describe("loginIssuer")}: ${mustBeHttps(c.loginIssuer)}`);
+    }
+    if (c.loginClientId === "") {
+      throw new ConfigError(`${describe("loginClientId")}: is required with a login issuer`);
+    }
   },
 ];
 
@@ -495,16 +654,10 @@ export const removedSettings: readonly { env: string; flag: string; instead: str
   },
 ];
 
-const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
-
-/** ConfigError is a bad setting, reported at start-up with a clear message. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
 /**
- * Load the configuration from CLI arguments (first), environment variables, then defaults.
- * Throws ConfigError naming the setting for any bad value.
+ * Load the configuration from CLI arguments (first), environment variables, then defaults:
+ * each setting parsed by its kind, then the rules between them. Throws ConfigError naming the
+ * setting, what it was given and what it allows, for any bad value.
  */
 export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
   const options = Object.fromEntries(
@@ -517,139 +670,35 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  const raw = (s: Pick<Setting, "env" | "flag">): string | undefined => flags[s.flag] ?? env[s.env];
-  const get = (key: keyof Config): string | undefined => {
-    const s = settings.find((x) => x.key === key)!;
-    return raw(s);
-  };
-  const describe = (key: keyof Config) => {
-    const s = settings.find((x) => x.key === key)!;
-    return `${s.env} (--${s.flag})`;
-  };
-  // An integer or boolean setting with its default: the shape most settings share.
-  const int = (key: keyof Config, dflt: string, min: number, max: number) =>
-    parseInteger(get(key) ?? dflt, describe(key), min, max);
-  const bool = (key: keyof Config, dflt: "true" | "false") =>
-    parseBool(get(key) ?? dflt, describe(key));
-
+  const raw = (s: { env: string; flag: string }): string | undefined => flags[s.flag] ?? env[s.env];
   // Set at all, even empty (once "off"): the setting is gone, so a deployment still naming it
   // learns so now rather than when its gRPC clients cannot connect.
   for (const r of removedSettings) {
     if (raw(r) !== undefined) throw new ConfigError(`${r.env} (--${r.flag}): ${r.instead}`);
   }
-  const port = parseInteger(get("port") ?? "8080", describe("port"), 0, 65535);
-  const metricsPortSetting = (get("metricsPort") ?? "").trim();
-  const metricsPort =
-    metricsPortSetting === ""
-      ? undefined
-      : parseInteger(metricsPortSetting, describe("metricsPort"), 0, 65535);
-  if (metricsPort !== undefined && metricsPort !== 0 && [port].includes(metricsPort)) {
-    throw new ConfigError(`${describe("metricsPort")}: must differ from the API's ports`);
-  }
-  const tlsCertPath = get("tlsCertPath") ?? "";
-  const tlsKeyPath = get("tlsKeyPath") ?? "";
-  if ((tlsCertPath === "") !== (tlsKeyPath === "")) {
-    throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY must be set together");
-  }
-  // With TLS on, the port speaks https: the default base URL (and so every advertised URL)
-  // says so.
-  const scheme = tlsCertPath === "" ? "http" : "https";
-  const baseUrl = parseUrl(get("baseUrl") ?? `${scheme}://localhost:${port}`, describe("baseUrl"));
-  const authUrl = parseUrl(get("authUrl") ?? baseUrl, describe("authUrl"));
-  const logLevel = get("logLevel") ?? "info";
-  if (!logLevels.includes(logLevel)) {
-    throw new ConfigError(`${describe("logLevel")}: must be one of ${logLevels.join(", ")}`);
-  }
-  const registryAudience = (get("registryAudience") ?? "").trim();
-  const registryService = serviceName(registryAudience, describe("registryAudience"));
-  const registryNotificationsSecret = get("registryNotificationsSecret") ?? "";
-  if (registryNotificationsSecret !== "" && registryNotificationsSecret.length < 16) {
-    throw new ConfigError(
-      `${describe("registryNotificationsSecret")}: must be at least 16 characters`,
-    );
-  }
-  const allowInsecureLoopbackIssuers = bool("allowInsecureLoopbackIssuers", "false");
-  const trustedUserIssuers = list(get("trustedUserIssuers"));
-  for (const iss of trustedUserIssuers) {
-    const u = new URL(parseUrl(iss, describe("trustedUserIssuers")));
-    const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
-    if (u.protocol !== "https:" && !(loopback && allowInsecureLoopbackIssuers)) {
-      throw new ConfigError(
-        `${describe("trustedUserIssuers")}: ${JSON.stringify(iss)} must be an https URL ` +
-          "(http only on a loopback host with GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS=true)",
-      );
-    }
-  }
-  const login = loginSettings(get, describe, allowInsecureLoopbackIssuers);
-  const corsOrigins = list(get("corsOrigins"));
-  for (const origin of corsOrigins) {
-    if (origin !== "*" && !isOrigin(origin)) {
-      throw new ConfigError(
-        `${describe("corsOrigins")}: ${JSON.stringify(origin)} is not an origin ` +
-          "(scheme://host[:port], no path) or *",
-      );
-    }
-  }
-  const domain = get("domain") ?? new URL(baseUrl).hostname;
-  if (!/^[A-Za-z0-9.-]+$/.test(domain)) {
-    throw new ConfigError(`${describe("domain")}: not a domain name: ${JSON.stringify(domain)}`);
-  }
-  return {
-    host: get("host") ?? "0.0.0.0",
-    port,
-    metricsPort,
-    metricsHost: get("metricsHost") ?? "127.0.0.1",
-    baseUrl,
-    authUrl,
-    domain,
-    dbPath: get("dbPath") ?? "./data/gatehouse.db",
-    databaseUrl: parseDatabaseUrl(get("databaseUrl") ?? "", describe("databaseUrl")),
-    tlsCertPath,
-    tlsKeyPath,
-    corsOrigins,
-    logLevel,
-    registryAudience,
-    registryService,
-    registryNotificationsSecret,
-    trustedUserIssuers,
-    allowInsecureLoopbackIssuers,
-    allowPrivateIssuerAddresses: bool("allowPrivateIssuerAddresses", "false"),
-    maxIdentityProvidersPerOrganization: int(
-      "maxIdentityProvidersPerOrganization",
-      "20",
-      1,
-      10_000,
-    ),
-    shutdownTimeoutMs: int("shutdownTimeoutMs", "10000", 0, 600_000),
-    requestBufferBytes: int("requestBufferBytes", "67108864", 1024 * 1024, 2 ** 40),
-    allowReadableDb: bool("allowReadableDb", "false"),
-    leanPaths: bool("leanPaths", "true"),
-    ...login,
-    refreshTokenTtlSeconds: parseDuration(
-      get("refreshTokenTtlSeconds") ?? "7d",
-      describe("refreshTokenTtlSeconds"),
-    ),
-    oauthRateLimit: int("oauthRateLimit", "60", 1, 1_000_000),
-    signInRateLimit: int("signInRateLimit", "120", 1, 1_000_000),
-    signInPurgeIntervalSeconds: parseDuration(
-      get("signInPurgeIntervalSeconds") ?? "10m",
-      describe("signInPurgeIntervalSeconds"),
-    ),
-    idlePersonRetentionSeconds: parseDuration(
-      get("idlePersonRetentionSeconds") ?? "90d",
-      describe("idlePersonRetentionSeconds"),
-      86400,
-      3650 * 86400,
-    ),
-    eventRetentionSeconds: parseDuration(
-      get("eventRetentionSeconds") ?? "90d",
-      describe("eventRetentionSeconds"),
-      3600,
-      3650 * 86400,
-    ),
-    ...connectionSettings(int),
-    ...webhookSettings(int, bool),
+  const describe = (key: keyof Settings) => {
+    const s = settings.find((x) => x.key === key) as Setting;
+    return `${s.env} (--${s.flag})`;
   };
+  const values: Record<string, unknown> = {};
+  const parse = (s: Setting, given: string) => {
+    values[s.key] = (s.kind as Kind<unknown>)(given, describe(s.key));
+  };
+  // Plain defaults first, then the derived ones in table order: each derives from settings
+  // that have their values by then.
+  const derived: [Setting & { default: Derived }, string | undefined][] = [];
+  for (const s of settings) {
+    const given = raw(s);
+    if (typeof s.default === "string") parse(s, given ?? s.default);
+    else derived.push([s as Setting & { default: Derived }, given]);
+  }
+  for (const [s, given] of derived) {
+    const blank = given === undefined || (s.default.blank && given.trim() === "");
+    parse(s, blank ? s.default.from(values as unknown as Settings) : given);
+  }
+  const c = values as unknown as Settings;
+  for (const rule of rules) rule(c, describe);
+  return { ...c, registryService: registryHost(c.registryAudience) };
 }
 
 /** The webhook deliveries' settings, as the deliverer takes them (src/webhooks/webhooks.ts). */
@@ -667,115 +716,6 @@ export type WebhookSettings = Pick<
   | "webhookPollMs"
 >;
 
-/** The webhook deliveries' settings (docs/events.md "Settings"). */
-function webhookSettings(
-  int: (key: keyof WebhookSettings, dflt: string, min: number, max: number) => number,
-  bool: (key: keyof WebhookSettings, dflt: "true" | "false") => boolean,
-): WebhookSettings {
-  return {
-    webhookAllowHttpLoopback: bool("webhookAllowHttpLoopback", "false"),
-    webhookAllowPrivateAddresses: bool("webhookAllowPrivateAddresses", "false"),
-    webhookMaxAttempts: int("webhookMaxAttempts", "12", 1, 100),
-    webhookRetryBaseMs: int("webhookRetryBaseMs", "10000", 10, 86_400_000),
-    webhookRetryMaxMs: int("webhookRetryMaxMs", "3600000", 10, 7 * 86_400_000),
-    webhookTimeoutMs: int("webhookTimeoutMs", "10000", 100, 120_000),
-    webhookConcurrency: int("webhookConcurrency", "8", 1, 256),
-    webhookOrganizationConcurrency: int("webhookOrganizationConcurrency", "4", 1, 256),
-    webhookSubscriptionConcurrency: int("webhookSubscriptionConcurrency", "2", 1, 256),
-    webhookPollMs: int("webhookPollMs", "1000", 10, 600_000),
-  };
-}
-
-type ConnectionSettings = Pick<
-  Config,
-  | "maxConnections"
-  | "maxConnectionsPerAddress"
-  | "maxPipelinedRequests"
-  | "maxUnsentBytes"
-  | "unsentStallMs"
-  | "dbTimeoutMs"
->;
-
-/** The bounds on connections and database waits (README "Connections, stalls and shutdown"). */
-function connectionSettings(
-  int: (key: keyof ConnectionSettings, dflt: string, min: number, max: number) => number,
-): ConnectionSettings {
-  return {
-    maxConnections: int("maxConnections", "4096", 1, 1_000_000),
-    maxConnectionsPerAddress: int("maxConnectionsPerAddress", "512", 1, 1_000_000),
-    maxPipelinedRequests: int("maxPipelinedRequests", "64", 1, 10_000),
-    maxUnsentBytes: int("maxUnsentBytes", "4194304", 65_536, 1024 * 1024 * 1024),
-    unsentStallMs: int("unsentStallMs", "10000", 100, 600_000),
-    dbTimeoutMs: int("dbTimeoutMs", "5000", 50, 600_000),
-  };
-}
-
-type LoginSettings = Pick<
-  Config,
-  "loginIssuer" | "loginClientId" | "loginClientSecret" | "loginName" | "loginRequireVerifiedEmail"
->;
-
-/** The server-wide login provider: issuer and client ID together, https unless loopback. */
-function loginSettings(
-  get: (key: keyof Config) => string | undefined,
-  describe: (key: keyof Config) => string,
-  allowInsecureLoopback: boolean,
-): LoginSettings {
-  const issuer = (get("loginIssuer") ?? "").trim();
-  const clientId = (get("loginClientId") ?? "").trim();
-  const clientSecret = get("loginClientSecret") ?? "";
-  if (issuer === "" && (clientId !== "" || clientSecret !== "")) {
-    throw new ConfigError(
-      `${describe("loginIssuer")}: is required when ${describe("loginClientId")} or ` +
-        `${describe("loginClientSecret")} is set`,
-    );
-  }
-  let loginIssuer = "";
-  if (issuer !== "") {
-    loginIssuer = parseUrl(issuer, describe("loginIssuer"));
-    const u = new URL(loginIssuer);
-    const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
-    if (u.protocol !== "https:" && !(loopback && allowInsecureLoopback)) {
-      throw new ConfigError(
-        `${describe("loginIssuer")}: ${JSON.stringify(issuer)} must be an https URL ` +
-          "(http only on a loopback host with GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS=true)",
-      );
-    }
-    if (clientId === "") {
-      throw new ConfigError(`${describe("loginClientId")}: is required with a login issuer`);
-    }
-  }
-  return {
-    loginIssuer,
-    loginClientId: clientId,
-    loginClientSecret: clientSecret,
-    // An empty name is no name: people see the issuer's host (and discovery names a provider).
-    loginName: get("loginName")?.trim() || (loginIssuer === "" ? "" : new URL(loginIssuer).host),
-    loginRequireVerifiedEmail: parseBool(
-      get("loginRequireVerifiedEmail") ?? "false",
-      describe("loginRequireVerifiedEmail"),
-    ),
-  };
-}
-
-/** A PostgreSQL URL as `pg` takes it, or "" (SQLite). The message never repeats a password. */
-function parseDatabaseUrl(v: string, name: string): string {
-  const url = v.trim();
-  if (url === "") return "";
-  let u: URL | undefined;
-  try {
-    u = new URL(url);
-  } catch {
-    u = undefined;
-  }
-  if (!u || (u.protocol !== "postgres:" && u.protocol !== "postgresql:") || u.hostname === "") {
-    throw new ConfigError(
-      `${name}: not a PostgreSQL URL (postgres://user:password@host:5432/database)`,
-    );
-  }
-  return url;
-}
-
 /** A database URL fit for a log line or a message: the password replaced by "***". */
 export function redactedDatabaseUrl(url: string): string {
   try {
@@ -790,92 +730,27 @@ export function redactedDatabaseUrl(url: string): string {
   }
 }
 
-/** A duration setting (parseDurationSeconds' forms), by default between 60 s and 365 d. */
-function parseDuration(v: string, name: string, min = 60, max = 365 * 86400): number {
-  const seconds = parseDurationSeconds(v) ?? Number.NaN;
-  if (!(seconds >= min && seconds <= max)) {
-    const bounds = `${formatSeconds(min)} and ${formatSeconds(max)}`;
-    throw new ConfigError(
-      `${name}: ${JSON.stringify(v)} is not a duration between ${bounds} (${durationForms})`,
-    );
-  }
-  return seconds;
+/** Whether an issuer may be used: https, or http on loopback when that is allowed. */
+function httpsOrLoopback(issuer: string, allowInsecureLoopback: boolean): boolean {
+  const u = new URL(issuer);
+  const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(u.hostname);
+  return u.protocol === "https:" || (loopback && allowInsecureLoopback);
 }
 
-/** A bound of a duration setting as its message names it: 60s, 1h, 365d. */
-function formatSeconds(s: number): string {
-  if (s % 86400 === 0) return `${s / 86400}d`;
-  if (s % 3600 === 0) return `${s / 3600}h`;
-  return `${s}s`;
-}
-
-/** Whether `v` is a web origin exactly as a browser sends it: scheme, host, optional port. */
-function isOrigin(v: string): boolean {
-  try {
-    const u = new URL(v);
-    return (u.protocol === "http:" || u.protocol === "https:") && u.origin === v;
-  } catch {
-    return false;
-  }
-}
-
-function list(v: string | undefined): string[] {
-  return (v ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
-}
-
-function parseInteger(v: string, name: string, min: number, max: number): number {
-  if (!/^\d+$/.test(v.trim()))
-    throw new ConfigError(`${name}: not an integer: ${JSON.stringify(v)}`);
-  const n = Number(v);
-  if (n < min || n > max) throw new ConfigError(`${name}: must be between ${min} and ${max}`);
-  return n;
-}
-
-function parseBool(v: string, name: string): boolean {
-  if (/^(true|1|yes)$/i.test(v)) return true;
-  if (/^(false|0|no|)$/i.test(v)) return false;
-  throw new ConfigError(`${name}: not a boolean: ${JSON.stringify(v)}`);
-}
-
-/**
- * The registry's service name from GATEHOUSE_REGISTRY_AUDIENCE: a host with an optional port
- * as given, or the host of a URL (the older form of the setting).
- */
-function serviceName(v: string, name: string): string {
-  if (v === "") return "";
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) return new URL(parseUrl(v, name)).host;
-  const m =
-    /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?$/.exec(
-      v,
-    );
-  if (!m || (m[1] !== undefined && Number(m[1]) > 65535)) {
-    throw new ConfigError(
-      `${name}: not a host (registry.example.com, 127.0.0.1:5000) or URL: ${JSON.stringify(v)}`,
-    );
-  }
-  return v;
-}
-
-/** Normalize a URL setting: http(s) only, no trailing slash. */
-function parseUrl(v: string, name: string): string {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new ConfigError(`${name}: not a URL: ${JSON.stringify(v)}`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new ConfigError(`${name}: must be an http or https URL`);
-  }
-  return u.toString().replace(/\/$/, "");
+/** The message for an issuer that is not https. */
+function mustBeHttps(issuer: string): string {
+  return (
+    `${JSON.stringify(issuer)} must be an https URL ` +
+    "(http only on a loopback host with GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS=true)"
+  );
 }
 
 /** The `--help` text of the settings, one per line. */
 export function settingsHelp(): string {
   return settings
-    .map((s) => `  --${s.flag.padEnd(34)} ${s.env.padEnd(42)} ${s.help} [${s.default || "empty"}]`)
+    .map((s) => {
+      const dflt = typeof s.default === "string" ? s.default : s.default.shows;
+      return `  --${s.flag.padEnd(34)} ${s.env.padEnd(42)} ${s.help} [${dflt || "empty"}]`;
+    })
     .join("\n");
 }

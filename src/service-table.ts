@@ -544,7 +544,7 @@ export const apiServices: readonly DescService[] = serviceEntries.map((e) => e.s
 
 /**
  * The protocol's own services, beside the API: health checks and the API's shape are public;
- * its data is not. The server creates their implementations (src/server.ts), over the API
+ * its data is not. The server creates their implementations (src/planes/rpc-plane.ts), over the API
  * services listed above.
  */
 export const protocolServices = [

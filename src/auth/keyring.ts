@@ -6,7 +6,7 @@ import {
   importJWK,
   type JWK,
 } from "jose";
-import { auditScope, changeScope } from "../events/audit-scope.js";
+import { type AuditScope, changeScope } from "../events/audit-scope.js";
 import { type SigningKeyRecord, type Store, StoreError } from "../store/store.js";
 
 /** The public half of a signing key, as published in the JWKS document. */
@@ -67,7 +67,12 @@ export interface KeyRing {
 }
 
 /** What a key ring needs from the store. */
-export type KeyStore = Pick<
+export type KeyStore = KeyWrites & {
+  /** The store's view for a change (Store.recording): a rotation records its event. */
+  recording(provenance: AuditScope): KeyWrites;
+};
+
+type KeyWrites = Pick<
   Store,
   "listSigningKeys" | "addSigningKey" | "pruneSigningKeys" | "setSigningKeyTime"
 >;
@@ -110,9 +115,9 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
   let signing: { kid: string; key: Promise<CryptoKey> } | undefined;
 
   async function load(): Promise<Loaded> {
-    // The first key, made when none exists, is start-up, not a change anyone made: never
-    // recorded as the change of the call that happened to need a key (an STS exchange).
-    return auditScope.exit(loadKeys);
+    // The first key, made when none exists, is start-up, not a change anyone made: written
+    // through the store itself, never a call's view, it records no event.
+    return loadKeys();
   }
 
   async function loadKeys(): Promise<Loaded> {
@@ -191,11 +196,11 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
       let kid: string;
       if (pending) {
         kid = pending.kid;
-        await keyChange(rotatedType, kid, operator, () => store.setSigningKeyTime(kid, now()));
+        await keyChange(store, rotatedType, kid, operator, (s) => s.setSigningKeyTime(kid, now()));
       } else {
         const record = await generate(now());
         kid = record.kid;
-        await keyChange(rotatedType, kid, operator, () => store.addSigningKey(record));
+        await keyChange(store, rotatedType, kid, operator, (s) => s.addSigningKey(record));
       }
       const s = await freshReload();
       // A key may go once the key that replaced it has signed for longer than a token lives:
@@ -216,7 +221,7 @@ export function createKeyRing(opts: KeyRingOptions): KeyRing {
       const pending = pendingOf(await freshReload());
       if (pending) return pending.kid;
       const record = await generate(pendingKeyTime);
-      await keyChange(createdType, record.kid, operator, () => store.addSigningKey(record));
+      await keyChange(store, createdType, record.kid, operator, (s) => s.addSigningKey(record));
       await freshReload();
       return record.kid;
     },
@@ -270,13 +275,19 @@ const rotatedType = "dev.gatehouse.auth.signing_key.rotated.v1";
 const createdType = "dev.gatehouse.auth.signing_key.created.v1";
 
 /**
- * Run a key write in the audit scope of its change: the store records the event, about the
- * kid (public: the JWKS names it) and by the operator, in the write's transaction. The key
- * itself is never in it.
+ * Make a key write through the store's view for its change: the store records the event,
+ * about the kid (public: the JWKS names it) and by the operator, in the write's transaction.
+ * The key itself is never in it.
  */
-function keyChange(type: string, kid: string, operator: string, write: () => Promise<void>) {
+function keyChange(
+  store: KeyStore,
+  type: string,
+  kid: string,
+  operator: string,
+  write: (s: KeyWrites) => Promise<void>,
+) {
   const scope = changeScope({ type, source: operator, protocol: "cli", subjectUid: kid, operator });
-  return auditScope.run(scope, write);
+  return write(store.recording(scope));
 }
 
 function publicJwkOf(r: SigningKeyRecord): PublicJwk {

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { ownerRole } from "../auth/capabilities.js";
 import { createKeyRing } from "../auth/keyring.js";
 import { createTokenIssuer } from "../auth/tokens.js";
-import { auditScope, changeScope } from "../events/audit-scope.js";
+import { changeScope } from "../events/audit-scope.js";
 import type { ClaimMatchRecord } from "../store/iam-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid, newRootUid } from "../uid.js";
@@ -82,39 +82,32 @@ export async function bootstrapOrganization(
     claimPatterns: {},
   };
   // Each change is in the audit trail, by the operator's command (no identity acts).
-  const by = (resource: string) => (write: () => Promise<unknown>) =>
-    auditScope.run(
+  const by = (resource: string) =>
+    store.recording(
       changeScope({
         type: `dev.gatehouse.iam.${resource}.created.v1`,
         source: "gatehouse bootstrap",
         protocol: "cli",
         operator: "gatehouse bootstrap",
       }),
-      write,
     );
-  await by("group")(() =>
-    store.createGroup({ uid: orgUid, parentUid: "", name, description: "", now }),
-  );
+  await by("group").createGroup({ uid: orgUid, parentUid: "", name, description: "", now });
   try {
-    await by("identity")(() =>
-      store.createIdentity({
-        uid: identityUid,
-        groupUid: orgUid,
-        name: "bootstrap owner",
-        description: "Made by gatehouse bootstrap; its tokens come only from gatehouse token.",
-        claimMatch,
-        now,
-      }),
-    );
-    await by("role_binding")(() =>
-      store.createRoleBinding({
-        uid: newChildUid(orgUid),
-        groupUid: orgUid,
-        identityUid,
-        roleUid: ownerRole.uid,
-        now,
-      }),
-    );
+    await by("identity").createIdentity({
+      uid: identityUid,
+      groupUid: orgUid,
+      name: "bootstrap owner",
+      description: "Made by gatehouse bootstrap; its tokens come only from gatehouse token.",
+      claimMatch,
+      now,
+    });
+    await by("role_binding").createRoleBinding({
+      uid: newChildUid(orgUid),
+      groupUid: orgUid,
+      identityUid,
+      roleUid: ownerRole.uid,
+      now,
+    });
   } catch (err) {
     await store.deleteIdentity(identityUid).catch(() => {});
     await store.deleteGroup(orgUid).catch(() => {});

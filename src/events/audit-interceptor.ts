@@ -5,7 +5,8 @@ import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
 import { serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
-import { type AuditScope, auditScope, unrecordable } from "./audit-scope.js";
+import { type AuditScope, unrecordable } from "./audit-scope.js";
+import { callScope } from "./call-scope.js";
 
 /**
  * Whether an RPC may change something: every RPC its proto does not mark
@@ -92,15 +93,16 @@ export function adapterCallScope(
 
 /**
  * Create the interceptor that opens the audit scope of every mutating RPC, after the access
- * interceptor (so the caller is known): the store writes the call's event with its change. A
+ * interceptor (so the caller is known), for the handlers' store (callStore) to hand to the
+ * store: the store writes the call's event with its change. A
  * v1 adapter's scope has no type (`unrecordable`): its changes are recorded by the v2 calls it
  * makes (adapterCallScope), and a write of its own, outside one, is refused (eventFor).
  */
-export function createAuditInterceptor(store: Pick<Store, "recordChange">): Interceptor {
+export function createAuditInterceptor(store: Pick<Store, "recording">): Interceptor {
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
     const adapter = adapterServices.has(req.service.typeName);
-    return auditScope.run(
+    return callScope.run(
       {
         ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
         source: `/${req.service.typeName}`,
@@ -111,11 +113,13 @@ export function createAuditInterceptor(store: Pick<Store, "recordChange">): Inte
       },
       async () => {
         const res = await next(req);
-        const scope = auditScope.getStore()!;
+        const scope = callScope.getStore()!;
         // An exchange of a workload's token stores nothing, yet is recorded: subject and actor
         // are the identity the token was issued for (its `sub`; the token is never kept).
         if (!scope.recorded && recordedAlone.has(req.method.name)) {
-          await store.recordChange(subOf((res.message as { token?: unknown }).token));
+          await store
+            .recording(scope)
+            .recordChange(subOf((res.message as { token?: unknown }).token));
         }
         return res;
       },

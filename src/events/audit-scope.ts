@@ -1,13 +1,14 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { isUid } from "../uid.js";
 import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
+import { newEventId } from "./event-id.js";
 
 /**
- * AuditScope is what one mutating RPC tells the store about itself, so that the store can
- * write the call's event in the transaction of its change (an outbox): the event type derived
- * from the RPC, the actor, the request id and the protocol. The audit interceptor opens it;
- * each backend's one generic write path reads it (src/store/sqlite/sqlite-store.ts and
- * src/store/postgres/pg-store.ts).
+ * AuditScope is what one call that changes something tells the store about itself, so that
+ * the store can write the call's event in the transaction of its change (an outbox): the
+ * event type derived from the RPC, the actor, the request id and the protocol. The caller
+ * hands it to the store with `store.recording(scope)` (a store view for the call); each
+ * backend's one generic write path reads it from the view (src/store/sqlite/sqlite-store.ts
+ * and src/store/postgres/pg-store.ts).
  */
 export interface AuditScope {
   /** CloudEvents type, e.g. `dev.gatehouse.iam.group.created.v1`. */
@@ -42,9 +43,6 @@ export interface AuditScope {
  * v2 calls', each recorded in a scope of its own. A write made in it is refused (eventFor).
  */
 export const unrecordable = "";
-
-/** The scope of the mutating RPC being served, if any. */
-export const auditScope = new AsyncLocalStorage<AuditScope>();
 
 /** The scope of a person's browser sign-in (/oauth/callback): its actor is the person. */
 export function signInScope(requestId: string): AuditScope {
@@ -155,7 +153,8 @@ export function eventFor(
   const subject = subjectOf(args, result) || scope.requestUid;
   const binding = bindingSummaryOf(type, result);
   return {
-    id: crypto.randomUUID(),
+    // Time-ordered: the id index appends (event-id.ts).
+    id: newEventId(now),
     type,
     source: scope.source,
     subject,

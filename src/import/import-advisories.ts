@@ -1,4 +1,4 @@
-import { auditScope, changeScope } from "../events/audit-scope.js";
+import { changeScope } from "../events/audit-scope.js";
 import type { AdvisoryContent } from "../store/advisory-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
@@ -44,10 +44,10 @@ export async function importAdvisories(
   const flush = async () => {
     if (batch.length === 0) return;
     const contents = batch.map((b) => b.content);
-    const write = () =>
-      store.importAdvisories(groupUid, contents, () => newChildUid(groupUid), now());
     // One event per batch (one transaction), about the group, by the operator's command.
-    const outcomes = await auditScope.run(importScope(), write);
+    const outcomes = await store
+      .recording(importScope())
+      .importAdvisories(groupUid, contents, () => newChildUid(groupUid), now());
     for (const [i, outcome] of outcomes.entries()) {
       const { n, content } = batch[i]!;
       if (typeof outcome === "string") summary[outcome]++;

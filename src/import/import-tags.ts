@@ -1,4 +1,4 @@
-import { auditScope, changeScope } from "../events/audit-scope.js";
+import { changeScope } from "../events/audit-scope.js";
 import type { NewTag } from "../store/registry-store.js";
 import type { Store } from "../store/store.js";
 import { newChildUid } from "../uid.js";
@@ -40,9 +40,10 @@ export async function importTags(
   let batch: NewTag[] = [];
   const flush = async () => {
     if (batch.length === 0) return;
-    const write = () => store.importTags(repoUid, batch, () => newChildUid(repoUid), now());
     // One event per batch (one transaction), about the repo, by the operator's command.
-    const outcomes = await auditScope.run(importScope(), write);
+    const outcomes = await store
+      .recording(importScope())
+      .importTags(repoUid, batch, () => newChildUid(repoUid), now());
     for (const outcome of outcomes) summary[outcome]++;
     batch = [];
     io.progress?.(`tags: ${summary.read} of ${records.length} records`);

@@ -1,3 +1,4 @@
+import type { AuditScope } from "../events/audit-scope.js";
 import type { Store } from "../store/store.js";
 import type { Metrics } from "./metrics.js";
 
@@ -6,6 +7,7 @@ export function storeOperations(store: Store): string[] {
   return Object.keys(store).filter(
     (k) =>
       k !== "accessCacheCounts" &&
+      k !== "recording" &&
       typeof (store as unknown as Record<string, unknown>)[k] === "function",
   );
 }
@@ -51,6 +53,10 @@ export function timedStore(store: Store, metrics: Metrics): Store {
       return result;
     };
   }
+  // A call's view (Store.recording) is timed through the same prototype.
+  proto.recording = function (this: Timed, scope: AuditScope) {
+    return view(this.inner.recording(scope));
+  };
   // What is not an operation (accessCacheCounts, a backend's `db`) reads through to the store.
   Object.setPrototypeOf(proto, store);
   return view(store);

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { type AuditScope, auditScope, changeScope } from "../events/audit-scope.js";
+import { type AuditScope, changeScope } from "../events/audit-scope.js";
 import type { RepoRecord, TagFilters, TagRecord } from "../store/registry-store.js";
 import { type ListQuery, type Store, StoreError } from "../store/store.js";
 import { isUid, newChildUid } from "../uid.js";
@@ -14,7 +14,7 @@ export interface NotificationOptions {
   /** The bearer secret the registry sends (GATEHOUSE_REGISTRY_NOTIFICATIONS_SECRET). */
   secret: string;
   names: RegistryNames;
-  store: Pick<Store, "pushTag" | "deleteTag" | "listTags">;
+  store: Pick<Store, "pushTag" | "deleteTag" | "listTags" | "recording">;
   now: () => number;
   /**
    * Told what was ignored and why: registry names and reasons, never the secret; once per
@@ -126,14 +126,14 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     time: number,
     tagScope: ScopeOf,
   ) {
-    await auditScope.run(tagScope("created"), () =>
-      store.pushTag(
+    await store
+      .recording(tagScope("created"))
+      .pushTag(
         repo.uid,
         { name: tag, digest, deprecated: false },
         () => newChildUid(repo.uid),
         time,
-      ),
-    );
+      );
   }
 
   async function onDelete(
@@ -148,7 +148,7 @@ export const registryNotificationRoutes: FastifyPluginAsync<NotificationOptions>
     for (const t of doomed) {
       if (digest !== undefined && t.digest !== digest) continue;
       try {
-        await auditScope.run(tagScope("deleted"), () => store.deleteTag(t.uid));
+        await store.recording(tagScope("deleted")).deleteTag(t.uid);
       } catch (err) {
         // Deleted meanwhile (a redelivery racing the first delivery): the goal is reached.
         if (!(err instanceof StoreError && err.kind === "not_found")) throw err;

@@ -32,3 +32,74 @@ export interface CacheCounts {
   hits: number;
   misses: number;
 }
+
+/** The bytes one access answer's cache entry is counted as: its key and what it holds. */
+export function answerBytes(key: string, answer: unknown): number {
+  // A Map entry and a one-byte string header; the answers themselves below.
+  let bytes = 48 + key.length;
+  if (answer instanceof Set) {
+    // Interned names: a pointer and a hash table slot each.
+    bytes += 64 + answer.size * 24;
+  } else if (Array.isArray(answer)) {
+    // Group uids, one string of their own each.
+    bytes += 32;
+    for (const item of answer) bytes += 8 + (typeof item === "string" ? 24 + item.length : 16);
+  }
+  return bytes;
+}
+
+/**
+ * The answers of an access cache, bounded by the bytes they hold (answerBytes) as well as by
+ * their number: the oldest go first beyond either. By entries alone, 10,000 answers could be
+ * 10,000 booleans or 10,000 lists of an identity's groups; an access cache's worst case is
+ * what counts against the server's memory, so it is capped by what it holds.
+ */
+export interface AnswerMap {
+  has(key: string): boolean;
+  get(key: string): unknown;
+  set(key: string, answer: unknown): void;
+  clear(): void;
+  /** The bytes the answers held are counted as. */
+  readonly heldBytes: number;
+}
+
+/** Create an AnswerMap of at most `maxBytes` and `maxEntries`. */
+export function createAnswerMap(maxBytes: number, maxEntries: number): AnswerMap {
+  const answers = new Map<string, unknown>();
+  // Kept apart from the answers, so that a hit reads one map as before.
+  const sizes = new Map<string, number>();
+  let held = 0;
+  return {
+    has: (key) => answers.has(key),
+    get: (key) => answers.get(key),
+    set(key, answer) {
+      const bytes = answerBytes(key, answer);
+      if (bytes > maxBytes) return;
+      if (answers.has(key)) {
+        held -= sizes.get(key) ?? 0;
+        answers.delete(key);
+        sizes.delete(key);
+      }
+      while (answers.size > 0 && (held + bytes > maxBytes || answers.size >= maxEntries)) {
+        const oldest = answers.keys().next().value!;
+        held -= sizes.get(oldest) ?? 0;
+        answers.delete(oldest);
+        sizes.delete(oldest);
+      }
+      answers.set(key, answer);
+      sizes.set(key, bytes);
+      held += bytes;
+    },
+    clear() {
+      answers.clear();
+      sizes.clear();
+      held = 0;
+    },
+    get heldBytes() {
+      return held;
+    },
+  };
+}
+
+/** What an access cache may hold by default: 8 MB of answers, 10,000 at most. */
+export const accessCacheBudget = { maxBytes: 8 * 1024 * 1024, maxEntries: 10_000 };

@@ -27,6 +27,7 @@
  *   a change feed (docs/postgres.md states the bound across replicas).
  */
 
+import type { AuditScope } from "../events/audit-scope.js";
 import type { AdvisoryStore } from "./advisory-store.js";
 import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
@@ -70,6 +71,14 @@ export interface Store
    * Calls on `tx` after `fn` settled are a bug.
    */
   atomically<R>(fn: (tx: Store) => Promise<R>): Promise<R>;
+  /**
+   * This store, for one call that changes something: each change made through it (a write that
+   * is not bookkeeping, Behaviour in ops/operation.ts) appends the call's event in its own
+   * transaction, once per call (`provenance.recorded`), with the actor, the request and the
+   * reason `provenance` carries. Reads and the store's own upkeep are the store's. The store
+   * knows who made a change only from this: nothing ambient.
+   */
+  recording(provenance: AuditScope): Store;
   /** Close the database; further calls throw StoreError `unavailable`. Idempotent. */
   close(): Promise<void>;
   /** How often the access cache answered (hits) or asked the database (misses), so far. */

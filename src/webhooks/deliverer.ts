@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { auditScope } from "../events/audit-scope.js";
 import type { ClaimedDelivery, SubscriptionStore } from "../store/subscription-store.js";
 import type { WebhookSender } from "./sender.js";
 import { sign, signatureHeader } from "./signature.js";
@@ -195,9 +194,9 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
   const run = () => {
     timer = undefined;
     polling = true;
-    // The deliverer's store writes belong to no API call: never to an audit scope.
-    current = auditScope
-      .exit(poll)
+    // The deliverer's store writes belong to no API call: made through the store itself, never
+    // a call's view (Store.recording), they record no event.
+    current = poll()
       .catch((err: unknown) => opts.log({ err }, "webhook outbox poll failed"))
       .finally(() => {
         polling = false;

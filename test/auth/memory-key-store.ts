@@ -1,7 +1,10 @@
 import type { KeyStore } from "../../src/auth/keyring.js";
 import { type SigningKeyRecord, StoreError } from "../../src/store/store.js";
 
-/** An in-memory KeyStore with the Store contract's semantics, for key ring tests. */
+/**
+ * An in-memory KeyStore with the Store contract's semantics, for key ring tests. It keeps no
+ * audit trail: a call's view is the store itself.
+ */
 export function memoryKeyStore(): KeyStore & { records: SigningKeyRecord[]; lists: number } {
   const self = {
     records: [] as SigningKeyRecord[],
@@ -25,6 +28,7 @@ export function memoryKeyStore(): KeyStore & { records: SigningKeyRecord[]; list
       const newest = [...self.records].sort((a, b) => a.createTime - b.createTime).at(-1);
       self.records = self.records.filter((r) => r === newest || r.createTime >= before);
     },
+    recording: () => self,
   };
   return self;
 }

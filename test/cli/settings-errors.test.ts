@@ -101,6 +101,16 @@ it.each<[string, () => string[], RegExp]>([
     /GATEHOUSE_LEAN_PATHS \(--lean-paths\): not a boolean: "sometimes"/,
   ],
   [
+    "a connection limit out of its range",
+    () => ["--port", "0", "--max-connections", "0"],
+    /GATEHOUSE_MAX_CONNECTIONS \(--max-connections\): "0" is not an integer between 1 and 1000000\n/,
+  ],
+  [
+    "a log level not in the list",
+    () => ["--port", "0", "--log-level", "loud"],
+    /GATEHOUSE_LOG_LEVEL \(--log-level\): "loud" is not one of fatal, error, warn, info, debug, trace, silent\n/,
+  ],
+  [
     "the removed gRPC port flag",
     () => ["--port", "0", "--grpc-port", "0"],
     /GATEHOUSE_GRPC_PORT \(--grpc-port\): the separate gRPC port was removed: the main port \(GATEHOUSE_PORT, --port\) serves gRPC/,

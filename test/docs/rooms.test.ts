@@ -109,3 +109,25 @@ it("has no import cycle in the console, nor in src/ outside the store's contract
   );
   expect(outside).toEqual([]);
 });
+
+it("keeps the store and the grant rule below auth/ and services/, the store free of the call's ambient state", () => {
+  // The store learns who made a change from the view it is called through (Store.recording),
+  // never from the call scope the audit interceptor holds (src/events/call-scope.ts); the
+  // grant rule, which both auth/ (a provider's default role) and services/ apply, imports
+  // neither.
+  const below = [...sources("src/store"), ...sources("src/grants")];
+  expect(below).toContain("src/grants/grant-rule.ts");
+  const upward =
+    /^src\/(auth|services|grpc|rest|pipeline|cli)\/|^src\/server\.ts$|^src\/events\/(?!audit-scope\.ts$|binding-summary\.ts$)/;
+  const reaching = [...below, ...sources("src/auth")].flatMap((f) =>
+    importsOf(f)
+      .filter((d) => (f.startsWith("src/auth/") ? /^src\/services\//.test(d) : upward.test(d)))
+      .map((d) => `${f} -> ${d}`),
+  );
+  expect(reaching).toEqual([]);
+  const holdsAmbient = (f: string) => /AsyncLocalStorage/.test(readFileSync(join(root, f), "utf8"));
+  const ambient = below.flatMap((f) =>
+    [f, ...importsOf(f)].filter(holdsAmbient).map((d) => `${f} -> ${d}`),
+  );
+  expect(ambient).toEqual([]);
+});

@@ -97,20 +97,26 @@ describe.each(backends)("audit trail on %s", (backend) => {
       uidp: { descendantsOf: org.uid, childrenOf: "" },
     });
     expect(created.events).toHaveLength(2);
+    // An event about a group below `a` lies below `a` in the uid tree too: children_of is only
+    // the events about `a` itself.
+    const child = await iam.groups.createGroup({ parent: a.uid, group: { name: "c" } });
     const aboutA = await events.listEvents({ uidp: { childrenOf: a.uid, descendantsOf: "" } });
     expect(aboutA.events.map((e) => e.type)).toEqual([
       "dev.gatehouse.iam.group.created.v1",
       "dev.gatehouse.iam.group.updated.v1",
     ]);
+    expect(aboutA.events.every((e) => e.subject === a.uid)).toBe(true);
+    const belowA = await events.listEvents({ uidp: { descendantsOf: a.uid, childrenOf: "" } });
+    expect(belowA.events.map((e) => e.subject)).toEqual([a.uid, a.uid, child.uid]);
     const first = await events.listEvents({ pageSize: 2, orderBy: "create_time desc" });
     expect(first.events).toHaveLength(2);
-    expect(first.totalCount).toBe(3n);
+    expect(first.totalCount).toBe(4n);
     const rest = await events.listEvents({
       pageSize: 2,
       orderBy: "create_time desc",
       pageToken: first.nextPageToken!,
     });
-    expect(rest.events).toHaveLength(1);
+    expect(rest.events).toHaveLength(2);
     const later = await events.listEvents({
       startTime: { seconds: BigInt(Math.floor(Date.now() / 1000) + 3600), nanos: 0 },
     });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
-import { auditScope, changeScope } from "../../src/events/audit-scope.js";
+import { changeScope } from "../../src/events/audit-scope.js";
 import { createEventRetention } from "../../src/events/event-retention.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -34,17 +34,17 @@ describe.each(["sqlite", "postgres"] as const)("event retention on %s", (backend
 
   /** Make a group (an organization by default) at the clock's now: one event, recorded with it. */
   const change = (name: string, parentUid = "") =>
-    auditScope.run(
-      changeScope({ type: "dev.gatehouse.iam.group.created.v1", source: "test", operator: "t" }),
-      () =>
-        store.createGroup({
-          uid: parentUid ? newChildUid(parentUid) : newRootUid(),
-          parentUid,
-          name,
-          description: "",
-          now: t,
-        }),
-    );
+    store
+      .recording(
+        changeScope({ type: "dev.gatehouse.iam.group.created.v1", source: "test", operator: "t" }),
+      )
+      .createGroup({
+        uid: parentUid ? newChildUid(parentUid) : newRootUid(),
+        parentUid,
+        name,
+        description: "",
+        now: t,
+      });
   const times = async () =>
     (
       await store.listEvents({

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
-import { auditScope, changeScope } from "../../src/events/audit-scope.js";
+import { changeScope } from "../../src/events/audit-scope.js";
 import type { AdvisoryContent } from "../../src/store/advisory-store.js";
 import { fromSqliteError } from "../../src/store/sqlite/from-sqlite-error.js";
 import { migrate, migrations } from "../../src/store/sqlite/migrations.js";
@@ -373,15 +373,13 @@ describe("sqlite store", () => {
     const first = await s.capabilitiesAt(person, [R1]);
     const call = () =>
       changeScope({ type: "dev.gatehouse.iam.group.created.v1", source: "/t", actorUid: person });
-    await auditScope.run(call(), () =>
-      s.createGroup({
-        uid: `${R1}/0000000000000003`,
-        parentUid: R1,
-        name: "audited",
-        description: "",
-        now: 2,
-      }),
-    );
+    await s.recording(call()).createGroup({
+      uid: `${R1}/0000000000000003`,
+      parentUid: R1,
+      name: "audited",
+      description: "",
+      now: 2,
+    });
     const page = { filters: {}, order: { field: "uid", desc: false }, skip: 0, limit: 10 } as const;
     expect((await s.listEvents(page)).items.map((e) => e.subject)).toEqual([
       `${R1}/0000000000000003`,
@@ -390,15 +388,13 @@ describe("sqlite store", () => {
     expect(await s.capabilitiesAt(person, [R1])).toBe(first);
     // A binding made for a call, with its event: that one counts (the answer is asked again).
     const viewer = builtinRoles.find((r) => r.name === "viewer")!;
-    await auditScope.run(call(), () =>
-      s.createRoleBinding({
-        uid: `${R1}/v`,
-        groupUid: R1,
-        identityUid: person,
-        roleUid: viewer.uid,
-        now: 3,
-      }),
-    );
+    await s.recording(call()).createRoleBinding({
+      uid: `${R1}/v`,
+      groupUid: R1,
+      identityUid: person,
+      roleUid: viewer.uid,
+      now: 3,
+    });
     expect((await s.listEvents(page)).total).toBe(2);
     const again = await s.capabilitiesAt(person, [R1]);
     expect(again).not.toBe(first);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
-import { type AuditScope, auditScope } from "../../src/events/audit-scope.js";
+import type { AuditScope } from "../../src/events/audit-scope.js";
 import type {
   ClaimMatchRecord,
   RoleBindingFilters,
@@ -855,8 +855,9 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
           requestUid: "",
           recorded: false,
         };
-        await auditScope.run(scope, () => create(R1, "", "acme", 100));
-        // Outside a call's scope (bootstrap, imports): a write records nothing.
+        const call = store.recording(scope);
+        await call.createGroup({ uid: R1, parentUid: "", name: "acme", description: "", now: 100 });
+        // Through the store itself (bootstrap's start-up, the deliverer): nothing is recorded.
         await create(R2, "", "quiet", 100);
         const page = await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0]);
         expect(page.total).toBe(1);
@@ -871,6 +872,39 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         });
         expect(about.items.map((e) => e.uid)).toEqual([page.items[0]?.uid]);
         expect(page.items[0]?.uid.startsWith(`${R1}/`)).toBe(true);
+        // A call records one event, with its first change: a second write through its view,
+        // inside a transaction or not, adds none.
+        await call.atomically((tx) =>
+          tx.updateGroup(R1, { description: "again" }, 101).then(() => undefined),
+        );
+        expect(
+          (await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0])).total,
+        ).toBe(1);
+      });
+
+      it("records a call's change made in a transaction of its view, and forgets a rolled-back one", async () => {
+        const scope: AuditScope = {
+          type: "dev.gatehouse.iam.group.created.v1",
+          source: "/gatehouse.iam.v2beta1.GroupsService",
+          actorUid: "someone",
+          requestId: "req-2",
+          protocol: "grpc",
+          requestUid: "",
+          recorded: false,
+        };
+        const call = store.recording(scope);
+        await expect(
+          call.atomically(async (tx) => {
+            await tx.createGroup({ uid: R1, parentUid: "", name: "a", description: "", now: 1 });
+            throw new Error("changed my mind");
+          }),
+        ).rejects.toThrow("changed my mind");
+        expect(scope.recorded).toBe(false);
+        await call.atomically((tx) =>
+          tx.createGroup({ uid: R1, parentUid: "", name: "a", description: "", now: 2 }),
+        );
+        const page = await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0]);
+        expect(page.items.map((e) => [e.subject, e.actorUid])).toEqual([[R1, "someone"]]);
       });
     });
 

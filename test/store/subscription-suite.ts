@@ -1,5 +1,5 @@
 import { beforeEach, expect, it } from "vitest";
-import { type AuditScope, auditScope } from "../../src/events/audit-scope.js";
+import type { AuditScope } from "../../src/events/audit-scope.js";
 import type { Store } from "../../src/store/store.js";
 import type { NewSubscription } from "../../src/store/subscription-store.js";
 import { listQuery, storeError } from "./store-suite.js";
@@ -16,8 +16,11 @@ const fair = { perOrganization: 100, perSubscription: 100, probeAfter: 5 };
 let next = 0;
 const childOf = (parent: string) => `${parent}/${(++next).toString(16).padStart(16, "0")}`;
 
-/** Run `fn` as a mutating RPC would: its first change writes the call's event (and fan-out). */
-function asCall<R>(type: string, fn: () => Promise<R>): Promise<R> {
+/**
+ * Run `fn` as a mutating RPC would, through the store's view for the call: its first change
+ * writes the call's event (and fan-out).
+ */
+function asCall<R>(store: Store, type: string, fn: (s: Store) => Promise<R>): Promise<R> {
   const scope: AuditScope = {
     type,
     source: "/test",
@@ -27,7 +30,7 @@ function asCall<R>(type: string, fn: () => Promise<R>): Promise<R> {
     requestUid: "",
     recorded: false,
   };
-  return auditScope.run(scope, fn);
+  return fn(store.recording(scope));
 }
 
 /**
@@ -106,16 +109,16 @@ export function subscriptionCases(store: () => Store): void {
     const above = await s.createSubscription(sub({ groupUid: R, uid: childOf(R) }));
     const otherType = await s.createSubscription(sub({ eventTypes: ["dev.gatehouse.x.y.z.v1"] }));
     // A group under G: both G's and R's subscriptions of the type get it.
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(G), parentUid: G, name: "below", description: "", now: 5 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(G), parentUid: G, name: "below", description: "", now: 5 }),
     );
     // A group under G2: only R's.
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(G2), parentUid: G2, name: "aside", description: "", now: 5 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(G2), parentUid: G2, name: "aside", description: "", now: 5 }),
     );
     // Another organization: none.
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(Other), parentUid: Other, name: "x", description: "", now: 5 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(Other), parentUid: Other, name: "x", description: "", now: 5 }),
     );
     const pending = async (uid: string) => (await s.getSubscription(uid))!.delivery.pendingCount;
     expect(await pending(hook.uid)).toBe(1);
@@ -124,8 +127,8 @@ export function subscriptionCases(store: () => Store): void {
     expect(await s.getOutboxDepth()).toBe(3);
     // A failed change writes no event, so no delivery.
     await expect(
-      asCall(created, () =>
-        s.createGroup({ uid: childOf(G), parentUid: G, name: "below", description: "", now: 6 }),
+      asCall(s, created, (c) =>
+        c.createGroup({ uid: childOf(G), parentUid: G, name: "below", description: "", now: 6 }),
       ),
     ).rejects.toThrow();
     expect(await s.getOutboxDepth()).toBe(3);
@@ -136,8 +139,8 @@ export function subscriptionCases(store: () => Store): void {
     const hook = await s.createSubscription(sub());
     const g = childOf(G);
     const t0 = Date.now();
-    await asCall(created, () =>
-      s.createGroup({ uid: g, parentUid: G, name: "c", description: "", now: 100 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: g, parentUid: G, name: "c", description: "", now: 100 }),
     );
     // Due from the event's time (the store's clock), not before.
     expect(
@@ -235,8 +238,8 @@ export function subscriptionCases(store: () => Store): void {
   it("counts an abandoned delivery; a deleted group takes its subscriptions and deliveries", async () => {
     const s = store();
     const hook = await s.createSubscription(sub());
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(G), parentUid: G, name: "d", description: "", now: 1 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(G), parentUid: G, name: "d", description: "", now: 1 }),
     );
     const later = Date.now() + 10_000;
     const [d] = await s.claimDeliveries({
@@ -263,8 +266,8 @@ export function subscriptionCases(store: () => Store): void {
     const empty = childOf(R);
     await s.createGroup({ uid: empty, parentUid: R, name: "gone", description: "", now: 1 });
     const there = await s.createSubscription(sub({ groupUid: empty, uid: childOf(empty) }));
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(empty), parentUid: empty, name: "e", description: "", now: 1 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(empty), parentUid: empty, name: "e", description: "", now: 1 }),
     );
     expect(await s.getOutboxDepth()).toBe(1);
     const kid = (await s.listGroups(listQuery({ childrenOf: empty }))).items[0]!.uid;
@@ -281,13 +284,13 @@ export function subscriptionCases(store: () => Store): void {
     const calm = await s.createSubscription(sub({ groupUid: Other, uid: childOf(Other) }));
     // Six events of R, older than Other's one: twelve deliveries of R before Other's.
     for (let i = 0; i < 6; i++) {
-      await asCall(created, () =>
-        s.createGroup({ uid: childOf(G), parentUid: G, name: `busy${i}`, description: "", now: 1 }),
+      await asCall(s, created, (c) =>
+        c.createGroup({ uid: childOf(G), parentUid: G, name: `busy${i}`, description: "", now: 1 }),
       );
     }
     await new Promise((r) => setTimeout(r, 5));
-    await asCall(created, () =>
-      s.createGroup({
+    await asCall(s, created, (c) =>
+      c.createGroup({
         uid: childOf(Other),
         parentUid: Other,
         name: "calm",
@@ -338,8 +341,8 @@ export function subscriptionCases(store: () => Store): void {
     expect(open.some((d) => d.subscriptionUid === hogA.uid)).toBe(false);
     expect(open.some((d) => d.subscriptionUid === hogB.uid)).toBe(true);
     // An event while paused waits for the pause's end too.
-    await asCall(created, () =>
-      s.createGroup({ uid: childOf(G), parentUid: G, name: "paused", description: "", now: 1 }),
+    await asCall(s, created, (c) =>
+      c.createGroup({ uid: childOf(G), parentUid: G, name: "paused", description: "", now: 1 }),
     );
     expect((await claim("e", 100)).some((d) => d.subscriptionUid === hogA.uid)).toBe(false);
     // After the pause, all of hogA's deliveries are due again.
@@ -357,8 +360,8 @@ export function subscriptionCases(store: () => Store): void {
     const s = store();
     const hook = await s.createSubscription(sub());
     for (let i = 0; i < 3; i++) {
-      await asCall(created, () =>
-        s.createGroup({ uid: childOf(G), parentUid: G, name: `p${i}`, description: "", now: 1 }),
+      await asCall(s, created, (c) =>
+        c.createGroup({ uid: childOf(G), parentUid: G, name: `p${i}`, description: "", now: 1 }),
       );
     }
     let now = Date.now() + 10_000;

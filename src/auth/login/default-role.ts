@@ -1,8 +1,8 @@
-import { atomically } from "../../services/atomic.js";
-import { mayStillGrant } from "../../services/escalation.js";
+import { mayStillGrant } from "../../grants/grant-rule.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
+import { createAuthorizer } from "../authorizer.js";
 
 /** What a default-role grant needs. */
 export interface DefaultRoleDeps {
@@ -26,7 +26,10 @@ export async function grantDefaultRole(
 ): Promise<boolean> {
   const { store, now, log } = deps;
   try {
-    return await atomically(store, async (tx, authorizer) => {
+    // The authorizer reads through the transaction: the writer's authority is checked as it
+    // stands when the binding commits (as services/atomic.ts does for the handlers).
+    return await store.atomically(async (tx) => {
+      const authorizer = createAuthorizer(tx);
       const current = await tx.getIdentityProvider(idp.uid);
       if (!current || current.defaultRole === "") return false;
       const on = { store: tx, authorizer };

@@ -3,7 +3,7 @@ import { resolveTxt } from "node:dns/promises";
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
-import { auditScope, changeScope, signInScope } from "../../events/audit-scope.js";
+import { changeScope, signInScope } from "../../events/audit-scope.js";
 import { startPeriodic } from "../../periodic-job.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
@@ -390,7 +390,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const login = personLogin(claims, now(), scope);
     const created = !(await store.identityExists(login.uid));
     // The sign-in is in the audit trail: the person's record is written with its event.
-    const person = await auditScope.run(signInScope(req.id), () => store.upsertPerson(login));
+    const person = await store.recording(signInScope(req.id)).upsertPerson(login);
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
@@ -403,7 +403,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         actorUid: person.uid,
       });
       const idp = found.idp;
-      await auditScope.run(grant, () => grantDefaultRole({ store, now, log }, person.uid, idp));
+      await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);
     }
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({
@@ -456,20 +456,18 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         requestId: req.id,
         outcomeTypes: replayRevokes,
       });
-      outcome = await auditScope.run(scope, () =>
-        store.redeemAuthorizationCode(
-          digest(code),
-          now(),
-          (issued) => {
-            if (issued.clientId !== clientId) return "the code was issued to another client";
-            if (issued.redirectUri !== redirectUri)
-              return "redirect_uri differs from the authorization request";
-            if (s256(verifier) !== issued.codeChallenge)
-              return "code_verifier does not match the code_challenge";
-            return undefined;
-          },
-          nextHash,
-        ),
+      outcome = await store.recording(scope).redeemAuthorizationCode(
+        digest(code),
+        now(),
+        (issued) => {
+          if (issued.clientId !== clientId) return "the code was issued to another client";
+          if (issued.redirectUri !== redirectUri)
+            return "redirect_uri differs from the authorization request";
+          if (s256(verifier) !== issued.codeChallenge)
+            return "code_verifier does not match the code_challenge";
+          return undefined;
+        },
+        nextHash,
       );
     } else if (form.grant_type === "refresh_token") {
       if (!form.refresh_token)
@@ -481,9 +479,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         outcomeTypes: replayRevokes,
       });
       const hash = digest(form.refresh_token);
-      outcome = await auditScope.run(scope, () =>
-        store.rotateRefreshToken(hash, clientId, now(), nextHash),
-      );
+      outcome = await store.recording(scope).rotateRefreshToken(hash, clientId, now(), nextHash);
     } else {
       return tokenError(
         reply,
@@ -535,9 +531,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const signOut = () =>
       changeScope({ type: signedOutType, source: "/oauth/revoke", requestId: req.id });
     const hash = digest(form.token);
-    const byRefresh = await auditScope.run(signOut(), () =>
-      store.revokeSessionByRefreshToken(hash, now()),
-    );
+    const byRefresh = await store.recording(signOut()).revokeSessionByRefreshToken(hash, now());
     if (byRefresh.kind === "unknown") {
       let sid: string | undefined;
       try {
@@ -547,7 +541,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       }
       if (sid !== undefined) {
         const session = sid;
-        await auditScope.run(signOut(), () => store.revokeSession(session, now()));
+        await store.recording(signOut()).revokeSession(session, now());
       }
     }
     return reply.code(200).send();

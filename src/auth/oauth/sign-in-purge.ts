@@ -1,4 +1,4 @@
-import { auditScope, changeScope } from "../../events/audit-scope.js";
+import { changeScope } from "../../events/audit-scope.js";
 import type { SignInPurge } from "../../store/sign-in-upkeep-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 
@@ -20,7 +20,7 @@ const purgeScope = () =>
 
 /** What the purge needs. */
 export interface SignInPurgeDeps {
-  store: Pick<Store, "purgeSignIns" | "deleteIdentity" | "deleteIdlePerson">;
+  store: Pick<Store, "purgeSignIns" | "deleteIdentity" | "deleteIdlePerson" | "recording">;
   now: () => number;
   /**
    * How long a person who holds nothing (no role binding, session, provider or invite) may go
@@ -67,7 +67,7 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
       let idle = 0;
       for (const uid of idlePeople) {
         try {
-          await auditScope.run(purgeScope(), () => store.deleteIdlePerson(uid, idleBefore));
+          await store.recording(purgeScope()).deleteIdlePerson(uid, idleBefore);
           idle++;
         } catch (err) {
           if (!(err instanceof StoreError)) throw err;
@@ -78,7 +78,7 @@ export function createSignInPurge(deps: SignInPurgeDeps): SignInPurgeJob {
       for (const uid of unfinishedPeople) {
         try {
           // A deletion like any other: recorded with it, by the server's upkeep.
-          await auditScope.run(purgeScope(), () => store.deleteIdentity(uid));
+          await store.recording(purgeScope()).deleteIdentity(uid);
           people++;
         } catch (err) {
           if (!(err instanceof StoreError)) throw err;

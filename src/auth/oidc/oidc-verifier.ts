@@ -41,6 +41,8 @@ export interface OidcVerifierOptions {
   maxFetchesPerOrigin?: number;
   /** Verified tokens remembered at once (by hash); the oldest is forgotten first. */
   maxVerifiedTokens?: number;
+  /** The most bytes the verified tokens' claims may be counted as together; default 8 MB. */
+  maxVerifiedBytes?: number;
   fetch?: typeof fetch;
   now?: () => number;
   /** Told when a refresh fails while cached keys stay in use (worth a warning in the log). */
@@ -94,8 +96,21 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
   // counts only while that same key set is in use for the same issuer (a refresh that
   // fetches new keys starts over), and exp is checked again on every use. The signature
   // check costs more than the rest of an exchange together.
-  const verified = new Map<string, { keys: KeySet; payload: Readonly<JWTPayload> }>();
+  const verified = new Map<
+    string,
+    { keys: KeySet; payload: Readonly<JWTPayload>; bytes: number }
+  >();
   const maxVerified = opts.maxVerifiedTokens ?? 10_000;
+  // And by bytes: a token may be 16 kB, so 10,000 of them could hold 160 MB of claims. A
+  // payload is counted as its token's length (its decoded claims are shorter) and a little.
+  const maxVerifiedBytes = opts.maxVerifiedBytes ?? 8 * 1024 * 1024;
+  let verifiedBytes = 0;
+  const forget = (id: string) => {
+    const e = verified.get(id);
+    if (!e) return;
+    verifiedBytes -= e.bytes;
+    verified.delete(id);
+  };
 
   async function load(iss: string): Promise<KeySet> {
     const base = iss.endsWith("/") ? iss.slice(0, -1) : iss;
@@ -173,14 +188,22 @@ export function createOidcVerifier(opts: OidcVerifierOptions) {
     if (hit && hit.keys === keys && hit.payload.iss === issuer) {
       // jose's rule: expired once exp <= now - tolerance.
       if ((hit.payload.exp as number) <= Math.floor(now() / 1000) - tolerance) {
-        verified.delete(id);
+        forget(id);
         throw new OidcError("expired");
       }
       return hit.payload;
     }
     const payload = Object.freeze(checkClaimTypes(await verifySignature(token, keys, issuer)));
-    if (verified.size >= maxVerified) verified.delete(verified.keys().next().value!);
-    verified.set(id, { keys, payload });
+    const bytes = 256 + token.length;
+    forget(id);
+    while (
+      verified.size > 0 &&
+      (verified.size >= maxVerified || verifiedBytes + bytes > maxVerifiedBytes)
+    ) {
+      forget(verified.keys().next().value!);
+    }
+    verified.set(id, { keys, payload, bytes });
+    verifiedBytes += bytes;
     return payload;
   }
 

@@ -12,6 +12,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
 import type { SortField, Store } from "../../store/store.js";
@@ -19,7 +20,6 @@ import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, type Violations, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { mayStillGrant, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { settleImmutable, updateRequest } from "../update-mask.js";
 import { toRoleBinding } from "./role-bindings.js";

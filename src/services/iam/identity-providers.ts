@@ -16,6 +16,7 @@ import { isEmailDomain, maxEmailDomains } from "../../auth/oauth/email-domains.j
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
+import { mayStillGrant, requireAll, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type {
   IdentityProviderPatch,
@@ -35,7 +36,6 @@ import {
 } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { mayStillGrant, requireAll, requireGrantable } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";

@@ -14,6 +14,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
 import type { SortField, Store } from "../../store/store.js";
@@ -21,7 +22,6 @@ import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireGrantable } from "../escalation.js";
 import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
 import { settleImmutable, updateRequest } from "../update-mask.js";

@@ -10,6 +10,7 @@ import {
 import type { Authorizer } from "../../auth/authorizer.js";
 import { isCapability, nearestCapability } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
+import { requireAll } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
@@ -24,7 +25,6 @@ import {
 } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
-import { requireAll } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";

@@ -9,7 +9,7 @@ import {
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
 import { fromStoreError } from "../../errors.js";
 import { adapterCallScope } from "../../events/audit-interceptor.js";
-import { auditScope } from "../../events/audit-scope.js";
+import { callScope } from "../../events/call-scope.js";
 import type { ServiceRegistration } from "../../service-registration.js";
 import { StoreError } from "../../store/store.js";
 
@@ -70,10 +70,10 @@ export function createV2Calls(
       await authorizeCall(method, message, ctx.values);
       // A change is recorded by the v2 call that makes it, under that call's type: the same
       // event a v2 caller's change records, one per call (each binding of a v1 batch).
-      const scope = adapterCallScope(auditScope.getStore(), method, message);
+      const scope = adapterCallScope(callScope.getStore(), method, message);
       try {
         const run = () => handler(message, ctx);
-        return (await (scope ? auditScope.run(scope, run) : run())) as MessageShape<
+        return (await (scope ? callScope.run(scope, run) : run())) as MessageShape<
           typeof method.output
         >;
       } catch (err) {

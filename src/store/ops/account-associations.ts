@@ -2,27 +2,18 @@ import type { AccountAssociationPatch, AccountLinks, NewAccountAssociation } fro
 import { isEmptyPatch } from "../patch.js";
 import {
   type AccountAssociationRow,
-  accountAssociationListColumns,
   accountAssociationRecordOf,
+  accountAssociations,
   associationListQuery,
   linkColumns,
   providers,
 } from "../rows/account-association-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
 import { StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
-import {
-  exists,
-  found,
-  list,
-  lookup,
-  type OpsOf,
-  one,
-  run,
-  updateRow,
-  write,
-} from "./operation.js";
+import { exists, found, list, lookup, type OpsOf, run, write } from "./operation.js";
 
-const selectAssociation = "SELECT * FROM account_associations WHERE uid = ?";
+const selectAssociation = accountAssociations.select;
 
 const mustFind = (uid: string) =>
   found<AccountAssociationRow>("account association", selectAssociation, uid);
@@ -35,21 +26,15 @@ export const accountAssociationOps = {
       throw new StoreError("already_exists", "the group already has an account association");
     }
     const l = linkColumns(a);
-    const row = yield* one<AccountAssociationRow>(
-      `INSERT INTO account_associations (uid, name, description, amazon, google, azure, github,
-         create_time, update_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      a.uid,
-      a.name,
-      a.description,
-      l.amazon,
-      l.google,
-      l.azure,
-      l.github,
-      a.now,
-      a.now,
-    );
-    return accountAssociationRecordOf(row!);
+    const row = yield* insertRow(accountAssociations, {
+      uid: a.uid,
+      name: a.name,
+      description: a.description,
+      ...l,
+      create_time: a.now,
+      update_time: a.now,
+    });
+    return accountAssociationRecordOf(row);
   }),
 
   getAccountAssociation: lookup(selectAssociation, accountAssociationRecordOf),
@@ -67,21 +52,13 @@ export const accountAssociationOps = {
       if (next) Object.assign(links, { [p]: next });
     }
     const l = linkColumns(links);
-    const row = yield* updateRow<AccountAssociationRow>(
-      { reread: selectAssociation, key: uid },
-      `UPDATE account_associations SET name = ?, description = ?, amazon = ?, google = ?,
-         azure = ?, github = ?, update_time = ?
-       WHERE uid = ?`,
-      patch.name ?? current.name,
-      patch.description ?? current.description,
-      l.amazon,
-      l.google,
-      l.azure,
-      l.github,
-      now,
-      uid,
-    );
-    return accountAssociationRecordOf(row!);
+    const row = yield* updateStored(accountAssociations, uid, {
+      name: patch.name ?? current.name,
+      description: patch.description ?? current.description,
+      ...l,
+      update_time: now,
+    });
+    return accountAssociationRecordOf(row);
   }),
 
   deleteAccountAssociation: write(function* (uid: string) {
@@ -90,7 +67,7 @@ export const accountAssociationOps = {
   }),
 
   listAccountAssociations: list(
-    accountAssociationListColumns,
+    accountAssociations.listColumns,
     accountAssociationRecordOf,
     associationListQuery,
   ),

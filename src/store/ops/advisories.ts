@@ -5,16 +5,17 @@ import type { PutOutcome } from "../registry-store.js";
 import {
   type AdvisoryColumns,
   type AdvisoryRow,
+  advisories,
   advisoryColumnConditions,
   advisoryColumnsOf,
-  advisoryColumnValues,
   advisoryContentOf,
-  advisoryListColumns,
   advisoryRecordOf,
+  advisoryRowOf,
   definedOf,
   sameAdvisoryContent,
   storedAdvisoryColumns,
 } from "../rows/advisory-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
 import { StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import {
@@ -27,14 +28,13 @@ import {
   run,
   type Steps,
   type Text,
-  updateRow,
   write,
 } from "./operation.js";
 
 // SQLite's trigram index answers substrings of at least three characters; shorter ones scan.
 const minTrigramQuery = 3;
 
-const selectAdvisory = "SELECT * FROM advisories WHERE uid = ?";
+const selectAdvisory = advisories.select;
 
 function* find(uid: string): Steps<AdvisoryRow | undefined> {
   return yield* one<AdvisoryRow>(selectAdvisory, uid);
@@ -85,38 +85,28 @@ function* addAliases(seq: number, aliases: string): Steps<void> {
 
 /** Insert a new advisory whose uid must lie directly under its group's; its row. */
 function* insert(uid: string, groupUid: string, c: AdvisoryColumns, now: number) {
-  const row = yield* one<AdvisoryRow>(
-    `INSERT INTO advisories (uid, group_uid, advisory_id, aliases, summary, artifact_name,
-       component_name, component_type, severities, events, latest_event_type, search,
-       create_time, update_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+  const row = yield* insertRow(advisories, {
     uid,
-    groupUid,
-    ...advisoryColumnValues(c),
-    now,
-    now,
-  );
-  yield* addAliases(row!.seq, c.aliases);
-  return row!;
+    group_uid: groupUid,
+    ...advisoryRowOf(c),
+    create_time: now,
+    update_time: now,
+  });
+  yield* addAliases(row.seq, c.aliases);
+  return row;
 }
 
 /** Replace an advisory's content (uid and createTime kept); its row. */
 function* replace(row: AdvisoryRow, c: AdvisoryColumns, now: number): Steps<AdvisoryRow> {
-  const updated = yield* updateRow<AdvisoryRow>(
-    { reread: "SELECT * FROM advisories WHERE seq = ?", key: row.seq },
-    `UPDATE advisories SET advisory_id = ?, aliases = ?, summary = ?, artifact_name = ?,
-       component_name = ?, component_type = ?, severities = ?, events = ?,
-       latest_event_type = ?, search = ?, update_time = ?
-     WHERE seq = ?`,
-    ...advisoryColumnValues(c),
-    now,
-    row.seq,
-  );
+  const updated = yield* updateStored(advisories, row.uid, {
+    ...advisoryRowOf(c),
+    update_time: now,
+  });
   if (c.aliases !== row.aliases) {
     yield* run("DELETE FROM advisory_aliases WHERE advisory_seq = ?", row.seq);
     yield* addAliases(row.seq, c.aliases);
   }
-  return updated!;
+  return updated;
 }
 
 /** Refuse (a bug, not a caller's mistake) a new advisory uid not directly under its group's. */
@@ -200,7 +190,7 @@ export const advisoryOps = {
     return outcomes;
   }, neutral),
 
-  listAdvisories: list(advisoryListColumns, advisoryRecordOf, (query) => ({
+  listAdvisories: list(advisories.listColumns, advisoryRecordOf, (query) => ({
     query,
     extra: advisoryConditions(query.filters),
   })),

@@ -53,7 +53,7 @@ export type SharedOps = ReturnType<typeof createSharedOps>;
 /** The Store methods that are data operations (not the store's own lifecycle). */
 export type DataOpName = Exclude<
   keyof Store,
-  "ping" | "close" | "atomically" | "accessCacheCounts"
+  "ping" | "close" | "atomically" | "recording" | "accessCacheCounts"
 >;
 
 const read: Behaviour = { write: false };
@@ -83,6 +83,9 @@ export function isAuditedWrite(name: string): boolean {
   const b = behaviourOf(name);
   return b.write && b.bookkeeping !== true;
 }
+
+/** The store operations that are changes an event records (isAuditedWrite), by name. */
+export const auditedWrites: readonly string[] = Object.keys(behaviours).filter(isAuditedWrite);
 
 /**
  * How the operation `name` runs, for both stores: whether it joins SQLite's group commit, and

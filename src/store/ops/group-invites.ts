@@ -7,14 +7,15 @@ import type {
   RedeemOutcome,
 } from "../invite-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type InviteRow, inviteListColumns, inviteRecordOf } from "../rows/group-invite-rows.js";
-import { roleBindingRecordOf } from "../rows/role-binding-rows.js";
+import { groupInvites, type InviteRow, inviteRecordOf } from "../rows/group-invite-rows.js";
+import { insertOnly, updateOnly } from "../rows/resource.js";
+import { roleBindingRecordOf, roleBindings } from "../rows/role-binding-rows.js";
 import { notFoundError, StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 import { findBinding } from "./role-bindings.js";
 
-const selectInvite = "SELECT * FROM group_invites_view WHERE uid = ?";
+const selectInvite = groupInvites.select;
 const selectInviteByHash = `SELECT v.* FROM group_invites_view AS v
   WHERE v.uid = (SELECT uid FROM group_invites WHERE code_hash = ?)`;
 
@@ -47,21 +48,18 @@ export const groupInviteOps = {
     ) {
       throw new StoreError("already_exists", `group invite ${JSON.stringify(i.uid)}`);
     }
-    yield* run(
-      `INSERT INTO group_invites (uid, group_uid, role_uid, email, single_use, code_hash,
-         expiration_time, creator_uid, create_time, update_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      i.uid,
-      i.groupUid,
-      i.roleUid,
-      i.email,
-      i.singleUse,
-      i.codeHash,
-      i.expirationTime,
-      i.creatorUid,
-      i.now,
-      i.now,
-    );
+    yield* insertOnly(groupInvites, {
+      uid: i.uid,
+      group_uid: i.groupUid,
+      role_uid: i.roleUid,
+      email: i.email,
+      single_use: i.singleUse,
+      code_hash: i.codeHash,
+      expiration_time: i.expirationTime,
+      creator_uid: i.creatorUid,
+      create_time: i.now,
+      update_time: i.now,
+    });
     return inviteRecordOf((yield* find(i.uid))!);
   }, neutral),
 
@@ -73,15 +71,12 @@ export const groupInviteOps = {
     const row = yield* find(uid);
     if (!row) throw notFoundError("group invite", uid);
     if (isEmptyPatch(patch)) return inviteRecordOf(row);
-    yield* run(
-      `UPDATE group_invites SET email = ?, single_use = ?, expiration_time = ?, update_time = ?
-       WHERE uid = ?`,
-      patch.email ?? row.email,
-      patch.singleUse ?? Boolean(row.single_use),
-      patch.expirationTime ?? row.expiration_time,
-      now,
-      uid,
-    );
+    yield* updateOnly(groupInvites, uid, {
+      email: patch.email ?? row.email,
+      single_use: patch.singleUse ?? Boolean(row.single_use),
+      expiration_time: patch.expirationTime ?? row.expiration_time,
+      update_time: now,
+    });
     return inviteRecordOf((yield* find(uid))!);
   }, neutral),
 
@@ -91,7 +86,7 @@ export const groupInviteOps = {
     }
   }, neutral),
 
-  listGroupInvites: list(inviteListColumns, inviteRecordOf),
+  listGroupInvites: list(groupInvites.listColumns, inviteRecordOf),
 
   // One write transaction: SQLite's immediate one takes the write lock before the invite is
   // read, so of two concurrent redemptions of a single-use code the second finds it gone; of
@@ -114,16 +109,14 @@ export const groupInviteOps = {
     if (parentOf(uid) !== row.group_uid) {
       throw new Error(`role binding uid ${uid} is not a direct child of ${row.group_uid}`);
     }
-    yield* run(
-      `INSERT INTO role_bindings (uid, group_uid, identity_uid, role_uid, create_time, update_time)
-       VALUES (?, ?, ?, ?, ?, ?)`,
+    yield* insertOnly(roleBindings, {
       uid,
-      row.group_uid,
-      r.identityUid,
-      row.role_uid,
-      r.now,
-      r.now,
-    );
+      group_uid: row.group_uid,
+      identity_uid: r.identityUid,
+      role_uid: row.role_uid,
+      create_time: r.now,
+      update_time: r.now,
+    });
     return { kind: "redeemed", binding: yield* binding(uid), created: true };
   }),
 } satisfies OpsOf<

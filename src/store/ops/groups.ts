@@ -1,18 +1,10 @@
 import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
-import { childChecks, type GroupRow, groupRecordOf } from "../rows/group-rows.js";
+import { type GroupRow, groupRecordOf, groups } from "../rows/group-rows.js";
+import { updateStored } from "../rows/resource.js";
+import { deleteCascades, mustHaveNoChildren } from "../rows/resources.js";
 import { type GroupPatch, StoreError } from "../store.js";
-import {
-  exists,
-  found,
-  lookup,
-  type OpsOf,
-  read,
-  rows,
-  run,
-  updateRow,
-  write,
-} from "./operation.js";
+import { exists, found, lookup, type OpsOf, read, rows, run, write } from "./operation.js";
 import { claimNamespaceSql, mustHoldNamespace, releaseNamespaces } from "./registry-namespaces.js";
 
 /**
@@ -27,7 +19,7 @@ function recordOf(row: StoredGroup) {
   return groupRecordOf({ ...row, parent_uid: parentOf(row.uid) || null });
 }
 
-const selectGroup = "SELECT * FROM groups WHERE uid = ?";
+const selectGroup = groups.select;
 
 const mustFind = (uid: string) => found<StoredGroup>("group", selectGroup, uid);
 
@@ -76,15 +68,12 @@ export const groupOps = {
         if (name !== row.name) yield* mustHoldNamespace(name, uid, now);
         else yield* run(claimNamespaceSql, name, uid, now);
       }
-      const updated = yield* updateRow<StoredGroup>(
-        { reread: selectGroup, key: uid },
-        "UPDATE groups SET name = ?, description = ?, update_time = ? WHERE uid = ?",
+      const updated = yield* updateStored(groups, uid, {
         name,
-        patch.description ?? row.description,
-        now,
-        uid,
-      );
-      return recordOf(updated!);
+        description: patch.description ?? row.description,
+        update_time: now,
+      });
+      return recordOf(updated as unknown as StoredGroup);
     },
     { accessNeutral: true },
   ),
@@ -92,24 +81,10 @@ export const groupOps = {
   deleteGroup: write(
     function* (uid: string) {
       const { id } = yield* mustFind(uid);
-      for (const { kind, sql } of childChecks) {
-        if (yield* exists(sql, uid)) {
-          throw new StoreError(
-            "not_empty",
-            `group ${JSON.stringify(uid)} has child ${kind}`,
-            kind,
-            "group",
-          );
-        }
-      }
-      // Bindings at the group go with it (those of its identities and roles block the delete).
-      yield* run("DELETE FROM role_bindings WHERE group_uid = ?", uid);
-      // The account association shares the group's uid: it is the group's, and goes with it.
-      yield* run("DELETE FROM account_associations WHERE uid = ?", uid);
-      yield* run("DELETE FROM group_invites WHERE group_uid = ?", uid);
-      // Advisories are data about a group, imported for it: they go with it, as bindings do,
-      // so that an owner (who holds no advisory write capability) can always delete a group.
-      yield* run("DELETE FROM advisories WHERE group_uid = ?", uid);
+      // What blocks the delete and what goes with it: each resource's declared parent
+      // (rows/resources.ts).
+      yield* mustHaveNoChildren("group", uid);
+      yield* deleteCascades("group", uid);
       // An organization's namespaces are free again once it is gone (none for a subgroup).
       if (parentOf(uid) === "") yield* releaseNamespaces(uid);
       yield* run(countAbove, id);

@@ -3,10 +3,11 @@ import type { IdentityPatch, NewIdentity, PersonLogin } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
 import {
   type IdentityRow,
-  identityListColumns,
+  identities,
   identityRecordOf,
   methodColumns,
 } from "../rows/identity-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
 import { notFoundError, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { mustExist } from "./must-exist.js";
@@ -20,11 +21,10 @@ import {
   read,
   run,
   type Steps,
-  updateRow,
   write,
 } from "./operation.js";
 
-const selectIdentity = "SELECT * FROM identities WHERE uid = ?";
+const selectIdentity = identities.select;
 
 function* find(uid: string): Steps<IdentityRow | undefined> {
   return yield* one<IdentityRow>(selectIdentity, uid);
@@ -44,23 +44,22 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
         throw new StoreError("already_exists", `identity ${JSON.stringify(i.uid)}`);
       }
       const m = methodColumns(i.claimMatch, i.staticKeys);
-      const row = yield* one<IdentityRow>(
-        `INSERT INTO identities (uid, group_uid, name, description, issuer, subject, claim_match,
-           static_keys, last_seen_time, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        i.uid,
-        i.groupUid,
-        i.name,
-        i.description,
-        m.issuer,
-        m.subject,
-        m.claimMatch,
-        m.staticKeys,
-        i.now,
-        i.now,
-        i.now,
-      );
-      return identityRecordOf(row!);
+      const row = yield* insertRow(identities, {
+        uid: i.uid,
+        group_uid: i.groupUid,
+        name: i.name,
+        description: i.description,
+        // A person's email comes from their logins (upsertPerson); an identity in a group has none.
+        email: "",
+        issuer: m.issuer,
+        subject: m.subject,
+        claim_match: m.claimMatch,
+        static_keys: m.staticKeys,
+        last_seen_time: i.now,
+        create_time: i.now,
+        update_time: i.now,
+      });
+      return identityRecordOf(row);
     }),
 
     getIdentity: lookup(selectIdentity, identityRecordOf),
@@ -75,21 +74,16 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
           : methodColumns(current.claimMatch, current.staticKeys);
       // A person's issuer and subject come from logins, not from a method.
       const identifying = current.groupUid === "" ? row : method;
-      const updated = yield* updateRow<IdentityRow>(
-        { reread: selectIdentity, key: uid },
-        `UPDATE identities SET name = ?, description = ?, issuer = ?, subject = ?,
-           claim_match = ?, static_keys = ?, update_time = ?
-         WHERE uid = ?`,
-        patch.name ?? current.name,
-        patch.description ?? current.description,
-        identifying.issuer,
-        identifying.subject,
-        method.claimMatch,
-        method.staticKeys,
-        now,
-        uid,
-      );
-      return identityRecordOf(updated!);
+      const updated = yield* updateStored(identities, uid, {
+        name: patch.name ?? current.name,
+        description: patch.description ?? current.description,
+        issuer: identifying.issuer,
+        subject: identifying.subject,
+        claim_match: method.claimMatch,
+        static_keys: method.staticKeys,
+        update_time: now,
+      });
+      return identityRecordOf(updated);
     }),
 
     deleteIdentity: write(function* (uid: string) {
@@ -99,7 +93,7 @@ export function createIdentityOps(lastOwner: LastOwnerGuard) {
       yield* run("DELETE FROM identities WHERE uid = ?", uid);
     }),
 
-    listIdentities: list(identityListColumns, identityRecordOf),
+    listIdentities: list(identities.listColumns, identityRecordOf),
 
     upsertPerson: write(function* (p: PersonLogin) {
       if (parentOf(p.uid) !== "") throw new Error(`person uid ${p.uid} is not a root uid`);

@@ -7,10 +7,11 @@ import type {
 import { isEmptyPatch } from "../patch.js";
 import {
   type IdentityProviderRow,
-  identityProviderListColumns,
   identityProviderRecordOf,
+  identityProviders,
   oidcColumns,
 } from "../rows/identity-provider-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
 import { StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import {
@@ -24,11 +25,10 @@ import {
   rows,
   run,
   type Steps,
-  updateRow,
   write,
 } from "./operation.js";
 
-const selectProvider = "SELECT * FROM identity_providers WHERE uid = ?";
+const selectProvider = identityProviders.select;
 
 const mustFind = (uid: string) =>
   found<IdentityProviderRow>("identity provider", selectProvider, uid);
@@ -92,54 +92,46 @@ export const identityProviderOps = {
       throw new StoreError("already_exists", `identity provider ${JSON.stringify(p.uid)}`);
     }
     const o = oidcColumns(p.oidc);
-    const row = yield* one<IdentityProviderRow>(
-      `INSERT INTO identity_providers (uid, group_uid, name, description, default_role, oidc,
-         client_secret, writer_uid, email_domains, create_time, update_time, name_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-      p.uid,
-      p.groupUid,
-      p.name,
-      p.description,
-      p.defaultRole,
-      o.oidc,
-      o.clientSecret,
-      p.writerUid,
-      JSON.stringify(p.emailDomains ?? []),
-      p.now,
-      p.now,
-      p.now,
-    );
+    const row = yield* insertRow(identityProviders, {
+      uid: p.uid,
+      group_uid: p.groupUid,
+      name: p.name,
+      description: p.description,
+      default_role: p.defaultRole,
+      oidc: o.oidc,
+      client_secret: o.clientSecret,
+      writer_uid: p.writerUid,
+      email_domains: JSON.stringify(p.emailDomains ?? []),
+      create_time: p.now,
+      update_time: p.now,
+      name_time: p.now,
+    });
     yield* setDomains(p.uid, p.emailDomains ?? [], p.now);
-    return identityProviderRecordOf(row!);
+    return identityProviderRecordOf(row);
   }),
 
   getIdentityProvider: lookup(selectProvider, identityProviderRecordOf),
 
   updateIdentityProvider: write(function* (uid: string, patch: IdentityProviderPatch, now: number) {
-    const current = identityProviderRecordOf(yield* mustFind(uid));
+    const stored = yield* mustFind(uid);
+    const current = identityProviderRecordOf(stored);
     if (isEmptyPatch(patch)) return current;
     const o = oidcColumns(patch.oidc ?? current.oidc);
-    const row = yield* updateRow<IdentityProviderRow>(
-      { reread: selectProvider, key: uid },
+    const name = patch.name ?? current.name;
+    const row = yield* updateStored(identityProviders, uid, {
+      name,
+      description: patch.description ?? current.description,
+      default_role: patch.defaultRole ?? current.defaultRole,
+      oidc: o.oidc,
+      client_secret: o.clientSecret,
+      writer_uid: patch.writerUid ?? current.writerUid,
+      email_domains: JSON.stringify(patch.emailDomains ?? current.emailDomains),
       // A new name is claimed now; the same name keeps its claim time.
-      `UPDATE identity_providers SET name_time = CASE WHEN name = ? THEN name_time ELSE ? END,
-         name = ?, description = ?, default_role = ?, oidc = ?,
-         client_secret = ?, writer_uid = ?, email_domains = ?, update_time = ?
-       WHERE uid = ?`,
-      patch.name ?? current.name,
-      now,
-      patch.name ?? current.name,
-      patch.description ?? current.description,
-      patch.defaultRole ?? current.defaultRole,
-      o.oidc,
-      o.clientSecret,
-      patch.writerUid ?? current.writerUid,
-      JSON.stringify(patch.emailDomains ?? current.emailDomains),
-      now,
-      uid,
-    );
+      name_time: name === stored.name ? stored.name_time : now,
+      update_time: now,
+    });
     if (patch.emailDomains) yield* setDomains(uid, patch.emailDomains, now);
-    return identityProviderRecordOf(row!);
+    return identityProviderRecordOf(row);
   }),
 
   deleteIdentityProvider: write(function* (uid: string) {
@@ -196,7 +188,7 @@ export const identityProviderOps = {
     { accessNeutral: true, autocommit: true },
   ),
 
-  listIdentityProviders: list(identityProviderListColumns, identityProviderRecordOf),
+  listIdentityProviders: list(identityProviders.listColumns, identityProviderRecordOf),
 } satisfies OpsOf<
   | "createIdentityProvider"
   | "getIdentityProvider"

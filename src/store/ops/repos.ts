@@ -1,25 +1,14 @@
 import { parentOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
 import type { NewRepo, RepoPatch } from "../registry-store.js";
-import { type RepoRow, repoListColumns, repoRecordOf } from "../rows/repo-rows.js";
+import { type RepoRow, repoRecordOf, repos } from "../rows/repo-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
+import { mustHaveNoChildren } from "../rows/resources.js";
 import { StoreError } from "../store.js";
 import { mustExist } from "./must-exist.js";
-import {
-  exists,
-  found,
-  list,
-  lookup,
-  type OpsOf,
-  one,
-  run,
-  type Steps,
-  updateRow,
-  write,
-} from "./operation.js";
+import { exists, found, list, lookup, type OpsOf, run, type Steps, write } from "./operation.js";
 
-const selectRepo = "SELECT * FROM repos WHERE uid = ?";
-
-const mustFind = (uid: string) => found<RepoRow>("repo", selectRepo, uid);
+const mustFind = (uid: string) => found<RepoRow>("repo", repos.select, uid);
 
 function* checkName(groupUid: string, name: string, self: string): Steps<void> {
   if (
@@ -49,25 +38,22 @@ export const repoOps = {
         throw new StoreError("already_exists", `repo ${JSON.stringify(r.uid)}`);
       }
       yield* checkName(r.groupUid, r.name, r.uid);
-      const row = yield* one<RepoRow>(
-        `INSERT INTO repos (uid, group_uid, name, description, aliases, is_public, create_time,
-           update_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        r.uid,
-        r.groupUid,
-        r.name,
-        r.description,
-        JSON.stringify(r.aliases),
-        r.public ?? false,
-        r.now,
-        r.now,
-      );
-      return repoRecordOf(row!);
+      const row = yield* insertRow(repos, {
+        uid: r.uid,
+        group_uid: r.groupUid,
+        name: r.name,
+        description: r.description,
+        aliases: JSON.stringify(r.aliases),
+        is_public: r.public ?? false,
+        create_time: r.now,
+        update_time: r.now,
+      });
+      return repoRecordOf(row);
     },
     { accessNeutral: true },
   ),
 
-  getRepo: lookup(selectRepo, repoRecordOf),
+  getRepo: lookup(repos.select, repoRecordOf),
 
   updateRepo: write(
     function* (uid: string, patch: RepoPatch, now: number) {
@@ -75,18 +61,14 @@ export const repoOps = {
       if (isEmptyPatch(patch)) return repoRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) yield* checkName(row.group_uid, name, uid);
-      const updated = yield* updateRow<RepoRow>(
-        { reread: selectRepo, key: uid },
-        `UPDATE repos SET name = ?, description = ?, aliases = ?, is_public = ?, update_time = ?
-         WHERE uid = ?`,
+      const updated = yield* updateStored(repos, uid, {
         name,
-        patch.description ?? row.description,
-        patch.aliases ? JSON.stringify(patch.aliases) : row.aliases,
-        patch.public ?? Boolean(row.is_public),
-        now,
-        uid,
-      );
-      return repoRecordOf(updated!);
+        description: patch.description ?? row.description,
+        aliases: patch.aliases ? JSON.stringify(patch.aliases) : row.aliases,
+        is_public: patch.public ?? Boolean(row.is_public),
+        update_time: now,
+      });
+      return repoRecordOf(updated);
     },
     { accessNeutral: true },
   ),
@@ -94,13 +76,11 @@ export const repoOps = {
   deleteRepo: write(
     function* (uid: string) {
       yield* mustFind(uid);
-      if (yield* exists("SELECT 1 FROM tags WHERE repo_uid = ? LIMIT 1", uid)) {
-        throw new StoreError("not_empty", `repo ${JSON.stringify(uid)} has tags`, "tags", "repo");
-      }
+      yield* mustHaveNoChildren("repo", uid);
       yield* run("DELETE FROM repos WHERE uid = ?", uid);
     },
     { accessNeutral: true },
   ),
 
-  listRepos: list(repoListColumns, repoRecordOf),
+  listRepos: list(repos.listColumns, repoRecordOf),
 } satisfies OpsOf<"createRepo" | "getRepo" | "updateRepo" | "deleteRepo" | "listRepos">;

@@ -1,10 +1,11 @@
 import { parentOf } from "../../uid.js";
 import type { NewRoleBinding, RoleBindingFilters } from "../iam-store.js";
+import { insertOnly, updateOnly } from "../rows/resource.js";
 import {
   type BindingRow,
   roleBindingConditions,
-  roleBindingListColumns,
   roleBindingRecordOf,
+  roleBindings,
 } from "../rows/role-binding-rows.js";
 import { type GroupRecord, notFoundError, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
@@ -36,7 +37,7 @@ function* checkUnique(identityUid: string, groupUid: string, roleUid: string, se
   }
 }
 
-const selectBinding = "SELECT * FROM role_bindings_view WHERE uid = ?";
+const selectBinding = roleBindings.select;
 
 /** A role binding as its view shows it, or undefined: for group invites too. */
 export function* findBinding(uid: string): Steps<BindingRow | undefined> {
@@ -54,16 +55,14 @@ function* bind(b: NewRoleBinding): Steps<void> {
     throw new StoreError("already_exists", `role binding ${JSON.stringify(b.uid)}`);
   }
   yield* checkUnique(b.identityUid, b.groupUid, b.roleUid, b.uid);
-  yield* run(
-    `INSERT INTO role_bindings (uid, group_uid, identity_uid, role_uid, create_time, update_time)
-     VALUES (?, ?, ?, ?, ?, ?)`,
-    b.uid,
-    b.groupUid,
-    b.identityUid,
-    b.roleUid,
-    b.now,
-    b.now,
-  );
+  yield* insertOnly(roleBindings, {
+    uid: b.uid,
+    group_uid: b.groupUid,
+    identity_uid: b.identityUid,
+    role_uid: b.roleUid,
+    create_time: b.now,
+    update_time: b.now,
+  });
 }
 
 /** The role-binding operations of both backends, and organization creation. */
@@ -82,12 +81,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
       yield* mustExist("role", roleUid);
       if (roleUid !== row.role_uid) yield* lastOwner.binding(uid);
       yield* checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
-      yield* run(
-        "UPDATE role_bindings SET role_uid = ?, update_time = ? WHERE uid = ?",
-        roleUid,
-        now,
-        uid,
-      );
+      yield* updateOnly(roleBindings, uid, { role_uid: roleUid, update_time: now });
       return roleBindingRecordOf((yield* findBinding(uid))!);
     }),
 
@@ -100,7 +94,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
       return roleBindingRecordOf(row);
     }),
 
-    listRoleBindings: list(roleBindingListColumns, roleBindingRecordOf, (query) => ({
+    listRoleBindings: list(roleBindings.listColumns, roleBindingRecordOf, (query) => ({
       query,
       extra: roleBindingConditions((query.filters ?? {}) as RoleBindingFilters),
     })),

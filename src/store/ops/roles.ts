@@ -1,12 +1,13 @@
 import { parentOf } from "../../uid.js";
 import type { NewRole, RolePatch } from "../iam-store.js";
 import { isEmptyPatch } from "../patch.js";
-import { type RoleRow, roleListColumns, roleRecordOf, sameSet } from "../rows/role-rows.js";
+import { insertOnly, updateOnly } from "../rows/resource.js";
+import { type RoleRow, roleRecordOf, roles, sameSet } from "../rows/role-rows.js";
 import { type ListQuery, notFoundError, StoreError, type StoreRoles } from "../store.js";
 import { mustExist } from "./must-exist.js";
 import { exists, list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
-const selectRole = "SELECT * FROM roles_view WHERE uid = ?";
+const selectRole = roles.select;
 
 function* find(uid: string): Steps<RoleRow | undefined> {
   return yield* one<RoleRow>(selectRole, uid);
@@ -72,17 +73,15 @@ export const roleOps = {
     }
     yield* mustExist("group", r.groupUid);
     if (yield* find(r.uid)) throw new StoreError("already_exists", `role ${JSON.stringify(r.uid)}`);
-    yield* run(
-      `INSERT INTO roles (uid, group_uid, name, description, builtin, create_time, update_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      r.uid,
-      r.groupUid,
-      r.name,
-      r.description,
-      false,
-      r.now,
-      r.now,
-    );
+    yield* insertOnly(roles, {
+      uid: r.uid,
+      group_uid: r.groupUid,
+      name: r.name,
+      description: r.description,
+      builtin: false,
+      create_time: r.now,
+      update_time: r.now,
+    });
     yield* setCapabilities(r.uid, r.capabilities);
     return roleRecordOf((yield* find(r.uid))!);
   }),
@@ -92,13 +91,11 @@ export const roleOps = {
   updateRole: write(function* (uid: string, patch: RolePatch, now: number) {
     const row = yield* mustFindCustom(uid);
     if (isEmptyPatch(patch)) return roleRecordOf(row);
-    yield* run(
-      "UPDATE roles SET name = ?, description = ?, update_time = ? WHERE uid = ?",
-      patch.name ?? row.name,
-      patch.description ?? row.description,
-      now,
-      uid,
-    );
+    yield* updateOnly(roles, uid, {
+      name: patch.name ?? row.name,
+      description: patch.description ?? row.description,
+      update_time: now,
+    });
     if (patch.capabilities) yield* setCapabilities(uid, patch.capabilities);
     return roleRecordOf((yield* find(uid))!);
   }),
@@ -112,7 +109,7 @@ export const roleOps = {
     yield* run("DELETE FROM roles WHERE uid = ?", uid);
   }),
 
-  listRoles: list(roleListColumns, roleRecordOf, (query) => {
+  listRoles: list(roles.listColumns, roleRecordOf, (query) => {
     const { scope, ...rest } = query;
     return { query: rest, extra: scope === undefined ? [] : [roleScope(scope)] };
   }),

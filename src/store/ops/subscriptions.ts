@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { parentOf, rootOf } from "../../uid.js";
 import { isEmptyPatch } from "../patch.js";
+import { insertRow, updateStored } from "../rows/resource.js";
 import {
   type ClaimedRow,
   claimedOf,
   matchingSubscriptions,
   type SubscriptionRow,
-  subscriptionListColumns,
   subscriptionRecordOf,
+  subscriptions,
   subscriptionsWithPending,
 } from "../rows/subscription-rows.js";
 import { StoreError } from "../store.js";
@@ -30,7 +31,6 @@ import {
   rows,
   run,
   type Steps,
-  updateRow,
   write,
 } from "./operation.js";
 
@@ -227,23 +227,20 @@ export const subscriptionOps = {
         throw new StoreError("already_exists", `subscription ${JSON.stringify(s.uid)}`);
       }
       yield* checkName(s.groupUid, s.name, s.uid);
-      const row = yield* one<Omit<SubscriptionRow, "pending">>(
-        `INSERT INTO webhook_subscriptions (uid, group_uid, org_uid, name, description, sink,
-           event_types, secret, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-        s.uid,
-        s.groupUid,
-        rootOf(s.groupUid),
-        s.name,
-        s.description,
-        s.sink,
-        JSON.stringify(s.eventTypes),
-        s.secret,
-        s.now,
-        s.now,
-      );
-      // A new subscription has no delivery yet.
-      return subscriptionRecordOf({ ...row!, pending: 0 });
+      const row = yield* insertRow(subscriptions, {
+        uid: s.uid,
+        group_uid: s.groupUid,
+        org_uid: rootOf(s.groupUid),
+        name: s.name,
+        description: s.description,
+        sink: s.sink,
+        event_types: JSON.stringify(s.eventTypes),
+        secret: s.secret,
+        create_time: s.now,
+        update_time: s.now,
+      });
+      // A new subscription has no delivery yet (the table's row has no count of them).
+      return subscriptionRecordOf({ ...row, pending: 0 });
     },
     { accessNeutral: true },
   ),
@@ -263,20 +260,14 @@ export const subscriptionOps = {
       if (isEmptyPatch(patch)) return subscriptionRecordOf(row);
       const name = patch.name ?? row.name;
       if (name !== row.name) yield* checkName(row.group_uid, name, uid);
-      const updated = yield* updateRow<Omit<SubscriptionRow, "pending">>(
-        { reread: "SELECT * FROM webhook_subscriptions WHERE uid = ?", key: uid },
-        `UPDATE webhook_subscriptions SET name = ?, description = ?, sink = ?, event_types = ?,
-           update_time = ?
-         WHERE uid = ?`,
+      const updated = yield* updateStored(subscriptions, uid, {
         name,
-        patch.description ?? row.description,
-        patch.sink ?? row.sink,
-        patch.eventTypes ? JSON.stringify(patch.eventTypes) : row.event_types,
-        now,
-        uid,
-      );
-      // Its deliveries are as the read above found them, in this transaction.
-      return subscriptionRecordOf({ ...updated!, pending: row.pending });
+        description: patch.description ?? row.description,
+        sink: patch.sink ?? row.sink,
+        event_types: patch.eventTypes ? JSON.stringify(patch.eventTypes) : row.event_types,
+        update_time: now,
+      });
+      return subscriptionRecordOf(updated);
     },
     { accessNeutral: true },
   ),
@@ -290,7 +281,7 @@ export const subscriptionOps = {
     { accessNeutral: true },
   ),
 
-  listSubscriptions: list(subscriptionListColumns, subscriptionRecordOf),
+  listSubscriptions: list(subscriptions.listColumns, subscriptionRecordOf),
 
   findDueDelivery: read(function* (q: DueQuery) {
     const row = yield* one<{ id: string }>(findClaimable, ...pickParams(q, 1));

@@ -1,8 +1,9 @@
 import { parentOf } from "../../uid.js";
 import type { NewTag, PutOutcome, TagFilters } from "../registry-store.js";
-import { type TagRow, tagColumnConditions, tagListColumns, tagRecordOf } from "../rows/tag-rows.js";
+import { insertRow, updateStored } from "../rows/resource.js";
+import { type TagRow, tagColumnConditions, tagRecordOf, tags } from "../rows/tag-rows.js";
 import { notFoundError } from "../store.js";
-import { list, lookup, type OpsOf, one, run, type Steps, updateRow, write } from "./operation.js";
+import { list, lookup, type OpsOf, one, run, type Steps, write } from "./operation.js";
 
 /** The group of a repo, or `not_found`. */
 function* groupOf(repoUid: string): Steps<string> {
@@ -38,30 +39,24 @@ function* put(
   if (existing) {
     const same = existing.digest === tag.digest && Boolean(existing.deprecated) === tag.deprecated;
     if (!touchSame && same) return { row: existing, outcome: "unchanged" };
-    const row = yield* updateRow<TagRow>(
-      { reread: "SELECT * FROM tags WHERE uid = ?", key: existing.uid },
-      "UPDATE tags SET digest = ?, deprecated = ?, update_time = ? WHERE uid = ?",
-      tag.digest,
-      tag.deprecated,
-      now,
-      existing.uid,
-    );
-    return { row: row!, outcome: "updated" };
+    const row = yield* updateStored(tags, existing.uid, {
+      digest: tag.digest,
+      deprecated: tag.deprecated,
+      update_time: now,
+    });
+    return { row, outcome: "updated" };
   }
-  const row = yield* one<TagRow>(
-    `INSERT INTO tags (uid, repo_uid, group_uid, name, digest, deprecated, create_time,
-       update_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-    newTagUid(repoUid, newUid),
-    repoUid,
-    groupUid,
-    tag.name,
-    tag.digest,
-    tag.deprecated,
-    now,
-    now,
-  );
-  return { row: row!, outcome: "created" };
+  const row = yield* insertRow(tags, {
+    uid: newTagUid(repoUid, newUid),
+    repo_uid: repoUid,
+    group_uid: groupUid,
+    name: tag.name,
+    digest: tag.digest,
+    deprecated: tag.deprecated,
+    create_time: now,
+    update_time: now,
+  });
+  return { row, outcome: "created" };
 }
 
 // No access answer depends on a tag: tag pushes leave the access caches warm.
@@ -109,7 +104,7 @@ export const tagOps = {
     return outcomes;
   }, neutral),
 
-  getTag: lookup("SELECT * FROM tags WHERE uid = ?", tagRecordOf),
+  getTag: lookup(tags.select, tagRecordOf),
 
   deleteTag: write(function* (uid: string) {
     if ((yield* run("DELETE FROM tags WHERE uid = ?", uid)) === 0) {
@@ -117,7 +112,7 @@ export const tagOps = {
     }
   }, neutral),
 
-  listTags: list(tagListColumns, tagRecordOf, (query) => ({
+  listTags: list(tags.listColumns, tagRecordOf, (query) => ({
     query,
     extra: tagConditions(query.filters),
   })),

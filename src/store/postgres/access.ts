@@ -1,4 +1,10 @@
-import { type CacheCounts, capabilitiesKey, groupsWithKey } from "../access-answers.js";
+import {
+  accessCacheBudget,
+  type CacheCounts,
+  capabilitiesKey,
+  createAnswerMap,
+  groupsWithKey,
+} from "../access-answers.js";
 import type { SharedOps } from "../ops/all.js";
 import type { AsyncMethods } from "../ops/operation.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
@@ -23,9 +29,9 @@ export function createPgAccessOps(
   db: PgDb,
   queries: Pick<AsyncMethods<SharedOps>, keyof PgAccessOps>,
   counts: CacheCounts = { hits: 0, misses: 0 },
-  maxEntries = 10_000,
+  budget = accessCacheBudget,
 ): PgAccessOps {
-  const cache = createEpochCache(db.changes, maxEntries, counts);
+  const cache = createEpochCache(db.changes, budget, counts);
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
     capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
@@ -38,8 +44,12 @@ export function createPgAccessOps(
 }
 
 /** A cache of query answers valid while the change feed's epoch stays the same. */
-function createEpochCache(feed: ChangeFeed, maxEntries: number, counts: CacheCounts) {
-  const entries = new Map<string, unknown>();
+function createEpochCache(
+  feed: ChangeFeed,
+  budget: { maxBytes: number; maxEntries: number },
+  counts: CacheCounts,
+) {
+  const entries = createAnswerMap(budget.maxBytes, budget.maxEntries);
   let cachedEpoch: number | undefined;
   return {
     memo<A extends unknown[], R>(
@@ -66,7 +76,6 @@ function createEpochCache(feed: ChangeFeed, maxEntries: number, counts: CacheCou
         counts.misses++;
         const answer = await query(...args);
         if (feed.epoch() === epoch && cachedEpoch === epoch) {
-          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
           entries.set(k, answer);
         }
         return answer;

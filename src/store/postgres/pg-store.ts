@@ -1,5 +1,6 @@
-import { auditScope, eventFor } from "../../events/audit-scope.js";
+import { type AuditScope, eventFor } from "../../events/audit-scope.js";
 import type { CacheCounts } from "../access-answers.js";
+import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
 import { seedBuiltins } from "../ops/roles.js";
@@ -25,7 +26,7 @@ export interface PostgresStore extends Store {
   readonly db: PgDb;
 }
 
-type DataOps = Omit<Store, "ping" | "close" | "atomically" | "accessCacheCounts">;
+type DataOps = Omit<Store, "ping" | "close" | "atomically" | "recording" | "accessCacheCounts">;
 
 /**
  * Open a Store on the PostgreSQL database at `url` (postgres://user:pass@host:port/db): bring
@@ -56,13 +57,16 @@ export async function createPostgresStore(
      * Run `fn` in one SERIALIZABLE transaction, taking `turnKey`'s turn first (TxOptions): the
      * store's `atomically`, and a write rerouted to write its event beside it.
      */
-    const transact = <R>(fn: (tx: Store) => Promise<R>, turnKey?: string): Promise<R> => {
+    const transact = <R>(
+      fn: (tx: Store) => Promise<R>,
+      turnKey?: string,
+      scope?: AuditScope,
+    ): Promise<R> => {
       if (closed) {
         return Promise.reject(new StoreError("unavailable", "the store is closed"));
       }
       // db.write maps what escapes to StoreErrors, as every write does.
       // A retried transaction starts without the event its failed attempt wrote.
-      const scope = auditScope.getStore();
       const recorded = scope?.recorded;
       // The replicas' access caches are told at commit only if a write that can change an
       // access answer ran: a group created for an RPC (its event beside it) keeps them warm.
@@ -71,7 +75,7 @@ export async function createPostgresStore(
         const b = behaviourOf(name);
         if (b.write && !b.accessNeutral) touchesAccess = true;
       };
-      return db.write(
+      const written = db.write(
         async (sql) => {
           if (scope && recorded !== undefined) scope.recorded = recorded;
           touchesAccess = false;
@@ -85,34 +89,52 @@ export async function createPostgresStore(
             }),
             ping: () => Promise.resolve(),
             close: () => Promise.reject(new Error("close() inside atomically")),
-            atomically: (inner) => inner(tx),
+            // A view's transaction is the view itself: its changes record its call.
+            atomically(inner) {
+              return inner(this);
+            },
+            recording: (other) => callView(tx, other),
             accessCacheCounts: () => ({ ...counts }),
           };
-          return fn(tx);
+          return fn(scope ? callView(tx, scope) : tx);
         },
         { notify: () => touchesAccess, ...(turnKey === undefined ? {} : { turnKey }) },
       );
+      // A transaction rolled back for good takes its event with it, as a retried one does:
+      // the call may still record one (SQLite's atomically does the same).
+      return scope && recorded !== undefined
+        ? written.catch((err: unknown) => {
+            scope.recorded = recorded;
+            throw err;
+          })
+        : written;
+    };
+    // A write made for a call (Store.recording) runs in a transaction of its own that also
+    // appends the call's event (the tx guard above): the outbox row commits with the change.
+    const poolAudit: AuditHooks = {
+      // The operation's turn key goes with it (an organization's tree changes one writer at a
+      // time: TxOptions.turnKey), as when it runs in a transaction of its own.
+      reroute: (name, args, scope) =>
+        transact(
+          (tx) =>
+            (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
+              ...args,
+            ),
+          behaviourOf(name).turn?.(...(args as never[])),
+          scope,
+        ),
     };
     const store: PostgresStore = {
-      // A write made for a mutating RPC runs in a transaction of its own that also appends
-      // the call's event (the tx guard below): the outbox row commits with the change.
-      ...guard(ops, () => closed, {
-        // The operation's turn key goes with it (an organization's tree changes one writer at a
-        // time: TxOptions.turnKey), as when it runs in a transaction of its own.
-        reroute: (name, args) =>
-          transact(
-            (tx) =>
-              (tx as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>)[name]!(
-                ...args,
-              ),
-            behaviourOf(name).turn?.(...(args as never[])),
-          ),
-      }),
+      ...guard(ops, () => closed, poolAudit),
       db,
       accessCacheCounts: () => ({ ...counts }),
       // The callback's calls share one SERIALIZABLE transaction: operations built on a PgDb
       // whose statements all go to that transaction's connection.
-      atomically: (fn) => transact(fn),
+      // Through a call's view (`this`), the transaction's changes record the call.
+      atomically(fn) {
+        return transact(fn, undefined, scopeOf(this));
+      },
+      recording: (scope) => callView(store, scope),
       async ping(opts) {
         if (closed) throw new StoreError("unavailable", "the store is closed");
         await db.ping(opts?.timeoutMs ?? Number.POSITIVE_INFINITY);
@@ -190,7 +212,7 @@ function boundTo(sql: Sql): PgDb {
  * write in a transaction of its own; inside one, the event is appended on its `sql`.
  */
 interface AuditHooks {
-  reroute?: (name: string, args: unknown[]) => Promise<unknown>;
+  reroute?: (name: string, args: unknown[], scope: AuditScope) => Promise<unknown>;
   sql?: Sql;
   /** The hooks appendEvent is driven with on `sql` (it calls none today). */
   hooks?: PgHooks;
@@ -207,13 +229,14 @@ function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHo
   const out: Record<string, unknown> = {};
   for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
     const audited = isAuditedWrite(name);
-    out[name] = async (...args: unknown[]) => {
+    out[name] = async function (this: unknown, ...args: unknown[]) {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       audit.noted?.(name);
-      const scope = audited ? auditScope.getStore() : undefined;
+      // A call's view (`this`, Store.recording) records the call's event with its change.
+      const scope = audited ? scopeOf(this) : undefined;
       try {
         if (scope && !scope.recorded) {
-          if (audit.reroute) return await audit.reroute(name, args);
+          if (audit.reroute) return await audit.reroute(name, args, scope);
           const result = await op(...args);
           const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
           if (row && audit.sql && audit.hooks) {

@@ -1,6 +1,7 @@
 import type { AccountAssociationRecord, AccountLinks } from "../iam-store.js";
-import type { ListClause, ListColumns } from "../list-clauses.js";
+import type { ListClause } from "../list-clauses.js";
 import type { ListQuery } from "../store.js";
+import { declareResource } from "./resource.js";
 
 /** An account_associations row as both backends store it (each link as JSON, or null). */
 export interface AccountAssociationRow {
@@ -29,6 +30,34 @@ export function linkColumns(links: AccountLinks) {
   };
 }
 
+/**
+ * An account association's storage: its uid is its group's (the primary key is the
+ * one-per-group rule), and it goes with its group.
+ */
+export const accountAssociations = declareResource<AccountAssociationRow, AccountAssociationRecord>(
+  {
+    kind: "account association",
+    collection: "accountAssociations",
+    message: "gatehouse.iam.v2beta1.AccountAssociation",
+    table: "account_associations",
+    columns: {
+      uid: { field: "uid" },
+      name: { field: "name", updated: true },
+      description: { field: "description", updated: true },
+      amazon: { field: "amazon", updated: true },
+      google: { field: "google", updated: true },
+      azure: { field: "azure", updated: true },
+      github: { field: "github", updated: true },
+      create_time: { field: "create_time" },
+      update_time: { field: "update_time" },
+    },
+    // The association's uid is its group's: it is both the row's parent and its group for the
+    // shared list SQL, so `childrenOf G` and scope find G's own association.
+    parent: { kind: "group", column: "uid", onDelete: "cascade" },
+    recordOf: accountAssociationRecordOf,
+  },
+);
+
 /** The record of a stored account association. */
 export function accountAssociationRecordOf(row: AccountAssociationRow): AccountAssociationRecord {
   const out: AccountAssociationRecord = {
@@ -45,19 +74,8 @@ export function accountAssociationRecordOf(row: AccountAssociationRow): AccountA
   return out;
 }
 
-/**
- * Where the list SQL of either backend finds the columns of account associations.
- * The association's uid is its group's: it is both the row's parent and its group for the
- * shared list SQL, so `childrenOf G` and scope find G's own association.
- */
-export const accountAssociationListColumns: ListColumns = {
-  table: "account_associations",
-  uid: "uid",
-  parent: "uid",
-  group: "uid",
-  name: "name",
-  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+/** Where the list SQL of either backend finds the columns of account associations. */
+export const accountAssociationListColumns = accountAssociations.listColumns;
 
 /**
  * A list query of associations as the list SQL runs it. `descendantsOf G` means every resource

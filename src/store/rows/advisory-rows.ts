@@ -5,7 +5,8 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../advisory-store.js";
-import type { ListClause, ListColumns } from "../list-clauses.js";
+import type { ListClause } from "../list-clauses.js";
+import { declareResource } from "./resource.js";
 
 /** An advisories row as both backends store it (JSON columns as text). */
 export interface AdvisoryRow {
@@ -40,24 +41,20 @@ export interface AdvisoryColumns {
   search: string;
 }
 
-/**
- * The content columns' values in the order the advisory statements list them: advisory_id,
- * aliases, summary, artifact_name, component_name, component_type, severities, events,
- * latest_event_type, search.
- */
-export function advisoryColumnValues(c: AdvisoryColumns): (string | number)[] {
-  return [
-    c.advisoryId,
-    c.aliases,
-    c.summary,
-    c.artifactName,
-    c.componentName,
-    c.componentType,
-    c.severities,
-    c.events,
-    c.latest,
-    c.search,
-  ];
+/** The content columns of a row, as insertRow and updateStored write them. */
+export function advisoryRowOf(c: AdvisoryColumns) {
+  return {
+    advisory_id: c.advisoryId,
+    aliases: c.aliases,
+    summary: c.summary,
+    artifact_name: c.artifactName,
+    component_name: c.componentName,
+    component_type: c.componentType,
+    severities: c.severities,
+    events: c.events,
+    latest_event_type: c.latest,
+    search: c.search,
+  };
 }
 
 /** Content as stored: events in time order (stable), the derived latest type and search text. */
@@ -148,20 +145,43 @@ export function advisoryRecordOf(row: AdvisoryRow): AdvisoryRecord {
   };
 }
 
-/** Where the list SQL of either backend finds the columns of advisories. */
-export const advisoryListColumns: ListColumns = {
+/**
+ * An advisory's storage: a child of its group, deleted with it. Advisories are data about a
+ * group, imported for it: they go with it, as bindings do, so that an owner (who holds no
+ * advisory write capability) can always delete a group. Its aliases are also rows of
+ * advisory_aliases (ON DELETE CASCADE), the alias filter's index.
+ */
+export const advisories = declareResource<AdvisoryRow, AdvisoryRecord>({
+  kind: "advisory",
+  collection: "advisories",
+  message: "gatehouse.vulnerabilities.v2beta1.Advisory",
   table: "advisories",
-  uid: "uid",
-  parent: "group_uid",
-  group: "group_uid",
-  name: "advisory_id",
-  sort: {
-    name: "advisory_id",
-    create_time: "create_time",
-    update_time: "update_time",
-    uid: "uid",
+  columns: {
+    seq: { internal: "the rowid SQLite's trigram index refers to", generated: true },
+    uid: { field: "uid" },
+    group_uid: { internal: "the parent group, also the uid's prefix" },
+    advisory_id: { field: "advisory_id", updated: true },
+    aliases: { field: "aliases", updated: true },
+    summary: { field: "summary", updated: true },
+    artifact_name: { field: "artifact_name", updated: true },
+    component_name: { field: "component_name", updated: true },
+    component_type: { field: "component_type", updated: true },
+    severities: { field: "severities", updated: true },
+    events: { field: "events", updated: true },
+    latest_event_type: { field: "latest_event_type", updated: true },
+    // The lowercased id, aliases, artifact and component names, one a line: a substring
+    // search never spans two.
+    search: { internal: "what the substring search reads", updated: true },
+    create_time: { field: "create_time" },
+    update_time: { field: "update_time" },
   },
-};
+  parent: { kind: "group", column: "group_uid", onDelete: "cascade" },
+  list: { name: "advisory_id" },
+  recordOf: advisoryRecordOf,
+});
+
+/** Where the list SQL of either backend finds the columns of advisories. */
+export const advisoryListColumns = advisories.listColumns;
 
 /**
  * The list conditions of an advisory query's filters that read the same on both backends; each

@@ -18,6 +18,13 @@ export const eventListColumns: ListColumns = {
   table: "events",
   uid: "uid",
   parent: "subject",
+  // Through the uid index, the events about S and below S, those about S kept: an event's uid
+  // is `subject/id`. The table has no index on subject: a random key, each append wrote a page
+  // of it somewhere in the middle (the events migration "narrower audit trail").
+  childrenOf: (uid: string) => ({
+    sql: "t.uid > ? AND t.uid < ? AND t.subject = ?",
+    params: [`${uid}/`, `${uid}0`, uid],
+  }),
   group: "group_uid",
   name: "type",
   sort: { name: "type", create_time: "time", update_time: "time", uid: "uid" },

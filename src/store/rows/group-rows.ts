@@ -1,6 +1,5 @@
-import type { ListColumns } from "../list-clauses.js";
-import type { Text } from "../ops/operation.js";
 import type { GroupRecord } from "../store.js";
+import { declareResource } from "./resource.js";
 import type { StoredFlag } from "./stored-flag.js";
 
 /** A groups row as both backends read it (PostgreSQL's also carries its `id`). */
@@ -16,28 +15,46 @@ export interface GroupRow {
 }
 
 /**
- * What keeps a group from being deleted: a query per kind of child, true (a row) if the group
- * has one. `?` is the group's uid. Checked in this order: the first kind found is the one
- * reported, on both backends. Tables that live in a group add their entry here.
+ * A group's storage: a child of its parent group (an organization has none), whose delete it
+ * blocks. Each backend creates a group its own way (with its closure rows and counts).
  */
-export const childChecks: readonly { kind: string; sql: Text }[] = [
-  { kind: "repos", sql: "SELECT 1 FROM repos WHERE group_uid = ? LIMIT 1" },
-  // SQLite finds the children by their parent's integer id, PostgreSQL by its uid.
-  {
-    kind: "groups",
-    sql: {
+export const groups = declareResource<GroupRow, GroupRecord>({
+  kind: "group",
+  collection: "groups",
+  message: "gatehouse.iam.v2beta1.Group",
+  table: "groups",
+  columns: {
+    id: { internal: "the integer key the closure rows refer to", generated: true },
+    uid: { field: "uid" },
+    // SQLite keeps the parent as its integer id, PostgreSQL as its uid: the record takes the
+    // parent from the group's own uid on both.
+    parent_uid: { internal: "the parent group, also the uid's prefix", only: "pg" },
+    parent_id: { internal: "the parent group's integer id", only: "sqlite" },
+    name: { field: "name", updated: true },
+    description: { field: "description", updated: true },
+    verified: { field: "verified" },
+    resource_limits: { field: "resource_limits" },
+    descendant_count: {
+      internal: "how many groups lie below, for ListGroups' totalCount",
+      generated: true,
+    },
+    create_time: { field: "create_time" },
+    update_time: { field: "update_time" },
+  },
+  parent: {
+    kind: "group",
+    column: "parent_uid",
+    onDelete: "block",
+    // SQLite finds the children by their parent's integer id, PostgreSQL by its uid.
+    find: {
       sqlite:
         "SELECT 1 FROM groups WHERE parent_id = (SELECT id FROM groups WHERE uid = ?) LIMIT 1",
       pg: "SELECT 1 FROM groups WHERE parent_uid = ? LIMIT 1",
     },
   },
-  { kind: "identities", sql: "SELECT 1 FROM identities WHERE group_uid = ? LIMIT 1" },
-  { kind: "roles", sql: "SELECT 1 FROM roles WHERE group_uid = ? LIMIT 1" },
-  {
-    kind: "identityProviders",
-    sql: "SELECT 1 FROM identity_providers WHERE group_uid = ? LIMIT 1",
-  },
-];
+  list: { group: "uid" },
+  recordOf: groupRecordOf,
+});
 
 /** The record of a stored group. */
 export function groupRecordOf(row: GroupRow): GroupRecord {
@@ -54,11 +71,4 @@ export function groupRecordOf(row: GroupRow): GroupRecord {
 }
 
 /** Where the list SQL of either backend finds the columns of groups. */
-export const groupListColumns: ListColumns = {
-  table: "groups",
-  uid: "uid",
-  parent: "parent_uid",
-  group: "uid",
-  name: "name",
-  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+export const groupListColumns = groups.listColumns;

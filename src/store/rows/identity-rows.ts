@@ -1,5 +1,5 @@
 import type { ClaimMatchRecord, IdentityRecord, StaticKeysRecord } from "../iam-store.js";
-import type { ListColumns } from "../list-clauses.js";
+import { declareResource } from "./resource.js";
 
 /** An identities row as both backends store it (a person's root identity has no group). */
 export interface IdentityRow {
@@ -38,6 +38,35 @@ export function methodColumns(cm: ClaimMatchRecord | undefined, sk: StaticKeysRe
   return { claimMatch: null, staticKeys: null, issuer: "", subject: "" };
 }
 
+/**
+ * An identity's storage: a child of its group, whose delete it blocks (a person's root
+ * identity has none). Its bindings go with it (deleteIdentity).
+ */
+export const identities = declareResource<IdentityRow, IdentityRecord>({
+  kind: "identity",
+  collection: "identities",
+  message: "gatehouse.iam.v2beta1.Identity",
+  table: "identities",
+  columns: {
+    uid: { field: "uid" },
+    group_uid: { internal: "the parent group (NULL for a person), also the uid's prefix" },
+    name: { field: "name", updated: true },
+    description: { field: "description", updated: true },
+    email: { field: "email" },
+    // The method's issuer and subject, or a person's from their logins: what a binding shows
+    // of its identity, read without parsing the method.
+    issuer: { internal: "the method's issuer, repeated for role bindings' views", updated: true },
+    subject: { internal: "the method's subject, repeated for role bindings' views", updated: true },
+    claim_match: { field: "claim_match", updated: true },
+    static_keys: { field: "static_keys", updated: true },
+    last_seen_time: { field: "last_seen_time" },
+    create_time: { field: "create_time" },
+    update_time: { field: "update_time" },
+  },
+  parent: { kind: "group", column: "group_uid", onDelete: "block" },
+  recordOf: identityRecordOf,
+});
+
 /** The record of a stored identity. */
 export function identityRecordOf(row: IdentityRow): IdentityRecord {
   return {
@@ -59,11 +88,4 @@ export function identityRecordOf(row: IdentityRow): IdentityRecord {
 }
 
 /** Where the list SQL of either backend finds the columns of identities. */
-export const identityListColumns: ListColumns = {
-  table: "identities",
-  uid: "uid",
-  parent: "group_uid",
-  group: "group_uid",
-  name: "name",
-  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+export const identityListColumns = identities.listColumns;

@@ -1,5 +1,6 @@
 import type { RoleBindingFilters, RoleBindingRecord } from "../iam-store.js";
-import type { ListClause, ListColumns } from "../list-clauses.js";
+import type { ListClause } from "../list-clauses.js";
+import { declareResource } from "./resource.js";
 
 /** A role_bindings_view row as both backends read it: the binding and what it names. */
 export interface BindingRow {
@@ -18,6 +19,40 @@ export interface BindingRow {
   group_name: string;
   group_description: string;
 }
+
+/**
+ * A role binding's storage: a child of its group, deleted with it; deleting its identity
+ * deletes it too, and it blocks its role's delete (deleteIdentity, deleteRole). Read through
+ * role_bindings_view, which adds what it names.
+ */
+export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
+  kind: "role binding",
+  collection: "roleBindings",
+  message: "gatehouse.iam.v2beta1.RoleBinding",
+  table: "role_bindings",
+  view: "role_bindings_view",
+  columns: {
+    uid: { field: "uid" },
+    group_uid: { field: "group" },
+    identity_uid: { field: "identity_uid" },
+    role_uid: { field: "role_uid", updated: true },
+    create_time: { field: "create_time" },
+    update_time: {
+      internal: "when its role last changed: the API shows a binding's creation only",
+    },
+    role_name: { field: "role", fromView: true },
+    role_description: { field: "role", fromView: true },
+    identity_name: { field: "identity", fromView: true },
+    identity_description: { field: "identity", fromView: true },
+    identity_issuer: { field: "identity", fromView: true },
+    identity_subject: { field: "identity", fromView: true },
+    group_name: { field: "group", fromView: true },
+    group_description: { field: "group", fromView: true },
+  },
+  parent: { kind: "group", column: "group_uid", onDelete: "cascade" },
+  list: { name: "role_name" },
+  recordOf: roleBindingRecordOf,
+});
 
 /** The record of a stored role binding. */
 export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
@@ -44,14 +79,7 @@ export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
  * Where the list SQL of either backend finds the columns of role bindings.
  * The view's name is the bound role's: bindings have no name of their own.
  */
-export const roleBindingListColumns: ListColumns = {
-  table: "role_bindings_view",
-  uid: "uid",
-  parent: "group_uid",
-  group: "group_uid",
-  name: "role_name",
-  sort: { name: "role_name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+export const roleBindingListColumns = roleBindings.listColumns;
 
 /** The list conditions of a role-binding query's filters, the same SQL on both backends. */
 export function roleBindingConditions(f: RoleBindingFilters): ListClause[] {

@@ -1,5 +1,5 @@
 import type { RoleRecord } from "../iam-store.js";
-import type { ListColumns } from "../list-clauses.js";
+import { declareResource } from "./resource.js";
 import type { StoredFlag } from "./stored-flag.js";
 
 /**
@@ -20,6 +20,32 @@ export interface RoleRow<Capabilities extends string | string[] = string | strin
    */
   capabilities: Capabilities;
 }
+
+/**
+ * A role's storage: a child of its group, whose delete it blocks (a built-in role has none).
+ * Read through roles_view, which adds its capabilities; its capabilities and invites go with
+ * it (ON DELETE CASCADE), and a binding to it blocks its delete (deleteRole).
+ */
+export const roles = declareResource<RoleRow, RoleRecord>({
+  kind: "role",
+  collection: "roles",
+  message: "gatehouse.iam.v2beta1.Role",
+  table: "roles",
+  view: "roles_view",
+  columns: {
+    uid: { field: "uid" },
+    group_uid: { internal: "the parent group (NULL for a built-in role), also the uid's prefix" },
+    name: { field: "name", updated: true },
+    description: { field: "description", updated: true },
+    builtin: { internal: "seeded from the server's catalog at every open, never changed by calls" },
+    create_time: { field: "create_time" },
+    update_time: { field: "update_time" },
+    // Rows of role_capabilities (setCapabilities), one a capability.
+    capabilities: { field: "capabilities", fromView: true, updated: true },
+  },
+  parent: { kind: "group", column: "group_uid", onDelete: "block" },
+  recordOf: roleRecordOf,
+});
 
 /** The record of a stored role. */
 export function roleRecordOf(row: RoleRow): RoleRecord {
@@ -52,11 +78,4 @@ export function sameSet(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** Where the list SQL of either backend finds the columns of roles. */
-export const roleListColumns: ListColumns = {
-  table: "roles_view",
-  uid: "uid",
-  parent: "group_uid",
-  group: "group_uid",
-  name: "name",
-  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+export const roleListColumns = roles.listColumns;

@@ -1,6 +1,6 @@
 import { isAtOrBelow } from "../../uid.js";
-import type { ListColumns } from "../list-clauses.js";
 import type { ClaimedDelivery, SubscriptionRecord } from "../subscription-store.js";
+import { declareResource } from "./resource.js";
 
 /** A webhook_subscriptions row as both backends read it (event types as JSON). */
 export interface SubscriptionRow {
@@ -34,15 +34,51 @@ export interface SubscriptionRow {
  */
 export const subscriptionsWithPending = "webhook_subscriptions_with_pending";
 
+const delivery = (internal?: string) =>
+  // The outbox's account of the subscription's deliveries, kept by the deliverer.
+  internal === undefined
+    ? ({ field: "delivery", generated: true } as const)
+    : ({ internal, generated: true } as const);
+
+/**
+ * A webhook subscription's storage: a child of its group, deleted with it (and its pending
+ * deliveries with it, ON DELETE CASCADE). Read through the view that adds its deliveries
+ * pending.
+ */
+export const subscriptions = declareResource<SubscriptionRow, SubscriptionRecord>({
+  kind: "subscription",
+  collection: "subscriptions",
+  message: "gatehouse.events.v2beta1.Subscription",
+  table: "webhook_subscriptions",
+  view: subscriptionsWithPending,
+  columns: {
+    uid: { field: "uid" },
+    group_uid: { internal: "the parent group, also the uid's prefix" },
+    org_uid: { internal: "the organization, whose events are matched against it" },
+    name: { field: "name", updated: true },
+    description: { field: "description", updated: true },
+    sink: { field: "sink", updated: true },
+    event_types: { field: "event_types", updated: true },
+    secret: { field: "secret" },
+    create_time: { field: "create_time" },
+    update_time: { field: "update_time" },
+    delivered_count: delivery(),
+    failed_attempts: delivery(),
+    abandoned_count: delivery(),
+    last_attempt_time: delivery(),
+    last_success_time: delivery(),
+    last_status: delivery(),
+    last_error: delivery(),
+    consecutive_failures: delivery(),
+    paused_until: delivery(),
+    pending: { field: "delivery", fromView: true },
+  },
+  parent: { kind: "group", column: "group_uid", onDelete: "cascade" },
+  recordOf: subscriptionRecordOf,
+});
+
 /** Where the list SQL of either backend finds the columns of subscriptions. */
-export const subscriptionListColumns: ListColumns = {
-  table: subscriptionsWithPending,
-  uid: "uid",
-  parent: "group_uid",
-  group: "group_uid",
-  name: "name",
-  sort: { name: "name", create_time: "create_time", update_time: "update_time", uid: "uid" },
-};
+export const subscriptionListColumns = subscriptions.listColumns;
 
 /** The record of a row (PostgreSQL returns BIGINT as text); the secret stays behind. */
 export function subscriptionRecordOf(r: SubscriptionRow): SubscriptionRecord {

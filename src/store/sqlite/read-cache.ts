@@ -1,5 +1,5 @@
 import type { Database } from "better-sqlite3";
-import type { CacheCounts } from "../access-answers.js";
+import { accessCacheBudget, type CacheCounts, createAnswerMap } from "../access-answers.js";
 
 /**
  * A cache of query answers that is only ever used while the database is unchanged. Every
@@ -34,8 +34,11 @@ export interface ReadCache {
   readonly counts: Readonly<CacheCounts>;
 }
 
-/** Create a read cache over `db`, holding at most `maxEntries` answers (oldest dropped first). */
-export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
+/**
+ * Create a read cache over `db`, holding at most `budget.maxBytes` of answers and
+ * `budget.maxEntries` of them (oldest dropped first; access-answers.ts createAnswerMap).
+ */
+export function createReadCache(db: Database, budget = accessCacheBudget): ReadCache {
   // Two statements rather than one SELECT of both: with the table-valued pragma_data_version,
   // one call cost 0.89 us here, the two apart 0.63 us, and total_changes() alone (all that
   // `unseen` needs after its write) 0.29 us. Every access-neutral write pays `unseen`, and
@@ -44,7 +47,7 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
   const pragmaDataVersion = db.prepare("PRAGMA data_version").pluck();
   let changes = -1;
   let dataVersion = -1;
-  const entries = new Map<string, unknown>();
+  const entries = createAnswerMap(budget.maxBytes, budget.maxEntries);
   const counts: CacheCounts = { hits: 0, misses: 0 };
   // PRAGMA data_version opens a read transaction on the WAL: 5-6 us a call on a loaded
   // machine against 1-2 us for total_changes(), and two or three lookups a call asked it, 8% of
@@ -95,7 +98,6 @@ export function createReadCache(db: Database, maxEntries = 10_000): ReadCache {
         }
         counts.misses++;
         const answer = query(...args);
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
         entries.set(k, answer);
         return answer;
       };

@@ -1,0 +1,75 @@
+/**
+ * Plane is one part of the server (its port, metrics, audit trail, access, health, registry,
+ * console, RPC), built when it is opened. What it takes, it gives back on close.
+ */
+export interface Plane {
+  /** Start serving (a port, a background job): by listen(), in the order the planes opened. */
+  listen?(): Promise<void> | void;
+  /** Stop taking work and finish what is in flight; every plane's stop runs at once. */
+  stop?(): Promise<void>;
+  /** Let go of what opening took, once every plane has stopped: in reverse order of opening. */
+  close?(): Promise<void> | void;
+}
+
+/** Planes opens a server's planes in order, starts them, and undoes them in reverse. */
+export interface Planes {
+  /** Build a plane now (after those before it, whose parts it takes) and keep it for close. */
+  open<P extends Plane>(name: string, build: () => P | Promise<P>): Promise<P>;
+  /** Call each plane's listen, in the order they opened; the first failure stops the rest. */
+  listen(): Promise<void>;
+  /**
+   * Stop every plane, then close each in reverse order of opening. Every plane is stopped and
+   * closed even when another fails; the first failure is then thrown. Calling it again waits
+   * for the same close.
+   */
+  close(): Promise<void>;
+}
+
+/** Where Planes tells what it does ("plane opened", "plane stopping", "plane closed"). */
+export type PlaneLog = (fields: { plane: string }, msg: string) => void;
+
+/** Make the (empty) list of a server's planes. */
+export function createPlanes(log: PlaneLog): Planes {
+  const opened: { name: string; plane: Plane }[] = [];
+  let closing: Promise<void> | undefined;
+  const undo = async () => {
+    const reversed = [...opened].reverse();
+    const failures: unknown[] = [];
+    // Stops run together, not one after the other: each waits on its own work in flight (the
+    // port's calls, the deliverer's attempts) for up to its own grace period, and one after
+    // the other those periods would add up. Started in reverse order all the same.
+    const stops = reversed.map(({ name, plane }) => {
+      if (!plane.stop) return undefined;
+      log({ plane: name }, "plane stopping");
+      return plane.stop();
+    });
+    for (const r of await Promise.allSettled(stops)) {
+      if (r.status === "rejected") failures.push(r.reason);
+    }
+    for (const { name, plane } of reversed) {
+      try {
+        await plane.close?.();
+      } catch (err) {
+        failures.push(err);
+      }
+      log({ plane: name }, "plane closed");
+    }
+    if (failures.length > 0) throw failures[0];
+  };
+  return {
+    async open(name, build) {
+      if (closing) throw new Error(`plane ${name}: the server is closed`);
+      const plane = await build();
+      opened.push({ name, plane });
+      log({ plane: name }, "plane opened");
+      return plane;
+    },
+    async listen() {
+      for (const { plane } of opened) await plane.listen?.();
+    },
+    close() {
+      closing ??= undo();
+      return closing;
+    },
+  };
+}
