@@ -8,6 +8,7 @@ import type { TokenIssuer } from "./auth/tokens.js";
 import type { Config } from "./config.js";
 import type { Metrics } from "./metrics/metrics.js";
 import type { Timeouts } from "./one-port.js";
+import type { AdmissionCheck } from "./pipeline/admission.js";
 import { openAuthPlane } from "./planes/auth-plane.js";
 import { openConsolePlane } from "./planes/console-plane.js";
 import { openEdgePlane } from "./planes/edge-plane.js";
@@ -28,6 +29,8 @@ export interface ServerDeps {
   logStream?: { write(line: string): void };
   /** Interceptors that run after the error and access interceptors, before the handler. */
   interceptors?: Interceptor[];
+  /** Admission checks after the token check, before any body is read (src/pipeline/admission.ts). */
+  admissionChecks?: AdmissionCheck[];
   /** Connection timeouts (default: createOnePort's production values); tests shorten them. */
   timeouts?: Partial<Timeouts>;
   /** The built web console (default: dist/console of the package). */
@@ -117,6 +120,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         auth,
         health,
         interceptors: [...events.interceptors, ...(deps.interceptors ?? [])],
+        admissionChecks: deps.admissionChecks ?? [],
       }),
     );
     await app.ready();

@@ -3,34 +3,29 @@ import type { IncomingMessage } from "node:http";
 import { brotliCompressSync, gzipSync } from "node:zlib";
 import type { ContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyRequest, RawServerBase } from "fastify";
-import { budgetExhausted, type RequestBudget } from "../request-budget.js";
+import type { Admission } from "../pipeline/admission.js";
+import { budgetExhausted } from "../request-budget.js";
 import { rpcPath } from "./rpc-path.js";
 
 /** Options of addBodyGate. */
 export interface BodyGateOptions {
-  /** What access control will answer the call, from its headers (AccessControl.refusal). */
-  refusal: (
-    rpc: string,
-    authorization: string | null,
-    requestId?: string,
-    values?: ContextValues,
-  ) => Promise<unknown>;
+  /** The server's call admission (src/pipeline/admission.ts). */
+  admission: Admission;
   /** The call's context values, the same object the call is then served with. */
-  contextValues?: (req: FastifyRequest) => ContextValues;
-  /** The bytes all request bodies in flight may hold. */
-  budget: RequestBudget;
+  contextValues: (req: FastifyRequest) => ContextValues;
 }
 
 /**
- * Add a hook (before the lean Connect path and the Connect router) that guards the body of
- * every RPC served through fastify (Connect, gRPC-Web, gRPC on the router), as the lean gRPC
- * path guards its own:
+ * Add a hook (before the lean Connect path and the Connect router) that runs call admission
+ * (src/pipeline/admission.ts) for every RPC served through fastify (Connect, its GET form,
+ * gRPC-Web, gRPC on the router), as the lean gRPC path and REST run it for theirs:
  *
- * - A call to a method that needs a token and came without a valid one never has its body
- *   read: the body is replaced by an empty message, on which the access interceptor refuses
- *   the call exactly as it always does (UNAUTHENTICATED, in the protocol's own framing).
- * - Every chunk read is charged to the request budget and given back once the call has been
- *   answered; a chunk past the budget ends the read with RESOURCE_EXHAUSTED.
+ * - A refused call (a method that needs a token and came without a valid one, or a check
+ *   such as a rate limit) never has its body read: the body is replaced by an empty message,
+ *   and admission's interceptor refuses the call with admission's error, in the protocol's
+ *   own framing.
+ * - Every chunk read is charged to the call's budget share and given back once the call has
+ *   been answered; a chunk past the budget ends the read with RESOURCE_EXHAUSTED.
  *
  * Both readers of these bodies (connect-node's router and the lean Connect path) take them as
  * an async iterable, which is what the hook replaces.
@@ -40,16 +35,24 @@ export function addBodyGate<S extends RawServerBase>(
   opts: BodyGateOptions,
 ): void {
   app.addHook("onRequest", async (req, reply) => {
-    if (req.method !== "POST" || !rpcPath.test(req.url)) return;
+    const post = req.method === "POST";
+    const q = post ? -1 : req.url.indexOf("?");
+    const path = q < 0 ? req.url : req.url.slice(0, q);
+    if (!(post || req.method === "GET") || !rpcPath.test(path)) return;
     const raw = req.raw as unknown as IncomingMessage;
     const given = req.headers.authorization;
-    const refused = await opts.refusal(
-      req.url.slice(1),
-      typeof given === "string" ? given : null,
-      req.id,
-      opts.contextValues?.(req as unknown as FastifyRequest),
-    );
-    if (refused !== undefined) {
+    const values = opts.contextValues(req as unknown as FastifyRequest);
+    const admitted = await opts.admission.admit({
+      rpc: path.slice(1),
+      authorization: typeof given === "string" ? given : null,
+      requestId: req.id,
+      values,
+      address: raw.socket?.remoteAddress,
+    });
+    if (admitted.refused) {
+      opts.admission.refuseInChain(values, admitted.refused);
+      // The GET form has no body to stand in for.
+      if (!post) return;
       const stand = placeholder(
         String(req.headers["content-type"] ?? ""),
         req.headers["content-encoding"],
@@ -65,8 +68,8 @@ export function addBodyGate<S extends RawServerBase>(
       raw.headers["content-length"] = String(stand.length);
       return;
     }
-    // A public call's body is charged apart, per client address (request-budget.ts).
-    const share = opts.budget.forCall(req.url.slice(1), raw.socket?.remoteAddress);
+    if (!post) return;
+    const share = admitted.share;
     let held = 0;
     const release = () => {
       share.give(held);

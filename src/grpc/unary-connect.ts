@@ -1,8 +1,6 @@
-import type { JsonValue } from "@bufbuild/protobuf";
-import { toJson } from "@bufbuild/protobuf";
 import type { ConnectError, ContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase } from "fastify";
-import { millisecondTimestampsIfAny } from "../json/timestamp-json.js";
+import { connectJson, createJsonWriter, type JsonWriter } from "../json/message-json.js";
 import { headerPairs } from "../pipeline/call-context.js";
 import {
   compressMinBytes,
@@ -31,8 +29,8 @@ export interface UnaryConnectOptions {
 }
 
 interface ConnectMethod extends LeanMethod {
-  /** Gives the answer's Timestamps their millisecond fraction; undefined if it has none. */
-  readonly times: ((json: JsonValue) => JsonValue) | undefined;
+  /** Writes the answer as JSON, Timestamps with their millisecond fraction. */
+  readonly writeJson: JsonWriter;
 }
 
 /**
@@ -62,7 +60,7 @@ export function addUnaryConnect<S extends RawServerBase>(
 ): void {
   const methods = new Map<string, ConnectMethod>();
   for (const [path, m] of leanMethods(opts.registrations, opts.pipeline, opts.readMaxBytes)) {
-    methods.set(path, { ...m, times: millisecondTimestampsIfAny(m.method.output) });
+    methods.set(path, { ...m, writeJson: createJsonWriter(m.method.output, connectJson) });
   }
 
   app.addHook("onRequest", async (req, reply) => {
@@ -125,12 +123,9 @@ export function addUnaryConnect<S extends RawServerBase>(
           bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
         return parseRequest(m, call.binary, bytes, opts.domain);
       });
-      if (call.binary || !m.times) {
-        body = m.serialization.getO(call.binary).serialize(output as never);
-      } else {
-        const json = m.times(toJson(m.method.output, output as never));
-        body = Buffer.from(JSON.stringify(json));
-      }
+      body = call.binary
+        ? m.serialization.getO(true).serialize(output as never)
+        : Buffer.from(m.writeJson(output));
       reply.header("content-type", call.binary ? "application/proto" : "application/json");
     } catch (e) {
       // The API error, as the pipeline shaped it.

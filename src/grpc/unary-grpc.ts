@@ -1,6 +1,7 @@
 import http2, { type IncomingHttpHeaders, type ServerHttp2Stream } from "node:http2";
 import { Code, ConnectError, type ContextValues } from "@connectrpc/connect";
 import type { StreamTaker } from "../one-port.js";
+import type { Admission } from "../pipeline/admission.js";
 import { headerPairs } from "../pipeline/call-context.js";
 import {
   compressMinBytes,
@@ -11,7 +12,7 @@ import {
 } from "../pipeline/connect-protocol.js";
 import { requestIdOf } from "../pipeline/request-log.js";
 import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
-import { type BudgetShare, budgetExhausted, type RequestBudget } from "../request-budget.js";
+import { type BudgetShare, budgetExhausted } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import { grpcTimeoutMs } from "./deadline-clamp.js";
 import { encodeGrpcMessage } from "./grpc-message-encoding.js";
@@ -30,15 +31,8 @@ export interface UnaryGrpcOptions {
   domain: string;
   /** Per-call values (the call info: connection and request id). */
   contextValues: (stream: ServerHttp2Stream, requestId: string) => ContextValues;
-  /** What access control will answer the call, from its headers (AccessControl.refusal). */
-  refusal: (
-    rpc: string,
-    authorization: string | null,
-    requestId?: string,
-    values?: ContextValues,
-  ) => Promise<unknown>;
-  /** The bytes all request bodies in flight may hold. */
-  budget: RequestBudget;
+  /** The server's call admission (src/pipeline/admission.ts). */
+  admission: Admission;
   /** The request log line of a call, as every other request has one (request-log.ts). */
   log: (fields: { reqId: string; rpc: string; code: Code | 0; durationMs: number }) => void;
 }
@@ -190,18 +184,17 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         // Before the token check, as the router orders them: an unknown encoding is
         // UNIMPLEMENTED for every caller (test/helpers/differential-property.ts).
         if (compression.error) throw compression.error;
-        const refused = await opts.refusal(
-          m.rpc,
-          typeof authorization === "string" ? authorization : null,
+        const admitted = await opts.admission.admit({
+          rpc: m.rpc,
+          authorization: typeof authorization === "string" ? authorization : null,
           requestId,
-          context.values,
-        );
+          values: context.values,
+          address: stream.session?.socket?.remoteAddress,
+        });
         let envelope: { flags: number; data: Uint8Array } = emptyEnvelope;
-        if (refused === undefined) {
-          // A public call's body is charged apart, per client address (request-budget.ts).
-          const share = opts.budget.forCall(m.rpc, stream.session?.socket?.remoteAddress);
-          envelope = await readMessage(stream, opts.readMaxBytes, share);
-        }
+        // Refused: admission's interceptor refuses the call on an empty message.
+        if (admitted.refused) opts.admission.refuseInChain(context.values, admitted.refused);
+        else envelope = await readMessage(stream, opts.readMaxBytes, admitted.share);
         const { data } = await envelopeDecompress(envelope, compression.request, opts.readMaxBytes);
         return parseRequest(m, true, data, opts.domain);
       })

@@ -19,25 +19,21 @@ import { browserToConsole } from "../console-routes.js";
 import { createDeadlineGate } from "../deadline-gate.js";
 import { callStore } from "../events/call-scope.js";
 import { addBodyGate } from "../grpc/body-gate.js";
-import { addConnectJsonTimes } from "../grpc/connect-json-times.js";
-import { addDeadlineClamp } from "../grpc/deadline-clamp.js";
-import { addGrpcMessageEncoding } from "../grpc/grpc-message-encoding.js";
-import { addGrpcWebErrorInfo } from "../grpc/grpc-web-error-info.js";
-import { addGrpcWebText } from "../grpc/grpc-web-text.js";
 import { createHealthService } from "../grpc/health.js";
 import { reflectionServices } from "../grpc/reflection.js";
-import { addConnectParseErrorStatus } from "../grpc/request-parse-errors.js";
+import { registerOnRouter } from "../grpc/router-json.js";
+import { routerPatchesPlugin } from "../grpc/router-patches.js";
 import { addUnaryConnect } from "../grpc/unary-connect.js";
 import { createUnaryGrpc } from "../grpc/unary-grpc.js";
-import { addUnknownRpcAnswer } from "../grpc/unknown-rpc.js";
 import { createErrorInterceptor } from "../interceptors.js";
 import { createListEngine } from "../list/list.js";
 import type { Metrics } from "../metrics/metrics.js";
+import { type AdmissionCheck, createAdmission } from "../pipeline/admission.js";
 import { createRequestLog } from "../pipeline/request-log.js";
 import { createUnaryPipeline } from "../pipeline/unary-invocation.js";
 import { createRequestBudget } from "../request-budget.js";
 import { restGateway } from "../rest/gateway.js";
-import { createServiceImpls, registerServices } from "../service-impls.js";
+import { createServiceImpls } from "../service-impls.js";
 import { registration } from "../service-registration.js";
 import { apiServices } from "../service-table.js";
 import type { Store } from "../store/store.js";
@@ -59,6 +55,8 @@ export interface RpcDeps {
   health: HealthPlane;
   /** Interceptors after access and the NUL gate, before the handler: the audit trail's, then a deployment's own. */
   interceptors: Interceptor[];
+  /** Admission checks after the token check, before any body is read (rate limits). */
+  admissionChecks?: readonly AdmissionCheck[];
 }
 
 /** RpcPlane is every RPC the server serves, on every protocol and entry point. */
@@ -122,10 +120,24 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     },
     authorizeCall: access.authorizeCall,
   });
+  // Call admission, before any body is read, on every entry point (src/pipeline/admission.ts):
+  // the token check, then `admissionChecks` (rate limits go there), then the request budget
+  // that every path's bodies share (issue 23).
+  const admission = createAdmission({
+    tokenCheck: access.refusal,
+    budget: createRequestBudget({
+      limit: config.requestBufferBytes,
+      // An RPC with no rule is refused before its body is read; counted public all the same.
+      isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
+    }),
+    checks: deps.admissionChecks ?? [],
+  });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
+    // A call admission refused is refused here, before access decides anything.
+    admission.interceptor,
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
@@ -162,14 +174,7 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
       files: [file_google_rpc_error_details],
     }),
   ];
-  // Every path's request bodies share one budget, and none is read for a call that needs a
-  // token and came without a valid one (issue 23).
-  const budget = createRequestBudget({
-    limit: config.requestBufferBytes,
-    // An RPC with no rule is refused before its body is read; counted public all the same.
-    isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
-  });
-  addBodyGate(app, { refusal: access.refusal, budget, contextValues });
+  addBodyGate(app, { admission, contextValues });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
   if (config.leanPaths) {
@@ -181,14 +186,8 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
       domain: errorDomain,
     });
   }
-  addGrpcMessageEncoding(app, errorDomain);
-  addDeadlineClamp(app);
-  addGrpcWebText(app);
-  addConnectJsonTimes(app, apiServices);
-  // After the text-mode hook, so that it sees binary frames before they are base64-encoded.
-  addGrpcWebErrorInfo(app, errorDomain);
-  addUnknownRpcAnswer(app, errorDomain);
-  addConnectParseErrorStatus(app, errorDomain);
+  // Every patch to what the router reads and answers, in the order it keeps as code.
+  await app.register(routerPatchesPlugin, { domain: errorDomain });
 
   let router: ConnectRouter | undefined;
   await app.register(fastifyConnectPlugin, {
@@ -204,7 +203,7 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     jsonOptions: { ignoreUnknownFields: false },
     routes(r) {
       router = r;
-      registerServices(r, registrations);
+      registerOnRouter(r, registrations);
     },
   });
   if (!router) throw new Error("connect routes were not registered");
@@ -221,8 +220,7 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
         pipeline,
         readMaxBytes: bodyLimit,
         domain: errorDomain,
-        refusal: access.refusal,
-        budget,
+        admission,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
           createContextValues().set(kCallInfo, { connection: stream.session as object, requestId }),
@@ -247,8 +245,7 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     domain: errorDomain,
     log,
     bodyLimit,
-    refusal: access.refusal,
-    budget,
+    admission,
     // The token endpoint also takes a posted form, as OAuth-style clients send one.
     formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
     // A person typing the server's address gets the console, not a JSON 404.

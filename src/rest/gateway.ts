@@ -1,13 +1,13 @@
 import { Transform } from "node:stream";
-import { type JsonObject, type JsonValue, type JsonWriteOptions, toJson } from "@bufbuild/protobuf";
 import { type ContextValues, createContextValues } from "@connectrpc/connect";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import { type ErrorLogger, invalidField } from "../errors.js";
-import { millisecondTimestamps } from "../json/timestamp-json.js";
+import { createFieldJsonWriter, createJsonWriter, type JsonWriter } from "../json/message-json.js";
+import type { Admission } from "../pipeline/admission.js";
 import { headerPairs } from "../pipeline/call-context.js";
 import type { UnaryCall, UnaryPipeline, UnaryProcedure } from "../pipeline/unary-invocation.js";
-import { budgetExhausted, isBudgetExhausted, type RequestBudget } from "../request-budget.js";
+import { type BudgetShare, budgetExhausted, isBudgetExhausted } from "../request-budget.js";
 import type { ServiceRegistration } from "../service-registration.js";
 import {
   copyHeaders,
@@ -21,7 +21,7 @@ import {
 } from "./error-reply.js";
 import { formBodyToJson, isFormContentType } from "./form-body.js";
 import { compileHttpRules, type RestRule } from "./http-rules.js";
-import { createOutputPruner, type OutputPruner } from "./input-only.js";
+import { isInputOnly } from "./input-only.js";
 import { createRequestBuilder, type RequestBuilder } from "./request-builder.js";
 import { createRouteTable } from "./route-table.js";
 
@@ -42,15 +42,12 @@ export interface RestGatewayOptions {
   readonly log: ErrorLogger;
   /** Largest request body in bytes; more is RESOURCE_EXHAUSTED with HTTP 413. Default 1 MiB. */
   readonly bodyLimit?: number;
-  /** What access control will answer a call, from its headers; default: nothing refused. */
-  readonly refusal?: (
-    rpc: string,
-    authorization: string | null,
-    requestId?: string,
-    values?: ContextValues,
-  ) => Promise<unknown>;
-  /** The bytes all request bodies in flight may hold; default: unbounded. */
-  readonly budget?: RequestBudget;
+  /**
+   * The server's call admission (src/pipeline/admission.ts): the token check and the other
+   * checks before the body, and the budget share the body is charged to. Default: every call
+   * admitted, bodies unbounded.
+   */
+  readonly admission?: Admission;
   /**
    * RPCs (`package.Service/Method`) whose `body: "*"` may also come as a posted form
    * (`application/x-www-form-urlencoded`), as token endpoints are called. Default: none.
@@ -67,16 +64,16 @@ export interface RestGatewayOptions {
 interface Endpoint extends RestRule {
   readonly build: RequestBuilder;
   readonly procedure: UnaryProcedure;
-  /** Strips input-only fields from the response JSON; undefined when there are none. */
-  readonly prune: OutputPruner | undefined;
-  /** Gives every Timestamp of the response JSON its millisecond fraction. */
-  readonly timestamps: (json: JsonValue) => JsonValue;
+  /** Writes the answer's body: the output message (or its response_body field) as JSON. */
+  readonly write: JsonWriter;
 }
 
 /** The protocol name handlers see in `HandlerContext.protocolName` for REST calls. */
 export const restProtocolName = "rest";
 const defaultBodyLimit = 1024 * 1024;
-const jsonWrite: Partial<JsonWriteOptions> = { alwaysEmitImplicit: true };
+// protojson with implicit values written, input-only fields (a client secret) never, and
+// Timestamps with their millisecond fraction (src/json/message-json.ts).
+const jsonWrite = { alwaysEmitImplicit: true, omit: isInputOnly };
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
@@ -127,8 +124,9 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
         ...rule,
         build: createRequestBuilder(rule, restInput === "lenient"),
         procedure,
-        prune: createOutputPruner(rule.method.output),
-        timestamps: millisecondTimestamps(rule.method.output),
+        write: rule.responseBody
+          ? createFieldJsonWriter(rule.responseBody, jsonWrite)
+          : createJsonWriter(rule.method.output, jsonWrite),
       });
     }
   }
@@ -137,6 +135,8 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     table.match(method === "HEAD" ? "GET" : method, path);
   // The route onRequest found, for the handler: matching again cost a REST GetGroup 1%.
   const matched = new WeakMap<FastifyRequest, ReturnType<typeof match>>();
+  // The budget share admission gave a request's body, for preParsing.
+  const shares = new WeakMap<FastifyRequest, BudgetShare>();
   // CORS (registered before) answers preflights with its own OPTIONS catch-all.
   const answersOptions = !app.hasRoute({ method: "OPTIONS", url: "/*" });
 
@@ -203,15 +203,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       );
       copyHeaders(call.context.responseHeader, reply);
       copyHeaders(call.context.responseTrailer, reply);
-      const json = ep.timestamps(toJson(ep.method.output, output, jsonWrite));
-      ep.prune?.(json);
-      const payload = ep.responseBody
-        ? ((json as JsonObject)[ep.responseBody.jsonName] ?? null)
-        : json;
-      return reply
-        .code(200)
-        .header("content-type", "application/json")
-        .send(JSON.stringify(payload));
+      return reply.code(200).header("content-type", "application/json").send(ep.write(output));
     } catch (err) {
       return sendError(reply, err, shaping, { rpc: ep.rpc, info });
     }
@@ -233,7 +225,8 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
     url: "/*",
     bodyLimit,
     // Before the body is read (issue 23): a compressed one is refused (it was parsed as if
-    // plain), and so is a call that needs a token and came without a valid one.
+    // plain), and so is a call that admission refuses (a token missing or not valid, a rate
+    // limit); an admitted one learns the budget share its body is charged to.
     onRequest: async (request, reply) => {
       const encoding = request.headers["content-encoding"];
       const plain = encoding === undefined || encoding.trim().toLowerCase() === "identity";
@@ -242,16 +235,20 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       const found = match(request.method, q < 0 ? url : url.slice(0, q));
       if (found) matched.set(request, found);
       const rpc = found?.route.rpc;
-      const given = request.headers.authorization;
-      const refused =
-        plain && rpc !== undefined && opts.refusal
-          ? await opts.refusal(
-              rpc,
-              typeof given === "string" ? given : null,
-              request.id,
-              contextValues(request),
-            )
-          : undefined;
+      let refused: unknown;
+      if (plain && opts.admission) {
+        const given = request.headers.authorization;
+        const admitted = await opts.admission.admit({
+          rpc,
+          authorization: typeof given === "string" ? given : null,
+          requestId: request.id,
+          values: contextValues(request),
+          address: request.raw.socket?.remoteAddress,
+        });
+        // Only a body is charged: most REST calls (every GET) have none.
+        if (admitted.share && !hasNoBody(request)) shares.set(request, admitted.share);
+        refused = admitted.refused;
+      }
       if (plain && refused === undefined) return;
       const info = contextValues(request).get(kCallInfo);
       if (info && rpc) info.rpc = rpc;
@@ -261,19 +258,17 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       }
       return sendError(reply, refused, shaping, { rpc, info });
     },
-    // Every chunk read is charged to the budget of all request bodies, and given back once
-    // the call has been answered.
+    // Every chunk read is charged to the call's share of the budget of all request bodies,
+    // and given back once the call has been answered.
     preParsing: async (request, reply, payload) => {
-      if (!opts.budget || hasNoBody(request)) return payload;
-      // A public call's body (or one to no RPC) is charged apart, per client address.
-      const rpc = matched.get(request)?.route.rpc;
-      const budget = opts.budget.forCall(rpc, request.raw.socket?.remoteAddress);
+      const share = shares.get(request);
+      if (!share) return payload;
       let held = 0;
-      reply.raw.once("close", () => budget.give(held));
+      reply.raw.once("close", () => share.give(held));
       return payload.pipe(
         new Transform({
           transform(chunk: Buffer, _enc, done) {
-            if (!budget.take(chunk.length)) {
+            if (!share.take(chunk.length)) {
               done(budgetExhausted());
               return;
             }

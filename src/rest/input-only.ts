@@ -1,5 +1,16 @@
-import { type DescMessage, getOption, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import {
+  type DescField,
+  type DescMessage,
+  getOption,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
+
+/** Whether a field is marked `INPUT_ONLY`: a response never shows it. */
+export function isInputOnly(field: DescField): boolean {
+  return getOption(field, field_behavior).includes(FieldBehavior.INPUT_ONLY);
+}
 
 /** Removes, in place, what a response's JSON must not show. */
 export type OutputPruner = (json: JsonValue) => void;

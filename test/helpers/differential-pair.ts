@@ -51,6 +51,7 @@ export interface RawAnswer {
 export async function startDifferentialPair(
   backend: Backend,
   spies: { lean: Interceptor; router: Interceptor },
+  now?: () => number,
 ): Promise<DifferentialPair> {
   const logs = { lean: [] as LogLine[], router: [] as LogLine[] };
   const lean = await startTestServer(
@@ -59,6 +60,7 @@ export async function startDifferentialPair(
       backend,
       interceptors: [spies.lean],
       logStream: { write: (l) => void logs.lean.push(JSON.parse(l)) },
+      ...(now ? { now } : {}),
     },
   );
   const router = await createServer({
@@ -66,6 +68,7 @@ export async function startDifferentialPair(
     store: lean.store,
     interceptors: [spies.router],
     logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
+    ...(now ? { now } : {}),
   });
   const routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
   const sessions = { lean: h2Client(lean.url), router: h2Client(routerUrl) };

@@ -87,11 +87,16 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
       return next(req);
     };
   let ids = 0;
+  // The servers' clock, injected: seed() makes resources on whole seconds (a time protobuf-es
+  // alone writes without a fraction, `...:00Z`) and on fractional ones, on purpose, so that
+  // every run compares both forms on every path and encoding.
+  const clock = { t: Math.floor(Date.now() / 1000) * 1000 };
   beforeAll(async () => {
-    const pair = await startDifferentialPair(backend, {
-      lean: spy(servedBy.lean),
-      router: spy(servedBy.router),
-    });
+    const pair = await startDifferentialPair(
+      backend,
+      { lean: spy(servedBy.lean), router: spy(servedBy.router) },
+      () => clock.t,
+    );
     const a = await pair.lean.makeOrg("differential");
     const b = await pair.lean.makeOrg("elsewhere");
     const callers: Callers = {
@@ -99,7 +104,7 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
       owner: a.owner,
       other: b.owner,
     };
-    await seed(pair, callers);
+    await seed(pair, callers, clock);
     const methods = pair.lean.server.served.filter((m) => m.methodKind === "unary");
     state = { pair, callers, methods, servedBy, nextId: () => `diff-${++ids}` };
   }, 60_000);
@@ -113,7 +118,7 @@ export function useDifferentialPair(backend: Backend): () => DifferentialState {
 }
 
 /** A Connect JSON call to the lean server that must succeed: its answer. */
-async function call(
+async function callLean(
   pair: DifferentialPair,
   rpc: string,
   headers: Record<string, string>,
@@ -134,9 +139,17 @@ async function call(
  * events in the audit trail): a group, a custom role, a workload identity bound to it, an
  * identity provider, an account association, an invite, a repo with a tag, an advisory.
  */
-async function seed(pair: DifferentialPair, callers: Callers): Promise<void> {
+async function seed(pair: DifferentialPair, callers: Callers, clock: { t: number }): Promise<void> {
   const org = callers.orgUid;
   const owner = callers.owner.headers;
+  // Each call a step on: whole seconds and times with milliseconds, in turn.
+  const base = clock.t;
+  let step = 0;
+  const call = (...a: Parameters<typeof callLean>) => {
+    step++;
+    clock.t = base + step * 1000 + (step % 2 === 0 ? 0 : 250);
+    return callLean(...a);
+  };
   const iam = "gatehouse.iam.v2beta1";
   const group = await call(pair, `${iam}.GroupsService/CreateGroup`, owner, {
     parent: org,
@@ -244,14 +257,21 @@ export function describeEveryMethod(state: () => DifferentialState): void {
           calls.push({ method, c });
         }
       }
-      const run = async ({ method, c }: (typeof calls)[number]) => {
+      const run = async ({ method, c }: (typeof calls)[number], k: number) => {
         const rpc = rpcOf(method);
-        const label = `${rpc} ${protocol} ${c.label}`;
+        // Every other Connect call accepts gzip: a list's answer (over 1 KiB) then goes out
+        // compressed, whole-second times and all (seed()).
+        const gzip = protocol !== "grpc" && k % 2 === 1;
+        const label = `${rpc} ${protocol}${gzip ? " gzip" : ""} ${c.label}`;
         const id = s.nextId();
         const req = wireRequest(
           method,
           protocol,
-          { ...authHeaders(c.auth, s.callers), "x-request-id": id },
+          {
+            ...authHeaders(c.auth, s.callers),
+            "x-request-id": id,
+            ...(gzip ? { "accept-encoding": "gzip" } : {}),
+          },
           encode(method, c.json, protocol),
         );
         const { lean, mismatch } = await compare(s.pair, protocol, req, label);
@@ -276,7 +296,7 @@ export function describeEveryMethod(state: () => DifferentialState): void {
       };
       // A few calls at a time: none of them changes the store, so their order does not matter.
       for (let i = 0; i < calls.length; i += 4) {
-        await Promise.all(calls.slice(i, i + 4).map(run));
+        await Promise.all(calls.slice(i, i + 4).map((call, j) => run(call, i + j)));
       }
       // Each path wrote the same request log line for each call.
       mismatches.push(...(await logMismatches(s.pair, labels)));

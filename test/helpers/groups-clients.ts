@@ -1,4 +1,4 @@
-import { fromBinary, isMessage, toJson } from "@bufbuild/protobuf";
+import { fromBinary, isMessage, type toJson } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import {
   type Client,
@@ -22,6 +22,7 @@ import {
 } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { errorDetailsRegistry } from "../../src/rest/error-body.js";
+import { apiJson } from "./api-json.js";
 
 /** A group as every protocol's answer is normalized to. */
 export interface G {
@@ -167,7 +168,7 @@ export function connectGroups(transport: Transport): GroupsApi {
     }
   };
   const g = (m: Parameters<typeof toJson<typeof GroupSchema>>[1]) =>
-    norm(toJson(GroupSchema, m, { alwaysEmitImplicit: true }) as Record<string, unknown>);
+    norm(apiJson(GroupSchema, m as never) as Record<string, unknown>);
   return {
     create: async (parent, group) => g(await wrap(client.createGroup({ parent, group }))),
     get: async (uid) => g(await wrap(client.getGroup({ uid }))),

@@ -6,7 +6,6 @@ import {
   fromJson,
   type JsonValue,
   ScalarType,
-  toJson,
 } from "@bufbuild/protobuf";
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { expect } from "vitest";
@@ -20,6 +19,7 @@ import { RolesService } from "../../gen/gatehouse/iam/v1/roles_pb.js";
 import { RegistryService } from "../../gen/gatehouse/registry/v1/registry_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v1/advisories_pb.js";
 import { serviceEntries } from "../../src/service-table.js";
+import { apiJson } from "./api-json.js";
 import { connectErr } from "./groups-clients.js";
 import { transportFor } from "./iam-clients.js";
 import { type Json, restCall } from "./rest-client.js";
@@ -191,7 +191,7 @@ export function v1Client(
       const res = await client[m.localName]!(fromJson(m.input, request as JsonValue));
       return {
         ok: true,
-        json: toJson(m.output as DescMessage, res as never, { alwaysEmitImplicit: true }),
+        json: apiJson(m.output as DescMessage, res as never as never),
       };
     } catch (e) {
       const err = connectErr(e);

@@ -1,4 +1,3 @@
-import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -7,6 +6,7 @@ import {
   EventType,
 } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import { newChildUid } from "../../src/uid.js";
+import { apiJson } from "../helpers/api-json.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
@@ -78,7 +78,7 @@ describe.each(v1Protocols)("v1 advisories over %s", (protocol) => {
       [EventType.DETECTED, ""],
       [EventType.FIXED, "1.2"],
     ]);
-    const json = toJson(AdvisorySchema, through2, { alwaysEmitImplicit: true }) as Json;
+    const json = apiJson(AdvisorySchema, through2 as never) as Json;
     expect(made).toMatchObject({
       id: json.uid,
       advisoryId: json.advisoryId,

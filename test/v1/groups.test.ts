@@ -1,7 +1,7 @@
-import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GroupSchema, GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { apiJson } from "../helpers/api-json.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
@@ -18,10 +18,7 @@ beforeAll(async () => {
 const v2 = () => createClient(GroupsService, transportFor("connect", ts.url, org.owner.headers));
 /** A v2 group as v2 REST shows it, for comparing with v1. */
 const v2Json = async (uid: string) =>
-  toJson(GroupSchema, await v2().getGroup({ uid }), { alwaysEmitImplicit: true }) as Record<
-    string,
-    unknown
-  >;
+  apiJson(GroupSchema, (await v2().getGroup({ uid })) as never) as Record<string, unknown>;
 
 describe.each(v1Protocols)("v1 Groups over %s", (protocol) => {
   let c: V1Client;
@@ -139,7 +136,7 @@ describe.each(v1Protocols)("v1 Groups over %s", (protocol) => {
       group: { name: `from-v2-${protocol}`, description: "x" },
     });
     const listed = await c.list(groups, [["id", g.uid]]);
-    const json = toJson(GroupSchema, g, { alwaysEmitImplicit: true }) as Record<string, unknown>;
+    const json = apiJson(GroupSchema, g as never) as Record<string, unknown>;
     expect(listed).toEqual({
       ok: true,
       json: {

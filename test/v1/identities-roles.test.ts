@@ -1,4 +1,3 @@
-import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { exportJWK, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +8,7 @@ import {
 import { RoleSchema, RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
+import { apiJson } from "../helpers/api-json.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
@@ -26,7 +26,9 @@ const { identities, roles } = v1Resources;
 let org: TestOrg;
 let team: string;
 
-const ts = useTestServer();
+// The server's clock on whole seconds, on purpose: a time protobuf-es's toJson writes as
+// `...:41Z` and the API as `...:41.000Z`; comparisons go through apiJson, the API's form.
+const ts = useTestServer({}, { now: () => Math.floor(Date.now() / 1000) * 1000 });
 beforeAll(async () => {
   org = await ts.makeOrg("v1-iam");
   team = newChildUid(org.uid);
@@ -61,9 +63,10 @@ describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
       claimMatch: { issuer: "https://ci.test", subject: `main-${protocol}` },
     });
     const id = made.id as string;
-    const through2 = toJson(IdentitySchema, await v2().getIdentity({ uid: id }), {
-      alwaysEmitImplicit: true,
-    }) as Json;
+    const through2 = apiJson(
+      IdentitySchema,
+      (await v2().getIdentity({ uid: id })) as never,
+    ) as Json;
     expect(through2).toMatchObject({
       uid: id,
       name: made.name,
@@ -162,7 +165,7 @@ describe.each(v1Protocols)("v1 Identities over %s", (protocol) => {
         method: { case: "claimMatch", value: { issuer: "https://x.test", subject: protocol } },
       },
     });
-    const json = toJson(IdentitySchema, i, { alwaysEmitImplicit: true }) as Json;
+    const json = apiJson(IdentitySchema, i as never) as Json;
     const [item] = ok(await c.list(identities, [["id", i.uid]])).items;
     expect(item).toEqual({
       id: json.uid,
@@ -193,9 +196,7 @@ describe.each(v1Protocols)("v1 Roles over %s", (protocol) => {
     );
     expect(made.capabilities).toEqual(["groups.list", "identities.list"]);
     const id = made.id as string;
-    const json = toJson(RoleSchema, await v2().getRole({ uid: id }), {
-      alwaysEmitImplicit: true,
-    }) as Json;
+    const json = apiJson(RoleSchema, (await v2().getRole({ uid: id })) as never) as Json;
     expect(made).toEqual({
       id: json.uid,
       name: json.name,

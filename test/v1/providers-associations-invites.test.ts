@@ -1,4 +1,3 @@
-import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -12,6 +11,7 @@ import {
 } from "../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
+import { apiJson } from "../helpers/api-json.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import type { Json } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
@@ -67,9 +67,10 @@ describe.each(v1Protocols)("v1 IdentityProviders over %s", (protocol) => {
     );
     expect(JSON.stringify(made)).not.toContain("s3cret");
     const id = made.id as string;
-    const json = toJson(IdentityProviderSchema, await v2().getIdentityProvider({ uid: id }), {
-      alwaysEmitImplicit: true,
-    }) as Json;
+    const json = apiJson(
+      IdentityProviderSchema,
+      (await v2().getIdentityProvider({ uid: id })) as never,
+    ) as Json;
     expect(made).toMatchObject({
       id: json.uid,
       name: json.name,
@@ -151,12 +152,9 @@ describe.each(v1Protocols)("v1 account associations over %s", (protocol) => {
       amazon: { account: "123456789012" },
       azure: { tenantId: tenant, clientIds: { [client]: client } },
     });
-    const json = toJson(
+    const json = apiJson(
       AccountAssociationSchema,
-      await v2().getAccountAssociation({ uid: group }),
-      {
-        alwaysEmitImplicit: true,
-      },
+      (await v2().getAccountAssociation({ uid: group })) as never,
     ) as Json;
     expect(json).toMatchObject({
       uid: group,

@@ -1,9 +1,9 @@
-import { toJson } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { RepoSchema, ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagSchema, TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { newChildUid } from "../../src/uid.js";
+import { apiJson } from "../helpers/api-json.js";
 import { transportFor } from "../helpers/iam-clients.js";
 import { digestOf } from "../helpers/registry-clients.js";
 import type { Json } from "../helpers/rest-client.js";
@@ -48,9 +48,7 @@ describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
       await c.create(repos, group, { name: "app", description: "d", aliases: ["a"] }),
     );
     const id = made.id as string;
-    const json = toJson(RepoSchema, await v2Repos().getRepo({ uid: id }), {
-      alwaysEmitImplicit: true,
-    }) as Json;
+    const json = apiJson(RepoSchema, (await v2Repos().getRepo({ uid: id })) as never) as Json;
     expect(made).toEqual({
       id: json.uid,
       name: json.name,
@@ -111,9 +109,7 @@ describe.each(v1Protocols)("v1 registry over %s", (protocol) => {
     const repo = ok(await c.create(repos, group, { name: "tagged" })).id as string;
     const made = ok(await c.create(tags, repo, { name: "latest", digest: digestOf("a") }));
     const id = made.id as string;
-    const json = toJson(TagSchema, await v2Tags().getTag({ uid: id }), {
-      alwaysEmitImplicit: true,
-    }) as Json;
+    const json = apiJson(TagSchema, (await v2Tags().getTag({ uid: id })) as never) as Json;
     expect(made).toEqual({
       id: json.uid,
       name: json.name,
