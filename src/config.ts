@@ -1,5 +1,10 @@
 import { parseArgs } from "node:util";
 import { durationForms, parseDurationSeconds } from "./duration.js";
+import {
+  parseRateLimitSettings,
+  type RateLimitSettings,
+  rateLimitSettingList,
+} from "./rate-limit/rate-limit-settings.js";
 
 /** Config is every setting of a Gatehouse server, validated at start-up. */
 export interface Config {
@@ -88,6 +93,8 @@ export interface Config {
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
   signInRateLimit: number;
+  /** The rate limits (src/rate-limit/rate-limit-settings.ts; docs/api.md "Rate limits"). */
+  rateLimits: RateLimitSettings;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
   /** How long a person who holds nothing may go unseen before the sign-in purge deletes them. */
@@ -386,6 +393,7 @@ export const settings: readonly Setting[] = [
     default: "120",
     help: "sign-ins through one organization's identity provider a minute",
   },
+  ...rateLimitSettingList.map((s) => ({ key: "rateLimits" as const, ...s })),
   {
     key: "signInPurgeIntervalSeconds",
     env: "GATEHOUSE_SIGN_IN_PURGE_INTERVAL",
@@ -631,6 +639,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     ),
     oauthRateLimit: int("oauthRateLimit", "60", 1, 1_000_000),
     signInRateLimit: int("signInRateLimit", "120", 1, 1_000_000),
+    rateLimits: parseRateLimitSettings(raw, (m) => new ConfigError(m)),
     signInPurgeIntervalSeconds: parseDuration(
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),

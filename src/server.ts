@@ -18,7 +18,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import { SecurityTokenService } from "../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../gen/google/rpc/error_details_pb.js";
 import { Health } from "../gen/grpc/health/v1/health_pb.js";
-import { createAccessControl } from "./auth/access-interceptor.js";
+import { checkedIdentity, createAccessControl } from "./auth/access-interceptor.js";
 import { type Authorizer, createAuthorizer } from "./auth/authorizer.js";
 import { createKeyRing, type KeyRing } from "./auth/keyring.js";
 import { createUpstream } from "./auth/login/upstream.js";
@@ -61,6 +61,8 @@ import { buildOpenApiDocument } from "./openapi/openapi-document.js";
 import { startPeriodic } from "./periodic-job.js";
 import { createRequestLog, requestIdOf } from "./pipeline/request-log.js";
 import { createUnaryPipeline } from "./pipeline/unary-invocation.js";
+import { createCallLimit } from "./rate-limit/call-limit.js";
+import { addRouteLimits } from "./rate-limit/route-limits.js";
 import { registryNotificationRoutes } from "./registry/notification-routes.js";
 import { createRegistryNames } from "./registry/registry-names.js";
 import { createRegistryTokenSigner } from "./registry/registry-tokens.js";
@@ -235,6 +237,18 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     onRejectedToken: (reason, reqId) => app.log.info({ reqId, reason }, "bearer token rejected"),
     onDecision: (outcome) => metrics.authorization(outcome),
   });
+  // The rate limits (docs/api.md "Rate limits"): wrapped around access control's check, so
+  // that every path charges a call once its caller is known and before its body is read.
+  const limits = createCallLimit({
+    settings: config.rateLimits,
+    now,
+    refusal: access.refusal,
+    identityOf: checkedIdentity,
+    stsRpcs: new Set([
+      `${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`,
+    ]),
+    exempt: new Set(Health.methods.map((m) => `${Health.typeName}/${m.name}`)),
+  });
   // Workload and user tokens from external issuers, for the STS exchange.
   const oidc = createOidcVerifier({
     allowInsecureLoopback: config.allowInsecureLoopbackIssuers,
@@ -285,6 +299,16 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         )
         .finally(() => clearTimeout(timer));
     });
+  // Sign-in and the registry token endpoint: a bucket per client address each, before any
+  // of their work (the API's calls are limited in admission: createCallLimit above).
+  addRouteLimits(
+    app,
+    [
+      { prefix: `${authPath}/oauth/`, policy: config.rateLimits.login },
+      { prefix: `${authPath}/registry/token`, policy: config.rateLimits.registryToken },
+    ],
+    now,
+  );
   await app.register(healthRoutes, { check: ready });
   await app.register(wellKnownRoutes, {
     authUrl: config.authUrl,
@@ -385,6 +409,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     createErrorInterceptor(errorDomain, log),
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
+    // Before access: a call over its limit is refused as such, whatever its token.
+    limits.interceptor,
     access.interceptor,
     // After access: an unauthorized caller learns nothing of what validation thinks.
     createNulGate(),
@@ -433,7 +459,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     // An RPC with no rule is refused before its body is read; counted public all the same.
     isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
   });
-  addBodyGate(app, { refusal: access.refusal, budget, contextValues });
+  addBodyGate(app, { refusal: limits.refusal, budget, contextValues });
   // Unary Connect calls (POST, JSON or binary) are answered before the hooks below, which
   // only shape what the Connect router writes (src/grpc/unary-connect.ts).
   if (config.leanPaths) {
@@ -485,7 +511,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         pipeline,
         readMaxBytes: bodyLimit,
         domain: errorDomain,
-        refusal: access.refusal,
+        refusal: limits.refusal,
         budget,
         // A stream being served always has its session.
         contextValues: (stream, requestId) =>
@@ -517,7 +543,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     domain: errorDomain,
     log,
     bodyLimit,
-    refusal: access.refusal,
+    refusal: limits.refusal,
     budget,
     // The token endpoint also takes a posted form, as OAuth-style clients send one.
     formBodies: [`${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`],
