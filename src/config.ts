@@ -1,4 +1,9 @@
 import { parseArgs } from "node:util";
+import {
+  parseV1Settings,
+  type V1DeprecationSettings,
+  v1SettingList,
+} from "./deprecation/v1-settings.js";
 import { durationForms, parseDurationSeconds } from "./duration.js";
 import {
   parseRateLimitSettings,
@@ -95,6 +100,8 @@ export interface Config {
   signInRateLimit: number;
   /** The rate limits (src/rate-limit/rate-limit-settings.ts; docs/api.md "Rate limits"). */
   rateLimits: RateLimitSettings;
+  /** v1's deprecation window (src/deprecation/v1-settings.ts; docs/v1-migration.md). */
+  v1Deprecation: V1DeprecationSettings;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
   /** How long a person who holds nothing may go unseen before the sign-in purge deletes them. */
@@ -394,6 +401,7 @@ export const settings: readonly Setting[] = [
     help: "sign-ins through one organization's identity provider a minute",
   },
   ...rateLimitSettingList.map((s) => ({ key: "rateLimits" as const, ...s })),
+  ...v1SettingList.map((s) => ({ key: "v1Deprecation" as const, ...s })),
   {
     key: "signInPurgeIntervalSeconds",
     env: "GATEHOUSE_SIGN_IN_PURGE_INTERVAL",
@@ -640,6 +648,7 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
     oauthRateLimit: int("oauthRateLimit", "60", 1, 1_000_000),
     signInRateLimit: int("signInRateLimit", "120", 1, 1_000_000),
     rateLimits: parseRateLimitSettings(raw, (m) => new ConfigError(m)),
+    v1Deprecation: parseV1Settings(raw, (m) => new ConfigError(m)),
     signInPurgeIntervalSeconds: parseDuration(
       get("signInPurgeIntervalSeconds") ?? "10m",
       describe("signInPurgeIntervalSeconds"),

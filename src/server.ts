@@ -33,6 +33,7 @@ import { type CallInfo, kCallInfo } from "./call-info.js";
 import type { Config } from "./config.js";
 import { browserToConsole, consoleDir, consoleRoutes } from "./console-routes.js";
 import { createDeadlineGate } from "./deadline-gate.js";
+import { createV1Deprecation } from "./deprecation/v1-deprecation.js";
 import { toApiError } from "./errors.js";
 import { createAuditInterceptor } from "./events/audit-interceptor.js";
 import { createEventRetention, pruneIntervalMs } from "./events/event-retention.js";
@@ -73,7 +74,7 @@ import { createFrameworkErrorHandler } from "./rest/error-reply.js";
 import { restGateway } from "./rest/gateway.js";
 import { createServiceImpls, registerServices } from "./service-impls.js";
 import { registration } from "./service-registration.js";
-import { apiServices, protocolServices } from "./service-table.js";
+import { apiServices, protocolServices, serviceEntries } from "./service-table.js";
 import { createIdentityMatcher } from "./services/sts/identity-match.js";
 import type { Store } from "./store/store.js";
 import { createNulGate } from "./validation/string-rules.js";
@@ -299,6 +300,14 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         )
         .finally(() => clearTimeout(timer));
     });
+  // v1's deprecation window: Deprecation, Sunset and Link on every v1 answer, and its calls
+  // counted (docs/v1-migration.md "Deprecation").
+  const v1Deprecation = createV1Deprecation({
+    settings: config.v1Deprecation,
+    services: serviceEntries.filter((e) => e.adapter).map((e) => e.service),
+    baseUrl: config.baseUrl,
+  });
+  v1Deprecation.addRoutes(app);
   // Sign-in and the registry token endpoint: a bucket per client address each, before any
   // of their work (the API's calls are limited in admission: createCallLimit above).
   addRouteLimits(
@@ -407,6 +416,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
   });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
+    // Outside every refusal, so that a refused v1 call carries the headers too.
+    v1Deprecation.interceptor,
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
     // Before access: a call over its limit is refused as such, whatever its token.
@@ -430,7 +441,9 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     shutdownSignal: shutdown.signal,
   });
   // One line per request, and the RPC metrics, whatever path answered it.
-  const requestLog = createRequestLog(metrics, (fields, msg) => app.log.info(fields, msg));
+  const requestLog = createRequestLog(v1Deprecation.counting(metrics), (fields, msg) =>
+    app.log.info(fields, msg),
+  );
   // Every service either server serves: the API, health, and reflection (the API's shape is
   // public: it lists the API services and the error details).
   const registrations = [
