@@ -72,22 +72,25 @@ export function createV1Deprecation(deps: V1DeprecationDeps): V1Deprecation {
     ),
   ];
 
-  const interceptor: Interceptor = (next) => async (req) => {
-    if (!v1.has(req.service.typeName)) return next(req);
-    try {
-      const res = await next(req);
-      for (const [k, v] of entries) res.header.set(k, v);
-      return res;
-    } catch (err) {
-      // Anything else is an unexpected error, shaped (and logged) by the error interceptor. A
-      // copy: an error object may be shared between calls.
-      if (!(err instanceof ConnectError)) throw err;
-      const metadata = new Headers(err.metadata);
-      for (const [k, v] of entries) metadata.set(k, v);
-      const copy = new ConnectError(err.rawMessage, err.code, metadata, undefined, err.cause);
-      copy.details = err.details;
-      throw copy;
-    }
+  // Not async for the other calls: a v2 call pays a set lookup, not a promise.
+  const interceptor: Interceptor = (next) => {
+    const marked = async (req: Parameters<typeof next>[0]) => {
+      try {
+        const res = await next(req);
+        for (const [k, v] of entries) res.header.set(k, v);
+        return res;
+      } catch (err) {
+        // Anything else is an unexpected error, shaped (and logged) by the error interceptor.
+        // A copy: an error object may be shared between calls.
+        if (!(err instanceof ConnectError)) throw err;
+        const metadata = new Headers(err.metadata);
+        for (const [k, v] of entries) metadata.set(k, v);
+        const copy = new ConnectError(err.rawMessage, err.code, metadata, undefined, err.cause);
+        copy.details = err.details;
+        throw copy;
+      }
+    };
+    return (req) => (v1.has(req.service.typeName) ? marked(req) : next(req));
   };
 
   const addRoutes = (app: FastifyInstance) => {

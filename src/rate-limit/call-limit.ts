@@ -70,7 +70,10 @@ const passThrough: Interceptor = (next) => next;
 export function createCallLimit(deps: CallLimitDeps): CallLimit {
   const { settings } = deps;
   if (!settings.api && !settings.sts) return { refusal: deps.refusal, interceptor: passThrough };
-  const api = createTokenBuckets(deps.now);
+  // Identities and addresses apart: a key made by concatenation ("i:" + uid) cost a string
+  // and its hash per call.
+  const identities = createTokenBuckets(deps.now);
+  const addresses = createTokenBuckets(deps.now);
   const sts = createTokenBuckets(deps.now);
   const apiPolicy = settings.api;
   const hasOverrides = settings.organizations.size > 0;
@@ -96,22 +99,22 @@ export function createCallLimit(deps: CallLimitDeps): CallLimit {
     if (uid !== undefined) {
       const policy = policyOf(uid);
       if (!policy) return undefined;
-      const wait = api.take(`i:${uid}`, policy);
+      const wait = identities.take(uid, policy);
       return wait === 0 ? undefined : rateLimitError(policy, wait, `identity:${uid}`);
     }
     // No valid token (or a public RPC): the client address's bucket, under the default.
     if (!apiPolicy) return undefined;
     const address = clientAddress(values?.get(kCallInfo)?.connection);
-    const wait = api.take(`a:${address}`, apiPolicy);
+    const wait = addresses.take(address, apiPolicy);
     return wait === 0 ? undefined : rateLimitError(apiPolicy, wait, `address:${address}`);
   };
 
-  const refusal: Refusal = async (rpc, authorization, requestId, values) => {
-    const refused = await deps.refusal(rpc, authorization, requestId, values);
-    const limited = check(rpc, refused, values);
-    values?.set(kLimitVerdict, limited ?? true);
-    return limited ?? refused;
-  };
+  const refusal: Refusal = (rpc, authorization, requestId, values) =>
+    deps.refusal(rpc, authorization, requestId, values).then((refused) => {
+      const limited = check(rpc, refused, values);
+      values?.set(kLimitVerdict, limited ?? true);
+      return limited ?? refused;
+    });
 
   const interceptor: Interceptor = (next) => async (req) => {
     let verdict = req.contextValues.get(kLimitVerdict);
