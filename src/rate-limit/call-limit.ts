@@ -116,16 +116,19 @@ export function createCallLimit(deps: CallLimitDeps): CallLimit {
       return limited ?? refused;
     });
 
-  const interceptor: Interceptor = (next) => async (req) => {
-    let verdict = req.contextValues.get(kLimitVerdict);
-    if (verdict === undefined) {
-      const rpc = `${req.service.typeName}/${req.method.name}`;
-      const requestId = req.contextValues.get(kCallInfo)?.requestId;
-      await refusal(rpc, req.header.get("authorization"), requestId, req.contextValues);
-      verdict = req.contextValues.get(kLimitVerdict);
-    }
-    if (verdict instanceof ConnectError) throw verdict;
-    return next(req);
+  // Not async when admission has decided (every path but one that forgot to ask): a call
+  // the limit let through pays a lookup, not a promise.
+  const interceptor: Interceptor = (next) => (req) => {
+    const verdict = req.contextValues.get(kLimitVerdict);
+    if (verdict === true) return next(req);
+    if (verdict instanceof ConnectError) return Promise.reject(verdict);
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    const requestId = req.contextValues.get(kCallInfo)?.requestId;
+    return refusal(rpc, req.header.get("authorization"), requestId, req.contextValues).then(() => {
+      const checked = req.contextValues.get(kLimitVerdict);
+      if (checked instanceof ConnectError) throw checked;
+      return next(req);
+    });
   };
 
   return { refusal, interceptor };

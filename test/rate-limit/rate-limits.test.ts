@@ -10,6 +10,7 @@ import {
 import * as grpc from "@grpc/grpc-js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { GetGroupRequestSchema, GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import {
   file_google_rpc_error_details,
   QuotaFailureSchema,
@@ -198,6 +199,25 @@ describe.each(["true", "false"])("the API limit, per identity (lean paths: %s)",
 
   it("documents a row for every protocol", () => {
     expect([...documentedRows().keys()].sort()).toEqual(Object.keys(protocols).sort());
+  });
+
+  it("limits a call that reaches the interceptors without admission (Connect GET): fail closed", async () => {
+    // Connect's GET (a NO_SIDE_EFFECTS method) has no body, so no path asks admission before
+    // it: the interceptor charges the bucket itself.
+    const caller = await ts.makeIdentity(org.uid, ["viewer"]);
+    const client = createClient(
+      AdvisoriesService,
+      createConnectTransport({
+        baseUrl: ts.url,
+        httpVersion: "1.1",
+        useHttpGet: true,
+        interceptors: [withHeaders(caller.headers)],
+      }),
+    );
+    for (let i = 0; i < 3; i++) await client.listAdvisories({});
+    const seen = fromConnect(await client.listAdvisories({}).catch((e) => e));
+    expect(seen.answer).toBe("RESOURCE_EXHAUSTED");
+    expect(seen.subject).toBe(`identity:${caller.uid}`);
   });
 
   it.each(Object.keys(protocols))(
