@@ -94,14 +94,16 @@ export function createV1Deprecation(deps: V1DeprecationDeps): V1Deprecation {
   };
 
   const addRoutes = (app: FastifyInstance) => {
-    app.addHook("onRequest", async (req, reply) => {
+    // A callback hook, not an async one: every request passes it, and most are not v1.
+    app.addHook("onRequest", (req, reply, done) => {
       const url = req.url;
       for (const p of prefixes) {
         if (url.startsWith(p)) {
           for (const [k, v] of entries) reply.header(k, v);
-          return;
+          break;
         }
       }
+      done();
     });
     if (settings.migrationUrl !== "") return;
     const guide = readGuide();
