@@ -7,7 +7,10 @@
  * gateway). At the end the "on" server must refuse a second STS exchange (its STS limit is one
  * an hour), so that the figures are known to be of a server whose limits were on.
  *
- *   npm run build && node dist/bench/rate-limit.js [seconds-per-round] [pairs]
+ *   npm run build && node dist/bench/rate-limit.js [seconds-per-round] [pairs] [aa]
+ *
+ * `aa`: the control, both sides without the limit (what the two processes differ by when
+ * nothing differs: which one started first, their files), to read the A/B's ratios against.
  */
 import { createClient, createContextValues } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -29,6 +32,7 @@ import {
 const seconds = Number(process.argv[2] ?? 2);
 const pairs = Number(process.argv[3] ?? 6);
 const inFlight = 16;
+const control = process.argv[4] === "aa";
 
 /** A client per target, made on its first round. */
 function perTarget<C>(make: (t: AbTarget) => C): (t: AbTarget) => C {
@@ -134,12 +138,14 @@ const ab = await startAb(
     name: "limit-on",
     events: "on",
     metrics: "off",
-    settings: {
-      GATEHOUSE_RATE_LIMIT: "999999999/1s",
-      // An override for another organization: each call also looks its own up.
-      GATEHOUSE_RATE_LIMIT_ORGS: "ffffffff=10/1m",
-      GATEHOUSE_STS_RATE_LIMIT: "1/1h",
-    },
+    settings: control
+      ? {}
+      : {
+          GATEHOUSE_RATE_LIMIT: "999999999/1s",
+          // An override for another organization: each call also looks its own up.
+          GATEHOUSE_RATE_LIMIT_ORGS: "ffffffff=10/1m",
+          GATEHOUSE_STS_RATE_LIMIT: "1/1h",
+        },
   },
   { name: "limit-off", events: "on", metrics: "off" },
 );
@@ -148,12 +154,16 @@ try {
   for (const [label, load] of loads) {
     printAb(label, await measureAb(ab, load, { seconds, pairs }), "on", "off");
   }
+  if (control) {
+    console.log("control run (aa): both sides without the limit");
+    process.exitCode = 0;
+  }
   const sts = () => fetch(`http://127.0.0.1:${ab.a.port}/sts/exchange?aud=x`, { method: "POST" });
   await sts();
   const second = await sts();
-  if (second.status !== 429)
+  if (!control && second.status !== 429)
     throw new Error(`limit on, but a second STS exchange answered ${second.status}`);
-  console.log("limit-on refused a second STS exchange with 429: its limits were on");
+  if (!control) console.log("limit-on refused a second STS exchange with 429: its limits were on");
   for (const c of [ab.a, ab.b]) grpc(c).close();
 } finally {
   await ab.close();
