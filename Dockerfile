@@ -30,6 +30,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY bin ./bin
+# The v1 migration guide, served at /docs/v1-migration.md (v1 answers' Link headers point there).
+COPY docs/v1-migration.md ./docs/v1-migration.md
 RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME ["/data"]

@@ -29,6 +29,8 @@ const config = loadConfig([], {
   GATEHOUSE_METRICS_PORT: metrics === "on" ? "0" : "",
   GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK: sink ? "true" : "false",
   GATEHOUSE_WEBHOOK_POLL_MS: "100",
+  // The side's own settings (bench/setting-ab.ts AbSide.settings).
+  ...(JSON.parse(process.env.AB_SETTINGS ?? "{}") as Record<string, string>),
 });
 const store = createSqliteStore(config.dbPath, {
   roles: storeRoles,

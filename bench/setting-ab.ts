@@ -45,6 +45,8 @@ export interface AbSide {
   metrics: "on" | "off";
   /** A webhook sink URL: the side's organization subscribes to group creations there. */
   sink?: string;
+  /** More settings (`GATEHOUSE_*` to value) for this side's server. */
+  settings?: Record<string, string>;
 }
 
 /** One round's load: run calls against `target` until `until` (performance.now()); the count. */
@@ -85,9 +87,10 @@ export async function startAb(a: AbSide, b: AbSide) {
       side.metrics,
       ...(side.sink ? [side.sink] : []),
     ];
+    const env = { ...process.env, AB_SETTINGS: JSON.stringify(side.settings ?? {}) };
     const child = hasTaskset
-      ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"] })
-      : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+      ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
+      : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
     children.push(child);
     const lines = createInterface({ input: child.stdout! });
     for await (const line of lines) {

@@ -1,5 +1,15 @@
 import { parseArgs } from "node:util";
 import {
+  parseV1Settings,
+  type V1DeprecationSettings,
+  v1SettingList,
+} from "./deprecation/v1-settings.js";
+import {
+  parseRateLimitSettings,
+  type RateLimitSettings,
+  rateLimitSettingList,
+} from "./rate-limit/rate-limit-settings.js";
+import {
   boolean,
   ConfigError,
   databaseUrl,
@@ -116,6 +126,10 @@ export interface Config {
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
   signInRateLimit: number;
+  /** The rate limits (src/rate-limit/rate-limit-settings.ts; docs/api.md "Rate limits"). */
+  rateLimits: RateLimitSettings;
+  /** v1's deprecation window (src/deprecation/v1-settings.ts; docs/v1-migration.md). */
+  v1Deprecation: V1DeprecationSettings;
   /** How often expired sign-in rows and people who never completed a sign-in are purged. */
   signInPurgeIntervalSeconds: number;
   /** How long a person who holds nothing may go unseen before the sign-in purge deletes them. */
@@ -144,8 +158,11 @@ export interface Config {
   webhookPollMs: number;
 }
 
+/** The Config values that several settings make together, each parsed by a module of its own. */
+type Composite = "rateLimits" | "v1Deprecation";
+
 /** Settings is what the settings table gives: Config but for what derives from it. */
-type Settings = Omit<Config, "registryService">;
+type Settings = Omit<Config, "registryService" | Composite>;
 
 /**
  * A default derived from settings before it in the table (or any setting with a plain
@@ -620,6 +637,35 @@ const table = [
 /** The settings table, as the CLI and the docs read it. */
 export const settings: readonly Setting[] = table;
 
+/** A setting parsed with others into one Config value (compositeSettings). */
+export interface CompositeSetting {
+  key: Composite;
+  env: string;
+  flag: string;
+  default: string | { shows: string };
+  help: string;
+}
+
+/**
+ * The settings several of which make one Config value, parsed by their own modules: the rate
+ * limits (src/rate-limit/) and v1's deprecation window (src/deprecation/). A burst's default
+ * is its rate's count.
+ */
+export const compositeSettings: readonly CompositeSetting[] = [
+  ...rateLimitSettingList.map((s) => ({
+    key: "rateLimits" as const,
+    ...s,
+    ...(s.env.endsWith("_BURST") ? { default: { shows: "the count" } } : {}),
+  })),
+  ...v1SettingList.map((s) => ({ key: "v1Deprecation" as const, ...s })),
+];
+
+/** Every setting in the order `--help` and the README's table show them. */
+export const documentedSettings: readonly (Setting | CompositeSetting)[] = (() => {
+  const at = table.findIndex((s) => s.key === "signInRateLimit") + 1;
+  return [...table.slice(0, at), ...compositeSettings, ...table.slice(at)];
+})();
+
 // The compiler names a field of Config that has no entry in the table.
 const everySettingListed: Exclude<keyof Settings, (typeof table)[number]["key"]> extends never
   ? true
@@ -691,7 +737,10 @@ export const removedSettings: readonly { env: string; flag: string; instead: str
  */
 export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process.env): Config {
   const options = Object.fromEntries(
-    [...settings, ...removedSettings].map((s) => [s.flag, { type: "string" as const }]),
+    [...settings, ...compositeSettings, ...removedSettings].map((s) => [
+      s.flag,
+      { type: "string" as const },
+    ]),
   );
   let flags: Record<string, string | undefined>;
   try {
@@ -728,7 +777,13 @@ export function loadConfig(argv: string[] = [], env: NodeJS.ProcessEnv = process
   }
   const c = values as unknown as Settings;
   for (const rule of rules) rule(c, describe);
-  return { ...c, registryService: registryHost(c.registryAudience) };
+  const fail = (m: string) => new ConfigError(m);
+  return {
+    ...c,
+    rateLimits: parseRateLimitSettings(raw, fail),
+    v1Deprecation: parseV1Settings(raw, fail),
+    registryService: registryHost(c.registryAudience),
+  };
 }
 
 /** The webhook deliveries' settings, as the deliverer takes them (src/webhooks/webhooks.ts). */
@@ -777,7 +832,7 @@ function mustBeHttps(issuer: string): string {
 
 /** The `--help` text of the settings, one per line. */
 export function settingsHelp(): string {
-  return settings
+  return documentedSettings
     .map((s) => {
       const dflt = typeof s.default === "string" ? s.default : s.default.shows;
       return `  --${s.flag.padEnd(34)} ${s.env.padEnd(42)} ${s.help} [${dflt || "empty"}]`;

@@ -18,6 +18,7 @@ import { openMetricsPlane } from "./planes/metrics-plane.js";
 import { createPlanes } from "./planes/planes.js";
 import { openRegistryPlane } from "./planes/registry-plane.js";
 import { openRpcPlane } from "./planes/rpc-plane.js";
+import { addRouteLimits } from "./rate-limit/route-limits.js";
 import type { Store } from "./store/store.js";
 
 /** What a server is built from; tests pass their own store and clock. */
@@ -99,6 +100,17 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
         log: app.log,
         auditTrail: deps.auditTrail !== false,
       }),
+    );
+    // Sign-in and the registry token endpoint: a bucket per client address each, ahead of
+    // every route of theirs (the API's calls are limited in admission: the rpc plane).
+    const authPath = new URL(config.authUrl).pathname.replace(/\/$/, "");
+    addRouteLimits(
+      app,
+      [
+        { prefix: `${authPath}/oauth/`, policy: config.rateLimits.login },
+        { prefix: `${authPath}/registry/token`, policy: config.rateLimits.registryToken },
+      ],
+      now,
     );
     const health = await planes.open("health", () => openHealthPlane({ store, app }));
     const auth = await planes.open("auth", () =>

@@ -92,6 +92,14 @@ const kAuthenticated = createContextKey<
   { header: string | null; principal: Principal } | undefined
 >(undefined, { description: "the principal the refusal check found" });
 
+/**
+ * The identity the refusal check authenticated for a call (its token was valid), if it did:
+ * what the rate limit keys the call by (src/rate-limit/call-limit.ts).
+ */
+export function checkedIdentity(values: ContextValues): string | undefined {
+  return values.get(kAuthenticated)?.principal.identityUid;
+}
+
 // The v2 RPCs the running adapter may call, set by the interceptor on an `adapter` rule.
 const kAdapterCalls = createContextKey<ReadonlySet<string> | undefined>(undefined, {
   description: "the v2 calls of the running v1 adapter",

@@ -1,5 +1,12 @@
 import { parseArgs } from "node:util";
-import { type Config, ConfigError, loadConfig, removedSettings, settings } from "../config.js";
+import {
+  type Config,
+  ConfigError,
+  compositeSettings,
+  loadConfig,
+  removedSettings,
+  settings,
+} from "../config.js";
 import { CliError } from "./cli-io.js";
 
 /** A command's own string options, by flag name (without `--`). */
@@ -17,7 +24,9 @@ export function parseCommandArgs<K extends string>(
 ): { own: Partial<Record<K, string>>; config: Config; given: ReadonlySet<keyof Config> } {
   const options: Record<string, { type: "string" }> = {};
   // Removed settings parse too, so that loadConfig refuses them by name, not as unknown flags.
-  for (const s of [...settings, ...removedSettings]) options[s.flag] = { type: "string" };
+  for (const s of [...settings, ...compositeSettings, ...removedSettings]) {
+    options[s.flag] = { type: "string" };
+  }
   for (const name of Object.keys(own)) options[name] = { type: "string" };
   let values: Record<string, string | undefined>;
   try {
@@ -27,7 +36,7 @@ export function parseCommandArgs<K extends string>(
     throw new CliError((err as Error).message);
   }
   const configArgv: string[] = [];
-  for (const s of [...settings, ...removedSettings]) {
+  for (const s of [...settings, ...compositeSettings, ...removedSettings]) {
     const v = values[s.flag];
     if (v !== undefined) configArgv.push(`--${s.flag}=${v}`);
   }

@@ -11,12 +11,14 @@ import type { FastifyRequest } from "fastify";
 import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { checkedIdentity } from "../auth/access-interceptor.js";
 import { ruleOf } from "../auth/policy.js";
 import { kPrincipal } from "../auth/principal.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
 import type { Config } from "../config.js";
 import { browserToConsole } from "../console-routes.js";
 import { createDeadlineGate } from "../deadline-gate.js";
+import { createV1Deprecation } from "../deprecation/v1-deprecation.js";
 import { callStore } from "../events/call-scope.js";
 import { addBodyGate } from "../grpc/body-gate.js";
 import { createHealthService } from "../grpc/health.js";
@@ -31,11 +33,12 @@ import type { Metrics } from "../metrics/metrics.js";
 import { type AdmissionCheck, createAdmission } from "../pipeline/admission.js";
 import { createRequestLog } from "../pipeline/request-log.js";
 import { createUnaryPipeline } from "../pipeline/unary-invocation.js";
+import { createCallLimit } from "../rate-limit/call-limit.js";
 import { createRequestBudget } from "../request-budget.js";
 import { restGateway } from "../rest/gateway.js";
 import { createServiceImpls } from "../service-impls.js";
 import { registration } from "../service-registration.js";
-import { apiServices } from "../service-table.js";
+import { apiServices, serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
 import { createNulGate } from "../validation/string-rules.js";
 import type { AuthPlane } from "./auth-plane.js";
@@ -123,8 +126,28 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   // Call admission, before any body is read, on every entry point (src/pipeline/admission.ts):
   // the token check, then `admissionChecks` (rate limits go there), then the request budget
   // that every path's bodies share (issue 23).
+  // The rate limits (docs/api.md "Rate limits") wrap access control's token check: a call is
+  // charged once its caller is known (or its address, without a valid token), before its body.
+  const limits = createCallLimit({
+    settings: config.rateLimits,
+    now,
+    refusal: access.refusal,
+    identityOf: checkedIdentity,
+    stsRpcs: new Set([
+      `${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`,
+    ]),
+    exempt: new Set(Health.methods.map((m) => `${Health.typeName}/${m.name}`)),
+  });
+  // v1's deprecation window: Deprecation, Sunset and Link on every v1 answer, and its calls
+  // counted (docs/v1-migration.md "Deprecation"); its REST hook before the gateway's routes.
+  const v1Deprecation = createV1Deprecation({
+    settings: config.v1Deprecation,
+    services: serviceEntries.filter((e) => e.adapter).map((e) => e.service),
+    baseUrl: config.baseUrl,
+  });
+  v1Deprecation.addRoutes(app);
   const admission = createAdmission({
-    tokenCheck: access.refusal,
+    tokenCheck: limits.refusal,
     budget: createRequestBudget({
       limit: config.requestBufferBytes,
       // An RPC with no rule is refused before its body is read; counted public all the same.
@@ -134,8 +157,13 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   });
   const interceptors = [
     createErrorInterceptor(errorDomain, log),
+    // Outside every refusal, so that a refused v1 call carries the headers too.
+    v1Deprecation.interceptor,
     // A call whose deadline had passed on arrival is not run, even unauthenticated.
     createDeadlineGate(),
+    // Before access: a call over its limit is refused as such, whatever its token (and a
+    // path that skipped admission's check, Connect GET, is charged here).
+    limits.interceptor,
     // A call admission refused is refused here, before access decides anything.
     admission.interceptor,
     access.interceptor,
@@ -152,7 +180,9 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     shutdownSignal: edge.shutdownSignal,
   });
   // One line per request, and the RPC metrics, whatever path answered it.
-  const requestLog = createRequestLog(deps.metrics, (fields, msg) => app.log.info(fields, msg));
+  const requestLog = createRequestLog(v1Deprecation.counting(deps.metrics), (fields, msg) =>
+    app.log.info(fields, msg),
+  );
   // Every service either server serves: the API, health, and reflection (the API's shape is
   // public: it lists the API services and the error details).
   const registrations = [

@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
-import { removedSettings, type Setting, settings } from "../../src/config.js";
+import {
+  type CompositeSetting,
+  documentedSettings,
+  removedSettings,
+  type Setting,
+  settings,
+} from "../../src/config.js";
 
 // The README's table of settings and docs/events.md's webhook settings say what the settings
 // table (src/config.ts) says: every setting is listed, under its variable and flag, with the
@@ -26,15 +32,15 @@ function settingRows(text: string): string[][] {
 }
 
 /** A default as a table cell writes it: in backticks, or empty for none. */
-const cellOf = (s: Setting) => {
+const cellOf = (s: Setting | CompositeSetting) => {
   if (typeof s.default !== "string") return undefined; // derived: said in words
   return s.default === "" ? "" : `\`${s.default}\``;
 };
 
 it("lists every setting in the README, in the table's order, with its flag and default", () => {
   const rows = settingRows(read("README.md"));
-  expect(rows.map((r) => r[0])).toEqual(settings.map((s) => `\`${s.env}\``));
-  for (const s of settings) {
+  expect(rows.map((r) => r[0])).toEqual(documentedSettings.map((s) => `\`${s.env}\``));
+  for (const s of documentedSettings) {
     const row = rows.find((r) => r[0] === `\`${s.env}\``) as string[];
     expect({ env: s.env, flag: row[1] }).toEqual({ env: s.env, flag: `\`--${s.flag}\`` });
     const cell = cellOf(s);
@@ -55,7 +61,7 @@ it("gives docs/events.md's webhook settings the defaults they have", () => {
 });
 
 it("names in the README only settings that exist, or that it says were removed", () => {
-  const known = new Set([...settings, ...removedSettings].map((s) => s.env));
+  const known = new Set([...documentedSettings, ...removedSettings].map((s) => s.env));
   for (const [variable] of settingRows(read("README.md"))) {
     expect(known).toContain((variable as string).replaceAll("`", ""));
   }
