@@ -17,8 +17,6 @@ import {
   type ListCallerCapabilitiesResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
-import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
-import { builtinRoles } from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
 import {
   cliPlaces,
@@ -26,11 +24,12 @@ import {
   type ServiceTable,
   serviceEntries,
 } from "../../service-table.js";
-import { isUid, rootOf } from "../../uid.js";
+import { isUid } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
 import { type FieldFlag, messageFlags, messageFromFlags } from "./message-flags.js";
+import { groupByPath, type NameKind, namedFlags, nameHelp, resolveNames } from "./names.js";
 
 /** A resource the command line manages: its command name and its service. */
 interface Resource {
@@ -188,9 +187,6 @@ export function remoteUsage(): string {
   return lines.join("\n");
 }
 
-// Fields that take a role uid, where a role name is accepted too.
-const roleFields = new Set(["role-uid", "default-role", "role"]);
-
 /** What every remote command needs at run time. */
 interface RunContext {
   io: CliIo;
@@ -237,6 +233,7 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
       for (const f of flags) {
         if (f.required && !values.has(f.flag)) throw new CliError(`--${f.flag} is required`);
       }
+      await resolveNames(call.list, values);
       const res = (await call.unary(
         a.method,
         messageFromFlags(a.method.input, flags, values),
@@ -297,9 +294,10 @@ function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = fals
           : " (required)";
     // A single true|false flag alone means true (`--public`); its value is then optional.
     const flag = f.type === "true|false" && f.shape === "single";
+    const named: NameKind | undefined = namedFlags[f.flag];
     const opt = new Option(
       flag ? `--${f.flag} [value]` : `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
-      `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
+      `${named ? nameHelp[named] : f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
     );
     if (f.shape !== "single") {
       opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
@@ -349,8 +347,14 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   addFlags(listCmd, listFlags);
   listCmd
     .option("--page-token <token>", "start from this page (the nextPageToken of the previous one)")
-    .option("--children-of <uid>", "one level below this group (uidp.children_of)")
-    .option("--descendants-of <uid>", "anywhere below this group (uidp.descendants_of)")
+    .option(
+      "--children-of <group>",
+      `one level below this group (uidp.children_of): ${nameHelp.group}`,
+    )
+    .option(
+      "--descendants-of <group>",
+      `anywhere below this group (uidp.descendants_of): ${nameHelp.group}`,
+    )
     .option("--all", "follow nextPageToken to the last page");
   listCmd.action(() =>
     run(ctx, listCmd, async (call) => {
@@ -361,7 +365,7 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
         | string
         | undefined;
-      await resolveRoles(call, values, scope);
+      await resolveNames(call.list, values, { scope });
       const itemsField = list.output.fields.find((f) => f.fieldKind === "list");
       const items: Message[] = [];
       let token: string | undefined = opts.pageToken;
@@ -399,11 +403,12 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
     const getCmd = common(
       parent
         .command("get")
-        .description(`get one ${spaced(r.noun)} by uid`)
+        .description(`get one ${spaced(r.noun)} by uid${r.noun === "Group" ? " or path" : ""}`)
         .argument("<uid>"),
     );
-    getCmd.action((uid: string) =>
+    getCmd.action((given: string) =>
       run(ctx, getCmd, async (call) => {
+        const uid = await positionalUid(call, r, given);
         const res = (await call.unary(get, create(get.input, { uid } as never))) as Message;
         call.print(resourceDesc, res);
       }),
@@ -433,7 +438,7 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
             throw new CliError(`--${f.flag} is required`);
           }
         }
-        await resolveRoles(call, values, values.get("parent") as string | undefined);
+        await resolveNames(call.list, values, r.noun === "Tag" ? { skip: ["parent"] } : {});
         const resource = field ? jsonOf(field.message as DescMessage, inner, values) : {};
         const req = messageFromFlags(
           createM.input,
@@ -458,12 +463,13 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           .argument("<uid>"),
       );
       addFlags(updateCmd, inner, true);
-      updateCmd.action((uid: string) =>
+      updateCmd.action((given: string) =>
         run(ctx, updateCmd, async (call) => {
+          const uid = await positionalUid(call, r, given);
           const values = givenValues(updateCmd, inner);
           if (values.size === 0)
             throw new CliError("nothing to change: give a flag for each field to change");
-          await resolveRoles(call, values, uid);
+          await resolveNames(call.list, values, { scope: uid });
           const resource = { ...jsonOf(field.message as DescMessage, inner, values), uid };
           const req = messageFromFlags(update.input, [], new Map(), { [field.jsonName]: resource });
           const mask = create(FieldMaskSchema, {
@@ -484,8 +490,9 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
         .description(`delete ${article(r.noun)}`)
         .argument("<uid>"),
     );
-    delCmd.action((uid: string) =>
+    delCmd.action((given: string) =>
       run(ctx, delCmd, async (call) => {
+        const uid = await positionalUid(call, r, given);
         await call.unary(del, create(del.input, { uid } as never));
         ctx.io.out(`deleted ${uid}\n`);
       }),
@@ -506,6 +513,11 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   }
 }
 
+/** A group's uid as given, or the uid of the group at a path (`acme/eng`); other uids as given. */
+function positionalUid(call: Call, r: Resource, given: string): Promise<string> | string {
+  return r.noun === "Group" && !isUid(given) ? groupByPath(call.list, "uid", given) : given;
+}
+
 /** The protobuf JSON of a resource from its flags, checked by building the message first. */
 function jsonOf(
   desc: DescMessage,
@@ -521,6 +533,8 @@ interface Call {
   /** The exit code of an answered call (0 unless the command's answer says otherwise). */
   exit: number;
   unary(method: DescMethod, req: Message): Promise<unknown>;
+  /** unary for the name lookups (names.ts). */
+  list(method: DescMethod, req: object): Promise<unknown>;
   print(desc: DescMessage, msg: Message): void;
 }
 
@@ -554,6 +568,9 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
       if (!fn) throw new Error(`no client method ${method.localName}`);
       return fn(req);
     },
+    list(method, req) {
+      return call.unary(method, req as Message);
+    },
     print(desc, msg) {
       if (format === "json") printJson(ctx.io, desc, msg as never);
       else printTable(ctx.io, desc, [msg as never]);
@@ -576,40 +593,6 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
       return;
     }
     throw err;
-  }
-}
-
-/**
- * Accept a role's name where a role uid is expected: a built-in name, or a custom role's name
- * in the organization of `scope` (a group or resource uid). Unknown or ambiguous: usage error.
- */
-async function resolveRoles(
-  call: Call,
-  values: Map<string, string | string[]>,
-  scope: string | undefined,
-): Promise<void> {
-  for (const flag of roleFields) {
-    const v = values.get(flag);
-    if (typeof v !== "string" || v === "" || isUid(v)) continue;
-    const builtin = builtinRoles.find((r) => r.name === v);
-    if (builtin) {
-      values.set(flag, builtin.uid);
-      continue;
-    }
-    if (!scope || !isUid(scope)) {
-      throw new CliError(`--${flag}: ${JSON.stringify(v)} is not a built-in role; give a role uid`);
-    }
-    const list = methodOf(RolesService, "ListRoles") as DescMethod;
-    const res = (await call.unary(
-      list,
-      create(list.input, { name: v, uidp: { descendantsOf: rootOf(scope) } } as never),
-    )) as { roles: { uid: string }[] };
-    if (res.roles.length !== 1) {
-      throw new CliError(
-        `--${flag}: ${res.roles.length === 0 ? "no" : "more than one"} role named ${JSON.stringify(v)} in organization ${rootOf(scope)}`,
-      );
-    }
-    values.set(flag, res.roles[0]?.uid as string);
   }
 }
 
