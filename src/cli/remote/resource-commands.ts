@@ -17,6 +17,12 @@ import {
   type ListCallerCapabilitiesResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import {
+  builtinRoles,
+  canonicalCapability,
+  capabilityDescription,
+} from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
 import {
   cliPlaces,
@@ -24,7 +30,7 @@ import {
   type ServiceTable,
   serviceEntries,
 } from "../../service-table.js";
-import { isUid } from "../../uid.js";
+import { isUid, rootOf } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
@@ -54,6 +60,12 @@ interface Action {
   exitOf?: (res: Message) => number;
   /** JSON shows every field, defaults too (check-access's `"allowed": false`). */
   jsonDefaults?: true;
+  /** More lines for the table format, read with further calls (the roles that would grant). */
+  more?: (
+    res: Message,
+    call: Call,
+    values: ReadonlyMap<string, string | string[]>,
+  ) => Promise<string>;
 }
 
 /** The table's command line places of an entry, one at a time. */
@@ -87,11 +99,28 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     text: (res) => accessText(res as CheckAccessResponse),
     exitOf: (res) => ((res as CheckAccessResponse).allowed ? 0 : 1),
     jsonDefaults: true,
+    more: (res, call, values) =>
+      (res as CheckAccessResponse).allowed
+        ? Promise.resolve("")
+        : grantingRoles(
+            call,
+            values.get("capability") as string,
+            values.get("group-uid") as string,
+          ),
   },
   capabilities: {
-    about: "the capabilities you hold at a group",
-    text: (res) =>
-      (res as ListCallerCapabilitiesResponse).capabilities.map((c) => `${c}\n`).join(""),
+    about: "the capabilities you hold at a group, each with what it lets you do",
+    text: (res) => {
+      const held = (res as ListCallerCapabilitiesResponse).capabilities;
+      const width = Math.max(0, ...held.map((c) => c.length));
+      return held
+        .map((c) => {
+          const known = canonicalCapability(c);
+          return `${c.padEnd(width)}  ${known ? capabilityDescription(known) : ""}`.trimEnd();
+        })
+        .map((l) => `${l}\n`)
+        .join("");
+    },
   },
 };
 
@@ -244,6 +273,7 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
         });
       } else {
         ctx.io.out(a.text(res));
+        if (a.more) ctx.io.out(await a.more(res, call, values));
       }
       call.exit = a.exitOf?.(res) ?? 0;
     }),
@@ -272,6 +302,30 @@ function accessText(res: CheckAccessResponse): string {
     lines.push("  the identity holds no role in this organization");
   }
   return `${lines.join("\n")}\n`;
+}
+
+/**
+ * The line of a denial naming the roles that would grant `capability`: the built-in ones and
+ * the organization's own that the caller may list (none of those when it may not).
+ */
+async function grantingRoles(call: Call, asked: string, group: string): Promise<string> {
+  const capability = canonicalCapability(asked);
+  if (!capability) return "";
+  const names = builtinRoles.filter((r) => r.capabilities.includes(capability)).map((r) => r.name);
+  try {
+    const list = methodOf(RolesService, "ListRoles") as DescMethod;
+    const res = (await call.unary(
+      list,
+      create(list.input, { uidp: { descendantsOf: rootOf(group) }, pageSize: 200 } as never),
+    )) as { roles: { uid: string; name: string; capabilities: string[] }[] };
+    for (const r of res.roles) {
+      if (r.capabilities.includes(capability)) names.push(`${r.name} (${r.uid})`);
+    }
+  } catch (err) {
+    // The caller may not list the organization's roles: the built-in ones still say it.
+    if (!(err instanceof ConnectError)) throw err;
+  }
+  return names.length === 0 ? "" : `  roles that would grant ${capability}: ${names.join(", ")}\n`;
 }
 
 function methodOf(service: DescService, name: string): DescMethod | undefined {
