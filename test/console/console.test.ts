@@ -973,16 +973,20 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       .getByRole("heading", { name: "ci-bot may not use repo.create in platform" })
       .waitFor();
     await why.getByText(/applies here, but the role does not include repo\.create/).waitFor();
+    // The roles that would grant it, built-in and the organization's own.
+    await why.getByText(/^Roles that would grant repo\.create: editor, owner[,.]/).waitFor();
     await ask.getByLabel("Member", { exact: true }).selectOption({ label: "deployer" });
     await ask.getByLabel("Capability", { exact: true }).selectOption("repo.create");
     await ask.getByRole("button", { name: "Explain" }).click();
     await why.getByRole("heading", { name: "deployer may use repo.create in platform" }).waitFor();
     await why.getByText("bound at this group itself").waitFor();
     await why.scrollIntoViewIfNeeded();
-    await page
-      .locator("p.caps")
-      .getByText(/role_bindings\.create/)
-      .waitFor();
+    // What each capability lets the caller do, in words.
+    const mine = page.locator("dl.caps");
+    await mine.getByRole("definition").first().waitFor();
+    expect(
+      await mine.locator("div").filter({ hasText: "role_bindings.create" }).textContent(),
+    ).toBe("role_bindings.createCreate role bindings: who holds which role where");
     await expectAccessible("access");
 
     // The tree: open down to this group; open it to reach its child, by name.
