@@ -9,6 +9,8 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 const tiers = classify(root);
 
 const setupOf = (tier: Tier) => [
+  // Every tier: the run's temporary files under one root, removed at the end (temp-root.ts).
+  "test/setup/temp-root.ts",
   ...(tierSetup[tier].console ? ["test/setup/console.ts"] : []),
   ...(tierSetup[tier].postgres ? ["test/setup/postgres.ts"] : []),
 ];
