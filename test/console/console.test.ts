@@ -640,8 +640,22 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       body: JSON.stringify({ name: "v2.0", digest: `sha256:${"cd".repeat(32)}` }),
     });
     expect(pushed.status).toBe(200);
-    await tags.getByRole("button", { name: "Refresh" }).click();
+    // Clicking the repo again shows its tags as they are now (it sent no request before).
+    await page.getByRole("button", { name: "app", exact: true }).click();
     await tags.getByText("1–2 of 2").waitFor();
+    const push = async (name: string) =>
+      fetch(`${gh.url}/registry/v2beta1/tags/${repoUid}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({ name, digest: `sha256:${"ef".repeat(32)}` }),
+      });
+    // So does a click on the tab already open, and Refresh.
+    expect((await push("v3.0")).status).toBe(200);
+    await page.getByRole("link", { name: "Repos", exact: true }).click();
+    await tags.getByText("1–3 of 3").waitFor();
+    expect((await push("v4.0")).status).toBe(200);
+    await tags.getByRole("button", { name: "Refresh" }).click();
+    await tags.getByText("1–4 of 4").waitFor();
     // Each tag pulls by tag and by digest.
     await tags.getByText(":v1.0", { exact: true }).waitFor();
     await tags.getByRole("button", { name: `Copy ${ref}@${sha}`, exact: true }).click();
