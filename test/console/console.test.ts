@@ -293,6 +293,40 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     expect(await page.getByRole("form", { name: "Grant a role here" }).count()).toBe(0);
   });
 
+  it("shows a viewer bound at a subgroup the tree from that group, with no 4xx in the browser console", async () => {
+    const made = async (parent: string, name: string) => {
+      const res = await fetch(`${gh.url}/iam/v2beta1/groups/${parent}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { uid: string }).uid;
+    };
+    const middle = await made(org.uid, "middle");
+    const leaf = await made(middle, "leaf");
+    const viewer = await gh.makeIdentity(middle, ["viewer"]);
+    await freshPage("viewer tree");
+    const noise: string[] = [];
+    // What the browser console would show as "Failed to load resource": a 4xx answer.
+    page.on("response", (r) => {
+      if (r.status() >= 400 && r.status() < 500)
+        noise.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    await signInWithToken(viewer.token);
+    await openGroup(leaf, "tree");
+    const tree = page.getByRole("navigation", { name: "Group tree" });
+    // The ancestor the viewer may read, open down to this group; not the organization above.
+    await tree.getByRole("link", { name: "middle" }).waitFor();
+    await tree.getByRole("link", { name: "leaf" }).waitFor();
+    expect(await tree.getByRole("link", { name: "console-org" }).count()).toBe(0);
+    for (const tab of ["Subgroups", "Members", "Repos"]) {
+      await page.getByRole("link", { name: tab, exact: true }).click();
+      await page.getByRole("heading", { level: 2 }).first().waitFor();
+    }
+    expect(noise).toEqual([]);
+  });
+
   it("lists an owner's change on the Events page, newest first; a viewer is not offered it", async () => {
     await freshPage("events");
     await signInWithToken(org.owner.token);
