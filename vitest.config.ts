@@ -21,6 +21,8 @@ const tiers = classify(root);
 const sharedWorkers = new Set<Tier>(["unit", "api"]);
 
 const setupOf = (tier: Tier) => [
+  // Every tier: the run's temporary files under one root, removed at the end (temp-root.ts).
+  "test/setup/temp-root.ts",
   ...(tierSetup[tier].console ? ["test/setup/console.ts"] : []),
   ...(tierSetup[tier].postgres ? ["test/setup/postgres.ts"] : []),
 ];

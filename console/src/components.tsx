@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Problem, problemOf } from "./api.js";
+import { useNavigations } from "./navigation.js";
 
 /**
  * An API error: its message, and each field violation not shown beside a field of the form
@@ -91,6 +92,8 @@ export function ListView<T>(props: {
   // Counts the person's asks to read the list again (Refresh, Filter): each one fetches, even
   // when nothing else changed, so a change made elsewhere shows.
   const [asked, setAsked] = useState(0);
+  // Every navigation reads the list again, a click on the active tab too (navigation.ts).
+  const navigations = useNavigations();
   const [problem, setProblem] = useState<Problem | undefined>();
   const token = tokens[tokens.length - 1] ?? "";
 
@@ -110,7 +113,7 @@ export function ListView<T>(props: {
     return () => {
       live = false;
     };
-  }, [token, props.reload, filter, orderBy, asked]);
+  }, [token, props.reload, filter, orderBy, asked, navigations]);
 
   const first = (tokens.length - 1) * pageSize;
   const slug = props.label.toLowerCase().replace(/\W+/g, "-");

@@ -2,9 +2,14 @@ import { createHash } from "node:crypto";
 
 import { type CapabilityBlock, serviceEntries } from "../service-table.js";
 import type { StoreRoles } from "../store/store.js";
-import { type Capability, capabilities } from "./capability-catalog.js";
+import {
+  type Capability,
+  canonicalCapability,
+  capabilities,
+  capabilityDescription,
+} from "./capability-catalog.js";
 
-export { type Capability, capabilities };
+export { type Capability, canonicalCapability, capabilities, capabilityDescription };
 
 const known = new Set<string>(capabilities);
 

@@ -1,4 +1,13 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -219,6 +228,7 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
         `/iam/v2beta1/identityProviders/${org.uid}`,
         {
           name: "Acme SSO",
+          emailDomains: ["acme.test"],
           defaultRole: builtinRoles.find((r) => r.name === "viewer")?.uid,
           oidc: {
             issuer: orgIdp.issuer,
@@ -230,8 +240,24 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
       );
       expect(created.status).toBe(200);
       orgIdp.setRedirectUris([`${gh.url}/oauth/idp-callback/${created.json.uid}`]);
-      const login = await loginAs("erin", ["--identity-provider", created.json.uid]);
+      // An email domain nobody verified is only listed: anyone may claim one.
+      const byDomain = await gatehouse([
+        "auth",
+        "login",
+        "--no-browser",
+        "--identity-provider",
+        "erin@acme.test",
+      ]);
+      expect(byDomain.code).toBe(2);
+      expect(byDomain.stderr).toContain(
+        `${created.json.uid}  Acme SSO (organization acme, domain not verified)`,
+      );
+      // By its name, as a person types it.
+      const login = await loginAs("erin", ["--identity-provider", "Acme SSO"]);
       expect(login.code).toBe(0);
+      expect(login.stderr).toContain(
+        `Signing in through Acme SSO (organization acme, ${created.json.uid})`,
+      );
       // A person of that provider's own; its word on the email is not believed.
       expect(login.stdout).toContain(
         `as Erin (${providerPersonUid(created.json.uid, orgIdp.issuer, "erin")})`,
@@ -245,6 +271,31 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
       expect((await gatehouse(["auth", "logout"])).code).toBe(0);
     } finally {
       await orgIdp.close();
+    }
+  });
+
+  it("an interrupted sign-in removes its sign-in page (it holds the state)", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), "gatehouse-cli-tmp-"));
+    const pages = () => readdirSync(tmp).filter((f) => f.startsWith("gatehouse-login-"));
+    try {
+      let child: ChildProcess | undefined;
+      const run = runBin(
+        ["auth", "login"],
+        { ...env, TMPDIR: tmp, BROWSER: "true" },
+        {
+          timeoutMs: 30_000,
+          onStart: (c) => {
+            child = c;
+          },
+        },
+      );
+      while (pages().length === 0) await new Promise((r) => setTimeout(r, 20));
+      child?.kill("SIGINT");
+      const done = await run;
+      expect(done.code).toBe(128); // ended by the signal, as without a handler
+      expect(pages()).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 

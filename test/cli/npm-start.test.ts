@@ -1,9 +1,12 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
 import { freePort } from "../helpers/test-server.js";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
 
 // `npm start` becomes the server (exec), so stopping it by its PID stops the server: before,
 // npm's shell kept the server running and the next start met a busy port.
@@ -40,6 +43,52 @@ it("stops the server when npm start gets SIGTERM", { timeout: 120_000 }, async (
     expect(await ready(url)).toBe(false);
   } finally {
     npm.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Run an npm script of the checkout to its end: exit code and output. */
+function npmRun(args: string[], env: Record<string, string> = {}) {
+  const child = spawn("npm", args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (t: string) => {
+    stdout += t;
+  });
+  child.stderr.setEncoding("utf8").on("data", (t: string) => {
+    stderr += t;
+  });
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once("close", (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+// After the test above, the checkout is built: a second build rebuilds nothing, and a wrong
+// setting is refused before any build starts (it cost a 20-30 s build per try, issue 43).
+it("a second build rebuilds nothing", { timeout: 120_000 }, async () => {
+  const info = join(root, "dist", ".tsbuildinfo");
+  const before = statSync(info).mtimeMs;
+  const build = await npmRun(["run", "build", "--silent"]);
+  expect(build.code).toBe(0);
+  expect(build.stdout).toMatch(/console unchanged in /);
+  expect(statSync(info).mtimeMs).toBe(before);
+});
+
+it("refuses a bad setting before it builds anything", { timeout: 120_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-start-"));
+  try {
+    const start = await npmRun(["start", "--silent"], {
+      GATEHOUSE_PORT: "not-a-port",
+      GATEHOUSE_DB: join(dir, "gatehouse.db"),
+    });
+    expect(start.code).toBe(2);
+    expect(start.stderr).toContain('GATEHOUSE_PORT (--port): not an integer: "not-a-port"');
+    // No build ran: neither tsc nor the console build said anything.
+    expect(start.stdout).not.toMatch(/console (built|unchanged)/);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -498,7 +498,10 @@ describe("gatehouse iam check-access and capabilities", () => {
       env,
     );
     expect(run.code).toBe(0);
-    const caps = run.stdout.trim().split("\n");
+    const caps = run.stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ")[0]);
     expect(caps).toContain("role_bindings.create");
     expect(caps).not.toContain("advisories.create");
   });

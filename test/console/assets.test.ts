@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import http from "node:http";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { expect, it } from "vitest";
@@ -86,4 +87,29 @@ it("sends a browser at / to the console, and answers other clients the API's NOT
     expect(JSON.parse(api.body.toString())).toMatchObject({ code: 5 });
     expect(api.headers.vary).toBe("Accept");
   }
+});
+
+it("weighs what the README says it weighs (script, styles and index.html, compressed)", async () => {
+  const readme = await readFile(new URL("../../README.md", import.meta.url), "utf8");
+  const said = /esbuild; ([\d.]+) kB gzipped, ([\d.]+) kB with brotli/.exec(readme);
+  expect(said, "README's console size line").not.toBeNull();
+  const index = await get("/console/");
+  const names = [
+    ...index.body
+      .toString()
+      .matchAll(/(?:src|href)="\.?\/?(?:console\/)?((?:main|styles)-[\w-]+\.(?:js|css))"/g),
+  ].map((m) => m[1]);
+  expect(names).toHaveLength(2);
+  const weigh = async (encoding: string) => {
+    let bytes = 0;
+    for (const path of ["/console/", ...names.map((n) => `/console/${n}`)]) {
+      const res = await get(path, { "accept-encoding": encoding });
+      expect(res.headers["content-encoding"]).toBe(encoding);
+      bytes += res.body.length;
+    }
+    return bytes / 1024;
+  };
+  // Within 2 kB: a figure to update when the console grows, not on every change.
+  expect(Math.abs((await weigh("gzip")) - Number(said?.[1]))).toBeLessThan(2);
+  expect(Math.abs((await weigh("br")) - Number(said?.[2]))).toBeLessThan(2);
 });

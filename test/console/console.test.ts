@@ -293,6 +293,40 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     expect(await page.getByRole("form", { name: "Grant a role here" }).count()).toBe(0);
   });
 
+  it("shows a viewer bound at a subgroup the tree from that group, with no 4xx in the browser console", async () => {
+    const made = async (parent: string, name: string) => {
+      const res = await fetch(`${gh.url}/iam/v2beta1/groups/${parent}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({ name }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { uid: string }).uid;
+    };
+    const middle = await made(org.uid, "middle");
+    const leaf = await made(middle, "leaf");
+    const viewer = await gh.makeIdentity(middle, ["viewer"]);
+    await freshPage("viewer tree");
+    const noise: string[] = [];
+    // What the browser console would show as "Failed to load resource": a 4xx answer.
+    page.on("response", (r) => {
+      if (r.status() >= 400 && r.status() < 500)
+        noise.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    await signInWithToken(viewer.token);
+    await openGroup(leaf, "tree");
+    const tree = page.getByRole("navigation", { name: "Group tree" });
+    // The ancestor the viewer may read, open down to this group; not the organization above.
+    await tree.getByRole("link", { name: "middle" }).waitFor();
+    await tree.getByRole("link", { name: "leaf" }).waitFor();
+    expect(await tree.getByRole("link", { name: "console-org" }).count()).toBe(0);
+    for (const tab of ["Subgroups", "Members", "Repos"]) {
+      await page.getByRole("link", { name: tab, exact: true }).click();
+      await page.getByRole("heading", { level: 2 }).first().waitFor();
+    }
+    expect(noise).toEqual([]);
+  });
+
   it("lists an owner's change on the Events page, newest first; a viewer is not offered it", async () => {
     await freshPage("events");
     await signInWithToken(org.owner.token);
@@ -640,8 +674,22 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       body: JSON.stringify({ name: "v2.0", digest: `sha256:${"cd".repeat(32)}` }),
     });
     expect(pushed.status).toBe(200);
-    await tags.getByRole("button", { name: "Refresh" }).click();
+    // Clicking the repo again shows its tags as they are now (it sent no request before).
+    await page.getByRole("button", { name: "app", exact: true }).click();
     await tags.getByText("1–2 of 2").waitFor();
+    const push = async (name: string) =>
+      fetch(`${gh.url}/registry/v2beta1/tags/${repoUid}`, {
+        method: "POST",
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        body: JSON.stringify({ name, digest: `sha256:${"ef".repeat(32)}` }),
+      });
+    // So does a click on the tab already open, and Refresh.
+    expect((await push("v3.0")).status).toBe(200);
+    await page.getByRole("link", { name: "Repos", exact: true }).click();
+    await tags.getByText("1–3 of 3").waitFor();
+    expect((await push("v4.0")).status).toBe(200);
+    await tags.getByRole("button", { name: "Refresh" }).click();
+    await tags.getByText("1–4 of 4").waitFor();
     // Each tag pulls by tag and by digest.
     await tags.getByText(":v1.0", { exact: true }).waitFor();
     await tags.getByRole("button", { name: `Copy ${ref}@${sha}`, exact: true }).click();
@@ -973,16 +1021,20 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       .getByRole("heading", { name: "ci-bot may not use repo.create in platform" })
       .waitFor();
     await why.getByText(/applies here, but the role does not include repo\.create/).waitFor();
+    // The roles that would grant it, built-in and the organization's own.
+    await why.getByText(/^Roles that would grant repo\.create: editor, owner[,.]/).waitFor();
     await ask.getByLabel("Member", { exact: true }).selectOption({ label: "deployer" });
     await ask.getByLabel("Capability", { exact: true }).selectOption("repo.create");
     await ask.getByRole("button", { name: "Explain" }).click();
     await why.getByRole("heading", { name: "deployer may use repo.create in platform" }).waitFor();
     await why.getByText("bound at this group itself").waitFor();
     await why.scrollIntoViewIfNeeded();
-    await page
-      .locator("p.caps")
-      .getByText(/role_bindings\.create/)
-      .waitFor();
+    // What each capability lets the caller do, in words.
+    const mine = page.locator("dl.caps");
+    await mine.getByRole("definition").first().waitFor();
+    expect(
+      await mine.locator("div").filter({ hasText: "role_bindings.create" }).textContent(),
+    ).toBe("role_bindings.createCreate role bindings: who holds which role where");
     await expectAccessible("access");
 
     // The tree: open down to this group; open it to reach its child, by name.

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { CliRun } from "./run-cli.js";
 
@@ -18,6 +18,8 @@ export interface RunBinOptions {
   stopWhen?: (stderr: string) => boolean;
   /** The same for stdout (the server's log). */
   stopWhenOut?: (stdout: string) => boolean;
+  /** Called with the process once spawned (to signal it). */
+  onStart?: (child: ChildProcess) => void;
 }
 
 /**
@@ -34,6 +36,7 @@ export function runBin(
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  opts.onStart?.(child);
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (t: string) => {

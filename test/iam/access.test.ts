@@ -122,14 +122,27 @@ it("answers over REST, and refuses an unknown capability or a malformed uid clea
   });
   expect(unknown.status).toBe(400);
   expect(JSON.stringify(unknown.json)).toContain("capability");
-  // A near miss (the plural of another resource's kind) names what was meant.
+  // The other spelling of a kind (repos.* for repo.*) is an alias, asked as the catalog's.
   const plural = await check(org.owner.headers, {
     identityUid: ci.uid,
     capability: "repos.create",
     groupUid: team,
   });
-  expect(plural.status).toBe(400);
-  expect(plural.json.message).toContain('did you mean "repo.create"?');
+  const canonical = await check(org.owner.headers, {
+    identityUid: ci.uid,
+    capability: "repo.create",
+    groupUid: team,
+  });
+  expect(plural.status).toBe(200);
+  expect(plural.json).toEqual(canonical.json);
+  // A near miss names what was meant.
+  const typo = await check(org.owner.headers, {
+    identityUid: ci.uid,
+    capability: "repo.craete",
+    groupUid: team,
+  });
+  expect(typo.status).toBe(400);
+  expect(typo.json.message).toContain('did you mean "repo.create"?');
   const far = await check(org.owner.headers, {
     identityUid: ci.uid,
     capability: "launch.missiles",
@@ -140,11 +153,11 @@ it("answers over REST, and refuses an unknown capability or a malformed uid clea
     ts.url,
     "POST",
     `/iam/v2beta1/roles/${team}`,
-    { name: "typo", capabilities: ["repo.list", "tags.list"] },
+    { name: "typo", capabilities: ["repo.list", "tag.lsit"] },
     org.owner.headers,
   );
   expect(role.status).toBe(400);
-  expect(role.json.message).toContain('"tags.list" (did you mean "tag.list"?)');
+  expect(role.json.message).toContain('"tag.lsit" (did you mean "tag.list"?)');
   const malformed = await check(org.owner.headers, {
     identityUid: "nope",
     capability: "repo.list",

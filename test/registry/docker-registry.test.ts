@@ -285,7 +285,20 @@ describe("a real registry with Gatehouse as its token service", () => {
       accessToken: puller.token,
       expiry: new Date(Date.now() + 3_600_000).toISOString(),
     });
-    const configured = await runCli(["auth", "configure-docker", "--registry", registry.host], env);
+    // skopeo runs the helper from PATH, as docker does (configure-docker checks it is there).
+    const binDir = join(dir, "helper-bin");
+    await mkdir(binDir, { recursive: true });
+    const wrapper = join(binDir, "docker-credential-gatehouse");
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\nexec "${process.execPath}" --no-warnings --import "${registerBin}" "${helperBin}" "$@"\n`,
+    );
+    await chmod(wrapper, 0o755);
+    const path = `${binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`;
+    const configured = await runCli(["auth", "configure-docker", "--registry", registry.host], {
+      ...env,
+      PATH: path,
+    });
     expect(configured.stderr).toBe("");
     expect(configured.code).toBe(0);
     const dockerConfig = join(home, ".docker", "config.json");
@@ -319,16 +332,6 @@ describe("a real registry with Gatehouse as its token service", () => {
       stdout: "credentials not found in native keychain\n",
     });
 
-    // skopeo runs the helper from PATH, as docker does.
-    const binDir = join(dir, "helper-bin");
-    await mkdir(binDir, { recursive: true });
-    const wrapper = join(binDir, "docker-credential-gatehouse");
-    await writeFile(
-      wrapper,
-      `#!/bin/sh\nexec "${process.execPath}" --no-warnings --import "${registerBin}" "${helperBin}" "$@"\n`,
-    );
-    await chmod(wrapper, 0o755);
-    const path = `${binDir}:${process.env.PATH ?? "/usr/bin:/bin"}`;
     const inspect = (authfile: string, as = home) =>
       skopeo(
         [

@@ -4,7 +4,12 @@ import {
   type CheckAccessResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
-import { capabilities } from "../../../src/auth/capability-catalog.js";
+import {
+  type Capability,
+  canonicalCapability,
+  capabilities,
+  capabilityDescription,
+} from "../../../src/auth/capability-catalog.js";
 import { api } from "../api.js";
 import { FormView } from "../components.js";
 import { type Option, usePickers } from "../pickers.js";
@@ -15,6 +20,8 @@ interface Asked {
   identity: string;
   capability: string;
   answer: CheckAccessResponse;
+  /** When denied: the names of the roles that would grant the capability here. */
+  granting: string[];
 }
 
 function GroupLink({ binding }: { binding: RoleBinding | undefined }) {
@@ -28,8 +35,14 @@ function GroupLink({ binding }: { binding: RoleBinding | undefined }) {
 
 /** A CheckAccess answer as sentences: the decision, then the role bindings behind it. */
 function Explanation({ asked, groupName }: { asked: Asked; groupName: string }) {
-  const { answer, identity, capability } = asked;
+  const { answer, identity, capability, granting } = asked;
   const cap = <code>{capability}</code>;
+  const wouldGrant =
+    !answer.allowed && granting.length > 0 ? (
+      <p>
+        Roles that would grant {cap}: {granting.join(", ")}.
+      </p>
+    ) : null;
   return (
     <section class="detail" aria-label="Access explained">
       <h3>
@@ -54,7 +67,10 @@ function Explanation({ asked, groupName }: { asked: Asked; groupName: string }) 
           </ul>
         </>
       ) : answer.shortfalls.length === 0 ? (
-        <p>{identity} holds no role in this organization.</p>
+        <>
+          <p>{identity} holds no role in this organization.</p>
+          {wouldGrant}
+        </>
       ) : (
         <>
           <p>Its nearest role bindings, and what each lacks:</p>
@@ -71,10 +87,36 @@ function Explanation({ asked, groupName }: { asked: Asked; groupName: string }) 
               </li>
             ))}
           </ul>
+          {wouldGrant}
         </>
       )}
     </section>
   );
+}
+
+/**
+ * The roles that hold `capability`: the built-in ones and the organization's own (those the
+ * caller may list; none of the latter when it may not).
+ */
+async function grantingRoles(capability: string, group: string): Promise<string[]> {
+  const holds = (r: { capabilities: string[] }) => r.capabilities.includes(capability);
+  const org = group.split("/")[0] ?? group;
+  const [builtin, own] = await Promise.all([
+    api.roles.listRoles({ uidp: { inRoot: true }, pageSize: 200 }).catch(() => undefined),
+    api.roles.listRoles({ uidp: { descendantsOf: org }, pageSize: 200 }).catch(() => undefined),
+  ]);
+  const names = (roles: { name: string; capabilities: string[] }[] | undefined) =>
+    (roles ?? [])
+      .filter(holds)
+      .map((r) => r.name)
+      .sort();
+  return [...names(builtin?.roles), ...names(own?.roles)];
+}
+
+/** A capability as a line: its name and what it lets its holder do. */
+function describe(c: string): string {
+  const known: Capability | undefined = canonicalCapability(c);
+  return known ? capabilityDescription(known) : "";
 }
 
 /**
@@ -111,7 +153,7 @@ export function AccessTab({ uid, groupName }: { uid: string; groupName: string }
             name: "capability",
             label: "Capability",
             type: "select",
-            options: capabilities.map((c) => ({ value: c, label: c })),
+            options: capabilities.map((c) => ({ value: c, label: `${c}: ${describe(c)}` })),
             search: true,
           },
         ]}
@@ -120,12 +162,27 @@ export function AccessTab({ uid, groupName }: { uid: string; groupName: string }
           const capability = v.capability as string;
           const answer = await api.access.checkAccess({ identityUid, capability, groupUid: uid });
           const name = people.find((p) => p.value === identityUid)?.label ?? identityUid;
-          setAsked({ identity: name, capability, answer });
+          const granting = answer.allowed ? [] : await grantingRoles(capability, uid);
+          setAsked({ identity: name, capability, answer, granting });
         }}
       />
       <div aria-live="polite">{asked && <Explanation asked={asked} groupName={groupName} />}</div>
       <h3>What you may do here</h3>
-      {mine && (mine.length === 0 ? <p>Nothing.</p> : <p class="caps">{mine.join(", ")}</p>)}
+      {mine &&
+        (mine.length === 0 ? (
+          <p>Nothing.</p>
+        ) : (
+          <dl class="caps">
+            {mine.map((c) => (
+              <div key={c}>
+                <dt>
+                  <code>{c}</code>
+                </dt>
+                <dd>{describe(c)}</dd>
+              </div>
+            ))}
+          </dl>
+        ))}
     </>
   );
 }

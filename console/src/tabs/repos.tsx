@@ -8,6 +8,7 @@ import { ConfirmButton, CopyText, FormView, ListView, time } from "../components
 export function ReposTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [repo, setRepo] = useState<Repo | undefined>();
+  const [opened, setOpened] = useState(0);
   return (
     <>
       <h2>Repos</h2>
@@ -22,7 +23,15 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
           {
             title: "Name",
             render: (r) => (
-              <button type="button" class="link" onClick={() => setRepo(r)}>
+              <button
+                type="button"
+                class="link"
+                onClick={() => {
+                  setRepo(r);
+                  // The repo shown already: a click shows its tags as they are now.
+                  setOpened((n) => n + 1);
+                }}
+              >
                 {r.name}
               </button>
             ),
@@ -98,12 +107,12 @@ export function ReposTab({ uid, can }: { uid: string; can: Can }) {
           }}
         />
       )}
-      {repo && <TagsOf repo={repo} can={can} />}
+      {repo && <TagsOf repo={repo} can={can} opened={opened} />}
     </>
   );
 }
 
-function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
+function TagsOf({ repo, can, opened }: { repo: Repo; can: Can; opened: number }) {
   const [reload, setReload] = useState(0);
   return (
     <section class="detail" aria-label={`Repo ${repo.name}`}>
@@ -116,7 +125,7 @@ function TagsOf({ repo, can }: { repo: Repo; can: Can }) {
       <ListView
         key={repo.uid}
         label={`Tags of ${repo.name}`}
-        reload={reload}
+        reload={reload + opened}
         load={async (q) => {
           const r = await api.tags.listTags({ uidp: { childrenOf: repo.uid }, ...q });
           return { items: r.tags, nextPageToken: r.nextPageToken, totalCount: r.totalCount };

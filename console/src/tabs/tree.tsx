@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { Group } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { api } from "../api.js";
-import { all, ancestors, orgOf } from "../pickers.js";
+import { all, ancestors } from "../pickers.js";
 import { groupHref } from "../routes.js";
 
 /** One group of the tree and, once opened, its children. */
@@ -50,30 +50,44 @@ function Branch(props: { uid: string; name: string; current: string; path: reado
 }
 
 /**
- * The group tree of the organization, opened down to the page's group: move through the
- * hierarchy by name. Groups the caller may not list are not shown.
+ * The group tree, opened down to the page's group: move through the hierarchy by name. It
+ * starts at the highest group above this one that the caller may read without a gap (the
+ * organization for its members; for someone bound lower down, the group they were bound at),
+ * asked with one List of the ancestors, which answers only what the caller may read (no 403
+ * for the groups it may not). Groups the caller may not list are not shown.
  */
 export function TreeTab({ uid, groupName }: { uid: string; groupName: string }) {
-  const org = orgOf(uid);
-  // undefined while loading; null when the caller may not read the organization itself.
-  const [orgName, setOrgName] = useState<string | null | undefined>();
+  // undefined while loading.
+  const [top, setTop] = useState<{ uid: string; name: string } | undefined>();
   useEffect(() => {
-    api.groups
-      .getGroup({ uid: org })
-      .then((g) => setOrgName(g.name))
-      .catch(() => setOrgName(null));
-  }, [org]);
+    let live = true;
+    all((pageToken) =>
+      api.groups
+        .listGroups({ uidp: { ancestorsOf: uid }, pageSize: 200, pageToken })
+        .then((r) => ({ items: r.groups, nextPageToken: r.nextPageToken })),
+    )
+      .catch(() => [] as Group[])
+      .then((above) => {
+        const readable = new Map(above.map((g) => [g.uid, g.name]));
+        let highest = { uid, name: groupName };
+        for (const a of ancestors(uid).reverse().slice(1)) {
+          const name = readable.get(a);
+          if (name === undefined) break;
+          highest = { uid: a, name };
+        }
+        if (live) setTop(highest);
+      });
+    return () => {
+      live = false;
+    };
+  }, [uid, groupName]);
   return (
     <>
       <h2>Group tree</h2>
       <nav aria-label="Group tree" class="tree">
-        {orgName === undefined ? null : orgName === null ? (
+        {top && (
           <ul>
-            <Branch uid={uid} name={groupName} current={uid} path={[uid]} />
-          </ul>
-        ) : (
-          <ul>
-            <Branch uid={org} name={orgName} current={uid} path={ancestors(uid)} />
+            <Branch uid={top.uid} name={top.name} current={uid} path={ancestors(uid)} />
           </ul>
         )}
       </nav>

@@ -25,7 +25,11 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         "identity provider), or log a workload in with --identity and --identity-token",
     )
     .option("--api <url>", apiHelp)
-    .option("--identity-provider <uid>", "an organization's IdentityProvider to sign in with")
+    .option(
+      "--identity-provider <provider>",
+      "an organization's identity provider to sign in with: its name, your email domain " +
+        "(example.com, DNS-verified by its organization) or its uid",
+    )
     .option("--no-browser", "print the sign-in URL instead of opening a browser")
     .option("--identity <uid>", "log this workload identity in (with --identity-token)")
     .option(

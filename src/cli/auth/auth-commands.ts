@@ -13,6 +13,7 @@ import {
   withCredentialsLock,
 } from "./credentials.js";
 import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
+import { identityProviderUid } from "./provider-lookup.js";
 
 /** Options every `gatehouse auth` command takes: the API it talks to. */
 export interface AuthOptions {
@@ -22,7 +23,10 @@ export interface AuthOptions {
 
 /** `gatehouse auth login` options. */
 export interface LoginOptions extends AuthOptions {
-  /** An organization's IdentityProvider uid; absent: the server's login provider. */
+  /**
+   * An organization's IdentityProvider: uid, name, or email domain (identityProviderUid);
+   * absent: the server's login provider.
+   */
   identityProvider?: string;
   /** false with --no-browser: print the URL instead of opening it. */
   browser: boolean;
@@ -55,14 +59,18 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
     if (opts.identityProvider === undefined && !discovery.loginProvider) {
       throw new CliError(
         `${api} has no login provider for people: sign in through an organization's with ` +
-          "--identity-provider <uid>, or ask its operator to set GATEHOUSE_LOGIN_ISSUER",
+          "--identity-provider <name|domain|uid>, or ask its operator to set GATEHOUSE_LOGIN_ISSUER",
         1,
       );
     }
+    const provider =
+      opts.identityProvider === undefined
+        ? undefined
+        : await identityProviderUid(discovery, opts.identityProvider, io);
     const tokens = await browserLogin({
       api,
       discovery,
-      ...(opts.identityProvider === undefined ? {} : { identityProvider: opts.identityProvider }),
+      ...(provider === undefined ? {} : { identityProvider: provider }),
       browser: opts.browser,
       io,
     });

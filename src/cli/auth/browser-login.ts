@@ -36,6 +36,19 @@ export async function browserLogin(opts: {
   });
   const redirectUri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`;
   let launcher: { file: string; remove(): void } | undefined;
+  // Ctrl-C or a kill while the person signs in ends the process without running `finally`:
+  // the sign-in page (it holds the state) is removed first, then the process ends as the
+  // signal would have ended it.
+  const interrupted = (signal: NodeJS.Signals) => {
+    launcher?.remove();
+    process.removeListener("SIGINT", interrupted);
+    process.removeListener("SIGTERM", interrupted);
+    process.removeListener("SIGHUP", interrupted);
+    process.kill(process.pid, signal);
+  };
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
+  process.once("SIGHUP", interrupted);
   try {
     url.search = new URLSearchParams({
       response_type: "code",
@@ -76,6 +89,9 @@ export async function browserLogin(opts: {
       throw err;
     }
   } finally {
+    process.removeListener("SIGINT", interrupted);
+    process.removeListener("SIGTERM", interrupted);
+    process.removeListener("SIGHUP", interrupted);
     launcher?.remove();
     server.closeAllConnections();
     server.close();

@@ -6,6 +6,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { SecurityTokenService } from "../../../gen/gatehouse/sts/v1/sts_pb.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { apiToken, normalizeApi, notLoggedInAnyMore } from "./auth-commands.js";
+import { requireHelperOnPath } from "./helper-on-path.js";
 
 /** The helper's name in docker's `credHelpers`: docker runs `docker-credential-gatehouse`. */
 export const helperName = "gatehouse";
@@ -89,7 +90,8 @@ export async function registryCredential(api: string, registry: string, io: CliI
  * config: skopeo, crane, containerd's CRI) ask `docker-credential-gatehouse` for that
  * registry's credentials, which hands out a fresh token of the `gatehouse auth login` for
  * `api`. Adds `credHelpers[<host>] = "gatehouse"` to `$DOCKER_CONFIG/config.json` (default
- * ~/.docker), keeping everything else in it.
+ * ~/.docker), keeping everything else in it. Refused, with the command that fixes it, when
+ * docker could not find the helper on PATH (requireHelperOnPath).
  */
 export function configureDocker(opts: { registry: string; api: string }, io: CliIo): number {
   const host = registryHost(opts.registry);
@@ -99,6 +101,7 @@ export function configureDocker(opts: { registry: string; api: string }, io: Cli
     );
   }
   const api = normalizeApi(opts.api);
+  requireHelperOnPath(io.env.PATH);
   const dockerDir = io.env.DOCKER_CONFIG || join(io.env.HOME || homedir(), ".docker");
   const dockerConfig = join(dockerDir, "config.json");
   const config = readJson(dockerConfig);

@@ -21,7 +21,11 @@ import type {
   RoleBinding,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
-import { builtinRoles } from "../../auth/capabilities.js";
+import {
+  builtinRoles,
+  canonicalCapability,
+  capabilityDescription,
+} from "../../auth/capabilities.js";
 import { durationForms } from "../../duration.js";
 import {
   cliPlaces,
@@ -34,6 +38,7 @@ import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
 import { type FieldFlag, messageFlags, messageFromFlags } from "./message-flags.js";
+import { groupByPath, type NameKind, namedFlags, nameHelp, resolveNames } from "./names.js";
 
 /** A resource the command line manages: its command name and its service. */
 interface Resource {
@@ -58,6 +63,12 @@ interface Action {
   exitOf?: (res: Message) => number;
   /** JSON shows every field, defaults too (check-access's `"allowed": false`). */
   jsonDefaults?: true;
+  /** More lines for the table format, read with further calls (the roles that would grant). */
+  more?: (
+    res: Message,
+    call: Call,
+    values: ReadonlyMap<string, string | string[]>,
+  ) => Promise<string>;
 }
 
 /** The table's command line places of an entry, one at a time. */
@@ -91,6 +102,14 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     text: (res) => accessText(res as CheckAccessResponse),
     exitOf: (res) => ((res as CheckAccessResponse).allowed ? 0 : 1),
     jsonDefaults: true,
+    more: (res, call, values) =>
+      (res as CheckAccessResponse).allowed
+        ? Promise.resolve("")
+        : grantingRoles(
+            call,
+            values.get("capability") as string,
+            values.get("group-uid") as string,
+          ),
   },
   "bind-batch": {
     about:
@@ -101,9 +120,18 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
         .join(""),
   },
   capabilities: {
-    about: "the capabilities you hold at a group",
-    text: (res) =>
-      (res as ListCallerCapabilitiesResponse).capabilities.map((c) => `${c}\n`).join(""),
+    about: "the capabilities you hold at a group, each with what it lets you do",
+    text: (res) => {
+      const held = (res as ListCallerCapabilitiesResponse).capabilities;
+      const width = Math.max(0, ...held.map((c) => c.length));
+      return held
+        .map((c) => {
+          const known = canonicalCapability(c);
+          return `${c.padEnd(width)}  ${known ? capabilityDescription(known) : ""}`.trimEnd();
+        })
+        .map((l) => `${l}\n`)
+        .join("");
+    },
   },
 };
 
@@ -199,9 +227,6 @@ export function remoteUsage(): string {
   return lines.join("\n");
 }
 
-// Fields that take a role uid, where a role name is accepted too.
-const roleFields = new Set(["role-uid", "default-role", "role"]);
-
 /** What every remote command needs at run time. */
 interface RunContext {
   io: CliIo;
@@ -248,6 +273,7 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
       for (const f of flags) {
         if (f.required && !values.has(f.flag)) throw new CliError(`--${f.flag} is required`);
       }
+      await resolveNames(call.list, values);
       const res = (await call.unary(
         a.method,
         messageFromFlags(a.method.input, flags, values),
@@ -258,6 +284,7 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
         });
       } else {
         ctx.io.out(a.text(res));
+        if (a.more) ctx.io.out(await a.more(res, call, values));
       }
       call.exit = a.exitOf?.(res) ?? 0;
     }),
@@ -288,6 +315,30 @@ function accessText(res: CheckAccessResponse): string {
   return `${lines.join("\n")}\n`;
 }
 
+/**
+ * The line of a denial naming the roles that would grant `capability`: the built-in ones and
+ * the organization's own that the caller may list (none of those when it may not).
+ */
+async function grantingRoles(call: Call, asked: string, group: string): Promise<string> {
+  const capability = canonicalCapability(asked);
+  if (!capability) return "";
+  const names = builtinRoles.filter((r) => r.capabilities.includes(capability)).map((r) => r.name);
+  try {
+    const list = methodOf(RolesService, "ListRoles") as DescMethod;
+    const res = (await call.unary(
+      list,
+      create(list.input, { uidp: { descendantsOf: rootOf(group) }, pageSize: 200 } as never),
+    )) as { roles: { uid: string; name: string; capabilities: string[] }[] };
+    for (const r of res.roles) {
+      if (r.capabilities.includes(capability)) names.push(`${r.name} (${r.uid})`);
+    }
+  } catch (err) {
+    // The caller may not list the organization's roles: the built-in ones still say it.
+    if (!(err instanceof ConnectError)) throw err;
+  }
+  return names.length === 0 ? "" : `  roles that would grant ${capability}: ${names.join(", ")}\n`;
+}
+
 function methodOf(service: DescService, name: string): DescMethod | undefined {
   return service.methods.find((m) => m.name === name);
 }
@@ -308,9 +359,10 @@ function addFlags(cmd: Command, flags: readonly FieldFlag[], skipRequired = fals
           : " (required)";
     // A single true|false flag alone means true (`--public`); its value is then optional.
     const flag = f.type === "true|false" && f.shape === "single";
+    const named: NameKind | undefined = namedFlags[f.flag];
     const opt = new Option(
       flag ? `--${f.flag} [value]` : `--${f.flag} <${f.shape === "map" ? "key=value" : "value"}>`,
-      `${f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
+      `${named ? nameHelp[named] : f.type === "duration" ? `duration: ${durationForms}` : f.type}${flag ? " (alone: true)" : ""}${shape}${required}`,
     );
     if (f.shape !== "single") {
       opt.argParser((v: string, prev: string[] | undefined) => [...(prev ?? []), v]);
@@ -360,8 +412,14 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   addFlags(listCmd, listFlags);
   listCmd
     .option("--page-token <token>", "start from this page (the nextPageToken of the previous one)")
-    .option("--children-of <uid>", "one level below this group (uidp.children_of)")
-    .option("--descendants-of <uid>", "anywhere below this group (uidp.descendants_of)")
+    .option(
+      "--children-of <group>",
+      `one level below this group (uidp.children_of): ${nameHelp.group}`,
+    )
+    .option(
+      "--descendants-of <group>",
+      `anywhere below this group (uidp.descendants_of): ${nameHelp.group}`,
+    )
     .option("--all", "follow nextPageToken to the last page");
   listCmd.action(() =>
     run(ctx, listCmd, async (call) => {
@@ -372,7 +430,7 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
         | string
         | undefined;
-      await resolveRoles(call, values, scope);
+      await resolveNames(call.list, values, { scope });
       const itemsField = list.output.fields.find((f) => f.fieldKind === "list");
       const items: Message[] = [];
       let token: string | undefined = opts.pageToken;
@@ -410,11 +468,12 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
     const getCmd = common(
       parent
         .command("get")
-        .description(`get one ${spaced(r.noun)} by uid`)
+        .description(`get one ${spaced(r.noun)} by uid${r.noun === "Group" ? " or path" : ""}`)
         .argument("<uid>"),
     );
-    getCmd.action((uid: string) =>
+    getCmd.action((given: string) =>
       run(ctx, getCmd, async (call) => {
+        const uid = await positionalUid(call, r, given);
         const res = (await call.unary(get, create(get.input, { uid } as never))) as Message;
         call.print(resourceDesc, res);
       }),
@@ -444,7 +503,7 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
             throw new CliError(`--${f.flag} is required`);
           }
         }
-        await resolveRoles(call, values, values.get("parent") as string | undefined);
+        await resolveNames(call.list, values, r.noun === "Tag" ? { skip: ["parent"] } : {});
         const resource = field ? jsonOf(field.message as DescMessage, inner, values) : {};
         const req = messageFromFlags(
           createM.input,
@@ -469,12 +528,13 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           .argument("<uid>"),
       );
       addFlags(updateCmd, inner, true);
-      updateCmd.action((uid: string) =>
+      updateCmd.action((given: string) =>
         run(ctx, updateCmd, async (call) => {
+          const uid = await positionalUid(call, r, given);
           const values = givenValues(updateCmd, inner);
           if (values.size === 0)
             throw new CliError("nothing to change: give a flag for each field to change");
-          await resolveRoles(call, values, uid);
+          await resolveNames(call.list, values, { scope: uid });
           const resource = { ...jsonOf(field.message as DescMessage, inner, values), uid };
           const req = messageFromFlags(update.input, [], new Map(), { [field.jsonName]: resource });
           const mask = create(FieldMaskSchema, {
@@ -495,8 +555,9 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
         .description(`delete ${article(r.noun)}`)
         .argument("<uid>"),
     );
-    delCmd.action((uid: string) =>
+    delCmd.action((given: string) =>
       run(ctx, delCmd, async (call) => {
+        const uid = await positionalUid(call, r, given);
         await call.unary(del, create(del.input, { uid } as never));
         ctx.io.out(`deleted ${uid}\n`);
       }),
@@ -517,6 +578,11 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   }
 }
 
+/** A group's uid as given, or the uid of the group at a path (`acme/eng`); other uids as given. */
+function positionalUid(call: Call, r: Resource, given: string): Promise<string> | string {
+  return r.noun === "Group" && !isUid(given) ? groupByPath(call.list, "uid", given) : given;
+}
+
 /** The protobuf JSON of a resource from its flags, checked by building the message first. */
 function jsonOf(
   desc: DescMessage,
@@ -532,6 +598,8 @@ interface Call {
   /** The exit code of an answered call (0 unless the command's answer says otherwise). */
   exit: number;
   unary(method: DescMethod, req: Message): Promise<unknown>;
+  /** unary for the name lookups (names.ts). */
+  list(method: DescMethod, req: object): Promise<unknown>;
   print(desc: DescMessage, msg: Message): void;
 }
 
@@ -565,6 +633,9 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
       if (!fn) throw new Error(`no client method ${method.localName}`);
       return fn(req);
     },
+    list(method, req) {
+      return call.unary(method, req as Message);
+    },
     print(desc, msg) {
       if (format === "json") printJson(ctx.io, desc, msg as never);
       else printTable(ctx.io, desc, [msg as never]);
@@ -587,40 +658,6 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
       return;
     }
     throw err;
-  }
-}
-
-/**
- * Accept a role's name where a role uid is expected: a built-in name, or a custom role's name
- * in the organization of `scope` (a group or resource uid). Unknown or ambiguous: usage error.
- */
-async function resolveRoles(
-  call: Call,
-  values: Map<string, string | string[]>,
-  scope: string | undefined,
-): Promise<void> {
-  for (const flag of roleFields) {
-    const v = values.get(flag);
-    if (typeof v !== "string" || v === "" || isUid(v)) continue;
-    const builtin = builtinRoles.find((r) => r.name === v);
-    if (builtin) {
-      values.set(flag, builtin.uid);
-      continue;
-    }
-    if (!scope || !isUid(scope)) {
-      throw new CliError(`--${flag}: ${JSON.stringify(v)} is not a built-in role; give a role uid`);
-    }
-    const list = methodOf(RolesService, "ListRoles") as DescMethod;
-    const res = (await call.unary(
-      list,
-      create(list.input, { name: v, uidp: { descendantsOf: rootOf(scope) } } as never),
-    )) as { roles: { uid: string }[] };
-    if (res.roles.length !== 1) {
-      throw new CliError(
-        `--${flag}: ${res.roles.length === 0 ? "no" : "more than one"} role named ${JSON.stringify(v)} in organization ${rootOf(scope)}`,
-      );
-    }
-    values.set(flag, res.roles[0]?.uid as string);
   }
 }
 

@@ -11,7 +11,12 @@ import {
   ListCallerCapabilitiesResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import { capabilities, isCapability, nearestCapability } from "../../auth/capabilities.js";
+import {
+  canonicalCapability,
+  capabilities,
+  isCapability,
+  nearestCapability,
+} from "../../auth/capabilities.js";
 import type { RoleBindingRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
@@ -44,6 +49,8 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       const v = violations();
       checkUid(v, "identityUid", req.identityUid);
       checkUid(v, "groupUid", req.groupUid);
+      // An alias (repos.create) is asked as the catalog spells it (repo.create).
+      req = { ...req, capability: canonicalCapability(req.capability) ?? req.capability };
       if (req.capability === "") v.add("capability", "is required");
       else if (!isCapability(req.capability)) {
         const near = nearestCapability(req.capability);

@@ -8,7 +8,7 @@ import {
   type RolesService,
 } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
-import { isCapability, nearestCapability } from "../../auth/capabilities.js";
+import { canonicalCapability, nearestCapability } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import { requireAll } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
@@ -112,13 +112,16 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
   };
 }
 
-/** Check a role's capabilities (at least one, every one in the catalog); return them deduplicated. */
+/**
+ * Check a role's capabilities (at least one, every one in the catalog or an alias of one);
+ * return them in the catalog's spelling, deduplicated.
+ */
 function checkCapabilities(v: Violations, caps: readonly string[]): string[] {
   if (caps.length === 0) {
     v.add("capabilities", "at least one capability is required");
     return [];
   }
-  const unknown = caps.filter((c) => !isCapability(c));
+  const unknown = caps.filter((c) => !canonicalCapability(c));
   if (unknown.length > 0) {
     const shown = unknown.slice(0, 5).map((c) => {
       const near = nearestCapability(c);
@@ -126,7 +129,8 @@ function checkCapabilities(v: Violations, caps: readonly string[]): string[] {
     });
     v.add("capabilities", `unknown capabilities: ${shown.join(", ")}`);
   }
-  return [...new Set(caps)];
+  // An alias (repos.create) is stored as the catalog spells it (repo.create).
+  return [...new Set(caps.map((c) => canonicalCapability(c) ?? c))];
 }
 
 /** Map a stored role to its API message. */
