@@ -12,76 +12,19 @@
  * `aa`: the control, both sides without the limit (what the two processes differ by when
  * nothing differs: which one started first, their files), to read the A/B's ratios against.
  */
-import { createClient, createContextValues } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { createContextValues } from "@connectrpc/connect";
 import { kCallInfo } from "../src/call-info.js";
 import { loadConfig } from "../src/config.js";
 import { createCallLimit } from "../src/rate-limit/call-limit.js";
-import { grpcCaller } from "./groups-proto.js";
-import {
-  type AbLoad,
-  type AbTarget,
-  closedLoop,
-  loadNote,
-  measureAb,
-  printAb,
-  startAb,
-} from "./setting-ab.js";
+import { getGroupLoads } from "./get-group-loads.js";
+import { loadNote, measureAb, printAb, startAb } from "./setting-ab.js";
 
 const seconds = Number(process.argv[2] ?? 2);
 const pairs = Number(process.argv[3] ?? 6);
 const inFlight = 16;
 const control = process.argv[4] === "aa";
 
-/** A client per target, made on its first round. */
-function perTarget<C>(make: (t: AbTarget) => C): (t: AbTarget) => C {
-  const made = new Map<AbTarget, C>();
-  return (t) => {
-    const c = made.get(t) ?? make(t);
-    made.set(t, c);
-    return c;
-  };
-}
-
-const connect = perTarget((t) =>
-  createClient(
-    GroupsService,
-    createConnectTransport({
-      baseUrl: `http://127.0.0.1:${t.port}`,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${t.token}`);
-          return next(req);
-        },
-      ],
-    }),
-  ),
-);
-const grpc = perTarget((t) => grpcCaller(t.port, { authorization: `Bearer ${t.token}` }, t.group));
-
-const loads: [string, AbLoad][] = [
-  [
-    "GetGroup, Connect (lean unary path)",
-    (t, until) => closedLoop(inFlight, until, () => connect(t).getGroup({ uid: t.group })),
-  ],
-  [
-    "GetGroup, gRPC (grpc-js, lean unary path)",
-    (t, until) => closedLoop(inFlight, until, grpc(t).send),
-  ],
-  [
-    "GetGroup, REST (gateway)",
-    (t, until) =>
-      closedLoop(inFlight, until, async () => {
-        const res = await fetch(`http://127.0.0.1:${t.port}/iam/v2beta1/groups/${t.group}`, {
-          headers: { authorization: `Bearer ${t.token}` },
-        });
-        if (res.status !== 200) throw new Error(`GetGroup answered ${res.status}`);
-        await res.arrayBuffer();
-      }),
-  ],
-];
+const { loads, close: closeClients } = getGroupLoads(inFlight);
 
 /**
  * The limit's own cost, in this process: access control's check (a stub that admits at once)
@@ -164,7 +107,7 @@ try {
   if (!control && second.status !== 429)
     throw new Error(`limit on, but a second STS exchange answered ${second.status}`);
   if (!control) console.log("limit-on refused a second STS exchange with 429: its limits were on");
-  for (const c of [ab.a, ab.b]) grpc(c).close();
+  closeClients([ab.a, ab.b]);
 } finally {
   await ab.close();
 }
