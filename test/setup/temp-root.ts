@@ -39,7 +39,10 @@ export default function setup(): () => void {
   const base = tmpdir();
   removeStaleRoots(base);
   const root = join(base, `${prefix}${process.pid}`);
-  mkdirSync(root, { recursive: true, mode: 0o700 });
+  // Others may pass through, not list: embedded PostgreSQL runs initdb as the `postgres` user
+  // when the tests run as root, and it must open the password file it wrote here (0700 made
+  // every PostgreSQL suite fail to start).
+  mkdirSync(root, { recursive: true, mode: 0o711 });
   process.env.GATEHOUSE_TEST_TMP_ROOT = root;
   process.env.TMPDIR = root;
   return () => {
