@@ -56,7 +56,7 @@ it("a denial lists the built-in and custom roles that would grant the capability
   expect(denied.code).toBe(1);
   expect(denied.stdout).toMatch(/^denied\n/);
   expect(denied.stdout).toContain(
-    `roles that would grant repo.create: editor, owner, repo-maker (${made.uid})`,
+    `roles that would grant repo.create: editor, owner, registry.push, repo-maker (${made.uid})`,
   );
   const json = await runCli(
     [

@@ -232,3 +232,72 @@ it("lists the caller's capabilities at a group, in catalog order, and none elsew
   expect(rest.json.capabilities).toContain("role_bindings.create");
   expect(rest.json.capabilities).not.toContain("advisories.create");
 });
+
+describe.each(protocols)(
+  "a denial's granting roles and the capabilities' words over %s",
+  (protocol) => {
+    it("names the roles that would grant, the organization's own only where the caller may list them", async () => {
+      const access = createClient(AccessService, transportFor(protocol, ts.url, org.owner.headers));
+      // A custom role at the team that holds repo.create, and one at `other` (not usable at squad).
+      const mkRole = async (parent: string, name: string) =>
+        (
+          await restCall(
+            ts.url,
+            "POST",
+            `/iam/v2beta1/roles/${parent}`,
+            { name, capabilities: ["repo.create", "repo.list"] },
+            org.owner.headers,
+          )
+        ).json.uid as string;
+      const pusher = await mkRole(team, `pusher-${protocol}`);
+      await mkRole(other, `elsewhere-${protocol}`);
+      const ci = await ts.makeIdentity(team, ["viewer"], org.uid);
+      const denied = await access.checkAccess({
+        identityUid: ci.uid,
+        capability: "repo.create",
+        groupUid: squad,
+      });
+      expect(denied.allowed).toBe(false);
+      const names = denied.grantingRoles.map((r) => r.name);
+      expect(names).toEqual(expect.arrayContaining(["editor", "owner", "registry.push"]));
+      expect(names).toContain(`pusher-${protocol}`);
+      expect(names).not.toContain(`elsewhere-${protocol}`);
+      expect(names).not.toContain("viewer");
+      expect(denied.grantingRoles.find((r) => r.name === `pusher-${protocol}`)?.uid).toBe(pusher);
+      expect(denied.capabilityDescription).not.toBe("");
+      // Allowed: nothing to suggest.
+      const allowed = await access.checkAccess({
+        identityUid: ci.uid,
+        capability: "repo.list",
+        groupUid: squad,
+      });
+      expect(allowed.grantingRoles).toEqual([]);
+      // A caller who may not list roles (a binder holding role_bindings.list only) sees the
+      // built-in roles alone.
+      const binderRole = await restCall(
+        ts.url,
+        "POST",
+        `/iam/v2beta1/roles/${org.uid}`,
+        { name: `binder-${protocol}`, capabilities: ["role_bindings.list"] },
+        org.owner.headers,
+      );
+      const binder = await ts.makeIdentity(org.uid, [binderRole.json.uid]);
+      const asBinder = createClient(AccessService, transportFor(protocol, ts.url, binder.headers));
+      const seen = await asBinder.checkAccess({
+        identityUid: ci.uid,
+        capability: "repo.create",
+        groupUid: squad,
+      });
+      expect(seen.grantingRoles.map((r) => r.name)).not.toContain(`pusher-${protocol}`);
+      expect(seen.grantingRoles.map((r) => r.name)).toContain("editor");
+    });
+
+    it("describes each capability the caller holds, in the same order", async () => {
+      const access = createClient(AccessService, transportFor(protocol, ts.url, org.owner.headers));
+      const res = await access.listCallerCapabilities({ groupUid: team });
+      expect(res.descriptions).toHaveLength(res.capabilities.length);
+      expect(res.descriptions.every((d) => d.length > 0)).toBe(true);
+      expect(new Set(res.descriptions).size).toBe(res.descriptions.length);
+    });
+  },
+);

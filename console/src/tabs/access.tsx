@@ -94,25 +94,6 @@ function Explanation({ asked, groupName }: { asked: Asked; groupName: string }) 
   );
 }
 
-/**
- * The roles that hold `capability`: the built-in ones and the organization's own (those the
- * caller may list; none of the latter when it may not).
- */
-async function grantingRoles(capability: string, group: string): Promise<string[]> {
-  const holds = (r: { capabilities: string[] }) => r.capabilities.includes(capability);
-  const org = group.split("/")[0] ?? group;
-  const [builtin, own] = await Promise.all([
-    api.roles.listRoles({ uidp: { inRoot: true }, pageSize: 200 }).catch(() => undefined),
-    api.roles.listRoles({ uidp: { descendantsOf: org }, pageSize: 200 }).catch(() => undefined),
-  ]);
-  const names = (roles: { name: string; capabilities: string[] }[] | undefined) =>
-    (roles ?? [])
-      .filter(holds)
-      .map((r) => r.name)
-      .sort();
-  return [...names(builtin?.roles), ...names(own?.roles)];
-}
-
 /** A capability as a line: its name and what it lets its holder do. */
 function describe(c: string): string {
   const known: Capability | undefined = canonicalCapability(c);
@@ -162,7 +143,9 @@ export function AccessTab({ uid, groupName }: { uid: string; groupName: string }
           const capability = v.capability as string;
           const answer = await api.access.checkAccess({ identityUid, capability, groupUid: uid });
           const name = people.find((p) => p.value === identityUid)?.label ?? identityUid;
-          const granting = answer.allowed ? [] : await grantingRoles(capability, uid);
+          // The roles that would grant it, as the answer names them (built-in and the
+          // organization's own that the caller may list).
+          const granting = answer.grantingRoles.map((r) => r.name);
           setAsked({ identity: name, capability, answer, granting });
         }}
       />

@@ -20,7 +20,6 @@ import type {
   BatchCreateRoleBindingsResponse,
   RoleBinding,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
-import { RolesService } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import {
   builtinRoles,
   canonicalCapability,
@@ -33,7 +32,7 @@ import {
   type ServiceTable,
   serviceEntries,
 } from "../../service-table.js";
-import { isUid, rootOf } from "../../uid.js";
+import { isUid } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
@@ -102,14 +101,8 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     text: (res) => accessText(res as CheckAccessResponse),
     exitOf: (res) => ((res as CheckAccessResponse).allowed ? 0 : 1),
     jsonDefaults: true,
-    more: (res, call, values) =>
-      (res as CheckAccessResponse).allowed
-        ? Promise.resolve("")
-        : grantingRoles(
-            call,
-            values.get("capability") as string,
-            values.get("group-uid") as string,
-          ),
+    more: (res, _call, values) =>
+      Promise.resolve(grantingLine(res as CheckAccessResponse, values.get("capability") as string)),
   },
   "bind-batch": {
     about:
@@ -316,27 +309,16 @@ function accessText(res: CheckAccessResponse): string {
 }
 
 /**
- * The line of a denial naming the roles that would grant `capability`: the built-in ones and
- * the organization's own that the caller may list (none of those when it may not).
+ * The line of a denial naming the roles that would grant its capability, as CheckAccess
+ * answers them: built-in roles by name, the organization's own with their uid.
  */
-async function grantingRoles(call: Call, asked: string, group: string): Promise<string> {
-  const capability = canonicalCapability(asked);
-  if (!capability) return "";
-  const names = builtinRoles.filter((r) => r.capabilities.includes(capability)).map((r) => r.name);
-  try {
-    const list = methodOf(RolesService, "ListRoles") as DescMethod;
-    const res = (await call.unary(
-      list,
-      create(list.input, { uidp: { descendantsOf: rootOf(group) }, pageSize: 200 } as never),
-    )) as { roles: { uid: string; name: string; capabilities: string[] }[] };
-    for (const r of res.roles) {
-      if (r.capabilities.includes(capability)) names.push(`${r.name} (${r.uid})`);
-    }
-  } catch (err) {
-    // The caller may not list the organization's roles: the built-in ones still say it.
-    if (!(err instanceof ConnectError)) throw err;
-  }
-  return names.length === 0 ? "" : `  roles that would grant ${capability}: ${names.join(", ")}\n`;
+function grantingLine(res: CheckAccessResponse, asked: string): string {
+  if (res.allowed || res.grantingRoles.length === 0) return "";
+  const capability = canonicalCapability(asked) ?? asked;
+  const names = res.grantingRoles.map((r) =>
+    builtinRoles.some((b) => b.uid === r.uid) ? r.name : `${r.name} (${r.uid})`,
+  );
+  return `  roles that would grant ${capability}: ${names.join(", ")}\n`;
 }
 
 function methodOf(service: DescService, name: string): DescMethod | undefined {

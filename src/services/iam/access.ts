@@ -1,5 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { RoleRefSchema } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   type AccessGrant,
   AccessGrantSchema,
@@ -12,12 +13,15 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import {
+  builtinRoles,
+  type Capability,
   canonicalCapability,
   capabilities,
   isCapability,
   nearestCapability,
 } from "../../auth/capabilities.js";
-import type { RoleBindingRecord } from "../../store/iam-store.js";
+import { capabilityDescription } from "../../auth/capability-catalog.js";
+import type { RoleBindingRecord, RoleRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
@@ -35,6 +39,8 @@ export interface AccessDeps {
 const maxBindings = 1000;
 /** The most shortfalls a denied answer lists, nearest first. */
 const maxShortfalls = 20;
+/** The most of an organization's own roles a denial reads for the roles that would grant. */
+const maxOwnRoles = 200;
 
 /**
  * Create the AccessService: "why may X do Y here" answered from the same role bindings the
@@ -44,6 +50,37 @@ const maxShortfalls = 20;
  */
 export function createAccessService(deps: AccessDeps): ServiceImpl<typeof AccessService> {
   const { store, authorizer } = deps;
+
+  /**
+   * The roles that would grant `capability` at `group`: the built-in ones that hold it, then
+   * the organization's own defined at or above the group that hold it, where the caller may
+   * list roles (the first 200 of the organization's roles are read).
+   */
+  async function grantingRoles(
+    capability: Capability,
+    group: string,
+    caller: ReturnType<typeof callerOf>,
+  ) {
+    const ref = (r: Pick<RoleRecord, "uid" | "name" | "description">) =>
+      create(RoleRefSchema, { uid: r.uid, name: r.name, description: r.description });
+    const out = builtinRoles.filter((r) => r.capabilities.includes(capability)).map(ref);
+    const scope = await authorizer.listScope(caller, "roles.list");
+    const usable = (r: RoleRecord) =>
+      isAtOrBelow(group, r.groupUid) && scope.some((s) => isAtOrBelow(r.groupUid, s));
+    if (scope.length === 0) return out;
+    const page = await store.listRoles({
+      descendantsOf: rootOf(group),
+      filters: {},
+      order: { field: "name", desc: false },
+      skip: 0,
+      limit: maxOwnRoles,
+    });
+    for (const r of page.items) {
+      if (!r.builtin && usable(r) && r.capabilities.includes(capability)) out.push(ref(r));
+    }
+    return out;
+  }
+
   return {
     async checkAccess(req, ctx) {
       const v = violations();
@@ -107,8 +144,11 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       // Nearest first: a binding at the group, then its parent's, and so on up.
       grants.sort((x, y) => depthOf(y.b.groupUid) - depthOf(x.b.groupUid) || byUid(x.b, y.b));
       shortfalls.sort((x, y) => x.distance - y.distance || byUid(x.b, y.b));
+      const capability = req.capability as Capability;
       return create(CheckAccessResponseSchema, {
         allowed,
+        grantingRoles: allowed ? [] : await grantingRoles(capability, req.groupUid, caller),
+        capabilityDescription: capabilityDescription(capability),
         // The authorizer's answer decides; a binding granting it is listed only if allowed, so
         // the explanation never contradicts the decision when a write lands between the reads.
         grants: allowed ? grants.map((g) => g.grant) : [],
@@ -123,8 +163,10 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       // About the caller only: at a group of another organization the answer is empty, whether
       // that group exists or not.
       const held = await authorizer.capabilitiesAt(callerOf(ctx), req.groupUid);
+      const listed = capabilities.filter((c) => held.has(c));
       return create(ListCallerCapabilitiesResponseSchema, {
-        capabilities: capabilities.filter((c) => held.has(c)),
+        capabilities: listed,
+        descriptions: listed.map(capabilityDescription),
       });
     },
   };

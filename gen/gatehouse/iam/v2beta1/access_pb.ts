@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { RoleRef } from "../../common/v2beta1/common_pb.js";
+import { file_gatehouse_common_v2beta1_common } from "../../common/v2beta1/common_pb.js";
 import type { RoleBinding } from "./role_bindings_pb.js";
 import { file_gatehouse_iam_v2beta1_role_bindings } from "./role_bindings_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/access.proto.
  */
 export const file_gatehouse_iam_v2beta1_access: GenFile = /*@__PURE__*/
-  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvYWNjZXNzLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEiYAoSQ2hlY2tBY2Nlc3NSZXF1ZXN0EhkKDGlkZW50aXR5X3VpZBgBIAEoCUID4EECEhcKCmNhcGFiaWxpdHkYAiABKAlCA+BBAhIWCglncm91cF91aWQYAyABKAlCA+BBAiKWAQoTQ2hlY2tBY2Nlc3NSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEjIKBmdyYW50cxgCIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5BY2Nlc3NHcmFudBI6CgpzaG9ydGZhbGxzGAMgAygLMiYuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkFjY2Vzc1Nob3J0ZmFsbCJaCgtBY2Nlc3NHcmFudBI4Cgxyb2xlX2JpbmRpbmcYASABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSEQoJaW5oZXJpdGVkGAIgASgIIskBCg9BY2Nlc3NTaG9ydGZhbGwSOAoMcm9sZV9iaW5kaW5nGAEgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nEjkKBGxhY2sYAiABKA4yKy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQWNjZXNzU2hvcnRmYWxsLkxhY2siQQoETGFjaxIUChBMQUNLX1VOU1BFQ0lGSUVEEAASEwoPTEFDS19DQVBBQklMSVRZEAESDgoKTEFDS19TQ09QRRACIjcKHUxpc3RDYWxsZXJDYXBhYmlsaXRpZXNSZXF1ZXN0EhYKCWdyb3VwX3VpZBgBIAEoCUID4EECIjYKHkxpc3RDYWxsZXJDYXBhYmlsaXRpZXNSZXNwb25zZRIUCgxjYXBhYmlsaXRpZXMYASADKAky0QIKDUFjY2Vzc1NlcnZpY2USigEKC0NoZWNrQWNjZXNzEikuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVxdWVzdBoqLmdhdGVob3VzZS5pYW0udjJiZXRhMS5DaGVja0FjY2Vzc1Jlc3BvbnNlIiSQAgGC0+STAhsSGS9pYW0vdjJiZXRhMS9hY2Nlc3M6Y2hlY2sSsgEKFkxpc3RDYWxsZXJDYXBhYmlsaXRpZXMSNC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdENhbGxlckNhcGFiaWxpdGllc1JlcXVlc3QaNS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdENhbGxlckNhcGFiaWxpdGllc1Jlc3BvbnNlIiuQAgGC0+STAiISIC9pYW0vdjJiZXRhMS9hY2Nlc3M6Y2FwYWJpbGl0aWVzYgZwcm90bzM", [file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvYWNjZXNzLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEiYAoSQ2hlY2tBY2Nlc3NSZXF1ZXN0EhkKDGlkZW50aXR5X3VpZBgBIAEoCUID4EECEhcKCmNhcGFiaWxpdHkYAiABKAlCA+BBAhIWCglncm91cF91aWQYAyABKAlCA+BBAiL7AQoTQ2hlY2tBY2Nlc3NSZXNwb25zZRIPCgdhbGxvd2VkGAEgASgIEjIKBmdyYW50cxgCIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5BY2Nlc3NHcmFudBI6CgpzaG9ydGZhbGxzGAMgAygLMiYuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkFjY2Vzc1Nob3J0ZmFsbBI+Cg5ncmFudGluZ19yb2xlcxgEIAMoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5Sb2xlUmVmQgPgQQMSIwoWY2FwYWJpbGl0eV9kZXNjcmlwdGlvbhgFIAEoCUID4EEDIloKC0FjY2Vzc0dyYW50EjgKDHJvbGVfYmluZGluZxgBIAEoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIRCglpbmhlcml0ZWQYAiABKAgiyQEKD0FjY2Vzc1Nob3J0ZmFsbBI4Cgxyb2xlX2JpbmRpbmcYASABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSOQoEbGFjaxgCIAEoDjIrLmdhdGVob3VzZS5pYW0udjJiZXRhMS5BY2Nlc3NTaG9ydGZhbGwuTGFjayJBCgRMYWNrEhQKEExBQ0tfVU5TUEVDSUZJRUQQABITCg9MQUNLX0NBUEFCSUxJVFkQARIOCgpMQUNLX1NDT1BFEAIiNwodTGlzdENhbGxlckNhcGFiaWxpdGllc1JlcXVlc3QSFgoJZ3JvdXBfdWlkGAEgASgJQgPgQQIiUQoeTGlzdENhbGxlckNhcGFiaWxpdGllc1Jlc3BvbnNlEhQKDGNhcGFiaWxpdGllcxgBIAMoCRIZCgxkZXNjcmlwdGlvbnMYAiADKAlCA+BBAzLRAgoNQWNjZXNzU2VydmljZRKKAQoLQ2hlY2tBY2Nlc3MSKS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQ2hlY2tBY2Nlc3NSZXF1ZXN0GiouZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNoZWNrQWNjZXNzUmVzcG9uc2UiJJACAYLT5JMCGxIZL2lhbS92MmJldGExL2FjY2VzczpjaGVjaxKyAQoWTGlzdENhbGxlckNhcGFiaWxpdGllcxI0LmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Q2FsbGVyQ2FwYWJpbGl0aWVzUmVxdWVzdBo1LmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Q2FsbGVyQ2FwYWJpbGl0aWVzUmVzcG9uc2UiK5ACAYLT5JMCIhIgL2lhbS92MmJldGExL2FjY2VzczpjYXBhYmlsaXRpZXNiBnByb3RvMw", [file_gatehouse_common_v2beta1_common, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.CheckAccessRequest
@@ -74,6 +76,22 @@ export type CheckAccessResponse = Message<"gatehouse.iam.v2beta1.CheckAccessResp
    * @generated from field: repeated gatehouse.iam.v2beta1.AccessShortfall shortfalls = 3;
    */
   shortfalls: AccessShortfall[];
+
+  /**
+   * On a denial, the roles that would grant the capability at the group: the built-in ones
+   * that hold it, and the organization's own roles defined at or above the group that hold it
+   * and that the caller may list. Empty when allowed.
+   *
+   * @generated from field: repeated gatehouse.common.v2beta1.RoleRef granting_roles = 4;
+   */
+  grantingRoles: RoleRef[];
+
+  /**
+   * What the capability allows, in one line.
+   *
+   * @generated from field: string capability_description = 5;
+   */
+  capabilityDescription: string;
 };
 
 /**
@@ -204,6 +222,13 @@ export type ListCallerCapabilitiesResponse = Message<"gatehouse.iam.v2beta1.List
    * @generated from field: repeated string capabilities = 1;
    */
   capabilities: string[];
+
+  /**
+   * What each of `capabilities` allows, in one line, in the same order.
+   *
+   * @generated from field: repeated string descriptions = 2;
+   */
+  descriptions: string[];
 };
 
 /**
