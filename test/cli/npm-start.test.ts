@@ -85,7 +85,9 @@ it("refuses a bad setting before it builds anything", { timeout: 120_000 }, asyn
       GATEHOUSE_DB: join(dir, "gatehouse.db"),
     });
     expect(start.code).toBe(2);
-    expect(start.stderr).toContain('GATEHOUSE_PORT (--port): "not-a-port" is not an integer between');
+    expect(start.stderr).toContain(
+      'GATEHOUSE_PORT (--port): "not-a-port" is not an integer between',
+    );
     // No build ran: neither tsc nor the console build said anything.
     expect(start.stdout).not.toMatch(/console (built|unchanged)/);
   } finally {
