@@ -14,9 +14,7 @@
  */
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { groupsClient } from "./get-group-loads.js";
 import {
   type AbSide,
   type AbTarget,
@@ -31,32 +29,17 @@ const seconds = Number(process.argv[2] ?? 2);
 const pairs = Number(process.argv[3] ?? 6);
 const inFlight = 16;
 
-const groupsOf = (t: AbTarget) =>
-  createClient(
-    GroupsService,
-    createConnectTransport({
-      baseUrl: `http://127.0.0.1:${t.port}`,
-      httpVersion: "1.1",
-      interceptors: [
-        (next) => (req) => {
-          req.header.set("authorization", `Bearer ${t.token}`);
-          return next(req);
-        },
-      ],
-    }),
-  );
-
 /** CreateGroup A/B between two sides; each call's latency (ms) by target port. */
 async function createGroupAb(a: AbSide, b: AbSide) {
   const ab = await startAb(a, b);
   try {
-    const clients = new Map<AbTarget, ReturnType<typeof groupsOf>>();
+    const clients = new Map<AbTarget, ReturnType<typeof groupsClient>>();
     const latencies = new Map<AbTarget, number[]>();
     let made = 0;
     const figures = await measureAb(
       ab,
       (t, until) => {
-        const g = clients.get(t) ?? groupsOf(t);
+        const g = clients.get(t) ?? groupsClient(t);
         clients.set(t, g);
         const lat = latencies.get(t) ?? [];
         latencies.set(t, lat);

@@ -20,26 +20,29 @@ function perTarget<C>(make: (t: AbTarget) => C): (t: AbTarget) => C {
   };
 }
 
+/** A Groups client over Connect (HTTP/1.1) to `t`, with its token. */
+export function groupsClient(t: AbTarget) {
+  return createClient(
+    GroupsService,
+    createConnectTransport({
+      baseUrl: `http://127.0.0.1:${t.port}`,
+      httpVersion: "1.1",
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("authorization", `Bearer ${t.token}`);
+          return next(req);
+        },
+      ],
+    }),
+  );
+}
+
 /** The three GetGroup loads, labelled, and `close` for the gRPC clients they made. */
 export function getGroupLoads(inFlight: number): {
   loads: [string, AbLoad][];
   close(targets: readonly AbTarget[]): void;
 } {
-  const connect = perTarget((t) =>
-    createClient(
-      GroupsService,
-      createConnectTransport({
-        baseUrl: `http://127.0.0.1:${t.port}`,
-        httpVersion: "1.1",
-        interceptors: [
-          (next) => (req) => {
-            req.header.set("authorization", `Bearer ${t.token}`);
-            return next(req);
-          },
-        ],
-      }),
-    ),
-  );
+  const connect = perTarget(groupsClient);
   const grpc = perTarget((t) =>
     grpcCaller(t.port, { authorization: `Bearer ${t.token}` }, t.group),
   );
