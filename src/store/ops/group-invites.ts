@@ -116,6 +116,7 @@ export const groupInviteOps = {
       role_uid: row.role_uid,
       create_time: r.now,
       update_time: r.now,
+      expire_time: null,
     });
     return { kind: "redeemed", binding: yield* binding(uid), created: true };
   }),
