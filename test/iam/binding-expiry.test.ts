@@ -3,6 +3,7 @@ import { Code, createClient } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import { CallerService } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { connectTransports } from "../helpers/groups-clients.js";
 import { failure, iamClients, transportFor } from "../helpers/iam-clients.js";
@@ -178,6 +179,54 @@ describe.each(backends)("expiring role bindings on %s", (backend) => {
     }
     const unchanged = await owner().roleBindings.getRoleBinding({ uid: strong.uid });
     expect(timestampDate(unchanged.expireTime!).getTime()).toBe(clock.t + minute);
+  });
+
+  it("a batch grants for a while too; GetCaller stops showing a binding at its expiry", async () => {
+    const group = (await owner().groups.createGroup({ parent: org.uid, group: { name: "g3" } }))
+      .uid;
+    const worker = await ts.makeIdentity(group);
+    const at = clock.t + 5 * minute;
+    const made = await owner().roleBindings.batchCreateRoleBindings({
+      parent: group,
+      requests: [
+        {
+          roleBinding: {
+            identityUid: worker.uid,
+            roleUid: viewer.uid,
+            expireTime: timestampFromMs(at),
+          },
+        },
+        { roleBinding: { identityUid: worker.uid, roleUid: editor.uid } },
+      ],
+    });
+    expect(
+      made.roleBindings.map((b) => b.expireTime && timestampDate(b.expireTime).getTime()),
+    ).toEqual([at, undefined]);
+    const caller = createClient(CallerService, transportFor("grpc", ts.url, worker.headers));
+    const roles = async () =>
+      (await caller.getCaller({})).roleBindings.map((b) => b.role?.name).sort();
+    expect(await roles()).toEqual(["editor", "viewer"]);
+    const saved = clock.t;
+    clock.t = at;
+    expect(await roles()).toEqual(["editor"]);
+    clock.t = saved;
+    // A batch whose one expiry is in the past makes nothing, naming the request.
+    const refused = await failure(
+      owner().roleBindings.batchCreateRoleBindings({
+        parent: group,
+        requests: [
+          {
+            roleBinding: {
+              identityUid: worker.uid,
+              roleUid: builtinRoles.find((r) => r.name === "registry.pull")!.uid,
+              expireTime: timestampFromMs(clock.t - 1),
+            },
+          },
+        ],
+      }),
+    );
+    expect(refused).toMatchObject({ code: Code.InvalidArgument });
+    expect(JSON.stringify(refused)).toContain("requests[0].roleBinding.expireTime");
   });
 
   it.each([
