@@ -22,7 +22,8 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
     .command("login")
     .description(
       "sign in through the browser (the server's login provider, or an organization's " +
-        "identity provider), or log a workload in with --identity and --identity-token",
+        "identity provider), on any device with --headless, or log a workload in with " +
+        "--identity and --identity-token",
     )
     .option("--api <url>", apiHelp)
     .option(
@@ -31,6 +32,10 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         "(example.com, DNS-verified by its organization) or its uid",
     )
     .option("--no-browser", "print the sign-in URL instead of opening a browser")
+    .option(
+      "--headless",
+      "sign in from a machine without a browser: print a URL and a code to approve on any device",
+    )
     .option("--identity <uid>", "log this workload identity in (with --identity-token)")
     .option(
       "--identity-token <file>",
@@ -41,6 +46,7 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         {
           api: api(o),
           browser: o.browser !== false,
+          ...(o.headless === true ? { headless: true } : {}),
           ...(o.identityProvider === undefined ? {} : { identityProvider: o.identityProvider }),
           ...(o.identity === undefined ? {} : { identity: o.identity }),
           ...(o.identityToken === undefined ? {} : { identityToken: o.identityToken }),

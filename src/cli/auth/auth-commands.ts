@@ -12,6 +12,7 @@ import {
   saveLogin,
   withCredentialsLock,
 } from "./credentials.js";
+import { deviceLogin } from "./device-login.js";
 import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
 import { identityProviderUid } from "./provider-lookup.js";
 
@@ -30,6 +31,8 @@ export interface LoginOptions extends AuthOptions {
   identityProvider?: string;
   /** false with --no-browser: print the URL instead of opening it. */
   browser: boolean;
+  /** --headless: the device flow (a code approved on any device), no local browser. */
+  headless?: boolean;
   /** With identityToken: the workload flow (STS exchange) for this identity uid. */
   identity?: string;
   /** A file holding an OIDC token for the workload flow. */
@@ -47,6 +50,9 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
   const api = normalizeApi(opts.api);
   if ((opts.identity === undefined) !== (opts.identityToken === undefined)) {
     throw new CliError("--identity and --identity-token go together");
+  }
+  if (opts.identity !== undefined && opts.headless) {
+    throw new CliError("--headless is for people; --identity logs a workload in");
   }
   if (opts.identity !== undefined && opts.identityProvider !== undefined) {
     throw new CliError("--identity-provider is for people; --identity logs a workload in");
@@ -67,13 +73,19 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
       opts.identityProvider === undefined
         ? undefined
         : await identityProviderUid(discovery, opts.identityProvider, io);
-    const tokens = await browserLogin({
-      api,
-      discovery,
-      ...(provider === undefined ? {} : { identityProvider: provider }),
-      browser: opts.browser,
-      io,
-    });
+    const tokens = opts.headless
+      ? await deviceLogin({
+          discovery,
+          ...(provider === undefined ? {} : { identityProvider: provider }),
+          io,
+        })
+      : await browserLogin({
+          api,
+          discovery,
+          ...(provider === undefined ? {} : { identityProvider: provider }),
+          browser: opts.browser,
+          io,
+        });
     login = {
       kind: "person",
       identity: "",
