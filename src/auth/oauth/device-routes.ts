@@ -236,6 +236,8 @@ export function deviceRoutes(app: FastifyInstance, deps: DeviceRoutesDeps): Devi
         `<p><input id="user_code" name="user_code" value="${escapeHtml(userCode)}" ` +
         `autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="64" required>` +
         ` <button type="submit">Continue</button></p></form>`,
+      // A right code is answered with a redirect to the identity provider.
+      true,
     );
   }
 

@@ -54,15 +54,23 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * A page for a person: `body` is HTML the caller escaped. No script runs on it, it is never
- * framed (clickjacking a confirmation) and its forms post only to this origin.
+ * A page for a person: `body` is HTML the caller escaped. No script runs on it and it is never
+ * framed (clickjacking a confirmation). Its forms post only to this origin, and with
+ * `formLeaves` may be answered with a redirect to another (an identity provider's sign-in),
+ * which CSP's form-action would otherwise block.
  */
-export function page(reply: FastifyReply, status: number, title: string, body: string) {
+export function page(
+  reply: FastifyReply,
+  status: number,
+  title: string,
+  body: string,
+  formLeaves = false,
+) {
   return reply
     .code(status)
     .header(
       "content-security-policy",
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+      `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'${formLeaves ? "" : "; form-action 'self'"}`,
     )
     .header("x-frame-options", "DENY")
     .header("cache-control", "no-store")
