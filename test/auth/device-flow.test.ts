@@ -111,6 +111,15 @@ describe.each(backends)("the device flow on %s", (backend) => {
     });
     expect(me.status).toBe(200);
     expect(me.json.identity.uid).toBe(personUid(idp.issuer, "alice"));
+    // The redemption is in the audit trail, by and about the person.
+    const trail = await web.store.listEvents({
+      childrenOf: personUid(idp.issuer, "alice"),
+      filters: { type: "dev.gatehouse.auth.device_code.redeemed.v1" },
+      order: { field: "create_time", desc: false },
+      skip: 0,
+      limit: 10,
+    });
+    expect(trail.items.map((e) => e.actorUid)).toEqual([personUid(idp.issuer, "alice")]);
     // Its refresh token is a session's like any other: rotated at the token endpoint.
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token as string);
     expect(refreshed.access_token).toBeTruthy();
