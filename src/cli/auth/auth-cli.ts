@@ -54,8 +54,36 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         io,
       );
     });
-  const simple: [string, string, typeof authToken][] = [
-    ["token", "print a valid API token, refreshing it when needed", authToken],
+  program
+    .command("token")
+    .description(
+      "print a valid API token, refreshing it when needed; with --capabilities or --group, " +
+        "a token narrowed to them (for a script or a CI job that needs less than you hold)",
+    )
+    .option("--api <url>", apiHelp)
+    .option(
+      "--capabilities <list>",
+      "only these capabilities, comma-separated (groups.get,groups.list); repeatable",
+      (v: string, prev: string[] = []) => [
+        ...prev,
+        ...v
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== ""),
+      ],
+    )
+    .option("--group <uid>", "only within this group's subtree")
+    .action(async (o) => {
+      exit = await authToken(
+        {
+          api: api(o),
+          ...(o.capabilities === undefined ? {} : { capabilities: o.capabilities }),
+          ...(o.group === undefined ? {} : { group: o.group }),
+        },
+        io,
+      );
+    });
+  const simple: [string, string, typeof authStatus][] = [
     ["status", "who is logged in, and where they hold roles", authStatus],
     ["logout", "revoke the session on the server and forget the stored tokens", authLogout],
   ];

@@ -103,9 +103,46 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
   return 0;
 }
 
-/** `gatehouse auth token`: print a valid API token, refreshing it when needed. */
-export async function authToken(opts: AuthOptions, io: CliIo): Promise<number> {
-  io.out(`${await apiToken(opts.api, io)}\n`);
+/** `gatehouse auth token` options: with either, a narrowed token is minted. */
+export interface TokenOptions extends AuthOptions {
+  /** Only these capabilities (`--capabilities a,b`). */
+  capabilities?: string[];
+  /** Only within this group's subtree (`--group <uid>`). */
+  group?: string;
+}
+
+/**
+ * `gatehouse auth token`: print a valid API token, refreshing it when needed; with
+ * `--capabilities` or `--group`, a token narrowed to them, minted by the STS exchange from
+ * the login's token (never wider than it, and no longer-lived).
+ */
+export async function authToken(opts: TokenOptions, io: CliIo): Promise<number> {
+  const token = await apiToken(opts.api, io);
+  const caps = opts.capabilities ?? [];
+  if (caps.length === 0 && opts.group === undefined) {
+    io.out(`${token}\n`);
+    return 0;
+  }
+  const api = normalizeApi(opts.api);
+  const discovery = await discover(api);
+  const url = new URL(discovery.stsEndpoint);
+  url.searchParams.set("aud", api);
+  for (const c of caps) url.searchParams.append("cap", c);
+  if (opts.group !== undefined) url.searchParams.set("group", opts.group);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  } catch (err) {
+    throw new CliError(`cannot reach ${url.origin}: ${(err as Error).message}`, 1);
+  }
+  const body = (await res.json().catch(() => ({}))) as { token?: string; message?: string };
+  if (!res.ok || !body.token) {
+    throw new CliError(
+      `the narrowed token was refused: ${body.message ?? `HTTP ${res.status}`}`,
+      1,
+    );
+  }
+  io.out(`${body.token}\n`);
   return 0;
 }
 
