@@ -1078,4 +1078,25 @@ export const schemaSteps: readonly SchemaStep[] = [
           JOIN groups AS g ON g.uid = b.group_uid;
     `,
   },
+  {
+    // The OAuth device authorization grant (RFC 8628, `gatehouse auth login --headless`): a
+    // device code the CLI polls with and the user code a person approves elsewhere, both as
+    // hashes. A session starts only when the approved code is redeemed.
+    description: "device authorization codes",
+    sql: (d) => `
+      CREATE TABLE oauth_device_codes (
+        device_code_hash ${d.key} PRIMARY KEY,
+        user_code_hash ${d.key} NOT NULL UNIQUE,
+        client_id TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        interval_ms ${d.int64} NOT NULL,
+        expire_time ${d.int64} NOT NULL,
+        poll_time ${d.int64},
+        status TEXT NOT NULL,
+        identity_uid ${d.key} REFERENCES identities (uid) ON DELETE CASCADE,
+        create_time ${d.int64} NOT NULL
+      )${d.table};
+      CREATE INDEX oauth_device_codes_expiry ON oauth_device_codes (expire_time);
+    `,
+  },
 ];

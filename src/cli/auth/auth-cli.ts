@@ -24,7 +24,8 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
     .command("login")
     .description(
       "sign in through the browser (the server's login provider, or an organization's " +
-        "identity provider), or log a workload in with --identity and --identity-token",
+        "identity provider), on any device with --headless, or log a workload in with " +
+        "--identity and --identity-token",
     )
     .option("--api <url>", apiHelp)
     .option(
@@ -33,6 +34,10 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         "(example.com, DNS-verified by its organization) or its uid",
     )
     .option("--no-browser", "print the sign-in URL instead of opening a browser")
+    .option(
+      "--headless",
+      "sign in from a machine without a browser: print a URL and a code to approve on any device",
+    )
     .option("--identity <uid>", "log this workload identity in (with --identity-token)")
     .option(
       "--identity-token <file>",
@@ -43,6 +48,7 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         {
           api: api(o),
           browser: o.browser !== false,
+          ...(o.headless === true ? { headless: true } : {}),
           ...(o.identityProvider === undefined ? {} : { identityProvider: o.identityProvider }),
           ...(o.identity === undefined ? {} : { identity: o.identity }),
           ...(o.identityToken === undefined ? {} : { identityToken: o.identityToken }),
@@ -50,8 +56,36 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         io,
       );
     });
-  const simple: [string, string, typeof authToken][] = [
-    ["token", "print a valid API token, refreshing it when needed", authToken],
+  program
+    .command("token")
+    .description(
+      "print a valid API token, refreshing it when needed; with --capabilities or --group, " +
+        "a token narrowed to them (for a script or a CI job that needs less than you hold)",
+    )
+    .option("--api <url>", apiHelp)
+    .option(
+      "--capabilities <list>",
+      "only these capabilities, comma-separated (groups.get,groups.list); repeatable",
+      (v: string, prev: string[] = []) => [
+        ...prev,
+        ...v
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== ""),
+      ],
+    )
+    .option("--group <uid>", "only within this group's subtree")
+    .action(async (o) => {
+      exit = await authToken(
+        {
+          api: api(o),
+          ...(o.capabilities === undefined ? {} : { capabilities: o.capabilities }),
+          ...(o.group === undefined ? {} : { group: o.group }),
+        },
+        io,
+      );
+    });
+  const simple: [string, string, typeof authStatus][] = [
     ["status", "who is logged in, and where they hold roles", authStatus],
     ["logout", "revoke the session on the server and forget the stored tokens", authLogout],
   ];

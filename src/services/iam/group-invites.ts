@@ -162,6 +162,13 @@ export function createGroupInvitesService(
 
     async redeemGroupInvite(req, ctx) {
       const principal = callerOf(ctx);
+      // Redeeming adds to what the identity holds: a token narrowed below it may not.
+      if (principal.narrowing) {
+        throw new ConnectError(
+          "Permission denied: a narrowed token may not redeem invites; use the identity's own token",
+          Code.PermissionDenied,
+        );
+      }
       if (req.code === "") throw invalidField("code", "is required");
       const codeHash = hashCode(req.code);
       const t = now();
