@@ -1,5 +1,13 @@
 import { isUid } from "../uid.js";
 import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
+import {
+  changesBetween,
+  type FieldChange,
+  type ResourceSummary,
+  recordOf,
+  resourceOf,
+  snapshotOf,
+} from "./change-data.js";
 import { newEventId } from "./event-id.js";
 
 /**
@@ -34,9 +42,31 @@ export interface AuditScope {
    * or refresh token used twice revokes its session (`{ replayed: "…session.revoked.v1" }`).
    */
   readonly outcomeTypes?: Readonly<Record<string, string>>;
+  /**
+   * Why the change was made when no one asked for it in so many words (Reason): a default
+   * role granted at a sign-in, an invite redeemed, the operator's bootstrap. Set by whoever
+   * opens the scope (changeScope's `reason`), or by a handler for its call (setCallReason).
+   */
+  reason?: Reason;
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
+
+/**
+ * Why a change was made, as `data.reason` says it: `identity_provider_default_role` (a role
+ * an organization's identity provider grants everyone signing in through it), `invite` (a
+ * group invite redeemed), `bootstrap` (`gatehouse bootstrap`), `operator` (another command on
+ * the server's machine), `scim` (a SCIM client's provisioning), `expiry` (a grant that ran
+ * out). Other subsystems may add theirs.
+ */
+export type Reason =
+  | "identity_provider_default_role"
+  | "invite"
+  | "bootstrap"
+  | "operator"
+  | "scim"
+  | "expiry"
+  | (string & {});
 
 /**
  * The type of a scope that records no event of its own: a v1 adapter's, whose changes are its
@@ -70,6 +100,8 @@ export interface ChangeScopeOptions {
   operator?: string;
   /** Event types of other outcomes that change something (AuditScope.outcomeTypes). */
   outcomeTypes?: Readonly<Record<string, string>>;
+  /** Why the change is made (AuditScope.reason). */
+  reason?: Reason;
 }
 
 /**
@@ -86,6 +118,7 @@ export function changeScope(opts: ChangeScopeOptions): AuditScope {
     requestUid: opts.subjectUid ?? "",
     ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
     ...(opts.outcomeTypes ? { outcomeTypes: opts.outcomeTypes } : {}),
+    ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
     recorded: false,
   };
 }
@@ -109,6 +142,14 @@ export interface EventData {
   protocol: string;
   changedFields?: readonly string[];
   operator?: string;
+  /** Why the change was made (AuditScope.reason). */
+  reason?: string;
+  /** The resource that changed, as named at the change (for a delete: as it was). */
+  resource?: ResourceSummary;
+  /** For an update: each field that changed, old and new value (a secret: only changed). */
+  changes?: Record<string, FieldChange>;
+  /** For a delete: what the deleted record held, field by field, secrets left out. */
+  deleted?: Record<string, unknown>;
   /** A grant's or revocation's binding, as named at the time (bindingSummaryOf). */
   roleBinding?: BindingSummary;
 }
@@ -128,12 +169,15 @@ const successKinds = new Set(["redeemed", "granted", "revoked"]);
 /**
  * The event of a write that ran in `scope` and returned `result`, or undefined when the call
  * already has its event or the write changed nothing (an outcome that reports a refusal).
+ * `before` is the record an update or a delete changed, as read in its transaction before it
+ * (priorReadOf): the event names what a delete removed and an update's old values from it.
  */
 export function eventFor(
   scope: AuditScope | undefined,
   args: readonly unknown[],
   result: unknown,
   now: number,
+  before?: unknown,
 ): EventRow | undefined {
   if (!scope || scope.recorded) return undefined;
   // Fail closed: a change with no type of its own would be recorded under none, or a wrong one.
@@ -151,7 +195,12 @@ export function eventFor(
     else if (!successKinds.has(kind)) return undefined;
   }
   const subject = subjectOf(args, result) || scope.requestUid;
-  const binding = bindingSummaryOf(type, result);
+  const prior = recordOf(before);
+  const after = recordOf(result);
+  // A delete returns nothing (or the record it removed): the event tells what was there.
+  const deleting = type.endsWith(".deleted.v1");
+  const record = deleting ? (prior ?? after) : (after ?? prior);
+  const binding = bindingSummaryOf(type, record ? { binding: record } : result);
   return {
     // Time-ordered: the id index appends (event-id.ts).
     id: newEventId(now),
@@ -166,6 +215,10 @@ export function eventFor(
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
+      ...(scope.reason !== undefined ? { reason: scope.reason } : {}),
+      ...(record ? { resource: resourceOf(record) } : {}),
+      ...(prior && after && !deleting ? { changes: changesBetween(prior, after) } : {}),
+      ...(prior && deleting ? { deleted: snapshotOf(prior) } : {}),
       ...(binding ? { roleBinding: binding } : {}),
     },
   };
