@@ -48,6 +48,11 @@ export interface AuditScope {
    * opens the scope (changeScope's `reason`), or by a handler for its call (setCallReason).
    */
   reason?: Reason;
+  /**
+   * What made the change on the actor's behalf, by uid and name: the identity provider whose
+   * default role a sign-in granted, the invite (and its creator) a redemption used.
+   */
+  via?: Readonly<Record<string, string>>;
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
@@ -102,6 +107,8 @@ export interface ChangeScopeOptions {
   outcomeTypes?: Readonly<Record<string, string>>;
   /** Why the change is made (AuditScope.reason). */
   reason?: Reason;
+  /** What made it on the actor's behalf (AuditScope.via). */
+  via?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -119,6 +126,7 @@ export function changeScope(opts: ChangeScopeOptions): AuditScope {
     ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
     ...(opts.outcomeTypes ? { outcomeTypes: opts.outcomeTypes } : {}),
     ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    ...(opts.via !== undefined ? { via: opts.via } : {}),
     recorded: false,
   };
 }
@@ -142,8 +150,10 @@ export interface EventData {
   protocol: string;
   changedFields?: readonly string[];
   operator?: string;
-  /** Why the change was made (AuditScope.reason). */
+  /** Why the change was made (AuditScope.reason); `operator` for an operator's command. */
   reason?: string;
+  /** What made it on the actor's behalf (AuditScope.via). */
+  via?: Readonly<Record<string, string>>;
   /** The resource that changed, as named at the change (for a delete: as it was). */
   resource?: ResourceSummary;
   /** For an update: each field that changed, old and new value (a secret: only changed). */
@@ -201,6 +211,8 @@ export function eventFor(
   const deleting = type.endsWith(".deleted.v1");
   const record = deleting ? (prior ?? after) : (after ?? prior);
   const binding = bindingSummaryOf(type, record ? { binding: record } : result);
+  // A command on the server's machine is the operator's reason unless it says a finer one.
+  const reason = scope.reason ?? (scope.operator !== undefined ? "operator" : undefined);
   return {
     // Time-ordered: the id index appends (event-id.ts).
     id: newEventId(now),
@@ -215,7 +227,8 @@ export function eventFor(
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
-      ...(scope.reason !== undefined ? { reason: scope.reason } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(scope.via !== undefined ? { via: scope.via } : {}),
       ...(record ? { resource: resourceOf(record) } : {}),
       ...(prior && after && !deleting ? { changes: changesBetween(prior, after) } : {}),
       ...(prior && deleting ? { deleted: snapshotOf(prior) } : {}),

@@ -123,6 +123,9 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
         source: "/oauth/callback",
         data: {
           actor: { uid: first },
+          // Not a self-grant: the provider's default role, named.
+          reason: "identity_provider_default_role",
+          via: { identityProviderUid: provider, identityProviderName: made.json.name },
           // Who was granted which role where, as a review reads it after the fact.
           roleBinding: {
             identity: { uid: first },

@@ -2,6 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { bootstrapOrganization } from "../../src/cli/bootstrap.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
 import { backends, startTestServer, type TestServer } from "../helpers/test-server.js";
 import { v1Clients } from "../helpers/v1-clients.js";
@@ -128,6 +129,25 @@ describe.each(backends)("what an event says changed, on %s", (backend) => {
       identity: { uid: alice.uid },
       role: role(viewer),
       group: { uid: org.uid },
+    });
+  });
+
+  it("says the operator's bootstrap made an organization's first grant", async () => {
+    const { orgUid, identityUid } = await bootstrapOrganization(ts.store, "booted", Date.now());
+    const reviewer = await ts.makeIdentity(orgUid, ["owner"]);
+    const events = await createClient(
+      EventsService,
+      transportFor("grpc", ts.url, reviewer.headers),
+    ).listEvents({ uidp: { descendantsOf: orgUid, childrenOf: "" } });
+    expect(events.events.map((e) => [e.type, e.data?.reason, e.data?.operator])).toEqual([
+      ["dev.gatehouse.iam.group.created.v1", "bootstrap", "gatehouse bootstrap"],
+      ["dev.gatehouse.iam.identity.created.v1", "bootstrap", "gatehouse bootstrap"],
+      ["dev.gatehouse.iam.role_binding.created.v1", "bootstrap", "gatehouse bootstrap"],
+    ]);
+    expect(events.events[2]!.data?.roleBinding).toMatchObject({
+      identity: { uid: identityUid, name: "bootstrap owner" },
+      role: { name: "owner" },
+      group: { uid: orgUid, name: "booted" },
     });
   });
 });

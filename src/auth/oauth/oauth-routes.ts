@@ -401,6 +401,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         source: "/oauth/callback",
         requestId: req.id,
         actorUid: person.uid,
+        // Not a self-grant: the organization's provider grants it to everyone signing in.
+        reason: "identity_provider_default_role",
+        via: { identityProviderUid: found.idp.uid, identityProviderName: found.idp.name },
       });
       const idp = found.idp;
       await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);
