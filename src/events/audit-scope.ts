@@ -79,14 +79,32 @@ export type Reason =
  */
 export const unrecordable = "";
 
-/** The scope of a person's browser sign-in (/oauth/callback): its actor is the person. */
-export function signInScope(requestId: string): AuditScope {
+/**
+ * The scope of a person's browser sign-in (/oauth/callback): its actor is the person; `via`
+ * names the organization's identity provider it went through, if one (whose owners then see
+ * it: appendEvent).
+ */
+export function signInScope(
+  requestId: string,
+  via?: { identityProviderUid: string; identityProviderName: string },
+): AuditScope {
   return changeScope({
     type: "dev.gatehouse.auth.person.signed_in.v1",
     source: "/oauth/callback",
     requestId,
+    ...(via ? { via } : {}),
   });
 }
+
+/**
+ * The types of a person's own events that the owners of the person's organizations see: those
+ * where the person holds a role, and the one whose identity provider a sign-in went through.
+ */
+export const personSessionTypes: ReadonlySet<string> = new Set([
+  "dev.gatehouse.auth.person.signed_in.v1",
+  "dev.gatehouse.auth.person.signed_out.v1",
+  "dev.gatehouse.auth.session.revoked.v1",
+]);
 
 /** What changeScope needs: the event's type and source, and who or what makes the change. */
 export interface ChangeScopeOptions {

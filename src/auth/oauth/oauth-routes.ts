@@ -390,7 +390,14 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const login = personLogin(claims, now(), scope);
     const created = !(await store.identityExists(login.uid));
     // The sign-in is in the audit trail: the person's record is written with its event.
-    const person = await store.recording(signInScope(req.id)).upsertPerson(login);
+    // Through an organization's provider, the sign-in is that organization's owners' to see.
+    const through = found.idp && {
+      identityProviderUid: found.idp.uid,
+      identityProviderName: found.idp.name,
+    };
+    const person = await store
+      .recording(signInScope(req.id, through || undefined))
+      .upsertPerson(login);
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
