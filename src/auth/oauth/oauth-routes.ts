@@ -444,7 +444,14 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const login = personLogin(claims, now(), scope);
     const created = !(await store.identityExists(login.uid));
     // The sign-in is in the audit trail: the person's record is written with its event.
-    const person = await store.recording(signInScope(req.id)).upsertPerson(login);
+    // Through an organization's provider, the sign-in is that organization's owners' to see.
+    const through = found.idp && {
+      identityProviderUid: found.idp.uid,
+      identityProviderName: found.idp.name,
+    };
+    const person = await store
+      .recording(signInScope(req.id, through || undefined))
+      .upsertPerson(login);
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
@@ -455,6 +462,9 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         source: "/oauth/callback",
         requestId: req.id,
         actorUid: person.uid,
+        // Not a self-grant: the organization's provider grants it to everyone signing in.
+        reason: "identity_provider_default_role",
+        via: { identityProviderUid: found.idp.uid, identityProviderName: found.idp.name },
       });
       const idp = found.idp;
       await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);

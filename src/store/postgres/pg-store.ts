@@ -1,4 +1,5 @@
 import { type AuditScope, eventFor } from "../../events/audit-scope.js";
+import { priorReadOf } from "../../events/change-data.js";
 import type { CacheCounts } from "../access-answers.js";
 import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
@@ -231,8 +232,13 @@ interface AuditHooks {
  */
 function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHooks): T {
   const out: Record<string, unknown> = {};
-  for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
+  type Op = (...a: unknown[]) => unknown;
+  for (const [name, op] of Object.entries(ops) as [string, Op][]) {
     const audited = isAuditedWrite(name);
+    // An update's or a delete's record as it was, read in the change's transaction: its
+    // event tells the old values and what was deleted (change-data.ts).
+    const priorName = audited ? priorReadOf(name, (n) => n in ops) : undefined;
+    const prior = priorName === undefined ? undefined : (ops as Record<string, Op>)[priorName]!;
     out[name] = async function (this: unknown, ...args: unknown[]) {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       audit.noted?.(name);
@@ -241,8 +247,10 @@ function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHo
       try {
         if (scope && !scope.recorded) {
           if (audit.reroute) return await audit.reroute(name, args, scope);
+          const before =
+            prior && audit.sql && typeof args[0] === "string" ? await prior(args[0]) : undefined;
           const result = await op(...args);
-          const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
+          const row = eventFor(scope, args, result, (audit.now ?? Date.now)(), before);
           if (row && audit.sql && audit.hooks) {
             // The outbox row and its deliveries, on the change's transaction.
             await driveAsync(audit.sql, audit.hooks, appendEvent(row));
