@@ -13,11 +13,13 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
   AccountAssociationPatch,
   AccountAssociationRecord,
   AccountLinks,
 } from "../../store/iam-store.js";
+import { accountAssociations } from "../../store/rows/account-association-rows.js";
 import type { Store } from "../../store/store.js";
 import {
   checkDescription,
@@ -34,6 +36,12 @@ import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
+
+/** The fields a List of accountAssociations may be ordered by: its message's scalars that a column keeps. */
+const accountAssociationsSorts = sortFieldsOf(
+  AccountAssociationSchema,
+  accountAssociations.listColumns,
+);
 
 /** What the account-associations service needs. */
 export interface AccountAssociationsDeps {
@@ -65,7 +73,7 @@ export function createAccountAssociationsService(
   const { store, lists, now } = deps;
   return {
     async listAccountAssociations(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: accountAssociationsSorts });
       const page = await store.listAccountAssociations(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListAccountAssociationsResponseSchema, {
