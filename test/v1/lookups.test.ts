@@ -7,11 +7,17 @@ import { personUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr, connectTransports } from "../helpers/groups-clients.js";
 import { badRequestFields, type Json, restCall } from "../helpers/rest-client.js";
-import { type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
+import {
+  type Backend,
+  backends,
+  type TestCaller,
+  type TestOrg,
+  useTestServer,
+} from "../helpers/test-server.js";
 
 // v1 groups:lookupGroup and identities/lookup over v2 operations, on REST (fetch), Connect,
-// gRPC-Web and gRPC (connect-node): each answers only what the caller may see through v2, and
-// a lookup never creates an identity (people join through invites).
+// gRPC-Web and gRPC (connect-node), on SQLite and PostgreSQL: each answers only what the
+// caller may see through v2, and a lookup never creates an identity (people join by invite).
 
 const wires = ["rest", "connect", "grpcWeb", "grpc"] as const;
 type Wire = (typeof wires)[number];
@@ -67,116 +73,118 @@ async function call(
   }
 }
 
-const ts = useTestServer();
-let orgA: TestOrg;
-let orgB: TestOrg;
-let team: string;
-/** A workload of A (claim match https://ci.test / workload-N), and one bound below A only. */
-let workload: TestCaller;
-let below: TestCaller;
-let workloadSubject: string;
-/** A person who signed in and is a viewer of A, and their token. */
-let person: TestCaller;
+describe.each(backends)("v1 lookups on %s", (backend: Backend) => {
+  const ts = useTestServer({}, { backend });
+  let orgA: TestOrg;
+  let orgB: TestOrg;
+  let team: string;
+  /** A workload of A (claim match https://ci.test / workload-N), and one bound below A only. */
+  let workload: TestCaller;
+  let below: TestCaller;
+  let workloadSubject: string;
+  /** A person who signed in and is a viewer of A, and their token. */
+  let person: TestCaller;
 
-beforeAll(async () => {
-  orgA = await ts.makeOrg("lookup-a");
-  orgB = await ts.makeOrg("lookup-b");
-  team = newChildUid(orgA.uid);
-  await ts.store.createGroup({
-    uid: team,
-    parentUid: orgA.uid,
-    name: "team",
-    description: "",
-    now: 1,
-  });
-  workload = await ts.makeIdentity(team);
-  workloadSubject = (await ts.store.getIdentity(workload.uid))!.claimMatch!.subject!;
-  below = await ts.makeIdentity(team, ["viewer"]);
-  const uid = personUid(users, "ada");
-  await ts.store.upsertPerson({
-    uid,
-    issuer: users,
-    subject: "ada",
-    name: "Ada",
-    email: "",
-    now: 1,
-  });
-  await ts.store.createRoleBinding({
-    uid: newChildUid(orgA.uid),
-    groupUid: orgA.uid,
-    identityUid: uid,
-    roleUid: viewer.uid,
-    now: 1,
-  });
-  const token = await ts.tokenFor(uid);
-  person = { uid, token, headers: { authorization: `Bearer ${token}` } };
-});
-
-describe.each(wires)("v1 lookups over %s", (over) => {
-  it("LookupGroup answers the caller's organization, or the highest group it may list", async () => {
-    expect(await call(ts.url, over, orgA.owner, { group: true })).toMatchObject({
-      ok: true,
-      json: { group: { id: orgA.uid, name: "lookup-a" } },
+  beforeAll(async () => {
+    orgA = await ts.makeOrg("lookup-a");
+    orgB = await ts.makeOrg("lookup-b");
+    team = newChildUid(orgA.uid);
+    await ts.store.createGroup({
+      uid: team,
+      parentUid: orgA.uid,
+      name: "team",
+      description: "",
+      now: 1,
     });
-    expect(await call(ts.url, over, orgB.owner, { group: true })).toMatchObject({
-      json: { group: { id: orgB.uid } },
+    workload = await ts.makeIdentity(team);
+    workloadSubject = (await ts.store.getIdentity(workload.uid))!.claimMatch!.subject!;
+    below = await ts.makeIdentity(team, ["viewer"]);
+    const uid = personUid(users, "ada");
+    await ts.store.upsertPerson({
+      uid,
+      issuer: users,
+      subject: "ada",
+      name: "Ada",
+      email: "",
+      now: 1,
     });
-    expect(await call(ts.url, over, person, { group: true })).toMatchObject({
-      json: { group: { id: orgA.uid } },
+    await ts.store.createRoleBinding({
+      uid: newChildUid(orgA.uid),
+      groupUid: orgA.uid,
+      identityUid: uid,
+      roleUid: viewer.uid,
+      now: 1,
     });
-    expect(await call(ts.url, over, below, { group: true })).toMatchObject({
-      json: { group: { id: team, name: "team" } },
-    });
-    // Bound nowhere: nothing to answer. Without a token: UNAUTHENTICATED.
-    expect(await call(ts.url, over, workload, { group: true })).toMatchObject({
-      ok: false,
-      code: 5,
-    });
-    expect(await call(ts.url, over, undefined, { group: true })).toMatchObject({
-      ok: false,
-      code: 16,
-    });
+    const token = await ts.tokenFor(uid);
+    person = { uid, token, headers: { authorization: `Bearer ${token}` } };
   });
 
-  it("Lookup finds a workload by its claim match, within the caller's organization only", async () => {
-    const q = { issuer: "https://ci.test", subject: workloadSubject };
-    expect(await call(ts.url, over, orgA.owner, q)).toMatchObject({
-      ok: true,
-      json: { id: workload.uid, claimMatch: q },
+  describe.each(wires)("over %s", (over) => {
+    it("LookupGroup answers the caller's organization, or the highest group it may list", async () => {
+      expect(await call(ts.url, over, orgA.owner, { group: true })).toMatchObject({
+        ok: true,
+        json: { group: { id: orgA.uid, name: "lookup-a" } },
+      });
+      expect(await call(ts.url, over, orgB.owner, { group: true })).toMatchObject({
+        json: { group: { id: orgB.uid } },
+      });
+      expect(await call(ts.url, over, person, { group: true })).toMatchObject({
+        json: { group: { id: orgA.uid } },
+      });
+      expect(await call(ts.url, over, below, { group: true })).toMatchObject({
+        json: { group: { id: team, name: "team" } },
+      });
+      // Bound nowhere: nothing to answer. Without a token: UNAUTHENTICATED.
+      expect(await call(ts.url, over, workload, { group: true })).toMatchObject({
+        ok: false,
+        code: 5,
+      });
+      expect(await call(ts.url, over, undefined, { group: true })).toMatchObject({
+        ok: false,
+        code: 16,
+      });
     });
-    expect(await call(ts.url, over, below, q)).toMatchObject({ json: { id: workload.uid } });
-    // Another organization's owner learns nothing: the same NOT_FOUND as for no identity.
-    expect(await call(ts.url, over, orgB.owner, q)).toEqual({ ok: false, code: 5, fields: [] });
-    expect(
-      await call(ts.url, over, orgA.owner, { issuer: "https://ci.test", subject: "nobody" }),
-    ).toEqual({ ok: false, code: 5, fields: [] });
-  });
 
-  it("Lookup finds a person bound in the caller's organization, and the caller itself", async () => {
-    const q = { issuer: users, subject: "ada" };
-    expect(await call(ts.url, over, orgA.owner, q)).toMatchObject({
-      ok: true,
-      json: { id: person.uid, name: "Ada" },
+    it("Lookup finds a workload by its claim match, within the caller's organization only", async () => {
+      const q = { issuer: "https://ci.test", subject: workloadSubject };
+      expect(await call(ts.url, over, orgA.owner, q)).toMatchObject({
+        ok: true,
+        json: { id: workload.uid, claimMatch: q },
+      });
+      expect(await call(ts.url, over, below, q)).toMatchObject({ json: { id: workload.uid } });
+      // Another organization's owner learns nothing: the same NOT_FOUND as for no identity.
+      expect(await call(ts.url, over, orgB.owner, q)).toEqual({ ok: false, code: 5, fields: [] });
+      expect(
+        await call(ts.url, over, orgA.owner, { issuer: "https://ci.test", subject: "nobody" }),
+      ).toEqual({ ok: false, code: 5, fields: [] });
     });
-    expect(await call(ts.url, over, person, q)).toMatchObject({ json: { id: person.uid } });
-    expect(await call(ts.url, over, orgB.owner, q)).toMatchObject({ ok: false, code: 5 });
-  });
 
-  it("Lookup never creates a person who has not signed in, and needs issuer and subject", async () => {
-    const subject = `newcomer-${over}`;
-    expect(await call(ts.url, over, orgA.owner, { issuer: users, subject })).toMatchObject({
-      ok: false,
-      code: 5,
+    it("Lookup finds a person bound in the caller's organization, and the caller itself", async () => {
+      const q = { issuer: users, subject: "ada" };
+      expect(await call(ts.url, over, orgA.owner, q)).toMatchObject({
+        ok: true,
+        json: { id: person.uid, name: "Ada" },
+      });
+      expect(await call(ts.url, over, person, q)).toMatchObject({ json: { id: person.uid } });
+      expect(await call(ts.url, over, orgB.owner, q)).toMatchObject({ ok: false, code: 5 });
     });
-    expect(await ts.store.getIdentity(personUid(users, subject))).toBeUndefined();
-    expect(await call(ts.url, over, orgA.owner, { issuer: "", subject: "" })).toEqual({
-      ok: false,
-      code: 3,
-      fields: ["issuer", "subject"],
-    });
-    expect(await call(ts.url, over, undefined, { issuer: users, subject })).toMatchObject({
-      ok: false,
-      code: 16,
+
+    it("Lookup never creates a person who has not signed in, and needs issuer and subject", async () => {
+      const subject = `newcomer-${over}`;
+      expect(await call(ts.url, over, orgA.owner, { issuer: users, subject })).toMatchObject({
+        ok: false,
+        code: 5,
+      });
+      expect(await ts.store.getIdentity(personUid(users, subject))).toBeUndefined();
+      expect(await call(ts.url, over, orgA.owner, { issuer: "", subject: "" })).toEqual({
+        ok: false,
+        code: 3,
+        fields: ["issuer", "subject"],
+      });
+      expect(await call(ts.url, over, undefined, { issuer: users, subject })).toMatchObject({
+        ok: false,
+        code: 16,
+      });
     });
   });
 });
