@@ -10,6 +10,7 @@ export interface BindingSummary {
 const bindingTypes = new Set([
   "dev.gatehouse.iam.role_binding.created.v1",
   "dev.gatehouse.iam.role_binding.deleted.v1",
+  "dev.gatehouse.iam.role_binding.expired.v1",
   "dev.gatehouse.iam.group_invite.redeemed.v1",
 ]);
 

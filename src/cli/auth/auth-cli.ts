@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
+import { durationForms } from "../../duration.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { authLogin, authLogout, authStatus, authToken } from "./auth-commands.js";
 import { configureDocker } from "./docker-credentials.js";
+import { createPullToken, deletePullToken, listPullTokens } from "./pull-tokens.js";
 
 const about = `Sign in to a Gatehouse server and keep the tokens in
 $XDG_CONFIG_HOME/gatehouse/credentials.json (default ~/.config; readable by you only).
@@ -75,6 +77,48 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
     .option("--api <url>", apiHelp)
     .action((o) => {
       exit = configureDocker({ registry: o.registry, api: api(o) }, io);
+    });
+  const pullToken = program
+    .command("pull-token")
+    .description("registry pull tokens: identities that may pull, until they expire");
+  pullToken
+    .command("create")
+    .description(
+      "make a pull token (an identity bound to registry.pull until it expires) and print " +
+        "the docker login line that uses it",
+    )
+    .requiredOption("--parent <group>", "the group whose images it may pull: a uid or a path")
+    .requiredOption("--registry <host>", "the registry's host, for the docker login line")
+    .option("--for <duration>", `how long it lasts (${durationForms}; at most 365d)`, "30d")
+    .option("--name <name>", "the identity's name (default: pull token <expiry date>)")
+    .option("--api <url>", apiHelp)
+    .action(async (o) => {
+      exit = await createPullToken(
+        {
+          api: api(o),
+          parent: o.parent,
+          registry: o.registry,
+          for: o.for,
+          ...(o.name === undefined ? {} : { name: o.name }),
+        },
+        io,
+      );
+    });
+  pullToken
+    .command("list")
+    .description("the pull tokens at and below a group, with their expiry")
+    .requiredOption("--parent <group>", "a group uid or path")
+    .option("--api <url>", apiHelp)
+    .action(async (o) => {
+      exit = await listPullTokens({ api: api(o), parent: o.parent }, io);
+    });
+  pullToken
+    .command("delete")
+    .description("delete a pull token (its identity and binding): it stops working at once")
+    .argument("<uid>")
+    .option("--api <url>", apiHelp)
+    .action(async (uid: string, o) => {
+      exit = await deletePullToken({ api: api(o), uid }, io);
     });
   try {
     await program.parseAsync(argv, { from: "user" });

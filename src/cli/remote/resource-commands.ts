@@ -25,7 +25,7 @@ import {
   canonicalCapability,
   capabilityDescription,
 } from "../../auth/capabilities.js";
-import { durationForms } from "../../duration.js";
+import { durationForms, parseDurationSeconds } from "../../duration.js";
 import {
   cliPlaces,
   type ServiceName,
@@ -471,9 +471,11 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
     const inner = field ? messageFlags(field.message as DescMessage) : [];
     const createCmd = common(parent.command("create").description(`create ${article(r.noun)}`));
     addFlags(createCmd, [...outer, ...inner]);
+    const expires = addExpiryFlags(createCmd, inner, false);
     createCmd.action(() =>
       run(ctx, createCmd, async (call) => {
         const values = givenValues(createCmd, [...outer, ...inner]);
+        if (expires) expiryValues(createCmd, values);
         for (const f of [...outer, ...inner]) {
           if (
             f.required &&
@@ -510,17 +512,23 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           .argument("<uid>"),
       );
       addFlags(updateCmd, inner, true);
+      const expires = addExpiryFlags(updateCmd, inner, true);
       updateCmd.action((given: string) =>
         run(ctx, updateCmd, async (call) => {
           const uid = await positionalUid(call, r, given);
           const values = givenValues(updateCmd, inner);
-          if (values.size === 0)
+          const forever = expires && expiryValues(updateCmd, values) === "until revoked";
+          if (values.size === 0 && !forever)
             throw new CliError("nothing to change: give a flag for each field to change");
           await resolveNames(call.list, values, { scope: uid });
           const resource = { ...jsonOf(field.message as DescMessage, inner, values), uid };
           const req = messageFromFlags(update.input, [], new Map(), { [field.jsonName]: resource });
           const mask = create(FieldMaskSchema, {
-            paths: inner.filter((f) => values.has(f.flag)).map((f) => f.protoPath),
+            paths: [
+              ...inner.filter((f) => values.has(f.flag)).map((f) => f.protoPath),
+              // Named with no value: the field is cleared (the binding lasts until revoked).
+              ...(forever ? ["expire_time"] : []),
+            ],
           });
           (req as Record<string, unknown>).updateMask = mask;
           call.print(resourceDesc, (await call.unary(update, req)) as Message);
@@ -558,6 +566,43 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       }),
     );
   }
+}
+
+/**
+ * Add `--for <duration>` (and, on update, `--until-revoked`) to a command whose resource has an
+ * `expire_time`: the expiry as a duration from now, which is how people think of a grant.
+ * Returns whether the resource has one.
+ */
+function addExpiryFlags(cmd: Command, flags: readonly FieldFlag[], update: boolean): boolean {
+  if (!flags.some((f) => f.flag === "expire-time")) return false;
+  cmd.option("--for <duration>", `expires this long from now (${durationForms}): --expire-time`);
+  if (update) cmd.option("--until-revoked", "no longer expires (clears --expire-time)");
+  return true;
+}
+
+/**
+ * Turn `--for` into the `expire-time` value (an RFC 3339 time from now), refusing it beside
+ * `--expire-time` or `--until-revoked`; "until revoked" when `--until-revoked` is given.
+ */
+function expiryValues(
+  cmd: Command,
+  values: Map<string, string | string[]>,
+): "until revoked" | undefined {
+  const opts = cmd.opts() as { for?: string; untilRevoked?: boolean };
+  const given = [opts.for, values.get("expire-time"), opts.untilRevoked].filter(
+    (v) => v !== undefined,
+  );
+  if (given.length > 1) {
+    throw new CliError("give one of --for, --expire-time and --until-revoked");
+  }
+  if (opts.untilRevoked) return "until revoked";
+  if (opts.for === undefined) return undefined;
+  const seconds = parseDurationSeconds(opts.for);
+  if (seconds === undefined || seconds === 0) {
+    throw new CliError(`--for: not a duration: ${JSON.stringify(opts.for)} (${durationForms})`);
+  }
+  values.set("expire-time", new Date(Date.now() + seconds * 1000).toISOString());
+  return undefined;
 }
 
 /** A group's uid as given, or the uid of the group at a path (`acme/eng`); other uids as given. */

@@ -66,6 +66,9 @@ const neutral: Behaviour = { write: true, accessNeutral: true };
 const perBackend = {
   createGroup: { ...neutral, turn: (g: NewGroup) => rootOf(g.uid) },
   listGroups: read,
+  // Each store resolves the shared timed access queries (ops/access.ts) at its clock.
+  capabilitiesAt: read,
+  groupsWithCapability: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

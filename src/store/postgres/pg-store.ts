@@ -17,7 +17,10 @@ import { createPgTagImport } from "./tags.js";
 export interface PostgresStoreOptions extends PgDbOptions {
   /** The built-in roles to seed and the owner role to protect (the server's catalog). */
   roles: StoreRoles;
-  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  /**
+   * The clock, for the create time of built-in roles seeded at open and for role binding
+   * expiry in access answers; default Date.now.
+   */
   now?: () => number;
 }
 
@@ -50,9 +53,9 @@ export async function createPostgresStore(
       .seedBuiltins(opts.roles.builtins, now);
     // One count for the pool's cache and every transaction's: the access-cache metric.
     const counts: CacheCounts = { hits: 0, misses: 0 };
-    const ops = poolOps(db, opts.roles, counts);
-    let closed = false;
     const clock = opts.now ?? Date.now;
+    const ops = poolOps(db, opts.roles, counts, clock);
+    let closed = false;
     /**
      * Run `fn` in one SERIALIZABLE transaction, taking `turnKey`'s turn first (TxOptions): the
      * store's `atomically`, and a write rerouted to write its event beside it.
@@ -81,7 +84,7 @@ export async function createPostgresStore(
           touchesAccess = false;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
+            ...guard(dataOps(txDb, opts.roles, counts, clock), () => closed, {
               sql,
               hooks,
               now: clock,
@@ -153,7 +156,7 @@ export async function createPostgresStore(
 }
 
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
-function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
+function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => number): DataOps {
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
   const hooks: PgHooks = { createGroup: createGroupIn };
@@ -164,7 +167,7 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...groupOps,
     ...shared,
     // The access queries, identityExists among them, answered through the access cache.
-    ...createPgAccessOps(db, shared, counts),
+    ...createPgAccessOps(db, shared, counts, undefined, now),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
     ...createPgTagImport(db),
     ...createPgAdvisoryImport(db),
@@ -175,12 +178,13 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
  * The operations on the pool: an access-neutral one (its behaviour, ops/all.ts) runs on a
  * PgDb whose transactions tell no replica, whoever wrote its body.
  */
-function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
-  const ops = dataOps(db, roles, counts);
+function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => number): DataOps {
+  const ops = dataOps(db, roles, counts, now);
   const quiet = dataOps(
     { ...db, write: (fn, o) => db.write(fn, { ...o, notify: false }) },
     roles,
     counts,
+    now,
   );
   for (const name of Object.keys(ops) as (keyof DataOps)[]) {
     if (behaviourOf(name).accessNeutral) {

@@ -26,7 +26,10 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** PRAGMA synchronous; default FULL (every commit reaches the disk before it returns). */
   synchronous?: "FULL" | "NORMAL";
-  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  /**
+   * The clock, for the create time of built-in roles seeded at open and for role binding
+   * expiry in access answers; default Date.now.
+   */
   now?: () => number;
   /**
    * Checkpoint the WAL from a worker thread (checkpointer.ts) instead of inside the commit
@@ -69,7 +72,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...groups,
     ...shared,
     // The access queries, identityExists among them, answered through the read cache.
-    ...createAccessOps(readCache, shared),
+    ...createAccessOps(readCache, shared, opts.now ?? Date.now),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of
