@@ -382,7 +382,11 @@ export const serviceTable = {
   },
   v1Groups: {
     service: V1GroupsService,
-    rules: v1crud(GroupsService, "Group", "Groups"),
+    rules: {
+      ...v1crud(GroupsService, "Group", "Groups"),
+      // The caller's organization: a List of the roots the caller may list.
+      LookupGroup: { kind: "adapter", calls: [rpc(GroupsService, "ListGroups")] },
+    },
     adapter: true,
     store: v1Adapter,
     cli: v1Only,
@@ -391,7 +395,19 @@ export const serviceTable = {
   },
   v1Identities: {
     service: V1IdentitiesService,
-    rules: v1crud(IdentitiesService, "Identity", "Identities"),
+    rules: {
+      ...v1crud(IdentitiesService, "Identity", "Identities"),
+      // Only what those v2 calls show the caller: itself, its listable identities, and the
+      // people bound where it may list bindings.
+      Lookup: {
+        kind: "adapter",
+        calls: [
+          rpc(IdentitiesService, "GetIdentity"),
+          rpc(IdentitiesService, "ListIdentities"),
+          rpc(RoleBindingsService, "ListRoleBindings"),
+        ],
+      },
+    },
     adapter: true,
     store: v1Adapter,
     cli: v1Only,

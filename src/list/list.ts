@@ -2,6 +2,7 @@ import { invalidArgument, invalidField } from "../errors.js";
 import type { Cursor, ListPage, ListQuery, SortField } from "../store/vocabulary.js";
 import { isUid } from "../uid.js";
 import { createPageTokens, type PageTokenContent } from "./page-tokens.js";
+import { commonSorts, type SortFields } from "./sort-fields.js";
 
 /** Results per page when the request says 0 or nothing. */
 export const defaultPageSize = 50;
@@ -46,6 +47,8 @@ export interface ParseOptions {
   caller?: string;
   /** The subtrees the caller may list (see ListQuery.scope); not part of the token binding. */
   scope?: readonly string[];
+  /** The fields `order_by` may name (sortFieldsOf the resource); by default the common ones. */
+  sort?: SortFields;
 }
 
 /** A ListQuery from parse, with what finish needs to mint the next page's token. */
@@ -101,17 +104,8 @@ export interface ListEngineOptions {
   now: () => number;
 }
 
-const sortFieldByName = new Map<string, SortField>([
-  ["name", "name"],
-  ["create_time", "create_time"],
-  ["createTime", "create_time"],
-  ["created_at", "create_time"],
-  ["update_time", "update_time"],
-  ["updateTime", "update_time"],
-  ["uid", "uid"],
-]);
-const orderByHelp =
-  'must be "<field>" or "<field> desc", field one of name, create_time, update_time, uid';
+const orderByHelp = (sort: SortFields) =>
+  `must be "<field>" or "<field> desc", field one of ${sort.names.join(", ")}`;
 
 /** Create the list engine shared by every List RPC. */
 export function createListEngine(opts: ListEngineOptions): ListEngine {
@@ -120,7 +114,7 @@ export function createListEngine(opts: ListEngineOptions): ListEngine {
 
   return {
     parse(req, filters, parseOpts = {}) {
-      const base = parseParams(req);
+      const base = parseParams(req, parseOpts.sort ?? commonSorts);
       const fingerprint = tokens.fingerprint(fingerprintMaterial(base, filters, parseOpts.caller));
       const after = req.pageToken === "" ? undefined : cursorOf(req.pageToken, base, fingerprint);
       return {
@@ -169,13 +163,13 @@ export function createListEngine(opts: ListEngineOptions): ListEngine {
 type BaseQuery = Omit<ListQuery, "filters" | "after" | "scope">;
 
 /** Validate the common parameters, reporting every bad field at once. */
-function parseParams(req: ListParams): BaseQuery {
+function parseParams(req: ListParams, sort: SortFields): BaseQuery {
   const problems: { field: string; description: string }[] = [];
   const bad = (field: string, description: string) => problems.push({ field, description });
   if (req.pageSize < 0) bad("page_size", "must not be negative");
   if (req.skip < 0) bad("skip", "must not be negative");
-  const order = parseOrderBy(req.orderBy);
-  if (!order) bad("order_by", orderByHelp);
+  const order = parseOrderBy(req.orderBy, sort);
+  if (!order) bad("order_by", orderByHelp(sort));
   const descendantsOf = req.uidp?.descendantsOf ?? "";
   const childrenOf = req.uidp?.childrenOf ?? "";
   if (descendantsOf !== "" && !isUid(descendantsOf)) {
@@ -206,12 +200,15 @@ function parseParams(req: ListParams): BaseQuery {
 
 /**
  * Parse `order_by`: `<field>` or `<field> asc|desc` (direction case-insensitive, any spaces);
- * empty means create_time ascending. Undefined if it is anything else.
+ * empty means create_time ascending; `<field>` one of `sort`'s. Undefined if it is anything else.
  */
-export function parseOrderBy(orderBy: string): ListQuery["order"] | undefined {
+export function parseOrderBy(
+  orderBy: string,
+  sort: SortFields = commonSorts,
+): ListQuery["order"] | undefined {
   const [name, dir, ...rest] = orderBy.trim().split(/\s+/);
   if (name === undefined || name === "") return { field: "create_time", desc: false };
-  const field = sortFieldByName.get(name);
+  const field = sort.byName.get(name);
   const direction = dir?.toLowerCase() ?? "asc";
   if (!field || rest.length > 0 || (direction !== "asc" && direction !== "desc")) return undefined;
   return { field, desc: direction === "desc" };

@@ -24,9 +24,10 @@ export interface PageTokens {
 
 const version = 1;
 const macLength = 32;
-// Cursor values are names, uids and times: far shorter. Refuse big input before any work.
-const maxTokenLength = 4096;
-const sortFields: ReadonlySet<string> = new Set(["name", "create_time", "update_time", "uid"]);
+// A cursor value is one field's: a name, a time, at longest an advisory's summary (1024
+// characters, up to 3 bytes each in UTF-8, 4/3 more in base64). Refuse bigger input before
+// any work.
+const maxTokenLength = 8192;
 
 /**
  * Create page tokens signed with `key`. A token is base64url of
@@ -87,11 +88,14 @@ function decode(json: string): PageTokenContent | undefined {
   }
   if (typeof p !== "object" || p === null) return undefined;
   const { o, d, v, u, f, t } = p as Record<string, unknown>;
-  if (typeof o !== "string" || !sortFields.has(o) || typeof d !== "boolean") return undefined;
+  // The field is checked against the request's order_by by the engine (checkBinding).
+  if (typeof o !== "string" || typeof d !== "boolean") return undefined;
   if (typeof u !== "string" || typeof f !== "string" || !Number.isSafeInteger(t)) return undefined;
-  const field = o as SortField;
+  const field: SortField = o;
   const isTime = field === "create_time" || field === "update_time";
-  if (isTime ? !Number.isSafeInteger(v) : typeof v !== "string") return undefined;
+  if (isTime ? !Number.isSafeInteger(v) : typeof v !== "string" && !Number.isFinite(v)) {
+    return undefined;
+  }
   return {
     order: { field, desc: d },
     after: { value: v as string | number, uid: u },

@@ -211,7 +211,8 @@ export interface SignInProviderMatch {
 export interface AccountLinks {
   amazon?: { account: string };
   google?: { projectId: string; projectNumber: string };
-  azure?: { tenantId: string; clientIds: string[] };
+  /** `clientIdKeys` names some of the ids (name -> id), as v1's map keys them. */
+  azure?: { tenantId: string; clientIds: string[]; clientIdKeys?: Record<string, string> };
   /** Installation ids as decimal strings (int64 in the API). */
   github?: { installationIds: string[] };
 }

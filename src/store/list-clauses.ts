@@ -27,8 +27,12 @@ export interface ListColumns {
   group: string;
   /** The exact-match column of the `name` filter. */
   name: string;
-  /** The column of each sort field. */
-  sort: Record<SortField, string>;
+  /**
+   * The column of each sort field: the common ones (vocabulary.ts) and any other the table
+   * stores in a column of its own. The list engine admits only the fields of this that its
+   * resource's message has as scalars (src/list/sort-fields.ts).
+   */
+  sort: Readonly<Record<SortField, string>>;
 }
 
 /** A WHERE condition over the table aliased `t`, with `?` placeholders, and its parameters. */
@@ -46,11 +50,18 @@ export function checkIdentifiers(t: ListColumns): void {
   if (bad !== undefined) throw new Error(`list SQL: ${JSON.stringify(bad)} is not an identifier`);
 }
 
+/** The column of the query's sort field; one the table lacks is a bug (parse admits none). */
+function sortColumn(t: ListColumns, q: ListQuery<unknown>): string {
+  const col = Object.hasOwn(t.sort, q.order.field) ? t.sort[q.order.field] : undefined;
+  if (col === undefined) throw new Error(`list SQL: ${t.table} has no sort field ${q.order.field}`);
+  return col;
+}
+
 /** The keyset condition that resumes strictly after `q.after` in the query's order. */
 export function cursorCondition(t: ListColumns, q: ListQuery<unknown>): ListClause {
   const after = q.after!;
   const op = q.order.desc ? "<" : ">";
-  const col = t.sort[q.order.field];
+  const col = sortColumn(t, q);
   if (col === t.uid) return { sql: `t.${t.uid} ${op} ?`, params: [after.uid] };
   return { sql: `(t.${col}, t.${t.uid}) ${op} (?, ?)`, params: [after.value, after.uid] };
 }
@@ -58,7 +69,7 @@ export function cursorCondition(t: ListColumns, q: ListQuery<unknown>): ListClau
 /** The ORDER BY list: the sort column, then uid, so that the order is total. */
 export function orderBy(t: ListColumns, q: ListQuery<unknown>): string {
   const dir = q.order.desc ? "DESC" : "ASC";
-  const col = t.sort[q.order.field];
+  const col = sortColumn(t, q);
   return col === t.uid ? `t.${t.uid} ${dir}` : `t.${col} ${dir}, t.${t.uid} ${dir}`;
 }
 

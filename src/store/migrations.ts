@@ -1099,4 +1099,11 @@ export const schemaSteps: readonly SchemaStep[] = [
       CREATE INDEX oauth_device_codes_expiry ON oauth_device_codes (expire_time);
     `,
   },
+  {
+    // ListGroups by description (order_by on any sortable field, issue 42): without an index
+    // a page of a 100k-group organization sorted every group, 285 ms against 0.3 ms with it
+    // (bench/order-by.ts). Groups are what grows that large; other fields sort their matches.
+    description: "groups ordered by description",
+    sql: "CREATE INDEX IF NOT EXISTS groups_description ON groups (description, uid);",
+  },
 ];

@@ -49,8 +49,15 @@ export function notFoundError(type: string, name: string): StoreError {
   });
 }
 
-/** Fields a List can be ordered by. */
-export type SortField = "name" | "create_time" | "update_time" | "uid";
+/**
+ * A field a List can be ordered by: its proto name (`description`, `advisory_id`). Every
+ * List has `name`, `create_time`, `update_time` and `uid`; each resource adds the scalar
+ * fields of its message that a column stores (src/list/sort-fields.ts).
+ */
+export type SortField = string;
+
+/** The sort fields every List has, whatever its resource. */
+export const commonSortFields: readonly SortField[] = ["name", "create_time", "update_time", "uid"];
 
 /** A keyset position: the sort value and uid of the last item of the previous page. */
 export interface Cursor {

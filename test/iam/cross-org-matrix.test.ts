@@ -1280,6 +1280,26 @@ for (const v of v1rpcs) {
   });
 }
 
+// The v1 lookups have no v2 twin that answers alike: rows of their own. LookupGroup answers
+// each caller its own organization (B's owner, B's), NOT_FOUND to one that may list no group;
+// Lookup shows A's workload only to those who may list A's identities, and to everyone else
+// the NOT_FOUND of an identity that does not exist.
+rpcs.push(
+  {
+    rpc: "v1.GroupsService/LookupGroup",
+    call: (c) => c.v1.groups.lookupGroup({}),
+    expect: { ownerA: 0, viewerA: 0, advisorA: 5, ownerB: 0, unbound: 5, anonymous: 16 },
+  },
+  {
+    rpc: "v1.IdentitiesService/Lookup",
+    call: async (c, fx) => {
+      const match = (await ts.store.getIdentity(fx.identity))?.claimMatch;
+      return c.v1.identities.lookup({ issuer: match?.issuer ?? "", subject: match?.subject ?? "" });
+    },
+    expect: { ownerA: 0, viewerA: 0, advisorA: 5, ownerB: 5, unbound: 5, anonymous: 16 },
+  },
+);
+
 let ts: TestServer;
 let orgA: TestOrg;
 let orgB: TestOrg;

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GroupSchema } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { createListEngine, type ListEngine } from "../../src/list/list.js";
+import { sortFieldsOf } from "../../src/list/sort-fields.js";
 import { sortValueOf } from "../../src/services/sort-value.js";
 import { createPostgresStore, type PostgresStore } from "../../src/store/postgres/pg-store.js";
+import { groups } from "../../src/store/rows/group-rows.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { type GroupRecord, type SortField, type Store, StoreError } from "../../src/store/store.js";
 import { isAtOrBelow } from "../../src/uid.js";
@@ -19,7 +22,11 @@ const orders: [string, SortField][] = [
   ["createTime", "create_time"],
   ["update_time", "update_time"],
   ["uid", "uid"],
+  // Fields of the Group message beyond the common ones; "" or "u", false: ties everywhere.
+  ["description", "description"],
+  ["verified", "verified"],
 ];
+const sort = sortFieldsOf(GroupSchema, groups.listColumns);
 
 /** One step of building a tree: a group under an earlier one (or a new root). */
 const nodeArb = fc.record({
@@ -160,7 +167,7 @@ async function walkPages(
       orderBy: `${s.order[0]}${s.desc ? " desc" : ""}`,
       skip,
     };
-    const query = lists.parse(req, {}, scope ? { scope } : {});
+    const query = lists.parse(req, {}, scope ? { scope, sort } : { sort });
     const page = lists.finish(query, await store.listGroups(query), sortValueOf);
     // skip counts from the cursor: the previous page's last item.
     const start = pos + skip;

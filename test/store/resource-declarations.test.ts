@@ -2,6 +2,7 @@ import { type DescMessage, getOption, hasOption } from "@bufbuild/protobuf";
 import Sqlite from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
+import { sortFieldsOf } from "../../src/list/sort-fields.js";
 import { serviceEntries } from "../../src/service-table.js";
 import type { Resource } from "../../src/store/rows/resource.js";
 import { resources } from "../../src/store/rows/resources.js";
@@ -87,6 +88,31 @@ describe("resource declarations", () => {
         columns: d.columns,
       });
       if (d.view) expect(columnsOf(d.view)).toEqual(expect.arrayContaining(d.viewColumns));
+    }
+    db.close();
+  });
+
+  it("sort Lists only by columns that are never NULL (a keyset cursor cannot pass a NULL)", () => {
+    const db = new Sqlite(":memory:");
+    migrate(db);
+    for (const r of declared) {
+      const info = db.pragma(`table_info(${r.table})`) as {
+        name: string;
+        notnull: number;
+        pk: number;
+      }[];
+      const message = typeof r.message === "string" ? served.get(r.message)?.message : undefined;
+      if (!message) continue;
+      // The fields a List admits (src/list/sort-fields.ts): the message's scalars with a column.
+      for (const field of sortFieldsOf(message, r.listColumns).names) {
+        const column = r.listColumns.sort[field]!;
+        const c = info.find((x) => x.name === column);
+        // A view's own column (a binding's role name) comes from a NOT NULL column it joins.
+        if (!c) continue;
+        expect(c.notnull === 1 || c.pk > 0, `${r.kind}.${field} (${column}) may be NULL`).toBe(
+          true,
+        );
+      }
     }
     db.close();
   });

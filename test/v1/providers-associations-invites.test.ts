@@ -143,14 +143,14 @@ describe.each(v1Protocols)("v1 account associations over %s", (protocol) => {
       await c.create(accountAssociations, group, {
         name: `accounts-${protocol}`,
         amazon: { account: "123456789012" },
-        azure: { tenantId: tenant, clientIds: { a: client } },
+        azure: { tenantId: tenant, clientIds: { ingester: client, canary: client } },
       }),
     );
     expect(made).toMatchObject({
       group,
       name: `accounts-${protocol}`,
       amazon: { account: "123456789012" },
-      azure: { tenantId: tenant, clientIds: { [client]: client } },
+      azure: { tenantId: tenant, clientIds: { ingester: client, canary: client } },
     });
     const json = apiJson(
       AccountAssociationSchema,
@@ -160,7 +160,7 @@ describe.each(v1Protocols)("v1 account associations over %s", (protocol) => {
       uid: group,
       name: made.name,
       amazon: made.amazon,
-      azure: { tenantId: tenant, clientIds: [client] },
+      azure: { tenantId: tenant, clientIds: [client], clientIdKeys: made.azure.clientIds },
     });
     expect(made).not.toHaveProperty("createdAt");
     expect(ok(await c.list(accountAssociations, [["group", group]]))).toEqual({ items: [made] });
@@ -186,6 +186,40 @@ describe.each(v1Protocols)("v1 account associations over %s", (protocol) => {
 
     expect(ok(await c.delete(accountAssociations, group))).toEqual({});
     expect(ok(await c.list(accountAssociations, [["group", group]]))).toEqual({ items: [] });
+  });
+
+  it("keeps the Azure client id keys, and keys an id v2 added by itself", async () => {
+    const group = await newGroup(`azure-${protocol}`);
+    const keyed = { ingester: client, "key with space": client.toUpperCase() };
+    ok(
+      await c.create(accountAssociations, group, { azure: { tenantId: tenant, clientIds: keyed } }),
+    );
+    const read = ok(await c.list(accountAssociations, [["group", group]])).items[0];
+    expect(read.azure.clientIds).toEqual({ ingester: client, "key with space": client });
+
+    // v2 lists one more id, naming none: v1 shows it under itself, the names stay.
+    const other = "1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d";
+    await v2().updateAccountAssociation({
+      accountAssociation: { uid: group, azure: { tenantId: tenant, clientIds: [client, other] } },
+      updateMask: { paths: ["azure.client_ids"] },
+    });
+    const after = ok(await c.list(accountAssociations, [["group", group]])).items[0];
+    expect(after.azure.clientIds).toEqual({
+      ingester: client,
+      "key with space": client,
+      [other]: other,
+    });
+    // v2 drops the id: its names go with it.
+    await v2().updateAccountAssociation({
+      accountAssociation: { uid: group, azure: { tenantId: tenant, clientIds: [other] } },
+      updateMask: { paths: ["azure.client_ids"] },
+    });
+    const dropped = await v2().getAccountAssociation({ uid: group });
+    expect(dropped.azure?.clientIdKeys).toEqual({});
+    expect(ok(await c.list(accountAssociations, [["group", group]])).items[0].azure).toEqual({
+      tenantId: tenant,
+      clientIds: { [other]: other },
+    });
   });
 });
 

@@ -12,6 +12,8 @@ import type { Config } from "../../config.js";
 import { failedPrecondition } from "../../errors.js";
 import { currentEventType } from "../../events/legacy-types.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
+import { subscriptions } from "../../store/rows/subscription-rows.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionPatch, SubscriptionRecord } from "../../store/subscription-store.js";
 import { newChildUid, rootOf } from "../../uid.js";
@@ -29,6 +31,9 @@ import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of subscriptions may be ordered by: its message's scalars that a column keeps. */
+const subscriptionsSorts = sortFieldsOf(SubscriptionSchema, subscriptions.listColumns);
 
 /** What the subscription RPCs need. */
 export interface SubscriptionsDeps {
@@ -74,7 +79,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
   };
   return {
     async listSubscriptions(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: subscriptionsSorts });
       const { items, ...envelope } = lists.finish(
         query,
         await store.listSubscriptions(query),

@@ -13,11 +13,13 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
   AccountAssociationPatch,
   AccountAssociationRecord,
   AccountLinks,
 } from "../../store/iam-store.js";
+import { accountAssociations } from "../../store/rows/account-association-rows.js";
 import type { Store } from "../../store/store.js";
 import {
   checkDescription,
@@ -34,6 +36,12 @@ import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
+
+/** The fields a List of accountAssociations may be ordered by: its message's scalars that a column keeps. */
+const accountAssociationsSorts = sortFieldsOf(
+  AccountAssociationSchema,
+  accountAssociations.listColumns,
+);
 
 /** What the account-associations service needs. */
 export interface AccountAssociationsDeps {
@@ -52,6 +60,8 @@ const gcpProjectId = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;
 const gcpProjectNumber = /^[0-9]{1,20}$/;
 const uuid = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const maxListLength = 100;
+// v1 keys its client ids by a name (an application's); a name is a short label.
+const maxKeyLength = 128;
 
 /**
  * Create the AccountAssociationsService: the cloud accounts a group is linked to. A group has
@@ -63,7 +73,7 @@ export function createAccountAssociationsService(
   const { store, lists, now } = deps;
   return {
     async listAccountAssociations(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: accountAssociationsSorts });
       const page = await store.listAccountAssociations(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListAccountAssociationsResponseSchema, {
@@ -200,9 +210,22 @@ function checkLinks(
     } else if (azure.clientIds.some((id) => !uuid.test(id))) {
       v.add("azure.clientIds", "each client id must be a UUID");
     }
+    const clientIds = azure.clientIds.map((id) => id.toLowerCase());
+    const keys = Object.entries(azure.clientIdKeys);
+    if (keys.length > maxListLength) {
+      v.add("azure.clientIdKeys", `must name at most ${maxListLength} ids`);
+    } else if (keys.some(([k]) => k === "" || k.length > maxKeyLength)) {
+      v.add("azure.clientIdKeys", `each name must be 1-${maxKeyLength} characters`);
+    }
+    // A name of an id no longer listed goes: an update of clientIds alone keeps the names.
+    const listed = new Set(clientIds);
+    const named = keys
+      .map(([k, id]) => [k, id.toLowerCase()] as const)
+      .filter(([, id]) => listed.has(id));
     out.azure = {
       tenantId: azure.tenantId.toLowerCase(),
-      clientIds: azure.clientIds.map((id) => id.toLowerCase()),
+      clientIds,
+      ...(named.length > 0 ? { clientIdKeys: Object.fromEntries(named) } : {}),
     };
   }
   if (github && only.has("github")) {

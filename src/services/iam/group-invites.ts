@@ -15,15 +15,21 @@ import { invalidField, notFound } from "../../errors.js";
 import { setCallReason } from "../../events/call-scope.js";
 import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
+import { groupInvites } from "../../store/rows/group-invite-rows.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, type Violations, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
 import { settleImmutable, updateRequest } from "../update-mask.js";
 import { toRoleBinding } from "./role-bindings.js";
+
+/** The fields a List of groupInvites may be ordered by: its message's scalars that a column keeps. */
+const groupInvitesSorts = sortFieldsOf(GroupInviteSchema, groupInvites.listColumns);
 
 /** What the group-invites service needs. */
 export interface GroupInvitesDeps {
@@ -81,7 +87,7 @@ export function createGroupInvitesService(
 
   return {
     async listGroupInvites(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: groupInvitesSorts });
       const page = await store.listGroupInvites(query);
       const result = lists.finish(query, page, inviteSortValue);
       return create(ListGroupInvitesResponseSchema, {
@@ -253,16 +259,7 @@ function checkTtl(v: Violations, ttl: Duration | undefined): number {
 
 /** An invite's value for a sort field; its name is its role's. */
 function inviteSortValue(i: GroupInviteRecord, field: SortField): string | number {
-  switch (field) {
-    case "name":
-      return i.role.name;
-    case "create_time":
-      return i.createTime;
-    case "update_time":
-      return i.updateTime;
-    case "uid":
-      return i.uid;
-  }
+  return field === "name" ? i.role.name : sortValueOf(i, field);
 }
 
 /** Map a stored invite to its API message; `code` only on the answer to Create. */

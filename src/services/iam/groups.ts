@@ -10,6 +10,8 @@ import {
 import { ownerRole } from "../../auth/capabilities.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
+import { groups } from "../../store/rows/group-rows.js";
 import type { GroupPatch, GroupRecord, Store } from "../../store/store.js";
 import { depthOf, maxGroupDepth, newChildUid, newRootUid } from "../../uid.js";
 import {
@@ -23,6 +25,9 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of groups may be ordered by: its message's scalars that a column keeps. */
+const groupsSorts = sortFieldsOf(GroupSchema, groups.listColumns);
 
 /** What the groups service needs. */
 export interface GroupsDeps {
@@ -42,7 +47,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
   const { store, lists, now } = deps;
   return {
     async listGroups(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: groupsSorts });
       const page = await store.listGroups(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListGroupsResponseSchema, { groups: items.map(toGroup), ...envelope });

@@ -18,12 +18,14 @@ import { OidcError } from "../../auth/oidc/oidc-error.js";
 import { parsePublicJwks } from "../../auth/oidc/public-jwks.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
   ClaimMatchRecord,
   IdentityPatch,
   IdentityRecord,
   StaticKeysRecord,
 } from "../../store/iam-store.js";
+import { identities } from "../../store/rows/identity-rows.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import {
@@ -40,6 +42,9 @@ import { requireIdentityPowers } from "../escalation.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { overlayPaths, subPaths, updateRequest } from "../update-mask.js";
+
+/** The fields a List of identities may be ordered by: its message's scalars that a column keeps. */
+const identitiesSorts = sortFieldsOf(IdentitySchema, identities.listColumns);
 
 /** What the identities service needs. */
 export interface IdentitiesDeps {
@@ -64,7 +69,7 @@ export function createIdentitiesService(
   const { store, lists, now, authorizer } = deps;
   return {
     async listIdentities(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: identitiesSorts });
       const page = await store.listIdentities(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListIdentitiesResponseSchema, {

@@ -18,12 +18,14 @@ import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
   IdentityProviderPatch,
   IdentityProviderRecord,
   OidcRecord,
 } from "../../store/iam-store.js";
 import { isEmptyPatch } from "../../store/patch.js";
+import { identityProviders } from "../../store/rows/identity-provider-rows.js";
 import type { Store } from "../../store/store.js";
 import { isUid, newChildUid, rootOf } from "../../uid.js";
 import {
@@ -39,6 +41,9 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of identityProviders may be ordered by: its message's scalars that a column keeps. */
+const identityProvidersSorts = sortFieldsOf(IdentityProviderSchema, identityProviders.listColumns);
 
 /** What the identity-providers service needs. */
 export interface IdentityProvidersDeps {
@@ -112,7 +117,7 @@ export function createIdentityProvidersService(
 
   return {
     async listIdentityProviders(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: identityProvidersSorts });
       const page = await store.listIdentityProviders(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListIdentityProvidersResponseSchema, {

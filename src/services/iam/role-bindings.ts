@@ -21,7 +21,9 @@ import { callScope } from "../../events/call-scope.js";
 import { checkExpireTime } from "../../grants/binding-expiry.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
+import { roleBindings } from "../../store/rows/role-binding-rows.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
@@ -29,7 +31,11 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { deleteIfPresent } from "../idempotent-delete.js";
 import { requireFound } from "../require-found.js";
+import { sortValueOf } from "../sort-value.js";
 import { settleImmutable, updateRequest } from "../update-mask.js";
+
+/** The fields a List of roleBindings may be ordered by: its message's scalars that a column keeps. */
+const roleBindingsSorts = sortFieldsOf(RoleBindingSchema, roleBindings.listColumns);
 
 /** What the role-bindings service needs. */
 export interface RoleBindingsDeps {
@@ -122,7 +128,7 @@ export function createRoleBindingsService(
         filters[key] = req[key];
       }
       v.throwIfAny();
-      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const query = lists.parse(req, filters, { ...listOptionsOf(ctx), sort: roleBindingsSorts });
       const page = await store.listRoleBindings(query);
       const { items, ...envelope } = lists.finish(query, page, bindingSortValue);
       return create(ListRoleBindingsResponseSchema, {
@@ -237,16 +243,7 @@ export function createRoleBindingsService(
 
 /** A binding's value for a sort field; its name is its role's. */
 function bindingSortValue(b: RoleBindingRecord, field: SortField): string | number {
-  switch (field) {
-    case "name":
-      return b.role.name;
-    case "create_time":
-      return b.createTime;
-    case "update_time":
-      return b.updateTime;
-    case "uid":
-      return b.uid;
-  }
+  return field === "name" ? b.role.name : sortValueOf(b, field);
 }
 
 /** Map a stored, hydrated binding to its API message. */

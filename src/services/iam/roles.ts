@@ -12,7 +12,9 @@ import { canonicalCapability, nearestCapability } from "../../auth/capabilities.
 import { failedPrecondition, notFound } from "../../errors.js";
 import { requireAll } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type { RolePatch, RoleRecord } from "../../store/iam-store.js";
+import { roles } from "../../store/rows/role-rows.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import {
@@ -28,6 +30,9 @@ import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of roles may be ordered by: its message's scalars that a column keeps. */
+const rolesSorts = sortFieldsOf(RoleSchema, roles.listColumns);
 
 /** What the roles service needs. */
 export interface RolesDeps {
@@ -48,7 +53,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
   const { store, lists, now } = deps;
   return {
     async listRoles(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: rolesSorts });
       const page = await store.listRoles(query);
       const { items, ...envelope } = lists.finish(query, page, sortValueOf);
       return create(ListRolesResponseSchema, { roles: items.map(toRole), ...envelope });

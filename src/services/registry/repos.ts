@@ -9,8 +9,10 @@ import {
 } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import type { Config } from "../../config.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import { createRegistryNames } from "../../registry/registry-names.js";
 import type { RepoPatch, RepoRecord } from "../../store/registry-store.js";
+import { repos } from "../../store/rows/repo-rows.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import {
@@ -24,6 +26,9 @@ import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of repos may be ordered by: its message's scalars that a column keeps. */
+const reposSorts = sortFieldsOf(RepoSchema, repos.listColumns);
 
 /** What the repos service needs. */
 export interface ReposDeps {
@@ -60,7 +65,7 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
   const one = async (r: RepoRecord) => (await withReference([r]))[0]!;
   return {
     async listRepos(req, ctx) {
-      const query = lists.parse(req, {}, listOptionsOf(ctx));
+      const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: reposSorts });
       const { items, ...envelope } = lists.finish(query, await store.listRepos(query), sortValueOf);
       return create(ListReposResponseSchema, { repos: await withReference(items), ...envelope });
     },

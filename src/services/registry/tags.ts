@@ -8,7 +8,9 @@ import {
   type TagsService,
 } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type { TagFilters, TagRecord } from "../../store/registry-store.js";
+import { tags } from "../../store/rows/tag-rows.js";
 import type { Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
@@ -16,6 +18,9 @@ import { checkDigest, checkTagName } from "../../validation/registry-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
+
+/** The fields a List of tags may be ordered by: its message's scalars that a column keeps. */
+const tagsSorts = sortFieldsOf(TagSchema, tags.listColumns);
 
 /** What the tags service needs. */
 export interface TagsDeps {
@@ -42,7 +47,7 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
       }
       if (req.updatedSince) filters.updatedSince = timestampDate(req.updatedSince).getTime();
       if (req.excludeReferrers) filters.excludeReferrers = true;
-      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const query = lists.parse(req, filters, { ...listOptionsOf(ctx), sort: tagsSorts });
       const { items, ...envelope } = lists.finish(query, await store.listTags(query), sortValueOf);
       return create(ListTagsResponseSchema, { tags: items.map(toTag), ...envelope });
     },

@@ -87,6 +87,7 @@ function toV2(a: AccountAssociations): MessageInitShape<typeof V2AccountAssociat
           azure: {
             tenantId: a.azure.tenantId,
             clientIds: [...new Set(Object.values(a.azure.clientIds))].sort(),
+            clientIdKeys: a.azure.clientIds,
           },
         }
       : {}),
@@ -111,8 +112,26 @@ function toV1AccountAssociations(a: V2AccountAssociation): AccountAssociations {
     azure: a.azure
       ? create(AccountAssociations_AzureSchema, {
           tenantId: a.azure.tenantId,
-          clientIds: Object.fromEntries(a.azure.clientIds.map((id) => [id, id])),
+          clientIds: v1ClientIds(a.azure),
         })
       : undefined,
   });
+}
+
+/**
+ * v1's client id map: each id under the names v2 keeps for it, and an id no name names (one
+ * a v2 caller added) under itself, so that no id is lost.
+ */
+function v1ClientIds(azure: {
+  clientIds: readonly string[];
+  clientIdKeys: Record<string, string>;
+}): Record<string, string> {
+  const out: Record<string, string> = {};
+  const named = new Set<string>();
+  for (const [key, id] of Object.entries(azure.clientIdKeys)) {
+    out[key] = id;
+    named.add(id);
+  }
+  for (const id of azure.clientIds) if (!named.has(id) && !(id in out)) out[id] = id;
+  return out;
 }

@@ -1,16 +1,18 @@
 import { create } from "@bufbuild/protobuf";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import type { GroupRef } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   type Group,
   GroupListSchema,
   GroupSchema,
   type GroupsService,
+  LookupGroupResponseSchema,
 } from "../../../gen/gatehouse/iam/v1/groups_pb.js";
 import {
   type Group as V2Group,
   GroupsService as V2GroupsService,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { ResourceInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
 import { getOrNothing, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
 import type { V1Deps, V2Calls } from "./v2-calls.js";
 
@@ -66,6 +68,29 @@ export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof
     async delete(req, ctx) {
       await calls.call(v2.deleteGroup, { uid: req.id }, ctx);
       return {};
+    },
+
+    async lookupGroup(_req, ctx) {
+      // The caller's organization: the roots it may list, the oldest first; for a caller bound
+      // only below its organization, the first group it may list in uid order (no group it
+      // may list is above it). A v1 client asks with no argument: the answer is the caller's.
+      const first = (inRoot: boolean, orderBy: string) =>
+        calls.call(
+          v2.listGroups,
+          { uidp: { descendantsOf: "", childrenOf: "", inRoot }, orderBy, pageSize: 1 },
+          ctx,
+        );
+      const org =
+        (await first(true, "create_time")).groups[0] ?? (await first(false, "uid")).groups[0];
+      if (!org) {
+        throw new ConnectError(
+          "Not found: the caller is in no organization",
+          Code.NotFound,
+          undefined,
+          [{ desc: ResourceInfoSchema, value: { resourceType: "group", resourceName: "" } }],
+        );
+      }
+      return create(LookupGroupResponseSchema, { group: toV1Group(org) });
     },
   };
 }

@@ -1,7 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   ClaimMatchSchema,
   type IdentitiesService,
@@ -15,8 +15,12 @@ import {
   type Identity as V2Identity,
   type IdentitySchema as V2IdentitySchema,
 } from "../../../gen/gatehouse/iam/v2beta1/identities_pb.js";
-import { listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
-import type { V1Deps } from "./v2-calls.js";
+import { RoleBindingsService as V2RoleBindingsService } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import { ResourceInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
+import { personUid } from "../../auth/login/person.js";
+import { violations } from "../../validation/field-rules.js";
+import { getOrNothing, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
+import type { V1Deps, V2Calls } from "./v2-calls.js";
 
 const v2 = V2IdentitiesService.method;
 
@@ -82,7 +86,68 @@ export function createV1IdentitiesService({
       await calls.call(v2.deleteIdentity, { uid: req.id }, ctx);
       return {};
     },
+
+    async lookup(req, ctx) {
+      const v = violations();
+      if (req.issuer === "") v.add("issuer", "is required");
+      if (req.subject === "") v.add("subject", "is required");
+      v.throwIfAny();
+      const found = await lookupIdentity(calls, req.issuer, req.subject, ctx);
+      if (!found) {
+        // The same answer whether the identity exists out of the caller's sight or not at all.
+        throw new ConnectError(
+          "Not found: no identity the caller may see signs in so",
+          Code.NotFound,
+          undefined,
+          [{ desc: ResourceInfoSchema, value: { resourceType: "identity", resourceName: "" } }],
+        );
+      }
+      return found;
+    },
   };
+}
+
+/**
+ * The identity that signs in with `issuer` and `subject`, in v1's shape, as far as the caller
+ * may see it through v2: a person by their uid (GetIdentity, which shows a person only to
+ * themselves), a workload identity the caller may list whose claim match or static keys name
+ * exactly this issuer and subject (patterns are not resolved), or a person bound in a group
+ * where the caller may list role bindings (the binding's identity summary). Never creates one:
+ * people join through invites, and a lookup is a read.
+ */
+async function lookupIdentity(
+  calls: V2Calls,
+  issuer: string,
+  subject: string,
+  ctx: HandlerContext,
+): Promise<Identity | undefined> {
+  const person = personUid(issuer, subject);
+  const self = await getOrNothing(() => calls.call(v2.getIdentity, { uid: person }, ctx));
+  if (self[0]) return toV1Identity(self[0]);
+  const matches = (m: V2Identity["method"]) =>
+    (m.case === "claimMatch" || m.case === "staticKeys") &&
+    m.value.issuer === issuer &&
+    m.value.subject === subject;
+  let pageToken = "";
+  do {
+    const page = await calls.call(
+      v2.listIdentities,
+      { pageSize: 200, pageToken, orderBy: "create_time" },
+      ctx,
+    );
+    const hit = page.identities.find((i) => matches(i.method));
+    if (hit) return toV1Identity(hit);
+    pageToken = page.nextPageToken ?? "";
+  } while (pageToken !== "");
+  const bound = await calls.call(
+    V2RoleBindingsService.method.listRoleBindings,
+    { identity: person, pageSize: 1 },
+    ctx,
+  );
+  const ref = bound.roleBindings[0]?.identity;
+  return ref
+    ? create(IdentitySchema, { id: ref.uid, name: ref.name, description: ref.description })
+    : undefined;
 }
 
 /** The writable part of a v1 identity, as v2 takes it. */

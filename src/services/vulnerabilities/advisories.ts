@@ -9,6 +9,7 @@ import {
   ListAdvisoriesResponseSchema,
 } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
 import type { ListEngine } from "../../list/list.js";
+import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
   AdvisoryContent,
   AdvisoryEvent,
@@ -17,6 +18,7 @@ import type {
   AdvisoryRecord,
   EventTypeNumber,
 } from "../../store/advisory-store.js";
+import { advisories } from "../../store/rows/advisory-rows.js";
 import type { SortField, Store } from "../../store/store.js";
 import { newChildUid } from "../../uid.js";
 import { checkAdvisoryFields, checkQuery, isEventType } from "../../validation/advisory-rules.js";
@@ -25,6 +27,9 @@ import { listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
 import { updateRequest } from "../update-mask.js";
+
+/** The fields a List of advisories may be ordered by: its message's scalars that a column keeps. */
+const advisoriesSorts = sortFieldsOf(AdvisorySchema, advisories.listColumns);
 
 /** What the advisories service needs. */
 export interface AdvisoriesDeps {
@@ -64,7 +69,7 @@ export function createAdvisoriesService(
         filters.query = req.query;
       }
       v.throwIfAny();
-      const query = lists.parse(req, filters, listOptionsOf(ctx));
+      const query = lists.parse(req, filters, { ...listOptionsOf(ctx), sort: advisoriesSorts });
       const { items, ...envelope } = lists.finish(
         query,
         await store.listAdvisories(query),
@@ -120,7 +125,7 @@ export function createAdvisoriesService(
 
 /** An advisory's value for a sort field: `name` is its advisoryId. */
 export function advisorySortValue(a: AdvisoryRecord, field: SortField): string | number {
-  return sortValueOf({ ...a, name: a.advisoryId }, field);
+  return field === "name" ? a.advisoryId : sortValueOf(a, field);
 }
 
 /** The content of an advisory message, as the store takes it (a missing time is 0). */

@@ -35,7 +35,7 @@ export const groupInvites = declareResource<InviteRow, GroupInviteRecord>({
     email: { field: "email", updated: true },
     single_use: { field: "single_use", updated: true },
     // Only the SHA-256 of the code is kept: the code itself is shown once, at creation.
-    code_hash: { field: "code" },
+    code_hash: { field: "code", unsortable: "the hash of the invite's secret code" },
     expiration_time: { field: "expiration_time", updated: true },
     creator_uid: { field: "creator_uid" },
     create_time: { field: "create_time" },

@@ -52,7 +52,10 @@ export const identities = declareResource<IdentityRow, IdentityRecord>({
     group_uid: { internal: "the parent group (NULL for a person), also the uid's prefix" },
     name: { field: "name", updated: true },
     description: { field: "description", updated: true },
-    email: { field: "email" },
+    email: {
+      field: "email",
+      unsortable: "a person's email: where it falls would tell a reader not shown it",
+    },
     // The method's issuer and subject, or a person's from their logins: what a binding shows
     // of its identity, read without parsing the method.
     issuer: { internal: "the method's issuer, repeated for role bindings' views", updated: true },

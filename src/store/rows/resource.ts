@@ -25,6 +25,11 @@ export type Column = (
    * for a view's column, through its own table (a role's capabilities).
    */
   readonly updated?: true;
+  /**
+   * Why a List may not be ordered by this column's field, though it is a scalar: an order
+   * would tell a reader something of a secret, or of a value not every reader is shown.
+   */
+  readonly unsortable?: string;
   /** Made by the database (an identity, a default): not in the INSERT's column list. */
   readonly generated?: true;
   /** A column only one dialect's table has (SQLite's groups keep an integer parent). */
@@ -123,14 +128,38 @@ export function declareResource<Row, Rec>(d: ResourceDeclaration<Row, Rec>): Res
       parent,
       group: d.list?.group ?? parent,
       name: d.list?.name ?? "name",
-      sort: {
-        name: d.list?.name ?? "name",
-        create_time: "create_time",
-        update_time: "update_time",
-        uid: "uid",
-      },
+      sort: sortColumnsOf(d.columns as Record<string, Column>, d.list?.name),
     },
   };
+}
+
+/**
+ * The sort columns of a declaration: the common fields, then each field stored whole in one
+ * column of its own (a field spread over several columns, a role's name and description in a
+ * binding, is no one value), unless the column says why not (`unsortable`). Which of them are
+ * scalars, and so sortable, the message tells (src/list/sort-fields.ts).
+ */
+function sortColumnsOf(
+  columns: Readonly<Record<string, Column>>,
+  nameColumn: string | undefined,
+): Record<string, string> {
+  const columnsOf = new Map<string, string[]>();
+  const refused = new Set<string>();
+  for (const [column, c] of Object.entries(columns)) {
+    if (!("field" in c)) continue;
+    columnsOf.set(c.field, [...(columnsOf.get(c.field) ?? []), column]);
+    if (c.unsortable !== undefined) refused.add(c.field);
+  }
+  const out: Record<string, string> = {
+    name: nameColumn ?? "name",
+    create_time: "create_time",
+    update_time: "update_time",
+    uid: "uid",
+  };
+  for (const [field, stored] of columnsOf) {
+    if (stored.length === 1 && !refused.has(field) && !(field in out)) out[field] = stored[0]!;
+  }
+  return out;
 }
 
 /**

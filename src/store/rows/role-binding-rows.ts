@@ -50,7 +50,11 @@ export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
     identity_subject: { field: "identity", fromView: true },
     group_name: { field: "group", fromView: true },
     group_description: { field: "group", fromView: true },
-    expire_time: { field: "expire_time", updated: true },
+    expire_time: {
+      field: "expire_time",
+      updated: true,
+      unsortable: "NULL for a binding until revoked: a keyset cursor cannot resume across NULLs",
+    },
   },
   parent: { kind: "group", column: "group_uid", onDelete: "cascade" },
   list: { name: "role_name" },

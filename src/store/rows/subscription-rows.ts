@@ -60,7 +60,7 @@ export const subscriptions = declareResource<SubscriptionRow, SubscriptionRecord
     description: { field: "description", updated: true },
     sink: { field: "sink", updated: true },
     event_types: { field: "event_types", updated: true },
-    secret: { field: "secret" },
+    secret: { field: "secret", unsortable: "the webhook's signing key" },
     create_time: { field: "create_time" },
     update_time: { field: "update_time" },
     delivered_count: delivery(),

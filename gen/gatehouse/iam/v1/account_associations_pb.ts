@@ -105,8 +105,9 @@ export const AccountAssociations_GoogleSchema: GenMessage<AccountAssociations_Go
   messageDesc(file_gatehouse_iam_v1_account_associations, 0, 1);
 
 /**
- * An Azure tenant and its client ids. Gatehouse keeps a set of client ids: on write the
- * map's values are taken, on read each id is keyed by itself.
+ * An Azure tenant and its client ids, keyed by name. Gatehouse keeps the ids as v2's
+ * client_ids and the keys as v2's client_id_keys, so the map reads back as written (an id
+ * v2 added without a name is keyed by itself).
  *
  * @generated from message gatehouse.iam.v1.AccountAssociations.Azure
  */

@@ -15,7 +15,29 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v1/identities.proto.
  */
 export const file_gatehouse_iam_v1_identities: GenFile = /*@__PURE__*/
-  fileDesc("CiFnYXRlaG91c2UvaWFtL3YxL2lkZW50aXRpZXMucHJvdG8SEGdhdGVob3VzZS5pYW0udjEivQIKCElkZW50aXR5EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJbGFzdF9zZWVuGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIzCgtjbGFpbV9tYXRjaBgKIAEoCzIcLmdhdGVob3VzZS5pYW0udjEuQ2xhaW1NYXRjaEgAEi4KBnN0YXRpYxgLIAEoCzIcLmdhdGVob3VzZS5pYW0udjEuU3RhdGljS2V5c0gAQg4KDHJlbGF0aW9uc2hpcCLyAgoKQ2xhaW1NYXRjaBIOCgZpc3N1ZXIYASABKAkSFgoOaXNzdWVyX3BhdHRlcm4YAiABKAkSDwoHc3ViamVjdBgDIAEoCRIXCg9zdWJqZWN0X3BhdHRlcm4YBCABKAkSEAoIYXVkaWVuY2UYBSABKAkSGAoQYXVkaWVuY2VfcGF0dGVybhgGIAEoCRI4CgZjbGFpbXMYByADKAsyKC5nYXRlaG91c2UuaWFtLnYxLkNsYWltTWF0Y2guQ2xhaW1zRW50cnkSRwoOY2xhaW1fcGF0dGVybnMYCCADKAsyLy5nYXRlaG91c2UuaWFtLnYxLkNsYWltTWF0Y2guQ2xhaW1QYXR0ZXJuc0VudHJ5Gi0KC0NsYWltc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEaNAoSQ2xhaW1QYXR0ZXJuc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEicgoKU3RhdGljS2V5cxIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCRITCgtpc3N1ZXJfa2V5cxgEIAEoCRIuCgpleHBpcmF0aW9uGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJYChVDcmVhdGVJZGVudGl0eVJlcXVlc3QSEQoJcGFyZW50X2lkGAEgASgJEiwKCGlkZW50aXR5GAIgASgLMhouZ2F0ZWhvdXNlLmlhbS52MS5JZGVudGl0eSJLCg5JZGVudGl0eUZpbHRlchItCgR1aWRwGAEgASgLMh8uZ2F0ZWhvdXNlLmNvbW1vbi52MS5VaWRwRmlsdGVyEgoKAmlkGAIgASgJIjkKDElkZW50aXR5TGlzdBIpCgVpdGVtcxgBIAMoCzIaLmdhdGVob3VzZS5pYW0udjEuSWRlbnRpdHkiIwoVRGVsZXRlSWRlbnRpdHlSZXF1ZXN0EgoKAmlkGAEgASgJMtkDChFJZGVudGl0aWVzU2VydmljZRKCAQoGQ3JlYXRlEicuZ2F0ZWhvdXNlLmlhbS52MS5DcmVhdGVJZGVudGl0eVJlcXVlc3QaGi5nYXRlaG91c2UuaWFtLnYxLklkZW50aXR5IjOC0+STAi06CGlkZW50aXR5IiEvaWFtL3YxL2lkZW50aXRpZXMve3BhcmVudF9pZD0qKn0SZwoGVXBkYXRlEhouZ2F0ZWhvdXNlLmlhbS52MS5JZGVudGl0eRoaLmdhdGVob3VzZS5pYW0udjEuSWRlbnRpdHkiJYLT5JMCHzoBKhoaL2lhbS92MS9pZGVudGl0aWVzL3tpZD0qKn0SZwoETGlzdBIgLmdhdGVob3VzZS5pYW0udjEuSWRlbnRpdHlGaWx0ZXIaHi5nYXRlaG91c2UuaWFtLnYxLklkZW50aXR5TGlzdCIdkAIBgtPkkwIUEhIvaWFtL3YxL2lkZW50aXRpZXMSbQoGRGVsZXRlEicuZ2F0ZWhvdXNlLmlhbS52MS5EZWxldGVJZGVudGl0eVJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiIoLT5JMCHCoaL2lhbS92MS9pZGVudGl0aWVzL3tpZD0qKn1iBnByb3RvMw", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+  fileDesc("CiFnYXRlaG91c2UvaWFtL3YxL2lkZW50aXRpZXMucHJvdG8SEGdhdGVob3VzZS5pYW0udjEiMAoNTG9va3VwUmVxdWVzdBIOCgZpc3N1ZXIYASABKAkSDwoHc3ViamVjdBgCIAEoCSK9AgoISWRlbnRpdHkSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIuCgpjcmVhdGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCglsYXN0X3NlZW4YCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKC2NsYWltX21hdGNoGAogASgLMhwuZ2F0ZWhvdXNlLmlhbS52MS5DbGFpbU1hdGNoSAASLgoGc3RhdGljGAsgASgLMhwuZ2F0ZWhvdXNlLmlhbS52MS5TdGF0aWNLZXlzSABCDgoMcmVsYXRpb25zaGlwIvICCgpDbGFpbU1hdGNoEg4KBmlzc3VlchgBIAEoCRIWCg5pc3N1ZXJfcGF0dGVybhgCIAEoCRIPCgdzdWJqZWN0GAMgASgJEhcKD3N1YmplY3RfcGF0dGVybhgEIAEoCRIQCghhdWRpZW5jZRgFIAEoCRIYChBhdWRpZW5jZV9wYXR0ZXJuGAYgASgJEjgKBmNsYWltcxgHIAMoCzIoLmdhdGVob3VzZS5pYW0udjEuQ2xhaW1NYXRjaC5DbGFpbXNFbnRyeRJHCg5jbGFpbV9wYXR0ZXJucxgIIAMoCzIvLmdhdGVob3VzZS5pYW0udjEuQ2xhaW1NYXRjaC5DbGFpbVBhdHRlcm5zRW50cnkaLQoLQ2xhaW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ARo0ChJDbGFpbVBhdHRlcm5zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJyCgpTdGF0aWNLZXlzEg4KBmlzc3VlchgBIAEoCRIPCgdzdWJqZWN0GAIgASgJEhMKC2lzc3Vlcl9rZXlzGAQgASgJEi4KCmV4cGlyYXRpb24YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlgKFUNyZWF0ZUlkZW50aXR5UmVxdWVzdBIRCglwYXJlbnRfaWQYASABKAkSLAoIaWRlbnRpdHkYAiABKAsyGi5nYXRlaG91c2UuaWFtLnYxLklkZW50aXR5IksKDklkZW50aXR5RmlsdGVyEi0KBHVpZHAYASABKAsyHy5nYXRlaG91c2UuY29tbW9uLnYxLlVpZHBGaWx0ZXISCgoCaWQYAiABKAkiOQoMSWRlbnRpdHlMaXN0EikKBWl0ZW1zGAEgAygLMhouZ2F0ZWhvdXNlLmlhbS52MS5JZGVudGl0eSIjChVEZWxldGVJZGVudGl0eVJlcXVlc3QSCgoCaWQYASABKAkyxgQKEUlkZW50aXRpZXNTZXJ2aWNlEoIBCgZDcmVhdGUSJy5nYXRlaG91c2UuaWFtLnYxLkNyZWF0ZUlkZW50aXR5UmVxdWVzdBoaLmdhdGVob3VzZS5pYW0udjEuSWRlbnRpdHkiM4LT5JMCLToIaWRlbnRpdHkiIS9pYW0vdjEvaWRlbnRpdGllcy97cGFyZW50X2lkPSoqfRJnCgZVcGRhdGUSGi5nYXRlaG91c2UuaWFtLnYxLklkZW50aXR5GhouZ2F0ZWhvdXNlLmlhbS52MS5JZGVudGl0eSIlgtPkkwIfOgEqGhovaWFtL3YxL2lkZW50aXRpZXMve2lkPSoqfRJnCgRMaXN0EiAuZ2F0ZWhvdXNlLmlhbS52MS5JZGVudGl0eUZpbHRlchoeLmdhdGVob3VzZS5pYW0udjEuSWRlbnRpdHlMaXN0Ih2QAgGC0+STAhQSEi9pYW0vdjEvaWRlbnRpdGllcxJtCgZEZWxldGUSJy5nYXRlaG91c2UuaWFtLnYxLkRlbGV0ZUlkZW50aXR5UmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIigtPkkwIcKhovaWFtL3YxL2lkZW50aXRpZXMve2lkPSoqfRJrCgZMb29rdXASHy5nYXRlaG91c2UuaWFtLnYxLkxvb2t1cFJlcXVlc3QaGi5nYXRlaG91c2UuaWFtLnYxLklkZW50aXR5IiSQAgGC0+STAhsSGS9pYW0vdjEvaWRlbnRpdGllcy9sb29rdXBiBnByb3RvMw", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty, file_google_protobuf_timestamp]);
+
+/**
+ * @generated from message gatehouse.iam.v1.LookupRequest
+ */
+export type LookupRequest = Message<"gatehouse.iam.v1.LookupRequest"> & {
+  /**
+   * @generated from field: string issuer = 1;
+   */
+  issuer: string;
+
+  /**
+   * @generated from field: string subject = 2;
+   */
+  subject: string;
+};
+
+/**
+ * Describes the message gatehouse.iam.v1.LookupRequest.
+ * Use `create(LookupRequestSchema)` to create a new message.
+ */
+export const LookupRequestSchema: GenMessage<LookupRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_iam_v1_identities, 0);
 
 /**
  * Identity is a workload identity, as v1 shows it.
@@ -82,7 +104,7 @@ export type Identity = Message<"gatehouse.iam.v1.Identity"> & {
  * Use `create(IdentitySchema)` to create a new message.
  */
 export const IdentitySchema: GenMessage<Identity> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 0);
+  messageDesc(file_gatehouse_iam_v1_identities, 1);
 
 /**
  * ClaimMatch: which tokens of which issuer this identity is.
@@ -136,7 +158,7 @@ export type ClaimMatch = Message<"gatehouse.iam.v1.ClaimMatch"> & {
  * Use `create(ClaimMatchSchema)` to create a new message.
  */
 export const ClaimMatchSchema: GenMessage<ClaimMatch> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 1);
+  messageDesc(file_gatehouse_iam_v1_identities, 2);
 
 /**
  * StaticKeys: tokens of an issuer that cannot be reached, checked against these keys.
@@ -172,7 +194,7 @@ export type StaticKeys = Message<"gatehouse.iam.v1.StaticKeys"> & {
  * Use `create(StaticKeysSchema)` to create a new message.
  */
 export const StaticKeysSchema: GenMessage<StaticKeys> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 2);
+  messageDesc(file_gatehouse_iam_v1_identities, 3);
 
 /**
  * @generated from message gatehouse.iam.v1.CreateIdentityRequest
@@ -194,7 +216,7 @@ export type CreateIdentityRequest = Message<"gatehouse.iam.v1.CreateIdentityRequ
  * Use `create(CreateIdentityRequestSchema)` to create a new message.
  */
 export const CreateIdentityRequestSchema: GenMessage<CreateIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 3);
+  messageDesc(file_gatehouse_iam_v1_identities, 4);
 
 /**
  * @generated from message gatehouse.iam.v1.IdentityFilter
@@ -218,7 +240,7 @@ export type IdentityFilter = Message<"gatehouse.iam.v1.IdentityFilter"> & {
  * Use `create(IdentityFilterSchema)` to create a new message.
  */
 export const IdentityFilterSchema: GenMessage<IdentityFilter> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 4);
+  messageDesc(file_gatehouse_iam_v1_identities, 5);
 
 /**
  * @generated from message gatehouse.iam.v1.IdentityList
@@ -235,7 +257,7 @@ export type IdentityList = Message<"gatehouse.iam.v1.IdentityList"> & {
  * Use `create(IdentityListSchema)` to create a new message.
  */
 export const IdentityListSchema: GenMessage<IdentityList> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 5);
+  messageDesc(file_gatehouse_iam_v1_identities, 6);
 
 /**
  * @generated from message gatehouse.iam.v1.DeleteIdentityRequest
@@ -252,7 +274,7 @@ export type DeleteIdentityRequest = Message<"gatehouse.iam.v1.DeleteIdentityRequ
  * Use `create(DeleteIdentityRequestSchema)` to create a new message.
  */
 export const DeleteIdentityRequestSchema: GenMessage<DeleteIdentityRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_identities, 6);
+  messageDesc(file_gatehouse_iam_v1_identities, 7);
 
 /**
  * IdentitiesService is the v1 surface of identities: an adapter over
@@ -300,6 +322,20 @@ export const IdentitiesService: GenService<{
     methodKind: "unary";
     input: typeof DeleteIdentityRequestSchema;
     output: typeof EmptySchema;
+  },
+  /**
+   * The identity that signs in with this issuer and subject, as far as the caller may see it:
+   * the caller itself, a workload identity the caller may list whose claim match or static
+   * keys name exactly this issuer and subject, or a person in a group where the caller may
+   * list role bindings. NOT_FOUND otherwise, whether or not one exists elsewhere. It never
+   * creates one: a person who has not signed in yet is given access with an invite.
+   *
+   * @generated from rpc gatehouse.iam.v1.IdentitiesService.Lookup
+   */
+  lookup: {
+    methodKind: "unary";
+    input: typeof LookupRequestSchema;
+    output: typeof IdentitySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_iam_v1_identities, 0);
