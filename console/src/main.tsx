@@ -272,22 +272,30 @@ function Home(props: { caller: Caller | undefined; reload: number; onChange: () 
           { title: "Description", render: (g) => g.description },
         ]}
       />
-      <FormView
-        title="Create an organization"
-        submitLabel="Create organization"
-        fields={[
-          { name: "name", label: "Name", required: true },
-          { name: "description", label: "Description" },
-        ]}
-        onSubmit={async (v) => {
-          const g = await api.groups.createGroup({
-            parent: "",
-            group: { name: v.name as string, description: v.description as string },
-          });
-          onChange();
-          location.hash = groupHref(g.uid);
-        }}
-      />
+      {/* Offered only where the operator lets this person create one (GetCaller says). */}
+      {caller?.mayCreateOrganization && (
+        <FormView
+          title="Create an organization"
+          submitLabel="Create organization"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            { name: "description", label: "Description" },
+          ]}
+          onSubmit={async (v) => {
+            const g = await api.groups.createGroup({
+              parent: "",
+              group: { name: v.name as string, description: v.description as string },
+            });
+            onChange();
+            location.hash = groupHref(g.uid);
+          }}
+        />
+      )}
+      {caller && !caller.mayCreateOrganization && (
+        <p class="note" id="no-org-creation">
+          {caller.organizationCreationRefusal}
+        </p>
+      )}
       <FormView
         title="Redeem an invite"
         submitLabel="Redeem"
