@@ -33,6 +33,7 @@ import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
+import type { PeopleStore } from "./people-store.js";
 import type { RegistryStore } from "./registry-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
@@ -52,6 +53,7 @@ export interface Store
   extends IamStore,
     InviteStore,
     OAuthStore,
+    PeopleStore,
     SignInUpkeepStore,
     RegistryStore,
     AdvisoryStore,

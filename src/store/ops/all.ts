@@ -11,6 +11,7 @@ import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
 import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
+import { peopleOps } from "./people.js";
 import { registryNameOps } from "./registry-namespaces.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
@@ -35,6 +36,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createIdentityOps(lastOwner),
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
+    ...peopleOps,
     ...tagOps,
     ...roleOps,
     ...groupInviteOps,
