@@ -106,6 +106,14 @@ export function peopleCases(store: () => Store): void {
       groupUid: team,
     });
     expect((await store().getPerson(org, person(0)))?.origin).toBeUndefined();
+    // Gone with the group it was noted at: deleting a group is not blocked by it.
+    const gone = `${org}/3333333333333333`;
+    await store().createGroup({ uid: gone, parentUid: org, name: "gone", description: "", now: 1 });
+    const note = { kind: "invite" as const, groupUid: gone, sourceUid: "x", createTime: 1 };
+    await store().notePersonOrigin(person(1), note);
+    expect((await store().getPerson(org, person(1)))?.origin?.groupUid).toBe(gone);
+    await store().deleteGroup(gone);
+    expect((await store().getPerson(org, person(1)))?.origin).toBeUndefined();
     await expect(
       store().notePersonOrigin(person(9), {
         kind: "invite",
