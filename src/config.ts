@@ -33,6 +33,11 @@ import {
 
 export { ConfigError };
 
+/** The values of GATEHOUSE_ORGANIZATION_CREATION. */
+export const organizationCreationModes = ["anyone", "allowed-domains", "bootstrap"] as const;
+/** Who may create an organization (Config.organizationCreation). */
+export type OrganizationCreation = (typeof organizationCreationModes)[number];
+
 /** Config is every setting of a Gatehouse server, validated at start-up. */
 export interface Config {
   host: string;
@@ -99,6 +104,14 @@ export interface Config {
   loginName: string;
   /** Refuse a sign-in whose ID token carries no verified email. */
   loginRequireVerifiedEmail: boolean;
+  /**
+   * Who may create an organization: `anyone` who signs in, people whose verified email is in
+   * one of organizationCreationDomains (`allowed-domains`), or no one but `gatehouse bootstrap`
+   * (`bootstrap`). Off `anyone`, a person who came through an organization's provider never may.
+   */
+  organizationCreation: OrganizationCreation;
+  /** The email domains of `allowed-domains`, lower case. */
+  organizationCreationDomains: string[];
   /** How long a refresh token is accepted after it was issued, in seconds. */
   refreshTokenTtlSeconds: number;
   /** Open connections in all, on the main port; past it a new one is closed at once. */
@@ -437,6 +450,22 @@ const table = [
     help: "refuse a sign-in whose ID token has no verified email",
   },
   {
+    key: "organizationCreation",
+    env: "GATEHOUSE_ORGANIZATION_CREATION",
+    flag: "organization-creation",
+    kind: oneOf(organizationCreationModes) as Kind<OrganizationCreation>,
+    default: "anyone",
+    help: "who may create organizations: anyone, allowed-domains or bootstrap",
+  },
+  {
+    key: "organizationCreationDomains",
+    env: "GATEHOUSE_ORGANIZATION_CREATION_DOMAINS",
+    flag: "organization-creation-domains",
+    kind: list((v, name) => domainName(v, name).toLowerCase()),
+    default: "",
+    help: "comma-separated email domains whose people may create organizations (allowed-domains)",
+  },
+  {
     key: "refreshTokenTtlSeconds",
     env: "GATEHOUSE_REFRESH_TOKEN_TTL",
     flag: "refresh-token-ttl",
@@ -714,6 +743,22 @@ const rules: ((c: Settings, describe: (key: keyof Settings) => string) => void)[
       if (!httpsOrLoopback(iss, c.allowInsecureLoopbackIssuers)) {
         throw new ConfigError(`${describe("trustedUserIssuers")}: ${mustBeHttps(iss)}`);
       }
+    }
+  },
+  // A domain list means nothing in another mode, and allowed-domains without one is bootstrap:
+  // either is a mistake in the settings, not a choice.
+  (c, describe) => {
+    const listed = c.organizationCreationDomains.length > 0;
+    if (c.organizationCreation === "allowed-domains" && !listed) {
+      throw new ConfigError(
+        `${describe("organizationCreationDomains")}: is required with allowed-domains`,
+      );
+    }
+    if (c.organizationCreation !== "allowed-domains" && listed) {
+      throw new ConfigError(
+        `${describe("organizationCreationDomains")}: is used only with ` +
+          `${describe("organizationCreation")}=allowed-domains`,
+      );
     }
   },
   // The server-wide login provider: issuer and client ID together, https unless loopback.

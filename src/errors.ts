@@ -100,6 +100,17 @@ export function permissionDenied(capability: string): ConnectError {
   );
 }
 
+/**
+ * Create a PERMISSION_DENIED error for a rule of the server's own, not a capability: `reason`
+ * is its ErrorInfo reason (`ORGANIZATION_CREATION_RESTRICTED`), `why` the sentence a person
+ * reads.
+ */
+export function deniedBecause(reason: string, why: string): ConnectError {
+  // The domain is filled in by toApiError, which knows it.
+  const info = { desc: ErrorInfoSchema, value: { reason, domain: "" } };
+  return new ConnectError(`Permission denied: ${why}`, Code.PermissionDenied, undefined, [info]);
+}
+
 /** Create the UNAUTHENTICATED error. */
 export function unauthenticated(message = "a valid bearer token is required"): ConnectError {
   return new ConnectError(`Unauthenticated: ${message}`, Code.Unauthenticated);

@@ -12,6 +12,7 @@ import {
   createIdentityProvidersService,
   type IdentityProvidersDeps,
 } from "./services/iam/identity-providers.js";
+import { createPeopleService } from "./services/iam/people.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
 import { createReposService } from "./services/registry/repos.js";
@@ -55,6 +56,7 @@ const implementations: {
   identityProviders: createIdentityProvidersService,
   accountAssociations: createAccountAssociationsService,
   groupInvites: createGroupInvitesService,
+  people: createPeopleService,
   caller: createCallerService,
   access: createAccessService,
   repos: createReposService,

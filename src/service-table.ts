@@ -17,6 +17,7 @@ import { GroupInvitesService } from "../gen/gatehouse/iam/v2beta1/group_invites_
 import { GroupsService } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { IdentitiesService } from "../gen/gatehouse/iam/v2beta1/identities_pb.js";
 import { IdentityProvidersService } from "../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
+import { PeopleService } from "../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { RoleBindingsService } from "../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import { RegistryService as V1RegistryService } from "../gen/gatehouse/registry/v1/registry_pb.js";
@@ -302,6 +303,37 @@ export const serviceTable = {
     ],
     cli: { group: "iam", command: "invites" },
     console: "invites",
+    matrix: true,
+  },
+  people: {
+    service: PeopleService,
+    // The people of a group's subtree with their verified emails and sessions: the owners'
+    // (people.list to read, people.update to end sessions), never the viewers' or editors'.
+    capabilities: [{ kind: "people", verbs: ["list", "update"], viewers: false }],
+    rules: {
+      ListPeople: { kind: "resource", capability: "people.list", target: "group_uid" },
+      GetPerson: { kind: "resource", capability: "people.list", target: "group_uid" },
+      ListPersonSessions: { kind: "resource", capability: "people.list", target: "group_uid" },
+      RevokePersonSessions: { kind: "resource", capability: "people.update", target: "group_uid" },
+    },
+    store: [
+      "listPeople",
+      "getPerson",
+      "listRoleBindings",
+      "listIdentityProviders",
+      "listPersonSessions",
+      "revokePersonSessions",
+    ],
+    cli: {
+      group: "iam",
+      actions: {
+        people: "ListPeople",
+        person: "GetPerson",
+        "person-sessions": "ListPersonSessions",
+        "end-sessions": "RevokePersonSessions",
+      },
+    },
+    console: "people",
     matrix: true,
   },
   caller: {

@@ -74,6 +74,8 @@ export function ListView<T>(props: {
   nameLabel?: string;
   /** The orders offered, the first by default (the usual ones when not given). */
   orders?: [value: string, label: string][];
+  /** The filter box's hint (default: exact match). */
+  filterHint?: string;
 }) {
   const pageSize = props.pageSize ?? 50;
   const nameLabel = props.nameLabel ?? "Name";
@@ -133,7 +135,7 @@ export function ListView<T>(props: {
             name="filter"
             value={name}
             onInput={(e) => setName(e.currentTarget.value)}
-            placeholder="exact match"
+            placeholder={props.filterHint ?? "exact match"}
           />
         </label>
         <button type="submit">Filter</button>

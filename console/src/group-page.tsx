@@ -15,6 +15,7 @@ import { EventsTab } from "./tabs/events.js";
 import { IdentitiesTab } from "./tabs/identities.js";
 import { InvitesTab } from "./tabs/invites.js";
 import { MembersTab } from "./tabs/members.js";
+import { PeopleTab } from "./tabs/people.js";
 import { ProvidersTab } from "./tabs/providers.js";
 import { ReposTab } from "./tabs/repos.js";
 import { RolesTab } from "./tabs/roles.js";
@@ -41,6 +42,7 @@ const tabs: {
   { id: "subgroups", label: "Subgroups", View: SubgroupsTab },
   { id: "tree", label: "Tree", View: TreeTab },
   { id: "members", label: "Members", View: MembersTab },
+  { id: "people", label: "People", capability: "people.list", View: PeopleTab },
   { id: "access", label: "Access", View: AccessTab },
   { id: "identities", label: "Identities", View: IdentitiesTab },
   { id: "bindings", label: "Role bindings", View: BindingsTab },

@@ -5,6 +5,7 @@ import type { Group } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { api, type Problem, problemOf } from "./api.js";
 import { FormView, ListView, ProblemBox } from "./components.js";
 import { GroupPage } from "./group-page.js";
+import { inviteWaiting, takeInviteFromAddress, takeWaitingInvite } from "./invite-link.js";
 import { groupHref } from "./routes.js";
 import {
   completeBrowserSignIn,
@@ -64,6 +65,11 @@ function SignIn({ error }: { error: string | undefined }) {
   return (
     <main class="signin">
       <h1>Gatehouse console</h1>
+      {inviteWaiting() && (
+        <p class="note" role="status">
+          You were invited to join a group: sign in, and the invite is redeemed.
+        </p>
+      )}
       {error && (
         <div class="problem" role="alert">
           {error}
@@ -185,6 +191,20 @@ function Console() {
   const [caller, setCaller] = useState<Caller | undefined>();
   const [problem, setProblem] = useState<Problem | undefined>();
   const [reload, setReload] = useState(0);
+  const [joined, setJoined] = useState<string | undefined>();
+  // An invite link opened before signing in: redeemed now, once.
+  useEffect(() => {
+    const code = takeWaitingInvite();
+    if (code === undefined) return;
+    api.invites
+      .redeemGroupInvite({ code })
+      .then((b) => {
+        setJoined(`You joined ${b.group?.name ?? "the group"} as ${b.role?.name ?? "a member"}.`);
+        setReload((r) => r + 1);
+        if (b.group) location.hash = groupHref(b.group.uid);
+      })
+      .catch((err) => setProblem(problemOf(err)));
+  }, []);
   useEffect(() => {
     api.caller
       .getCaller({})
@@ -206,6 +226,11 @@ function Console() {
       </header>
       <main>
         <ProblemBox problem={problem} />
+        {joined && (
+          <p class="note" role="status">
+            {joined}
+          </p>
+        )}
         {route[0] === "group" && route[1] ? (
           <GroupPage key={route[1]} uid={route[1]} tab={route[2] ?? "subgroups"} />
         ) : (
@@ -272,22 +297,30 @@ function Home(props: { caller: Caller | undefined; reload: number; onChange: () 
           { title: "Description", render: (g) => g.description },
         ]}
       />
-      <FormView
-        title="Create an organization"
-        submitLabel="Create organization"
-        fields={[
-          { name: "name", label: "Name", required: true },
-          { name: "description", label: "Description" },
-        ]}
-        onSubmit={async (v) => {
-          const g = await api.groups.createGroup({
-            parent: "",
-            group: { name: v.name as string, description: v.description as string },
-          });
-          onChange();
-          location.hash = groupHref(g.uid);
-        }}
-      />
+      {/* Offered only where the operator lets this person create one (GetCaller says). */}
+      {caller?.mayCreateOrganization && (
+        <FormView
+          title="Create an organization"
+          submitLabel="Create organization"
+          fields={[
+            { name: "name", label: "Name", required: true },
+            { name: "description", label: "Description" },
+          ]}
+          onSubmit={async (v) => {
+            const g = await api.groups.createGroup({
+              parent: "",
+              group: { name: v.name as string, description: v.description as string },
+            });
+            onChange();
+            location.hash = groupHref(g.uid);
+          }}
+        />
+      )}
+      {caller && !caller.mayCreateOrganization && (
+        <p class="note" id="no-org-creation">
+          {caller.organizationCreationRefusal}
+        </p>
+      )}
       <FormView
         title="Redeem an invite"
         submitLabel="Redeem"
@@ -301,5 +334,6 @@ function Home(props: { caller: Caller | undefined; reload: number; onChange: () 
   );
 }
 
+takeInviteFromAddress();
 const root = document.getElementById("app");
 if (root) render(<App />, root);

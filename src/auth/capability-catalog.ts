@@ -56,6 +56,7 @@ const nouns: Record<Kind, string> = {
   identity_providers: "the organization's identity providers (sign-in)",
   account_associations: "cloud account associations",
   group_invites: "invites to join a group",
+  people: "the people here: their emails, roles and sign-in sessions",
   repo: "container image repositories",
   tag: "image tags",
   advisories: "vulnerability advisories",
@@ -72,6 +73,8 @@ const special: Partial<Record<Capability, string>> = {
   "groups.list": "See this group and the groups below it",
   "registry.pull": "Pull images from private repositories",
   "registry.push": "Push images (which creates and moves their tags)",
+  "people.list": "See the people here: their names, emails, roles and sign-in sessions",
+  "people.update": "End the sign-in sessions of the people here",
 };
 
 /** One line saying what `capability` lets its holder do, at a group and below it. */

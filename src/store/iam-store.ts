@@ -37,6 +37,8 @@ export interface IdentityRecord {
   email: string;
   /** Creation time, then the time of each token exchange. */
   lastSeenTime: number;
+  /** A person's (root identity's) sign-in: the issuer and subject their uid derives from. */
+  signIn?: { issuer: string; subject: string };
   /** Exactly one of claimMatch and staticKeys is set, except for a person's root identity. */
   claimMatch?: ClaimMatchRecord;
   staticKeys?: StaticKeysRecord;

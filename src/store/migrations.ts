@@ -1106,4 +1106,32 @@ export const schemaSteps: readonly SchemaStep[] = [
     description: "groups ordered by description",
     sql: "CREATE INDEX IF NOT EXISTS groups_description ON groups (description, uid);",
   },
+  {
+    // How people came into an organization (ops/people.ts): through one of its identity
+    // providers (so a person who holds no role yet is still one of its people), an invite, or
+    // SCIM; the first way in per group and kind. Gone with the person or the group.
+    description: "how people came into organizations",
+    sqlite: `
+      CREATE TABLE person_origins (
+        identity_uid TEXT NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        group_uid TEXT NOT NULL REFERENCES groups (uid) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        source_uid TEXT NOT NULL,
+        create_time INTEGER NOT NULL,
+        PRIMARY KEY (identity_uid, group_uid, kind)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX person_origins_group ON person_origins (group_uid);
+    `,
+    pg: `
+      CREATE TABLE person_origins (
+        identity_uid TEXT COLLATE "C" NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        group_uid TEXT COLLATE "C" NOT NULL REFERENCES groups (uid) ON DELETE CASCADE,
+        kind TEXT COLLATE "C" NOT NULL,
+        source_uid TEXT COLLATE "C" NOT NULL,
+        create_time BIGINT NOT NULL,
+        PRIMARY KEY (identity_uid, group_uid, kind)
+      );
+      CREATE INDEX person_origins_group ON person_origins (group_uid);
+    `,
+  },
 ];

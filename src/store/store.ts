@@ -34,6 +34,7 @@ import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
+import type { PeopleStore } from "./people-store.js";
 import type { RegistryStore } from "./registry-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
@@ -54,6 +55,7 @@ export interface Store
     InviteStore,
     OAuthStore,
     DeviceCodeStore,
+    PeopleStore,
     SignInUpkeepStore,
     RegistryStore,
     AdvisoryStore,

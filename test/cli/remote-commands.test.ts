@@ -251,6 +251,45 @@ describe("identities, roles and bindings", () => {
     expect(redeemed.code).toBe(0);
     expect(JSON.parse(redeemed.stdout).group.uid).toBe(org.uid);
   });
+
+  it("invites: create prints the console link; people lists and ends sessions (owners)", async () => {
+    const made = await runCli(
+      ["iam", "invites", "create", "--parent", org.uid, "--role-uid", "viewer"],
+      env,
+    );
+    expect(made.code).toBe(0);
+    const code = new RegExp(`${gh.url}/console/#/invite/([\\w-]+)`).exec(made.stdout)?.[1];
+    expect(code).toMatch(/^[\w-]{40,}$/);
+    expect(made.stdout).toContain(decodeURIComponent(code!));
+    const listed = await runCli(
+      ["iam", "people", "--group-uid", org.uid, "--query", "person", "--output", "table"],
+      env,
+    );
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(`${org.owner.uid}\t`);
+    expect(listed.stdout).toMatch(/\tsign-in\t.*\towner@/);
+    const ended = await runCli(
+      [
+        "iam",
+        "end-sessions",
+        "--group-uid",
+        org.uid,
+        "--person-uid",
+        org.owner.uid,
+        "--output",
+        "table",
+      ],
+      env,
+    );
+    expect(ended.stdout).toBe("ended 0 session(s)\n");
+    const outsider = await gh.makeOrg("outsider-org");
+    const refused = await runCli(["iam", "people", "--group-uid", org.uid], {
+      ...env,
+      GATEHOUSE_TOKEN: outsider.owner.token,
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("people.list");
+  });
 });
 
 describe("durations", () => {

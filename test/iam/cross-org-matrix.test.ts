@@ -3,6 +3,7 @@ import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import { PeopleService } from "../../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
@@ -10,7 +11,7 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { eventTypeOf, isMutating } from "../../src/events/audit-interceptor.js";
 import { apiServices, serviceEntries } from "../../src/service-table.js";
 import { hashCode } from "../../src/services/iam/group-invites.js";
-import { newChildUid } from "../../src/uid.js";
+import { newChildUid, newRootUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/groups-clients.js";
 import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
 import { digestOf, type RegistryClients } from "../helpers/registry-clients.js";
@@ -45,6 +46,7 @@ type Clients = IamClients &
   Omit<RegistryClients, "groups"> & {
     access: Client<typeof AccessService>;
     events: Client<typeof EventsService>;
+    people: Client<typeof PeopleService>;
     v1: V1Clients;
   };
 
@@ -80,6 +82,9 @@ interface Fixture {
   /** A webhook subscription of `group`, and its signing secret. */
   subscription: string;
   subscriptionSecret: string;
+  /** A person bound at `group` (name and email carry the secret), with a live session. */
+  person: string;
+  session: string;
 }
 
 interface RpcCase {
@@ -699,6 +704,53 @@ const rpcs: RpcCase[] = [
     rpc: "RedeemGroupInvite unknown code",
     call: (c) => c.groupInvites.redeemGroupInvite({ code: "not-a-code" }),
     expect: { ownerA: 5, viewerA: 5, ownerB: 5, unbound: 5, anonymous: 16 },
+  },
+  // PeopleService: the owners' alone (emails and sessions), and only their own people.
+  {
+    rpc: "ListPeople",
+    call: (c, fx) => c.people.listPeople({ groupUid: fx.org }),
+    expect: ownersRead,
+  },
+  {
+    rpc: "ListPeople searched",
+    call: (c, fx) => c.people.listPeople({ groupUid: fx.group, query: secret }),
+    expect: ownersRead,
+  },
+  {
+    rpc: "GetPerson",
+    call: (c, fx) => c.people.getPerson({ uid: fx.person, groupUid: fx.org }),
+    expect: ownersRead,
+  },
+  {
+    rpc: "GetPerson missing",
+    call: (c, fx) => c.people.getPerson({ uid: "0".repeat(40), groupUid: fx.org }),
+    expect: ownersMissing,
+  },
+  {
+    rpc: "GetPerson of B's owner through A",
+    call: (c, fx) => c.people.getPerson({ uid: orgB.owner.uid, groupUid: fx.org }),
+    // Never another organization's person: NOT_FOUND to A's owner, whoever B's owner is.
+    expect: ownersMissing,
+  },
+  {
+    rpc: "ListPersonSessions",
+    call: (c, fx) => c.people.listPersonSessions({ personUid: fx.person, groupUid: fx.org }),
+    expect: ownersRead,
+  },
+  {
+    rpc: "RevokePersonSessions",
+    call: (c, fx) =>
+      c.people.revokePersonSessions({
+        personUid: fx.person,
+        groupUid: fx.group,
+        sessionId: fx.session,
+      }),
+    expect: write,
+  },
+  {
+    rpc: "RevokePersonSessions of B's owner through A",
+    call: (c, fx) => c.people.revokePersonSessions({ personUid: orgB.owner.uid, groupUid: fx.org }),
+    expect: missingWrite,
   },
   // AccessService
   {
@@ -1367,6 +1419,7 @@ async function setUp(backend: Backend): Promise<void> {
       access: createClient(AccessService, transport),
       v1: v1Clients(transport),
       events: createClient(EventsService, transport),
+      people: createClient(PeopleService, transport),
     };
   }
   Object.assign(uids, {
@@ -1498,7 +1551,35 @@ async function fixture(): Promise<Fixture> {
     secret: subscriptionSecret,
     now,
   });
+  const person = await store.upsertPerson({
+    uid: newRootUid(),
+    issuer: "https://users.test",
+    subject: `${secret}-person-${n}`,
+    name: `${secret}-p${n}`,
+    email: `${secret}-${n}@a.test`,
+    now,
+  });
+  await store.createRoleBinding({
+    uid: newChildUid(group),
+    groupUid: group,
+    identityUid: person.uid,
+    roleUid: viewer.uid,
+    now,
+  });
+  const session = `${secret}-session-${n}`;
+  await store.createAuthorizationCode({
+    codeHash: `${secret}-code-hash-${n}-${Math.random()}`,
+    sessionId: session,
+    identityUid: person.uid,
+    clientId: "gatehouse-cli",
+    redirectUri: "http://127.0.0.1/callback",
+    codeChallenge: "x",
+    expireTime: now + 3_600_000,
+    now,
+  });
   return {
+    person: person.uid,
+    session,
     org,
     group,
     leaf,
@@ -1555,6 +1636,8 @@ function secretsOf(fx: Fixture): string[] {
     fx.invite,
     fx.subscription,
     fx.subscriptionSecret,
+    fx.person,
+    fx.session,
   ];
 }
 

@@ -110,17 +110,20 @@ describe.each(protocols)("group invites over %s", (protocol) => {
     expect(exp).toBeGreaterThanOrEqual(before + 7 * day - 1000);
     expect(exp).toBeLessThanOrEqual(Date.now() + 7 * day);
 
+    // The console link carries the code in its fragment; like the code, only Create has it.
+    expect(created.link).toBe(`${ts.url}/console/#/invite/${created.code}`);
     const got = await c.groupInvites.getGroupInvite({ uid: created.uid });
     expect(got.code).toBeUndefined();
-    expect(got).toEqual({ ...created, code: undefined });
+    expect(got.link).toBeUndefined();
+    expect(got).toEqual({ ...created, code: undefined, link: undefined });
     const listed = await c.groupInvites.listGroupInvites({
       uidp: { childrenOf: group, descendantsOf: "" },
     });
-    expect(listed.groupInvites.map((i) => i.code)).toEqual([undefined]);
+    expect(listed.groupInvites.map((i) => i.code ?? i.link)).toEqual([undefined]);
     const updated = await c.groupInvites.updateGroupInvite({
       groupInvite: { uid: created.uid, singleUse: true },
     });
-    expect(updated.code).toBeUndefined();
+    expect(updated.code ?? updated.link).toBeUndefined();
     const stored = (ts.store as SqliteStore).db
       .prepare("SELECT * FROM group_invites WHERE uid = ?")
       .get(created.uid);

@@ -25,6 +25,10 @@ for (const { service, adapter } of serviceEntries) {
     if (!method.name.startsWith("Get") || !method.output.fields.some((f) => f.name === "uid")) {
       continue;
     }
+    // A Get asked as a group (`group_uid`) serves a view of stored resources as that group's
+    // owners see them (GetPerson: identities, with their bindings and sessions), not one of
+    // its own.
+    if (method.input.fields.some((f) => f.name === "group_uid")) continue;
     const updated = service.methods.some((m) => m.name === `Update${method.name.slice(3)}`);
     served.set(method.output.typeName, { message: method.output, updated });
   }

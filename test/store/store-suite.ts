@@ -16,6 +16,7 @@ import {
 } from "../../src/store/store.js";
 import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
+import { peopleCases } from "./people-suite.js";
 import { registryNamespaceCases } from "./registry-namespace-suite.js";
 import { registryCases } from "./registry-suite.js";
 import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
@@ -842,6 +843,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
     describe("sign-in upkeep", () => signInUpkeepCases(() => store));
+    describe("people", () => peopleCases(() => store));
     describe("webhook subscriptions", () => subscriptionCases(() => store));
 
     describe("audit trail", () => {

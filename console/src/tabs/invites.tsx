@@ -9,6 +9,7 @@ import { usePickers } from "../pickers.js";
 export function InvitesTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [code, setCode] = useState<string | undefined>();
+  const [link, setLink] = useState<string | undefined>();
   const { roles } = usePickers(uid, 0);
   return (
     <>
@@ -22,6 +23,15 @@ export function InvitesTab({ uid, can }: { uid: string; can: Can }) {
               Copy code
             </button>
           </p>
+          {link && (
+            <p>
+              Or send this link: it signs the person in to this console and redeems the code in one
+              step. <code id="invite-link">{link}</code>{" "}
+              <button type="button" onClick={() => navigator.clipboard?.writeText(link)}>
+                Copy link
+              </button>
+            </p>
+          )}
           <p>
             Redeem it with <code>gatehouse iam invites redeem {code}</code>, or in this console's
             home page.
@@ -87,6 +97,7 @@ export function InvitesTab({ uid, can }: { uid: string; can: Can }) {
               },
             });
             setCode(invite.code);
+            setLink(invite.link);
             setReload(reload + 1);
           }}
         />

@@ -455,6 +455,16 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
+    if (found.idp) {
+      // One of the organization's people from now on, bound or not (the people view).
+      const { uid, groupUid } = found.idp;
+      await store.notePersonOrigin(person.uid, {
+        kind: "identity_provider",
+        groupUid,
+        sourceUid: uid,
+        createTime: login.now,
+      });
+    }
     if (found.idp && found.idp.defaultRole !== "") {
       // A grant like any other: recorded with the binding, by the person signing in.
       const grant = changeScope({

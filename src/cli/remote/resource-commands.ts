@@ -16,6 +16,13 @@ import {
   type CheckAccessResponse,
   type ListCallerCapabilitiesResponse,
 } from "../../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import {
+  type ListPeopleResponse,
+  type ListPersonSessionsResponse,
+  type Person,
+  Person_Origin,
+  type RevokePersonSessionsResponse,
+} from "../../../gen/gatehouse/iam/v2beta1/people_pb.js";
 import type {
   BatchCreateRoleBindingsResponse,
   RoleBinding,
@@ -92,7 +99,7 @@ type ActionCommand = { [N in ServiceName]: ActionsOf<CliOf<N>> }[ServiceName];
 // What the table cannot say: each group's summary, and each action's help and table output.
 // A group or action added to the table without its line here fails to compile.
 const groupAbout: Record<CliGroup, string> = {
-  iam: "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
+  iam: "groups, identities, roles, role bindings, identity providers, accounts, invites, access, people",
   registry: "container repositories and their tags",
   advisories: "vulnerability advisories",
   events: "the audit trail: one CloudEvent for every change, and webhook subscriptions (owners)",
@@ -117,6 +124,30 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
       (res as BatchCreateRoleBindingsResponse).roleBindings
         .map((b) => `${b.uid}\t${b.identity?.name ?? ""}\t${b.role?.name ?? ""}\n`)
         .join(""),
+  },
+  people: {
+    about:
+      "the people of a group (owners): name, email, how they came, last sign-in, roles; --query searches name and email",
+    text: (res) => {
+      const page = res as ListPeopleResponse;
+      const more = page.nextPageToken ? `next page: --page-token ${page.nextPageToken}\n` : "";
+      return page.people.map(personLine).join("") + more;
+    },
+  },
+  person: {
+    about: "one person of a group (owners), as `people` shows them",
+    text: (res) => personLine(res as Person),
+  },
+  "person-sessions": {
+    about: "a person's active sign-in sessions (owners)",
+    text: (res) =>
+      (res as ListPersonSessionsResponse).sessions
+        .map((s) => `${s.id}\t${s.clientId}\t${isoOf(s.createTime)}\t${isoOf(s.expireTime)}\n`)
+        .join(""),
+  },
+  "end-sessions": {
+    about: "end one session of a person (--session-id) or all of them, at once (owners)",
+    text: (res) => `ended ${(res as RevokePersonSessionsResponse).revokedCount} session(s)\n`,
   },
   capabilities: {
     about: "the capabilities you hold at a group, each with what it lets you do",
@@ -288,6 +319,25 @@ function addAction(root: Command, a: Action, ctx: RunContext): void {
       call.exit = a.exitOf?.(res) ?? 0;
     }),
   );
+}
+
+const originWords: Record<Person_Origin, string> = {
+  [Person_Origin.UNSPECIFIED]: "?",
+  [Person_Origin.SIGN_IN]: "sign-in",
+  [Person_Origin.IDENTITY_PROVIDER]: "identity-provider",
+  [Person_Origin.INVITE]: "invite",
+  [Person_Origin.SCIM]: "scim",
+};
+
+function isoOf(t: { seconds: bigint; nanos: number } | undefined): string {
+  return t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : "";
+}
+
+/** A person as one line: uid, name, email, how they came, last sign-in, roles. */
+function personLine(p: Person): string {
+  const came = originWords[p.origin] + (p.identityProviderUid ? ` ${p.identityProviderUid}` : "");
+  const roles = p.roleBindings.map((b) => `${b.role?.name ?? "?"}@${b.group?.name ?? "?"}`);
+  return `${[p.uid, p.name, p.email || "-", came, isoOf(p.lastSignInTime), roles.join(",")].join("\t")}\n`;
 }
 
 /** A CheckAccess answer as sentences: the decision, then the bindings behind it. */

@@ -1,6 +1,10 @@
 import { create } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { CallerSchema, type CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import {
+  type OrganizationCreationSettings,
+  organizationCreationRefusal,
+} from "../../auth/organization-creation.js";
 import type { RoleBindingRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
@@ -13,6 +17,8 @@ import { toRoleBinding } from "./role-bindings.js";
 export interface CallerDeps {
   store: Store;
   now: () => number;
+  /** Who may create organizations (the operator's setting), which the answer tells. */
+  config: OrganizationCreationSettings;
 }
 
 /** The most bindings GetCaller answers with; an identity rarely holds more than a few. */
@@ -23,7 +29,7 @@ const maxBindings = 1000;
  * authenticated caller may ask about itself, and only about itself.
  */
 export function createCallerService(deps: CallerDeps): ServiceImpl<typeof CallerService> {
-  const { store } = deps;
+  const { store, config } = deps;
   return {
     async getCaller(_req, ctx) {
       const { identityUid } = callerOf(ctx);
@@ -32,9 +38,16 @@ export function createCallerService(deps: CallerDeps): ServiceImpl<typeof Caller
       for await (const b of identityBindings(store, identityUid, deps.now())) {
         if (bindings.push(b) >= maxBindings) break;
       }
+      // Only a person can create an organization (the CreateGroup rule); a workload may not.
+      const refusal =
+        identity.groupUid === ""
+          ? organizationCreationRefusal(config, identity)
+          : "only a person who signed in may create an organization";
       return create(CallerSchema, {
         identity: toIdentity(identity),
         roleBindings: bindings.map(toRoleBinding),
+        mayCreateOrganization: refusal === undefined,
+        organizationCreationRefusal: refusal ?? "",
       });
     },
   };

@@ -11,6 +11,7 @@ import {
   ListGroupInvitesResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import type { Config } from "../../config.js";
 import { invalidField, notFound } from "../../errors.js";
 import { setCallReason } from "../../events/call-scope.js";
 import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
@@ -37,6 +38,8 @@ export interface GroupInvitesDeps {
   lists: ListEngine;
   now: () => number;
   authorizer: Authorizer;
+  /** The base URL the console is served under (its invite links). */
+  config: Pick<Config, "baseUrl">;
 }
 
 const day = 24 * 60 * 60 * 1000;
@@ -82,7 +85,8 @@ export function createGroupInvitesService(
         : (await creatorMayGrant(invite))
           ? GroupInvite_State.ACTIVE
           : GroupInvite_State.CREATOR_LACKS_AUTHORITY;
-    return toGroupInvite(invite, state, code);
+    const link = code === undefined ? undefined : inviteLink(deps.config.baseUrl, code);
+    return toGroupInvite(invite, state, code, link);
   }
 
   return {
@@ -262,8 +266,22 @@ function inviteSortValue(i: GroupInviteRecord, field: SortField): string | numbe
   return field === "name" ? i.role.name : sortValueOf(i, field);
 }
 
-/** Map a stored invite to its API message; `code` only on the answer to Create. */
-function toGroupInvite(i: GroupInviteRecord, state: GroupInvite_State, code?: string): GroupInvite {
+/**
+ * The console link of an invite code: the console at `baseUrl` signs the person in and
+ * redeems it. The code is in the fragment, which no browser sends to a server or in a Referer,
+ * so it reaches no request log; the console takes it out of the address at once.
+ */
+export function inviteLink(baseUrl: string, code: string): string {
+  return `${baseUrl.replace(/\/$/, "")}/console/#/invite/${encodeURIComponent(code)}`;
+}
+
+/** Map a stored invite to its API message; `code` and `link` only on the answer to Create. */
+function toGroupInvite(
+  i: GroupInviteRecord,
+  state: GroupInvite_State,
+  code?: string,
+  link?: string,
+): GroupInvite {
   return create(GroupInviteSchema, {
     uid: i.uid,
     roleUid: i.roleUid,
@@ -274,6 +292,7 @@ function toGroupInvite(i: GroupInviteRecord, state: GroupInvite_State, code?: st
     creatorUid: i.creatorUid,
     state,
     ...(code === undefined ? {} : { code }),
+    ...(link === undefined ? {} : { link }),
     createTime: timestampFromMs(i.createTime),
     updateTime: timestampFromMs(i.updateTime),
   });

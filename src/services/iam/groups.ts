@@ -8,6 +8,10 @@ import {
   ListGroupsResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { ownerRole } from "../../auth/capabilities.js";
+import {
+  type OrganizationCreationSettings,
+  requireOrganizationCreation,
+} from "../../auth/organization-creation.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -34,6 +38,8 @@ export interface GroupsDeps {
   store: Store;
   lists: ListEngine;
   now: () => number;
+  /** Who may create organizations (the operator's setting). */
+  config: OrganizationCreationSettings;
 }
 
 /** An update of this resource: its uid checked, its mask resolved by field behaviour. */
@@ -44,7 +50,7 @@ const startUpdate = updateRequest(GroupSchema);
  * organization binds its creator as owner.
  */
 export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof GroupsService> {
-  const { store, lists, now } = deps;
+  const { store, lists, now, config } = deps;
   return {
     async listGroups(req, ctx) {
       const query = lists.parse(req, {}, { ...listOptionsOf(ctx), sort: groupsSorts });
@@ -74,7 +80,11 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
         );
       }
       if (req.parent === "") {
-        // An organization: the calling person (the policy admits no one else) becomes owner.
+        // An organization: the calling person (the policy admits no one else) becomes owner,
+        // if the operator lets them create one.
+        const caller = callerOf(ctx).identityUid;
+        const person = await requireFound("identity", caller, (uid) => store.getIdentity(uid));
+        requireOrganizationCreation(config, person);
         const uid = newRootUid();
         const group = await store.createOrganization(
           { uid, name, description, now: now() },

@@ -12,6 +12,7 @@ import { identityProviderOps } from "./identity-providers.js";
 import { createLastOwnerGuard } from "./last-owner.js";
 import { oauthOps } from "./oauth.js";
 import type { Behaviour } from "./operation.js";
+import { peopleOps } from "./people.js";
 import { registryNameOps } from "./registry-namespaces.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
@@ -37,6 +38,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
     ...deviceCodeOps,
+    ...peopleOps,
     ...tagOps,
     ...roleOps,
     ...groupInviteOps,

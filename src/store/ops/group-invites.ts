@@ -98,6 +98,15 @@ export const groupInviteOps = {
     if (row.email !== "" && !sameEmail(row.email, r.email)) return { kind: "email_mismatch" };
     yield* mustExist("identity", r.identityUid);
     if (row.single_use) yield* run("DELETE FROM group_invites WHERE uid = ?", row.uid);
+    // How the person came in, for the organization's people view (ops/people.ts).
+    yield* run(
+      `INSERT INTO person_origins (identity_uid, group_uid, kind, source_uid, create_time)
+       VALUES (?, ?, 'invite', ?, ?) ON CONFLICT DO NOTHING`,
+      r.identityUid,
+      row.group_uid,
+      row.uid,
+      r.now,
+    );
     const found = yield* one<{ uid: string; expire_time: number | null }>(
       `SELECT uid, expire_time FROM role_bindings
        WHERE identity_uid = ? AND group_uid = ? AND role_uid = ?`,

@@ -44,6 +44,7 @@ export const groupInvites = declareResource<InviteRow, GroupInviteRecord>({
     role_description: { field: "role", fromView: true },
   },
   computed: {
+    link: "output only: the console link of the code, in Create's answer alone",
     ttl: "input only: the expiration time is the creation's plus the ttl",
     state: "from the expiration time and the creator's authority, when served",
   },

@@ -79,6 +79,7 @@ export function identityRecordOf(row: IdentityRow): IdentityRecord {
     description: row.description,
     email: row.email,
     lastSeenTime: row.last_seen_time,
+    ...(row.group_uid === null ? { signIn: { issuer: row.issuer, subject: row.subject } } : {}),
     ...(row.claim_match === null
       ? {}
       : { claimMatch: JSON.parse(row.claim_match) as ClaimMatchRecord }),

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/caller.proto.
  */
 export const file_gatehouse_iam_v2beta1_caller: GenFile = /*@__PURE__*/
-  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvY2FsbGVyLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEiEgoQR2V0Q2FsbGVyUmVxdWVzdCKAAQoGQ2FsbGVyEjYKCGlkZW50aXR5GAEgASgLMh8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5QgPgQQMSPgoNcm9sZV9iaW5kaW5ncxgCIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0ID4EEDMoQBCg1DYWxsZXJTZXJ2aWNlEnMKCUdldENhbGxlchInLmdhdGVob3VzZS5pYW0udjJiZXRhMS5HZXRDYWxsZXJSZXF1ZXN0Gh0uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNhbGxlciIekAIBgtPkkwIVEhMvaWFtL3YyYmV0YTEvY2FsbGVyYgZwcm90bzM", [file_gatehouse_iam_v2beta1_identities, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvY2FsbGVyLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEiEgoQR2V0Q2FsbGVyUmVxdWVzdCLSAQoGQ2FsbGVyEjYKCGlkZW50aXR5GAEgASgLMh8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5QgPgQQMSPgoNcm9sZV9iaW5kaW5ncxgCIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0ID4EEDEiQKF21heV9jcmVhdGVfb3JnYW5pemF0aW9uGAMgASgIQgPgQQMSKgodb3JnYW5pemF0aW9uX2NyZWF0aW9uX3JlZnVzYWwYBCABKAlCA+BBAzKEAQoNQ2FsbGVyU2VydmljZRJzCglHZXRDYWxsZXISJy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR2V0Q2FsbGVyUmVxdWVzdBodLmdhdGVob3VzZS5pYW0udjJiZXRhMS5DYWxsZXIiHpACAYLT5JMCFRITL2lhbS92MmJldGExL2NhbGxlcmIGcHJvdG8z", [file_gatehouse_iam_v2beta1_identities, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * GetCallerRequest has no fields: the caller is the bearer of the token.
@@ -52,6 +52,21 @@ export type Caller = Message<"gatehouse.iam.v2beta1.Caller"> & {
    * @generated from field: repeated gatehouse.iam.v2beta1.RoleBinding role_bindings = 2;
    */
   roleBindings: RoleBinding[];
+
+  /**
+   * Whether the caller may create an organization on this server (the operator's setting
+   * GATEHOUSE_ORGANIZATION_CREATION); the console offers it only then.
+   *
+   * @generated from field: bool may_create_organization = 3;
+   */
+  mayCreateOrganization: boolean;
+
+  /**
+   * Why not, when may_create_organization is false: what CreateGroup would answer.
+   *
+   * @generated from field: string organization_creation_refusal = 4;
+   */
+  organizationCreationRefusal: string;
 };
 
 /**
