@@ -11,15 +11,39 @@
  * take every request in progress. A request over either bound waits; none is refused (the
  * connection limits bound how many can wait: pipelined requests a connection, streams a
  * session).
+ *
+ * A request is started either with a `done` to call (`enter`) or with nothing attached to it
+ * (`startsNow`, which the `Watcher` then follows): almost every address is far below its
+ * bound, and there the scheduler only counts, looking at what it started unwatched when the
+ * address reaches the bound.
  */
-export interface FairStarts {
+export interface FairStarts<T = never> {
   /**
    * Start a request of `address` now or at its turn: `start` receives `done`, which it must
    * call (once or more) when the request is finished or abandoned.
    */
   enter(address: string, start: (done: () => void) => void): void;
-  /** Requests of `address` started and not yet done (for tests and the sweep). */
+  /**
+   * Whether `item`, a request of `address`, may start now without anything attached to it:
+   * if so the caller starts it, and it counts among its address's running requests until the
+   * `Watcher` says it is finished, asked only when the address reaches its bound; if not
+   * (a bound is reached, or its address has requests waiting), the caller gives it to `enter`,
+   * where it waits its turn. Issue 38: a closure, a wrapped method and a listener for every
+   * HTTP/2 stream were the fair start's cost per call, when almost no address is near its bound.
+   */
+  startsNow(address: string, item: T): boolean;
+  /** Requests of `address` started and not done (for tests and the sweep). */
   running(address: string): number;
+  /** Forget requests started by `startsNow` that are finished, and addresses with none left. */
+  sweep(): void;
+}
+
+/** How the scheduler follows the requests `startsNow` started (HTTP/2 streams, src/one-port.ts). */
+export interface Watcher<T> {
+  /** Whether the request no longer holds a slot: its answer's head is written, or it is gone. */
+  finished(item: T): boolean;
+  /** Call `done` (once or more) when the request finishes; it has not yet. */
+  watch(item: T, done: () => void): void;
 }
 
 /** The bounds of createFairStarts. */
@@ -30,25 +54,46 @@ export interface FairStartsLimits {
   perAddress: number;
 }
 
+/** What createFairStarts is given besides its bounds. */
+export interface FairStartsOptions<T> {
+  /** Follows the requests of `startsNow`; without it, `startsNow` starts nothing. */
+  watcher?: Watcher<T>;
+  /** Runs a function after this turn's I/O: setImmediate; tests pass their own. */
+  defer?: (fn: () => void) => void;
+}
+
 /** One address's requests: those running, those waiting their turn. */
-interface Lane {
+interface Lane<T> {
   address: string;
+  /** Requests started with a `done` (by `enter`, or watched since), not yet done. */
   running: number;
+  /** Requests started by `startsNow`, unwatched: some may have finished since. */
+  loose: T[];
   queue: ((done: () => void) => void)[];
   /** Whether the lane is in the round-robin (it has a request it may start). */
   queued: boolean;
 }
 
-/** Create the scheduler; `defer` is setImmediate (after this turn's I/O), tests may pass theirs. */
-export function createFairStarts(
+/** Create the scheduler. */
+export function createFairStarts<T = never>(
   limits: FairStartsLimits,
-  defer: (fn: () => void) => void = setImmediate,
-): FairStarts {
-  const lanes = new Map<string, Lane>();
+  opts: FairStartsOptions<T> = {},
+): FairStarts<T> {
+  const { watcher, defer = setImmediate } = opts;
+  const lanes = new Map<string, Lane<T>>();
   /** Lanes with a request that may start, in round-robin order. */
-  let ring: Lane[] = [];
+  let ring: Lane<T>[] = [];
   let startedThisTurn = 0;
   let turnScheduled = false;
+
+  const laneOf = (address: string): Lane<T> => {
+    let lane = lanes.get(address);
+    if (!lane) {
+      lane = { address, running: 0, loose: [], queue: [], queued: false };
+      lanes.set(address, lane);
+    }
+    return lane;
+  };
 
   const scheduleTurn = () => {
     if (turnScheduled) return;
@@ -56,23 +101,55 @@ export function createFairStarts(
     defer(turn);
   };
 
-  const run = (lane: Lane, start: (done: () => void) => void) => {
-    lane.running++;
-    startedThisTurn++;
-    // The next turn resets the count, and starts what waits.
-    scheduleTurn();
+  /** Drop the loose requests that have finished (in place: this runs at the bound). */
+  const prune = (lane: Lane<T>) => {
+    const loose = lane.loose;
+    let kept = 0;
+    for (const item of loose) if (!watcher!.finished(item)) loose[kept++] = item;
+    loose.length = kept;
+  };
+
+  /**
+   * Whether the lane has its bound of requests running. At the bound, its loose requests are
+   * looked at: those finished are dropped, and if the bound is still reached the others are
+   * watched, so that the lane hears when a slot frees (the next requests wait for that).
+   */
+  const full = (lane: Lane<T>): boolean => {
+    if (lane.running + lane.loose.length < limits.perAddress) return false;
+    if (lane.loose.length === 0) return true;
+    prune(lane);
+    if (lane.running + lane.loose.length < limits.perAddress) return false;
+    const loose = lane.loose;
+    lane.loose = [];
+    for (const item of loose) {
+      lane.running++;
+      watcher!.watch(item, release(lane));
+    }
+    return true;
+  };
+
+  /** A `done` for one running request of the lane: the first call frees its slot. */
+  const release = (lane: Lane<T>) => {
     let finished = false;
-    start(() => {
+    return () => {
       if (finished) return;
       finished = true;
       lane.running--;
       if (lane.queue.length > 0) enqueue(lane);
-      else if (lane.running === 0) lanes.delete(lane.address);
-    });
+      else if (lane.running === 0 && lane.loose.length === 0) lanes.delete(lane.address);
+    };
   };
 
-  const enqueue = (lane: Lane) => {
-    if (!lane.queued && lane.running < limits.perAddress) {
+  const run = (lane: Lane<T>, start: (done: () => void) => void) => {
+    lane.running++;
+    startedThisTurn++;
+    // The next turn resets the count, and starts what waits.
+    scheduleTurn();
+    start(release(lane));
+  };
+
+  const enqueue = (lane: Lane<T>) => {
+    if (!lane.queued && !full(lane)) {
       lane.queued = true;
       ring.push(lane);
     }
@@ -85,16 +162,16 @@ export function createFairStarts(
     startedThisTurn = 0;
     while (ring.length > 0 && startedThisTurn < limits.perTurn) {
       // Lanes served this round go behind those the round did not reach.
-      const served: Lane[] = [];
-      const unserved: Lane[] = [];
+      const served: Lane<T>[] = [];
+      const unserved: Lane<T>[] = [];
       for (const lane of ring) {
-        if (lane.running >= limits.perAddress) {
-          lane.queued = false; // at its cap: it rejoins when one of its requests is done
+        if (full(lane)) {
+          lane.queued = false; // at its bound: it rejoins when one of its requests is done
         } else if (startedThisTurn >= limits.perTurn) {
           unserved.push(lane);
         } else {
           run(lane, lane.queue.shift()!);
-          if (lane.queue.length > 0 && lane.running < limits.perAddress) served.push(lane);
+          if (lane.queue.length > 0 && !full(lane)) served.push(lane);
           else lane.queued = false;
         }
       }
@@ -105,24 +182,36 @@ export function createFairStarts(
 
   return {
     enter(address, start) {
-      let lane = lanes.get(address);
-      if (!lane) {
-        lane = { address, running: 0, queue: [], queued: false };
-        lanes.set(address, lane);
-      }
-      if (
-        lane.queue.length === 0 &&
-        lane.running < limits.perAddress &&
-        startedThisTurn < limits.perTurn
-      ) {
+      const lane = laneOf(address);
+      if (lane.queue.length === 0 && startedThisTurn < limits.perTurn && !full(lane)) {
         run(lane, start);
         return;
       }
       lane.queue.push(start);
       enqueue(lane);
     },
+    startsNow(address, item) {
+      if (!watcher || startedThisTurn >= limits.perTurn) return false;
+      const lane = laneOf(address);
+      if (lane.queue.length > 0 || full(lane)) return false;
+      lane.loose.push(item);
+      startedThisTurn++;
+      scheduleTurn();
+      return true;
+    },
     running(address) {
-      return lanes.get(address)?.running ?? 0;
+      const lane = lanes.get(address);
+      if (!lane) return 0;
+      if (lane.loose.length > 0) prune(lane);
+      return lane.running + lane.loose.length;
+    },
+    sweep() {
+      for (const lane of lanes.values()) {
+        if (lane.loose.length > 0) prune(lane);
+        if (lane.running === 0 && lane.loose.length === 0 && lane.queue.length === 0) {
+          lanes.delete(lane.address);
+        }
+      }
     },
   };
 }
