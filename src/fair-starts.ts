@@ -32,6 +32,12 @@ export interface FairStarts<T = never> {
    * HTTP/2 stream were the fair start's cost per call, when almost no address is near its bound.
    */
   startsNow(address: string, item: T): boolean;
+  /**
+   * `item`, which `startsNow` did not start, waits its turn; then, unless the `Watcher` finds
+   * it finished (gone while it waited), `start` runs it, and it counts as those of `startsNow`
+   * do, with nothing attached to it.
+   */
+  wait(address: string, item: T, start: () => void): void;
   /** Requests of `address` started and not done (for tests and the sweep). */
   running(address: string): number;
   /** Forget requests started by `startsNow` that are finished, and addresses with none left. */
@@ -62,6 +68,9 @@ export interface FairStartsOptions<T> {
   defer?: (fn: () => void) => void;
 }
 
+/** A request waiting its turn: started with a `done` (enter), or unwatched (wait). */
+type Waiting<T> = { start: (done: () => void) => void } | { item: T; begin: () => void };
+
 /** One address's requests: those running, those waiting their turn. */
 interface Lane<T> {
   address: string;
@@ -69,7 +78,7 @@ interface Lane<T> {
   running: number;
   /** Requests started by `startsNow`, unwatched: some may have finished since. */
   loose: T[];
-  queue: ((done: () => void) => void)[];
+  queue: Waiting<T>[];
   /** Whether the lane is in the round-robin (it has a request it may start). */
   queued: boolean;
 }
@@ -170,7 +179,14 @@ export function createFairStarts<T = never>(
         } else if (startedThisTurn >= limits.perTurn) {
           unserved.push(lane);
         } else {
-          run(lane, lane.queue.shift()!);
+          const next = lane.queue.shift()!;
+          if ("start" in next) run(lane, next.start);
+          else if (!watcher!.finished(next.item)) {
+            lane.loose.push(next.item);
+            startedThisTurn++;
+            scheduleTurn();
+            next.begin();
+          }
           if (lane.queue.length > 0 && !full(lane)) served.push(lane);
           else lane.queued = false;
         }
@@ -187,7 +203,7 @@ export function createFairStarts<T = never>(
         run(lane, start);
         return;
       }
-      lane.queue.push(start);
+      lane.queue.push({ start });
       enqueue(lane);
     },
     startsNow(address, item) {
@@ -198,6 +214,11 @@ export function createFairStarts<T = never>(
       startedThisTurn++;
       scheduleTurn();
       return true;
+    },
+    wait(address, item, start) {
+      const lane = laneOf(address);
+      lane.queue.push({ item, begin: start });
+      enqueue(lane);
     },
     running(address) {
       const lane = lanes.get(address);

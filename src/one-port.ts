@@ -559,15 +559,9 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           startStream(stream, headers, flags, rawHeaders);
           return;
         }
-        fair.enter(address, (done) => {
-          // A stream that waited its turn may be gone: its client reset it, or the session.
-          if (stream.destroyed || stream.closed) {
-            done();
-            return;
-          }
-          watchStream(stream, done);
-          startStream(stream, headers, flags, rawHeaders);
-        });
+        // Past a bound it waits its turn, and then starts bare too, unless its client reset it
+        // (or the session) meanwhile.
+        fair.wait(address, stream, () => startStream(stream, headers, flags, rawHeaders));
       };
       h2.on("stream", onStream);
       h2.setTimeout(timeouts.idleTimeoutMs);

@@ -90,14 +90,10 @@ describe("fair starts", () => {
         },
       );
       const started: string[] = [];
-      /** Start `id` as one port does: at once if it may, else through enter, watched. */
+      /** Start `id` as the one port starts a stream: at once if it may, else at its turn. */
       const arrive = (address: string, id: string) => {
         if (fair.startsNow(address, id)) started.push(id);
-        else
-          fair.enter(address, (done) => {
-            watched.set(id, done);
-            started.push(id);
-          });
+        else fair.wait(address, id, () => started.push(id));
       };
       /** The answer's head of `id` is sent. */
       const finish = (id: string) => {
@@ -154,6 +150,18 @@ describe("fair starts", () => {
       h.finish("a1");
       h.nextTurn();
       expect(h.started.at(-1)).toBe("a4");
+    });
+
+    it("starts a waiting request bare at its turn, unless it is gone by then", () => {
+      const h = unwatched(1, 100);
+      h.arrive("a", "a1");
+      h.arrive("a", "a2");
+      h.arrive("a", "a3");
+      h.finish("a2"); // its client went away while it waited
+      h.nextTurn();
+      expect(h.started).toEqual(["a1", "a3"]);
+      expect(h.watched.size).toBe(0);
+      expect(h.fair.running("a")).toBe(2);
     });
 
     it("counts what it starts in the turn's budget", () => {
