@@ -201,10 +201,10 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   };
   let taker: StreamTaker | undefined;
   let shuttingDown = false;
-  const fair: FairStarts<http2.ServerHttp2Stream> = createFairStarts(
-    { perTurn: limits.maxStartsPerTurn, perAddress: limits.maxRunningPerAddress },
-    { watcher: { finished: streamFinished, watch: watchStream } },
-  );
+  const fair: FairStarts = createFairStarts({
+    perTurn: limits.maxStartsPerTurn,
+    perAddress: limits.maxRunningPerAddress,
+  });
 
   /** Count a new connection, or close it at once when a connection bound is reached. */
   const admit = (socket: Duplex & { remoteAddress?: string | undefined }): boolean => {
@@ -427,8 +427,6 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
     }
     shedStalled(stalled);
-    // Forget the streams started unwatched that are over, and the addresses they came from.
-    fair.sweep();
   };
   /**
    * Whether a connection's client has read nothing of its waiting answers for too long: it
@@ -525,22 +523,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
       const toHandler = compat[0] as (...args: unknown[]) => void;
       h2.removeAllListeners("stream");
-      // The stream's own arguments, not a closure over them: this runs for every HTTP/2 call.
-      const startStream = (
-        stream: http2.ServerHttp2Stream,
-        headers: http2.IncomingHttpHeaders,
-        flags: number,
-        rawHeaders: string[],
-      ) => {
-        if (taker?.(stream, headers)) return;
-        toHandler.call(h2, stream, headers, flags, rawHeaders);
-      };
-      const onStream = (
-        stream: http2.ServerHttp2Stream,
-        headers: http2.IncomingHttpHeaders,
-        flags: number,
-        rawHeaders: string[],
-      ) => {
+      h2.on("stream", (stream: http2.ServerHttp2Stream, headers, ...rest: unknown[]) => {
         const w = sessions.get(stream.session as http2.ServerHttp2Session);
         if (w) {
           w.streams.add(stream);
@@ -552,18 +535,34 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             w.frameAt = Date.now();
           });
         }
-        const address = w?.address ?? stream.session?.socket?.remoteAddress ?? "";
-        // Far below its address's bound (almost always), a stream starts with nothing attached
-        // to it; the fair starts look at it again only if the address reaches the bound.
-        if (isProbe(headers[":path"]) || fair.startsNow(address, stream)) {
-          startStream(stream, headers, flags, rawHeaders);
+        const start = () => {
+          if (taker?.(stream, headers)) return;
+          toHandler.call(h2, stream, headers, ...rest);
+        };
+        if (isProbe(headers[":path"])) {
+          start();
           return;
         }
-        // Past a bound it waits its turn, and then starts bare too, unless its client reset it
-        // (or the session) meanwhile.
-        fair.wait(address, stream, () => startStream(stream, headers, flags, rawHeaders));
-      };
-      h2.on("stream", onStream);
+        fair.enter(w?.address ?? stream.session?.socket?.remoteAddress ?? "", (done) => {
+          // Done when the answer's head is sent (what follows, a body a client may leave
+          // unread or the messages of a long stream, is the stall budgets' business, not
+          // work that holds a slot), or when the stream closes. A stream has no event for
+          // the first: its respond is wrapped (the compatibility layer's writeHead and the
+          // lean gRPC path both call it).
+          const respond = stream.respond;
+          stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
+            done();
+            return (respond as (...a: unknown[]) => void).apply(this, args);
+          } as typeof stream.respond;
+          stream.once("close", done);
+          // A stream that waited its turn may be gone: its client reset it, or the session.
+          if (stream.destroyed || stream.closed) {
+            done();
+            return;
+          }
+          start();
+        });
+      });
       h2.setTimeout(timeouts.idleTimeoutMs);
       // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
       // arrived in time is reset (CANCEL). A session trickling bytes never idles, so without
@@ -746,29 +745,6 @@ interface SessionWatch extends StallWatch {
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
-}
-
-/**
- * Whether an HTTP/2 stream holds no fair-starts slot any more: the head of its answer is sent
- * (what follows, a body a client may leave unread or the messages of a long stream, is the
- * stall budgets' business, not work that holds a slot), or it is gone.
- */
-function streamFinished(stream: http2.ServerHttp2Stream): boolean {
-  return stream.headersSent || stream.destroyed || stream.closed;
-}
-
-/**
- * Call `done` when an HTTP/2 stream's answer's head is sent, or when it closes. A stream has no
- * event for the first: its respond is wrapped (the compatibility layer's writeHead and the
- * lean gRPC path both call it). Done only for streams of an address at its bound.
- */
-function watchStream(stream: http2.ServerHttp2Stream, done: () => void): void {
-  const respond = stream.respond;
-  stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
-    done();
-    return (respond as (...a: unknown[]) => void).apply(this, args);
-  } as typeof stream.respond;
-  stream.once("close", done);
 }
 
 /**
