@@ -126,6 +126,10 @@ export interface Config {
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
   signInRateLimit: number;
+  /** User codes a client address may enter at the device flow's verification page a minute. */
+  deviceCodeRateLimit: number;
+  /** The least time between two polls of a device code (RFC 8628 `interval`), in seconds. */
+  deviceCodeIntervalSeconds: number;
   /** The rate limits (src/rate-limit/rate-limit-settings.ts; docs/api.md "Rate limits"). */
   rateLimits: RateLimitSettings;
   /** v1's deprecation window (src/deprecation/v1-settings.ts; docs/v1-migration.md). */
@@ -527,6 +531,22 @@ const table = [
     kind: integer(1, 1_000_000),
     default: "120",
     help: "sign-ins through one organization's identity provider a minute",
+  },
+  {
+    key: "deviceCodeRateLimit",
+    env: "GATEHOUSE_DEVICE_CODE_RATE_LIMIT",
+    flag: "device-code-rate-limit",
+    kind: integer(1, 1_000_000),
+    default: "10",
+    help: "user codes one client address may enter at `/oauth/device` a minute, right or wrong (against guessing)",
+  },
+  {
+    key: "deviceCodeIntervalSeconds",
+    env: "GATEHOUSE_DEVICE_CODE_INTERVAL",
+    flag: "device-code-interval",
+    kind: duration(1, 60),
+    default: "5s",
+    help: "the least time between two polls of a device code (`auth login --headless`); each poll sooner adds 5 s",
   },
   {
     key: "signInPurgeIntervalSeconds",

@@ -13,6 +13,7 @@ import { openAuthPlane } from "./planes/auth-plane.js";
 import { openConsolePlane } from "./planes/console-plane.js";
 import { openEdgePlane } from "./planes/edge-plane.js";
 import { openEventsPlane } from "./planes/events-plane.js";
+import { openExpiryPlane } from "./planes/expiry-plane.js";
 import { openHealthPlane } from "./planes/health-plane.js";
 import { openMetricsPlane } from "./planes/metrics-plane.js";
 import { createPlanes } from "./planes/planes.js";
@@ -112,6 +113,7 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
       ],
       now,
     );
+    await planes.open("expiry", () => openExpiryPlane({ store, now, log: app.log }));
     const health = await planes.open("health", () => openHealthPlane({ store, app }));
     const auth = await planes.open("auth", () =>
       openAuthPlane({ config, store, now, app, metrics, resolveTxt: deps.resolveTxt }),

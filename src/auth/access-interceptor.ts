@@ -3,11 +3,17 @@ import { Code, type ContextValues, createContextKey, type Interceptor } from "@c
 import { kCallInfo } from "../call-info.js";
 import { invalidField, invalidToken, permissionDenied, unauthenticated } from "../errors.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
-import type { Authorizer } from "./authorizer.js";
+import { type Authorizer, narrowingAllows } from "./authorizer.js";
 import { builtinRole, type Capability } from "./capabilities.js";
 import { type Rule, ruleOf } from "./policy.js";
-import { kListScope, kPrincipal, type Principal } from "./principal.js";
-import { TokenError, type TokenFailure, type TokenVerifier } from "./tokens.js";
+import {
+  kListScope,
+  kPrincipal,
+  type Narrowing,
+  narrowingOf,
+  type Principal,
+} from "./principal.js";
+import { TokenError, type TokenFailure, type TokenVerifier, type VerifiedToken } from "./tokens.js";
 
 /** What the access interceptor needs. */
 export interface AccessDeps {
@@ -201,13 +207,18 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
       case "resource": {
         const target = rule.read(message);
         if (target === "" && rule.root) {
-          if (!isPerson(principal)) throw permissionDenied(rule.capability);
+          // A token narrowed to a group, or to capabilities without this one, makes none.
+          if (!isPerson(principal) || !narrowingAllows(principal, rule.capability, target)) {
+            throw permissionDenied(rule.capability);
+          }
           break;
         }
         if (target === "") throw invalidField(rule.field, "is required");
         if (!isUid(target)) throw invalidField(rule.field, "is not a valid uid");
-        if (rule.self && target === principal.identityUid) break;
-        if (rule.subject?.(message) === principal.identityUid) break;
+        // About oneself no binding is needed; a narrowed token's narrowing still is.
+        const own = narrowingAllows(principal, rule.capability, target);
+        if (own && rule.self && target === principal.identityUid) break;
+        if (own && rule.subject?.(message) === principal.identityUid) break;
         if (rule.role && (builtinRole(target) || rule.role === "read")) {
           await requireForRole(principal, rule.capability, target, deps.authorizer);
           break;
@@ -286,16 +297,15 @@ async function authenticate(
 ): Promise<Principal> {
   const match = header === null ? null : /^Bearer +([^\s]+) *$/i.exec(header);
   if (!match?.[1]) throw unauthenticated();
-  let sub: string;
-  let email: string | undefined;
-  let sid: string | undefined;
+  let verified: VerifiedToken;
   try {
-    ({ sub, email, sid } = await deps.verifier.verify(match[1]));
+    verified = await deps.verifier.verify(match[1]);
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
     deps.onRejectedToken?.(err.reason, requestId);
     throw invalidToken(...(refusals[err.reason] ?? notValid));
   }
+  const { sub, email, sid } = verified;
   if (!(await deps.identityExists(sub))) {
     deps.onRejectedToken?.("identity_gone", requestId);
     throw invalidToken(...notValid);
@@ -304,7 +314,24 @@ async function authenticate(
     deps.onRejectedToken?.("session_revoked", requestId);
     throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
   }
-  return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
+  const narrowing = narrowingOfToken(verified);
+  return {
+    identityUid: sub,
+    ...(email === undefined ? {} : { email }),
+    ...(narrowing === undefined ? {} : { narrowing }),
+  };
+}
+
+// A verified token is cached and shared (tokens.ts): its narrowing is built once with it.
+const narrowings = new WeakMap<VerifiedToken, Narrowing>();
+function narrowingOfToken(token: VerifiedToken): Narrowing | undefined {
+  if (token.cap === undefined && token.grp === undefined) return undefined;
+  let n = narrowings.get(token);
+  if (!n) {
+    n = narrowingOf(token) as Narrowing;
+    narrowings.set(token, n);
+  }
+  return n;
 }
 
 function compile(rule: Rule, input: DescMessage): Compiled {

@@ -26,10 +26,22 @@ export interface Authorizer {
   listScope(principal: Principal, capability: Capability): Promise<string[]>;
 }
 
-/** Create the Authorizer over the store's two access queries. */
+const nothing: ReadonlySet<string> = new Set();
+
+/**
+ * Create the Authorizer over the store's two access queries. A narrowed principal (a token
+ * from STS with `cap` or `group`) gets the intersection of what its identity holds with its
+ * narrowing, in every answer: never more than either.
+ */
 export function createAuthorizer(store: AccessStore): Authorizer {
-  const capabilitiesAt = (principal: Principal, uid: string) =>
-    store.capabilitiesAt(principal.identityUid, pathPrefixes(uid));
+  const capabilitiesAt = async (principal: Principal, uid: string) => {
+    const narrowing = principal.narrowing;
+    if (narrowing?.group !== undefined && !isAtOrBelow(uid, narrowing.group)) return nothing;
+    const held = await store.capabilitiesAt(principal.identityUid, pathPrefixes(uid));
+    const only = narrowing?.capabilities;
+    if (only === undefined) return held;
+    return new Set([...held].filter((c) => only.has(c)));
+  };
   return {
     capabilitiesAt,
     async require(principal, capability, uid) {
@@ -37,10 +49,30 @@ export function createAuthorizer(store: AccessStore): Authorizer {
       if (!held.has(capability)) throw permissionDenied(capability);
     },
     async listScope(principal, capability) {
-      const groups = await store.groupsWithCapability(principal.identityUid, capability);
-      return outermost(groups);
+      const narrowing = principal.narrowing;
+      if (narrowing?.capabilities && !narrowing.capabilities.has(capability)) return [];
+      const groups = outermost(await store.groupsWithCapability(principal.identityUid, capability));
+      const within = narrowing?.group;
+      if (within === undefined) return groups;
+      // A grant above the token's group reaches only the group's subtree; one beside it, nothing.
+      return outermost(
+        groups.flatMap((g) =>
+          isAtOrBelow(g, within) ? [g] : isAtOrBelow(within, g) ? [within] : [],
+        ),
+      );
     },
   };
+}
+
+/**
+ * Whether a narrowed principal's narrowing lets it use `capability` at `uid` at all (what a
+ * rule's shortcut that needs no binding must still respect); true for one not narrowed.
+ */
+export function narrowingAllows(principal: Principal, capability: string, uid: string): boolean {
+  const n = principal.narrowing;
+  if (n === undefined) return true;
+  if (n.capabilities !== undefined && !n.capabilities.has(capability)) return false;
+  return n.group === undefined || (uid !== "" && isAtOrBelow(uid, n.group));
 }
 
 /**

@@ -38,6 +38,16 @@ export interface VerifiedToken {
   exp: number;
   /** The sign-in session the token was issued in (people's sign-in), if any. */
   sid?: string;
+  /** A narrowed token's capabilities (`cap`): it may do nothing else. */
+  cap?: readonly string[];
+  /** A narrowed token's group (`grp`): it may do nothing outside that group's subtree. */
+  grp?: string;
+}
+
+/** How a token is narrowed below its identity (STS `cap` and `group`): its claims. */
+export interface TokenNarrowing {
+  cap?: readonly string[];
+  grp?: string;
 }
 
 /** Create the issuer of Gatehouse tokens: ES256, signed by the newest key of the ring. */
@@ -58,7 +68,13 @@ export function createTokenIssuer(opts: {
     async issue(
       sub: string,
       aud: string,
-      extra: { email?: string; sid?: string; lifetimeSeconds?: number; notAfter?: number } = {},
+      extra: {
+        email?: string;
+        sid?: string;
+        lifetimeSeconds?: number;
+        notAfter?: number;
+        narrowing?: TokenNarrowing;
+      } = {},
     ): Promise<IssuedToken> {
       const { kid, key } = await opts.keyRing.signingKey();
       const iat = Math.floor(now() / 1000);
@@ -69,6 +85,8 @@ export function createTokenIssuer(opts: {
       const claims = {
         ...(extra.email === undefined ? {} : { email: extra.email }),
         ...(extra.sid === undefined ? {} : { sid: extra.sid }),
+        ...(extra.narrowing?.cap === undefined ? {} : { cap: [...extra.narrowing.cap] }),
+        ...(extra.narrowing?.grp === undefined ? {} : { grp: extra.narrowing.grp }),
       };
       const token = await new SignJWT(claims)
         .setProtectedHeader({ alg: "ES256", kid, typ: "JWT" })
@@ -159,8 +177,16 @@ export function createTokenVerifier(opts: {
       } catch (err) {
         throw toTokenError(err);
       }
-      const { sub, exp, email, sid } = payload;
+      const { sub, exp, email, sid, cap, grp } = payload;
       if (typeof sub !== "string" || sub === "" || typeof exp !== "number") {
+        throw new TokenError("bad_claims");
+      }
+      // A narrowing the verifier could not read would be dropped, widening the token: refused.
+      if (
+        (cap !== undefined &&
+          !(Array.isArray(cap) && cap.every((c): c is string => typeof c === "string"))) ||
+        (grp !== undefined && (typeof grp !== "string" || grp === ""))
+      ) {
         throw new TokenError("bad_claims");
       }
       // Frozen: callers share the cached object.
@@ -169,6 +195,8 @@ export function createTokenVerifier(opts: {
         exp,
         ...(typeof email === "string" ? { email } : {}),
         ...(typeof sid === "string" ? { sid } : {}),
+        ...(Array.isArray(cap) ? { cap: Object.freeze([...(cap as string[])]) } : {}),
+        ...(typeof grp === "string" ? { grp } : {}),
       });
       if (cacheSize > 0) {
         if (cache.size >= cacheSize) evictOne();

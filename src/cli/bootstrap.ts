@@ -89,6 +89,7 @@ export async function bootstrapOrganization(
         source: "gatehouse bootstrap",
         protocol: "cli",
         operator: "gatehouse bootstrap",
+        reason: "bootstrap",
       }),
     );
   await by("group").createGroup({ uid: orgUid, parentUid: "", name, description: "", now });

@@ -14,9 +14,10 @@ import { trustBundleCommand } from "./trust-bundle.js";
 const usage = `Usage: gatehouse <command> [options]
 
 Commands:
-  auth login|token|status|logout|configure-docker
+  auth login|token|status|logout|configure-docker|pull-token
                                 sign in to a Gatehouse server (browser or workload token) and
-                                print API tokens; see gatehouse help auth
+                                print API tokens; pull-token create|list|delete: registry pull
+                                tokens that expire; see gatehouse help auth
 ${remoteUsage()}
                                 manage a remote server's resources over the Connect protocol
                                 (--api or GATEHOUSE_API; the token of gatehouse auth, or

@@ -1,5 +1,13 @@
 import { isUid } from "../uid.js";
 import { type BindingSummary, bindingSummaryOf } from "./binding-summary.js";
+import {
+  changesBetween,
+  type FieldChange,
+  type ResourceSummary,
+  recordOf,
+  resourceOf,
+  snapshotOf,
+} from "./change-data.js";
 import { newEventId } from "./event-id.js";
 
 /**
@@ -34,9 +42,36 @@ export interface AuditScope {
    * or refresh token used twice revokes its session (`{ replayed: "…session.revoked.v1" }`).
    */
   readonly outcomeTypes?: Readonly<Record<string, string>>;
+  /**
+   * Why the change was made when no one asked for it in so many words (Reason): a default
+   * role granted at a sign-in, an invite redeemed, the operator's bootstrap. Set by whoever
+   * opens the scope (changeScope's `reason`), or by a handler for its call (setCallReason).
+   */
+  reason?: Reason;
+  /**
+   * What made the change on the actor's behalf, by uid and name: the identity provider whose
+   * default role a sign-in granted, the invite (and its creator) a redemption used.
+   */
+  via?: Readonly<Record<string, string>>;
   /** Set once the call's event is written: one event per call, with its first change. */
   recorded: boolean;
 }
+
+/**
+ * Why a change was made, as `data.reason` says it: `identity_provider_default_role` (a role
+ * an organization's identity provider grants everyone signing in through it), `invite` (a
+ * group invite redeemed), `bootstrap` (`gatehouse bootstrap`), `operator` (another command on
+ * the server's machine), `scim` (a SCIM client's provisioning), `expiry` (a grant that ran
+ * out). Other subsystems may add theirs.
+ */
+export type Reason =
+  | "identity_provider_default_role"
+  | "invite"
+  | "bootstrap"
+  | "operator"
+  | "scim"
+  | "expiry"
+  | (string & {});
 
 /**
  * The type of a scope that records no event of its own: a v1 adapter's, whose changes are its
@@ -44,14 +79,32 @@ export interface AuditScope {
  */
 export const unrecordable = "";
 
-/** The scope of a person's browser sign-in (/oauth/callback): its actor is the person. */
-export function signInScope(requestId: string): AuditScope {
+/**
+ * The scope of a person's browser sign-in (/oauth/callback): its actor is the person; `via`
+ * names the organization's identity provider it went through, if one (whose owners then see
+ * it: appendEvent).
+ */
+export function signInScope(
+  requestId: string,
+  via?: { identityProviderUid: string; identityProviderName: string },
+): AuditScope {
   return changeScope({
     type: "dev.gatehouse.auth.person.signed_in.v1",
     source: "/oauth/callback",
     requestId,
+    ...(via ? { via } : {}),
   });
 }
+
+/**
+ * The types of a person's own events that the owners of the person's organizations see: those
+ * where the person holds a role, and the one whose identity provider a sign-in went through.
+ */
+export const personSessionTypes: ReadonlySet<string> = new Set([
+  "dev.gatehouse.auth.person.signed_in.v1",
+  "dev.gatehouse.auth.person.signed_out.v1",
+  "dev.gatehouse.auth.session.revoked.v1",
+]);
 
 /** What changeScope needs: the event's type and source, and who or what makes the change. */
 export interface ChangeScopeOptions {
@@ -70,6 +123,10 @@ export interface ChangeScopeOptions {
   operator?: string;
   /** Event types of other outcomes that change something (AuditScope.outcomeTypes). */
   outcomeTypes?: Readonly<Record<string, string>>;
+  /** Why the change is made (AuditScope.reason). */
+  reason?: Reason;
+  /** What made it on the actor's behalf (AuditScope.via). */
+  via?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -86,6 +143,8 @@ export function changeScope(opts: ChangeScopeOptions): AuditScope {
     requestUid: opts.subjectUid ?? "",
     ...(opts.operator !== undefined ? { operator: opts.operator } : {}),
     ...(opts.outcomeTypes ? { outcomeTypes: opts.outcomeTypes } : {}),
+    ...(opts.reason !== undefined ? { reason: opts.reason } : {}),
+    ...(opts.via !== undefined ? { via: opts.via } : {}),
     recorded: false,
   };
 }
@@ -109,6 +168,16 @@ export interface EventData {
   protocol: string;
   changedFields?: readonly string[];
   operator?: string;
+  /** Why the change was made (AuditScope.reason); `operator` for an operator's command. */
+  reason?: string;
+  /** What made it on the actor's behalf (AuditScope.via). */
+  via?: Readonly<Record<string, string>>;
+  /** The resource that changed, as named at the change (for a delete: as it was). */
+  resource?: ResourceSummary;
+  /** For an update: each field that changed, old and new value (a secret: only changed). */
+  changes?: Record<string, FieldChange>;
+  /** For a delete: what the deleted record held, field by field, secrets left out. */
+  deleted?: Record<string, unknown>;
   /** A grant's or revocation's binding, as named at the time (bindingSummaryOf). */
   roleBinding?: BindingSummary;
 }
@@ -128,12 +197,15 @@ const successKinds = new Set(["redeemed", "granted", "revoked"]);
 /**
  * The event of a write that ran in `scope` and returned `result`, or undefined when the call
  * already has its event or the write changed nothing (an outcome that reports a refusal).
+ * `before` is the record an update or a delete changed, as read in its transaction before it
+ * (priorReadOf): the event names what a delete removed and an update's old values from it.
  */
 export function eventFor(
   scope: AuditScope | undefined,
   args: readonly unknown[],
   result: unknown,
   now: number,
+  before?: unknown,
 ): EventRow | undefined {
   if (!scope || scope.recorded) return undefined;
   // Fail closed: a change with no type of its own would be recorded under none, or a wrong one.
@@ -151,7 +223,14 @@ export function eventFor(
     else if (!successKinds.has(kind)) return undefined;
   }
   const subject = subjectOf(args, result) || scope.requestUid;
-  const binding = bindingSummaryOf(type, result);
+  const prior = recordOf(before);
+  const after = recordOf(result);
+  // A delete returns nothing (or the record it removed): the event tells what was there.
+  const deleting = type.endsWith(".deleted.v1");
+  const record = deleting ? (prior ?? after) : (after ?? prior);
+  const binding = bindingSummaryOf(type, record ? { binding: record } : result);
+  // A command on the server's machine is the operator's reason unless it says a finer one.
+  const reason = scope.reason ?? (scope.operator !== undefined ? "operator" : undefined);
   return {
     // Time-ordered: the id index appends (event-id.ts).
     id: newEventId(now),
@@ -166,6 +245,11 @@ export function eventFor(
       protocol: scope.protocol,
       ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
       ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
+      ...(reason !== undefined ? { reason } : {}),
+      ...(scope.via !== undefined ? { via: scope.via } : {}),
+      ...(record ? { resource: resourceOf(record) } : {}),
+      ...(prior && after && !deleting ? { changes: changesBetween(prior, after) } : {}),
+      ...(prior && deleting ? { deleted: snapshotOf(prior) } : {}),
       ...(binding ? { roleBinding: binding } : {}),
     },
   };

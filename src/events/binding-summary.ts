@@ -6,10 +6,12 @@ export interface BindingSummary {
   group: { uid: string; name: string };
 }
 
-/** The events that carry the binding they made or removed (a grant, a revocation). */
+/** The events that carry the binding they made, changed or removed (a grant, a revocation). */
 const bindingTypes = new Set([
   "dev.gatehouse.iam.role_binding.created.v1",
+  "dev.gatehouse.iam.role_binding.updated.v1",
   "dev.gatehouse.iam.role_binding.deleted.v1",
+  "dev.gatehouse.iam.role_binding.expired.v1",
   "dev.gatehouse.iam.group_invite.redeemed.v1",
 ]);
 

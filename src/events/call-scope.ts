@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { auditedWrites } from "../store/ops/all.js";
 import type { Store } from "../store/store.js";
-import type { AuditScope } from "./audit-scope.js";
+import type { AuditScope, Reason } from "./audit-scope.js";
 
 /**
  * The audit scope of the RPC being served, between the audit interceptor that opens it and
@@ -37,4 +37,16 @@ export function callStore(store: Store): Store {
       (current() as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
   }
   return out as unknown as Store;
+}
+
+/**
+ * Say why the call being served makes its change (AuditScope.reason), and what made it on the
+ * caller's behalf (`via`, uids and names): a handler that redeems an invite says `invite`.
+ * Outside a mutating call it does nothing. Call it before the change is written.
+ */
+export function setCallReason(reason: Reason, via?: Readonly<Record<string, string>>): void {
+  const scope = callScope.getStore();
+  if (!scope) return;
+  scope.reason = reason;
+  if (via) scope.via = via;
 }

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import type { Authorizer } from "../auth/authorizer.js";
+import { narrowingOf, type Principal } from "../auth/principal.js";
 import { TokenError, type TokenVerifier } from "../auth/tokens.js";
 import { Refused } from "../services/sts/identity-match.js";
 import type { IdentityRecord } from "../store/iam-store.js";
@@ -137,12 +138,13 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
     (_req, body, done) => done(null, new URLSearchParams(body as string)),
   );
 
-  async function authenticate(user: string, password: string): Promise<string> {
+  async function authenticate(user: string, password: string): Promise<Principal> {
     if (password === "" || password.length > maxPasswordLength || user.length > maxNameLength) {
       throw badCredentials();
     }
     try {
-      const { sub, sid } = await opts.verifier.verify(password);
+      const verified = await opts.verifier.verify(password);
+      const { sub, sid } = verified;
       if (!(await opts.identityExists(sub))) {
         opts.log({ reason: "identity_gone" }, "registry token refused");
         throw badCredentials();
@@ -151,7 +153,9 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
         opts.log({ reason: "session_revoked" }, "registry token refused");
         throw badCredentials();
       }
-      return sub;
+      // A narrowed token (STS `cap`, `group`) pulls and pushes only within its narrowing.
+      const narrowing = narrowingOf(verified);
+      return narrowing === undefined ? { identityUid: sub } : { identityUid: sub, narrowing };
     } catch (err) {
       if (!(err instanceof TokenError)) throw err;
       // Not a Gatehouse token: a workload's OIDC token for the identity the username names.
@@ -163,7 +167,7 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
     try {
       const { uid } = await opts.matchIdentity(user, password);
       await opts.touchIdentity(uid);
-      return uid;
+      return { identityUid: uid };
     } catch (err) {
       // Deleted between the match and the touch: as if it had never existed.
       if (err instanceof StoreError && err.kind === "not_found") throw badCredentials();
@@ -173,7 +177,10 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
     }
   }
 
-  async function grant(uid: string, scopes: readonly Scope[]): Promise<RegistryAccess[]> {
+  async function grant(
+    caller: Principal | undefined,
+    scopes: readonly Scope[],
+  ): Promise<RegistryAccess[]> {
     const held = new Map<string, Promise<ReadonlySet<string>>>();
     // One resolution per name however often the request repeats it: a request costs at most
     // maxScopes queries, one each whatever the depth of the name.
@@ -193,9 +200,9 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
       let caps = held.get(repo.groupUid);
       if (!caps) {
         caps =
-          uid === ""
+          caller === undefined
             ? Promise.resolve(new Set<string>())
-            : opts.authorizer.capabilitiesAt({ identityUid: uid }, repo.groupUid);
+            : opts.authorizer.capabilitiesAt(caller, repo.groupUid);
         held.set(repo.groupUid, caps);
       }
       const has = await caps;
@@ -229,9 +236,12 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
       throw badRequest(`account may be given once, at most ${maxNameLength} characters`);
     }
     const scopes = parseScopes(params.getAll("scope"));
-    const uid =
-      credentials === undefined ? "" : await authenticate(credentials.user, credentials.password);
-    const access = await grant(uid, scopes);
+    const caller =
+      credentials === undefined
+        ? undefined
+        : await authenticate(credentials.user, credentials.password);
+    const uid = caller?.identityUid ?? "";
+    const access = await grant(caller, scopes);
     const { token, issuedAt, expiresIn } = await opts.signer.sign(uid, service[0]!, access);
     opts.onOutcome?.("issued");
     return reply

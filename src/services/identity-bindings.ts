@@ -1,10 +1,14 @@
 import type { RoleBindingRecord } from "../store/iam-store.js";
 import type { Cursor, Store } from "../store/store.js";
 
-/** Every role binding of an identity, in uid order, read a page of 200 at a time. */
+/**
+ * Every role binding of an identity, in uid order, read a page of 200 at a time; given `now`,
+ * without those expired by then (they grant nothing, even before the sweep removes them).
+ */
 export async function* identityBindings(
   store: Pick<Store, "listRoleBindings">,
   identityUid: string,
+  now?: number,
 ): AsyncGenerator<RoleBindingRecord> {
   let after: Cursor | undefined;
   for (;;) {
@@ -15,7 +19,9 @@ export async function* identityBindings(
       limit: 200,
       ...(after ? { after } : {}),
     });
-    yield* page.items;
+    for (const b of page.items) {
+      if (now === undefined || b.expireTime === undefined || b.expireTime > now) yield b;
+    }
     const last = page.items[page.items.length - 1];
     if (!page.hasMore || !last) return;
     after = { value: last.uid, uid: last.uid };

@@ -27,6 +27,61 @@ export function createInterner(): (name: string) => string {
   };
 }
 
+/**
+ * An access answer as the database gives it, kept in the caches: what the identity holds
+ * through bindings that last until revoked (`lasting`), and what it holds only through
+ * bindings that expire, each with the latest expiry that grants it (`timed`, ms since the
+ * epoch). The answer at a moment is resolveAt's: a cached answer carries its expiries, so an
+ * expired grant stops counting at once, whatever the cache holds and whether or not the
+ * sweep has deleted the binding yet.
+ */
+export interface TimedGrants<T> {
+  readonly lasting: T;
+  readonly timed: ReadonlyMap<string, number>;
+  /** The values of `lasting`, for resolveAt to add the unexpired timed ones to. */
+  readonly values: readonly string[];
+  /** How resolveAt builds an answer of `values` (a Set, a sorted frozen array). */
+  readonly build: (values: Iterable<string>) => T;
+}
+
+/**
+ * The timed grants of an access query's column (ops/access.ts): a value, or `<value> <expire
+ * time>` for one granted by an expiring binding. `name` interns values; `build` makes the
+ * answer of a list of them.
+ */
+export function timedGrantsOf<T>(
+  found: readonly string[],
+  name: (value: string) => string,
+  build: (values: Iterable<string>) => T,
+): TimedGrants<T> {
+  const values: string[] = [];
+  const timed = new Map<string, number>();
+  for (const f of found) {
+    const space = f.indexOf(" ");
+    if (space < 0) {
+      values.push(name(f));
+      continue;
+    }
+    const value = name(f.slice(0, space));
+    const until = Number(f.slice(space + 1));
+    if ((timed.get(value) ?? Number.NEGATIVE_INFINITY) < until) timed.set(value, until);
+  }
+  for (const v of values) timed.delete(v);
+  return { lasting: build(values), timed, values, build };
+}
+
+/**
+ * The answer of `grants` at `now`: its lasting part, and what its timed part grants until
+ * after `now`. With nothing timed (every binding lasts until revoked) the lasting answer
+ * itself, the same object every time.
+ */
+export function resolveAt<T>(grants: TimedGrants<T>, now: number): T {
+  if (grants.timed.size === 0) return grants.lasting;
+  const out = [...grants.values];
+  for (const [value, until] of grants.timed) if (until > now) out.push(value);
+  return grants.build(out);
+}
+
 /** How often an access cache answered from memory (hits) or asked the database (misses). */
 export interface CacheCounts {
   hits: number;
@@ -37,6 +92,13 @@ export interface CacheCounts {
 export function answerBytes(key: string, answer: unknown): number {
   // A Map entry and a one-byte string header; the answers themselves below.
   let bytes = 48 + key.length;
+  if (answer && typeof answer === "object" && "timed" in answer) {
+    // A timed answer (TimedGrants): its lasting values, and each timed one with its expiry.
+    const t = answer as TimedGrants<unknown>;
+    bytes += answerBytes("", t.lasting) + 64 + t.values.length * 8;
+    for (const v of t.timed.keys()) bytes += 48 + v.length;
+    return bytes;
+  }
   if (answer instanceof Set) {
     // Interned names: a pointer and a hash table slot each.
     bytes += 64 + answer.size * 24;

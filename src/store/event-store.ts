@@ -18,7 +18,13 @@ export interface EventRecord {
 
 /** Resource filters of listEvents (absent: no filter); all present ones must hold. */
 export interface EventFilters {
+  /** Exactly this type. */
   type?: string;
+  /**
+   * Any of these: an exact type (`dev.gatehouse.…`), or a family, whole words of a type
+   * (`role_binding`: every role binding event; `auth.person`; `iam`).
+   */
+  types?: readonly string[];
   actorUid?: string;
   /** At or after this time (ms). */
   since?: number;

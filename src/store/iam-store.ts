@@ -116,7 +116,12 @@ export interface RoleBindingRecord {
   identity: { uid: string; name: string; description: string; subject: string; issuer: string };
   group: { uid: string; name: string; description: string };
   role: { uid: string; name: string; description: string };
+  /** When it stops granting anything (ms since the epoch); absent: until revoked. */
+  expireTime?: number;
 }
+
+/** What expireRoleBinding did: deleted the binding, or found nothing to delete. */
+export type ExpiredBinding = { kind: "expired"; binding: RoleBindingRecord } | { kind: "absent" };
 
 /** Input of createRoleBinding. */
 export interface NewRoleBinding {
@@ -125,6 +130,8 @@ export interface NewRoleBinding {
   identityUid: string;
   roleUid: string;
   now: number;
+  /** When it stops granting (ms since the epoch); absent: until revoked. */
+  expireTime?: number;
 }
 
 /** Resource filters of ListRoleBindings (each exact; "" means unset). */
@@ -311,8 +318,25 @@ export interface IamStore {
   createRoleBinding(binding: NewRoleBinding): Promise<RoleBindingRecord>;
   /** Get a hydrated role binding, or undefined. */
   getRoleBinding(uid: string): Promise<RoleBindingRecord | undefined>;
-  /** Change the role of a binding. Throws `not_found`, `already_exists` as createRoleBinding. */
-  updateRoleBinding(uid: string, roleUid: string, now: number): Promise<RoleBindingRecord>;
+  /**
+   * Change the role of a binding, and its expiry when `expireTime` is given (null: until
+   * revoked; undefined: unchanged). Throws `not_found`, `already_exists` as createRoleBinding.
+   */
+  updateRoleBinding(
+    uid: string,
+    roleUid: string,
+    now: number,
+    expireTime?: number | null,
+  ): Promise<RoleBindingRecord>;
+  /** The uids of bindings whose expiry is at or before `now`, oldest expiry first, at most `limit`. */
+  expiredRoleBindings(now: number, limit: number): Promise<readonly string[]>;
+  /**
+   * Delete the binding `uid` if its expiry is at or before `now`: `{ kind: "expired", binding }`
+   * (named as it was) when this call deleted it, `{ kind: "absent" }` when it is gone already
+   * (another replica's sweep, a revocation) or does not expire by then. The delete decides, so
+   * of two replicas sweeping at once exactly one reports each expiry.
+   */
+  expireRoleBinding(uid: string, now: number): Promise<ExpiredBinding>;
   /**
    * Delete a role binding and return it as it was (its names read in the delete's
    * transaction: what its event says was revoked). Throws `not_found`.

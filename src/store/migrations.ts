@@ -1055,4 +1055,48 @@ export const schemaSteps: readonly SchemaStep[] = [
         ON CONFLICT (name) DO NOTHING;
     `,
   },
+  {
+    // A binding may expire: past expire_time it grants nothing (the access queries compare it
+    // to the clock) and the expiry sweep deletes it. NULL: until revoked. The view is
+    // re-created with the column last (a later step re-creating the view keeps it).
+    description: "role binding expiry",
+    sql: (d) => `
+      ALTER TABLE role_bindings ADD COLUMN expire_time ${d.int64};
+      CREATE INDEX role_bindings_expire_time ON role_bindings (expire_time)
+        WHERE expire_time IS NOT NULL;
+      DROP VIEW role_bindings_view;
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.role_uid, b.create_time, b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          g.name AS group_name, g.description AS group_description,
+          b.expire_time
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          JOIN identities AS i ON i.uid = b.identity_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+  },
+  {
+    // The OAuth device authorization grant (RFC 8628, `gatehouse auth login --headless`): a
+    // device code the CLI polls with and the user code a person approves elsewhere, both as
+    // hashes. A session starts only when the approved code is redeemed.
+    description: "device authorization codes",
+    sql: (d) => `
+      CREATE TABLE oauth_device_codes (
+        device_code_hash ${d.key} PRIMARY KEY,
+        user_code_hash ${d.key} NOT NULL UNIQUE,
+        client_id TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        interval_ms ${d.int64} NOT NULL,
+        expire_time ${d.int64} NOT NULL,
+        poll_time ${d.int64},
+        status TEXT NOT NULL,
+        identity_uid ${d.key} REFERENCES identities (uid) ON DELETE CASCADE,
+        create_time ${d.int64} NOT NULL
+      )${d.table};
+      CREATE INDEX oauth_device_codes_expiry ON oauth_device_codes (expire_time);
+    `,
+  },
 ];

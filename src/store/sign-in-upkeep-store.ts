@@ -42,6 +42,8 @@ export interface SignInPurge {
   spentLogins: number;
   codes: number;
   refreshTokens: number;
+  /** Device authorizations past their expiry, decided or not. */
+  deviceCodes: number;
   sessions: number;
   /** Uids of people who never completed a sign-in (not deleted yet). */
   unfinishedPeople: string[];

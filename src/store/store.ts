@@ -29,6 +29,7 @@
 
 import type { AuditScope } from "../events/audit-scope.js";
 import type { AdvisoryStore } from "./advisory-store.js";
+import type { DeviceCodeStore } from "./device-code-store.js";
 import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
@@ -52,6 +53,7 @@ export interface Store
   extends IamStore,
     InviteStore,
     OAuthStore,
+    DeviceCodeStore,
     SignInUpkeepStore,
     RegistryStore,
     AdvisoryStore,

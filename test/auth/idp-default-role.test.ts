@@ -123,6 +123,9 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
         source: "/oauth/callback",
         data: {
           actor: { uid: first },
+          // Not a self-grant: the provider's default role, named.
+          reason: "identity_provider_default_role",
+          via: { identityProviderUid: provider, identityProviderName: made.json.name },
           // Who was granted which role where, as a review reads it after the fact.
           roleBinding: {
             identity: { uid: first },
@@ -192,5 +195,70 @@ describe.each(backends)("an identity provider's default role on %s", (backend) =
     expect(await rolesAtTeam(providerPersonUid(provider, idp.issuer, "after-review"))).toEqual([
       owner,
     ]);
+  });
+
+  // Owners see their people's sign-ins: through their provider, or of a person holding a role
+  // with them; never another organization's, nor its provider.
+  it("lists a person's sign-ins to the owners of their organizations only", async () => {
+    const provider = (
+      await restCall(
+        gh.url,
+        "POST",
+        `/iam/v2beta1/identityProviders/${org.uid}`,
+        {
+          name: "sessions",
+          oidc: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+        },
+        org.owner.headers,
+      )
+    ).json.uid as string;
+    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
+    const other = await gh.makeOrg("elsewhere");
+    const third = await gh.makeOrg("unrelated");
+    await signIn(provider, "first");
+    const person = providerPersonUid(provider, idp.issuer, "first");
+    // The person also holds a role in the other organization: its owners see what follows.
+    await gh.store.createRoleBinding({
+      uid: newChildUid(other.uid),
+      groupUid: other.uid,
+      identityUid: person,
+      roleUid: builtinRoles.find((r) => r.name === "viewer")!.uid,
+      now: Date.now(),
+    });
+    await signIn(provider, "first");
+    const sessions = async (of: TestOrg) =>
+      (
+        await restCall(
+          gh.url,
+          "GET",
+          `/events/v2beta1/events?type=auth.person,auth.session&actor=${person}&uidp.descendantsOf=${of.uid}`,
+          undefined,
+          of.owner.headers,
+        )
+      ).json.events as { type: string; subject: string; data: Record<string, unknown> }[];
+    const ours = await sessions(org);
+    expect(ours.map((e) => [e.type, e.subject])).toEqual([
+      ["dev.gatehouse.auth.person.signed_in.v1", person],
+      ["dev.gatehouse.auth.person.signed_in.v1", person],
+    ]);
+    expect(ours[0]!.data).toMatchObject({
+      actor: { uid: person },
+      via: { identityProviderUid: provider, identityProviderName: "sessions" },
+    });
+    // The other organization sees the sign-in made once the person held a role there, without
+    // the provider of an organization that is not its own.
+    const theirs = await sessions(other);
+    expect(theirs.map((e) => e.type)).toEqual(["dev.gatehouse.auth.person.signed_in.v1"]);
+    expect(theirs[0]!.data.via).toBeUndefined();
+    expect(await sessions(third)).toEqual([]);
+    // Without a filter, the unrelated owner's whole trail has nothing of this person.
+    const all = await restCall(
+      gh.url,
+      "GET",
+      "/events/v2beta1/events",
+      undefined,
+      third.owner.headers,
+    );
+    expect(JSON.stringify(all.json)).not.toContain(person);
   });
 });

@@ -111,7 +111,12 @@ describe("discovery", () => {
       subject_types_supported: ["public"],
       id_token_signing_alg_values_supported: ["ES256"],
       code_challenge_methods_supported: ["S256"],
-      grant_types_supported: ["authorization_code", "refresh_token"],
+      grant_types_supported: [
+        "authorization_code",
+        "refresh_token",
+        "urn:ietf:params:oauth:grant-type:device_code",
+      ],
+      device_authorization_endpoint: `${gh.url}/oauth/device_authorization`,
       gatehouse_login_provider: { name: new URL(idp.issuer).host },
     });
   });

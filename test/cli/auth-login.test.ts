@@ -18,6 +18,7 @@ import { CallerSchema } from "../../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { personUid, providerPersonUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
+import { decideUserCode } from "../helpers/device-sign-in.js";
 import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
 import { restCall } from "../helpers/rest-client.js";
 import { runBin } from "../helpers/run-bin.js";
@@ -94,6 +95,27 @@ async function loginAs(
   return result;
 }
 
+/**
+ * `gatehouse auth login --headless`, with the test as the person on another device: when the
+ * CLI prints the user code, enter it at the verification page, sign in as `account` and press
+ * `decision`.
+ */
+async function loginHeadless(account: string, decision: "approve" | "deny") {
+  let stderr = "";
+  let person: Promise<unknown> | undefined;
+  const run = runBin(["auth", "login", "--headless"], env, {
+    timeoutMs: 30_000,
+    onStderr: (t) => {
+      stderr += t;
+      const code = /enter the code\s+([A-Z]{4}-[A-Z]{4})\s/.exec(stderr)?.[1];
+      if (code && !person) person = decideUserCode(gh.url, code, account, decision);
+    },
+  });
+  const result = await run;
+  await person;
+  return result;
+}
+
 beforeAll(async () => {
   const port = await freePort();
   idp = await startTestIdp({
@@ -113,6 +135,8 @@ beforeAll(async () => {
       GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
       // The organization's provider of a test below runs on 127.0.0.1.
       GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+      // `auth login --headless` polls every second instead of every five.
+      GATEHOUSE_DEVICE_CODE_INTERVAL: "1s",
     },
     { port },
   );
@@ -186,6 +210,22 @@ describe("gatehouse auth, a person", { timeout: 60_000 }, () => {
     expect(none.code).toBe(3);
     expect(none.stderr).toMatch(/not logged in/);
     expect((await gatehouse(["iam", "groups", "list"])).code).toBe(3);
+  });
+
+  it("--headless signs in by a code approved on another device (RFC 8628), or stops when denied", async () => {
+    const denied = await loginHeadless("alice", "deny");
+    expect(denied.stderr).toContain(`open this URL on any device:\n\n  ${gh.url}/oauth/device\n`);
+    expect(denied.code).toBe(1);
+    expect(denied.stderr).toContain("sign-in denied");
+    expect(() => statSync(credentialsFile())).toThrow(/ENOENT/);
+    const login = await loginHeadless("alice", "approve");
+    expect(login.code).toBe(0);
+    const uid = personUid(idp.issuer, "alice");
+    expect(login.stdout).toContain(`Logged in to ${gh.url} as Alice <alice@example.com> (${uid})`);
+    expect(stored()).toMatchObject({ kind: "person", identity: uid });
+    const status = await gatehouse(["auth", "status"]);
+    expect(status.code).toBe(0);
+    expect((await gatehouse(["auth", "logout"])).code).toBe(0);
   });
 
   it("a session ended at the server is 'not logged in' (exit 3), also after the identity is deleted", async () => {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import {
   createDomainVerification,
   verificationName,
@@ -341,7 +342,10 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     // Newest first: the rename (its changed field), then the creation, both by the owner.
     const rows = events.getByRole("row");
     await rows.nth(1).getByText("group updated").waitFor();
-    expect(await rows.nth(1).textContent()).toMatch(/group updatedaudited-2.+name$/);
+    // The change with its old and new value.
+    expect(await rows.nth(1).textContent()).toMatch(
+      /group updatedaudited-2.+name: audited → audited-2$/,
+    );
     expect(await rows.nth(2).textContent()).toMatch(/group createdaudited-2/);
     const owner = await page.evaluate(async (token) => {
       const r = await fetch("/iam/v2beta1/caller", {
@@ -360,6 +364,34 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       .poll(async () => (await events.getByRole("cell", { name: "group created" }).count()) === 0)
       .toBe(true);
     expect(await events.getByRole("cell", { name: "group updated" }).count()).toBeGreaterThan(0);
+    await events.getByLabel("Type").fill("");
+    await events.getByRole("button", { name: "Filter" }).click();
+
+    // A grant made meanwhile (through the API): Refresh shows it, who as which role where.
+    const grantee = await gh.makeIdentity(org.uid);
+    await gh.store.updateIdentity(grantee.uid, { name: "reviewed person" }, Date.now());
+    const granted = await fetch(`${gh.url}/iam/v2beta1/roleBindings/${org.uid}`, {
+      method: "POST",
+      headers: { ...org.owner.headers, "content-type": "application/json" },
+      body: JSON.stringify({
+        identityUid: grantee.uid,
+        roleUid: builtinRoles.find((r) => r.name === "viewer")!.uid,
+      }),
+    });
+    expect(granted.status).toBe(200);
+    // A type picker in words, and an actor picker: grants only, then groups by the owner.
+    const what = page.getByRole("combobox", { name: "What" });
+    await what.selectOption({ label: "grants and revocations" });
+    await expect
+      .poll(async () => (await events.getByRole("cell", { name: /^group / }).count()) === 0)
+      .toBe(true);
+    await events.getByRole("cell", { name: "reviewed person as viewer at console-org" }).waitFor();
+    await what.selectOption({ label: "groups" });
+    await events.getByRole("cell", { name: "group created" }).first().waitFor();
+    await page.getByRole("combobox", { name: "By" }).selectOption({ value: owner });
+    await events.getByRole("cell", { name: "group updated" }).first().waitFor();
+    await events.getByRole("button", { name: "Refresh" }).click();
+    await events.getByRole("cell", { name: "group updated" }).first().waitFor();
 
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
     await freshPage("events viewer");

@@ -125,6 +125,46 @@ describe.each(backends)("audit trail on %s", (backend) => {
     expect(byActor.totalCount).toBe(0n);
   });
 
+  it("filters by type family: whole words of a type, several at once", async () => {
+    const org = await ts.makeOrg();
+    const iam = iamClients(transportFor("connect", ts.url, org.owner.headers));
+    const group = await iam.groups.createGroup({ parent: org.uid, group: { name: "fam" } });
+    const who = await ts.makeIdentity(group.uid);
+    const b = await iam.roleBindings.createRoleBinding({
+      parent: group.uid,
+      roleBinding: { identityUid: who.uid, roleUid: viewer.uid },
+    });
+    await iam.roleBindings.deleteRoleBinding({ uid: b.uid });
+    await iam.roles.createRole({
+      parent: org.uid,
+      role: { name: "role_x", capabilities: ["groups.list"] },
+    });
+    const events = eventsOf(org.owner.headers);
+    const typesOf = async (type: string) =>
+      (
+        await events.listEvents({ type, uidp: { descendantsOf: org.uid, childrenOf: "" } })
+      ).events.map((e) => e.type.split(".").slice(2, 5).join("."));
+    // `role` is a word of role.created, never of role_binding.created (nor `_` a wildcard).
+    expect(await typesOf("role_binding")).toEqual([
+      "iam.role_binding.created",
+      "iam.role_binding.deleted",
+    ]);
+    expect(await typesOf("role")).toEqual(["iam.role.created"]);
+    expect(await typesOf("role.binding")).toEqual([]);
+    expect(await typesOf("iam.group,role_binding.deleted")).toEqual([
+      "iam.group.created",
+      "iam.role_binding.deleted",
+    ]);
+    expect(await typesOf("dev.gatehouse.iam.role.created.v1, created")).toEqual([
+      "iam.group.created",
+      "iam.role_binding.created",
+      "iam.role.created",
+    ]);
+    await expect(events.listEvents({ type: "Role Binding" })).rejects.toMatchObject({
+      code: Code.InvalidArgument,
+    });
+  });
+
   it("shows an organization's events to its owners only", async () => {
     const a = await ts.makeOrg();
     const b = await ts.makeOrg();

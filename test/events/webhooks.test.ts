@@ -139,6 +139,38 @@ describe.each(backends)("webhooks on %s", (backend) => {
     expect(logs.join("")).not.toContain(sub.secret);
   });
 
+  // Before one type per change, a v1 write had a type of its own (iam.groups.created): a
+  // subscription naming it keeps receiving those changes, recorded under today's type.
+  it("keeps a subscription to a legacy v1 type receiving its changes", async () => {
+    const org = await ts.makeOrg();
+    const legacy = "dev.gatehouse.iam.groups.created.v1";
+    // As a database from before holds it: the old name stored as it was written.
+    const stored = await ts.store.createSubscription({
+      uid: newChildUid(org.uid),
+      groupUid: org.uid,
+      name: "from before",
+      description: "",
+      sink: sink.url,
+      eventTypes: [legacy],
+      secret: "whsec_legacy",
+      now: Date.now(),
+    });
+    // Written today through the API, the old name is stored as the current one.
+    const made = await subscribe(org, sink.url, [legacy, "dev.gatehouse.iam.batch.created.v1"]);
+    const { json } = await rest(org, "GET", `/events/v2beta1/subscriptions/${made.uid}`);
+    expect(json.eventTypes).toEqual([created, "dev.gatehouse.iam.role_binding.created.v1"]);
+    const v1 = await rest(org, "POST", `/iam/v1/groups/${org.uid}`, { name: "made-in-v1" });
+    expect(v1.status, JSON.stringify(v1.json)).toBe(200);
+    await iamClients(transportFor("connect", ts.url, org.owner.headers)).groups.createGroup({
+      parent: org.uid,
+      group: { name: "made-in-v2" },
+    });
+    for (const uid of [stored.uid, made.uid]) {
+      const d = await stateWhen(org, uid, (d) => Number(d.deliveredCount ?? 0) >= 2);
+      expect(Number(d.deliveredCount)).toBe(2);
+    }
+  });
+
   it("retries an answer of 500 with the same event, then counts the delivery", async () => {
     const org = await ts.makeOrg();
     const flaky = await startWebhookSink();

@@ -89,12 +89,15 @@ export async function startTestServer(
     ...(opts.backend === "postgres" ? { GATEHOUSE_DATABASE_URL: await newPgDatabase() } : {}),
     ...env,
   });
+  // The store shares the server's clock: role binding expiry is decided in its access answers.
+  const clock = opts.now ? { now: opts.now } : {};
   const store =
     config.databaseUrl === ""
-      ? createSqliteStore(config.dbPath, { roles: storeRoles })
+      ? createSqliteStore(config.dbPath, { roles: storeRoles, ...clock })
       : await createPostgresStore(config.databaseUrl, {
           roles: storeRoles,
           timeoutMs: config.dbTimeoutMs,
+          ...clock,
         });
   const { port: _port, backend: _backend, ...deps } = opts;
   // Tests never ask real DNS: every domain claim stays unverified unless a test verifies it.

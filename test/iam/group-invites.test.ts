@@ -351,6 +351,24 @@ describe.each(protocols)("group invites over %s", (protocol) => {
     const again = await pc.groupInvites.redeemGroupInvite({ code: made.code! });
     expect(again.uid).toBe(b.uid);
     expect(await bindingsOf(person.uid, group)).toHaveLength(1);
+    // The trail says an invite made the grant, and whose invite: not a self-grant.
+    const trail = await restCall(
+      ts.url,
+      "GET",
+      `/events/v2beta1/events?uidp.childrenOf=${b.uid}`,
+      undefined,
+      org.owner.headers,
+    );
+    // (The first redemption's; the second, which bound no one anew, is recorded too.)
+    expect((trail.json.events as unknown[])[0]).toMatchObject({
+      type: "dev.gatehouse.iam.group_invite.redeemed.v1",
+      data: {
+        actor: { uid: person.uid },
+        reason: "invite",
+        via: { inviteUid: made.uid, creatorUid: org.owner.uid },
+        roleBinding: { identity: { uid: person.uid }, role: { name: "viewer" } },
+      },
+    });
     // Not single use: it stays for the next person.
     expect((await c.groupInvites.getGroupInvite({ uid: made.uid })).uid).toBe(made.uid);
   });

@@ -120,6 +120,39 @@ describe("registry token endpoint", () => {
     expect(await granted(low, "initech/app")).toEqual([]);
   });
 
+  it("grants a narrowed token (STS cap) only what it was narrowed to, directly or as a registry credential", async () => {
+    const exchange = async (bearer: string, q: string) => {
+      const res = await restCall(gh.url, "GET", `/sts/exchange?${q}`, undefined, {
+        authorization: `Bearer ${bearer}`,
+      });
+      expect(res.status, JSON.stringify(res.json)).toBe(200);
+      return res.json.token as string;
+    };
+    const pullOnly = await exchange(
+      org.owner.token,
+      `aud=${encodeURIComponent(gh.config.baseUrl)}&cap=registry.pull&cap=repo.list`,
+    );
+    const as = (token: string): TestCaller => ({ uid: org.owner.uid, token, headers: {} });
+    expect(await granted(org.owner, "initech/app")).toEqual(["pull", "push", "delete"]);
+    expect(await granted(as(pullOnly), "initech/app")).toEqual(["pull"]);
+    // What docker-credential-gatehouse hands a registry: as narrow as the token it came from.
+    const credential = await exchange(pullOnly, `aud=${encodeURIComponent(service)}`);
+    expect(await granted(as(credential), "initech/app")).toEqual(["pull"]);
+    // Confined to another group, it gets nothing here.
+    const sub = await gh.store.createGroup({
+      uid: newChildUid(org.uid),
+      parentUid: org.uid,
+      name: "elsewhere",
+      description: "",
+      now: Date.now(),
+    });
+    const elsewhere = await exchange(
+      org.owner.token,
+      `aud=${encodeURIComponent(gh.config.baseUrl)}&group=${encodeURIComponent(sub.uid)}`,
+    );
+    expect(await granted(as(elsewhere), "initech/app")).toEqual([]);
+  });
+
   it("gives anonymous callers pull on public repos and nothing else", async () => {
     expect(await granted(undefined, "initech/app")).toEqual([]);
     await gh.store.updateRepo(repoUid, { public: true }, Date.now());

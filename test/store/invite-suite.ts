@@ -134,6 +134,22 @@ export function inviteCases(store: () => Store): void {
     expect(await store().findGroupInviteByCode("once-more")).toBeUndefined();
   });
 
+  it("makes a binding held for a while last until revoked, as the invite grants it", async () => {
+    await store().createRoleBinding({
+      uid: childOf(G),
+      groupUid: G,
+      identityUid: P,
+      roleUid: viewer.uid,
+      now: 10,
+      expireTime: 10_000_000_000_000,
+    });
+    await invite({ codeHash: "lasting" });
+    const out = await redeem("lasting");
+    expect(out).toMatchObject({ kind: "redeemed", created: false });
+    const held = await store().listRoleBindings({ ...listQuery(), filters: { identity: P } });
+    expect(held.items.map((b) => b.expireTime)).toEqual([undefined]);
+  });
+
   it("gives concurrent redemptions of a single-use code one binding", async () => {
     await invite({ codeHash: "rush", singleUse: true });
     const outcomes = await Promise.all([redeem("rush", P), redeem("rush", I), redeem("rush", P)]);

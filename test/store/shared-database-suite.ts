@@ -168,6 +168,56 @@ export function runSharedDatabaseSuite(
       expect(left.items.filter((x) => x.roleUid === ownerRole.uid)).toHaveLength(1);
     });
 
+    it("expired bindings swept by two stores at once: each is reported expired exactly once", async () => {
+      const o = await org(a);
+      const uids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const id = await a.createIdentity({
+          uid: newChildUid(o.uid),
+          groupUid: o.uid,
+          name: `temp-${i}`,
+          description: "",
+          claimMatch: {
+            issuer: "https://ci.test",
+            issuerPattern: "",
+            subject: `temp-${i}`,
+            subjectPattern: "",
+            audience: "",
+            audiencePattern: "",
+            claims: {},
+            claimPatterns: {},
+          },
+          now: 1,
+        });
+        const uid = newChildUid(o.uid);
+        // Expired long ago by the stores' clocks: granting nothing, though still a row.
+        await a.createRoleBinding({
+          uid,
+          groupUid: o.uid,
+          identityUid: id.uid,
+          roleUid: viewer.uid,
+          now: 1,
+          expireTime: 1000,
+        });
+        expect((await b.capabilitiesAt(id.uid, [o.uid])).has("groups.list")).toBe(false);
+        uids.push(uid);
+      }
+      const due = await b.expiredRoleBindings(2000, 100);
+      expect(uids.every((u) => due.includes(u))).toBe(true);
+      // Not yet due at its expiry's eve: a binding expiring at 1000 is untouched at 999.
+      expect((await a.expireRoleBinding(uids[0]!, 999)).kind).toBe("absent");
+      const results = await Promise.all(
+        uids.flatMap((u) => [a.expireRoleBinding(u, 2000), b.expireRoleBinding(u, 2000)]),
+      );
+      const expired = results.filter((r) => r.kind === "expired");
+      expect(expired).toHaveLength(uids.length);
+      expect(new Set(expired.map((r) => (r.kind === "expired" ? r.binding.uid : ""))).size).toBe(
+        uids.length,
+      );
+      const left = await a.expiredRoleBindings(2000, 100);
+      expect(left.filter((u) => uids.includes(u))).toEqual([]);
+    });
+
     it("two siblings of one name created at once: exactly one is", async () => {
       const o = await org(a);
       const make = (store: Store) =>

@@ -79,6 +79,54 @@ export function signInUpkeepCases(store: () => Store): void {
     expect(await store().getIdentity(person(1))).toBeDefined();
   });
 
+  it("keeps a device code until its expiry, decides and redeems it once, then purges it", async () => {
+    await signUp(5, 0);
+    const device = (d: string, u: string, expireTime = 600) =>
+      store().createDeviceCode({
+        deviceCodeHash: hash(d),
+        userCodeHash: hash(u),
+        clientId: "cli",
+        provider: "",
+        intervalMs: 1000,
+        expireTime,
+        now: 0,
+      });
+    expect(await device("d1", "u1", 100_000)).toBe(true);
+    // A live user code is not handed out twice.
+    expect(await device("d2", "u1")).toBe(false);
+    const grant = (t: string) => ({
+      sessionId: `dev-${t}`,
+      refresh: { tokenHash: hash(`rt-${t}`), expireTime: 5000 },
+    });
+    const poll = (now: number, t = "a") => store().pollDeviceCode(hash("d1"), "cli", now, grant(t));
+    expect(await poll(10)).toEqual({ kind: "pending" });
+    expect(await poll(10)).toEqual({ kind: "slow_down", intervalMs: 6000 });
+    expect(await store().pendingDeviceCode(hash("u1"), 20)).toMatchObject({ provider: "" });
+    expect(await store().decideDeviceCode(hash("u1"), 20, person(5))).toBe(true);
+    expect(await store().decideDeviceCode(hash("u1"), 21, null)).toBe(false);
+    expect(await store().pendingDeviceCode(hash("u1"), 22)).toBeUndefined();
+    expect(await store().pollDeviceCode(hash("d1"), "other", 6020, grant("b"))).toEqual({
+      kind: "invalid",
+    });
+    expect(await poll(6020)).toEqual({
+      kind: "granted",
+      identityUid: person(5),
+      sessionId: "dev-a",
+    });
+    expect(await store().sessionActive("dev-a")).toBe(true);
+    expect(await poll(20_000, "c")).toEqual({ kind: "invalid" });
+    // Expired, redeemed or not, it is purged (a session lives on by its refresh token).
+    expect(await device("d3", "u3")).toBe(true);
+    expect(await store().pollDeviceCode(hash("d3"), "cli", 600, grant("d"))).toEqual({
+      kind: "expired",
+    });
+    expect((await store().purgeSignIns(599, 0, -1)).deviceCodes).toBe(0);
+    expect((await store().purgeSignIns(600, 0, -1)).deviceCodes).toBe(1);
+    expect((await store().purgeSignIns(100_000, 0, -1)).deviceCodes).toBe(1);
+    // Its user code is free again once it expired.
+    expect(await device("d4", "u3")).toBe(true);
+  });
+
   it("finds people whose sign-in was never completed, and only them", async () => {
     // 2 signs up and never redeems a code; 3 completes; 4 existed and started again.
     for (const n of [2, 3]) {

@@ -61,6 +61,8 @@ function client() {
     store,
     tokens: createTokenIssuer({ keyRing, issuer: authUrl }),
     oidc,
+    // These identities hold nothing anywhere: no narrowing of theirs is ever allowed.
+    authorizer: { listScope: async () => [] },
     config: {
       baseUrl,
       registryAudience: registry,

@@ -1,3 +1,4 @@
+import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { useState } from "preact/hooks";
 import type { IdentityRef } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import type { RoleBinding } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
@@ -7,7 +8,16 @@ import { ConfirmButton, FormView, ListView } from "../components.js";
 import { BoundIdentity } from "../identity-detail.js";
 import { usePickers } from "../pickers.js";
 
-/** The role bindings at a group: revoke, grant. */
+/** How long a grant lasts, in hours ("0": until revoked): what people ask for. */
+const lastingOptions = [
+  { value: "0", label: "until revoked" },
+  { value: "1", label: "for 1 h" },
+  { value: "8", label: "for 8 h" },
+  { value: "24", label: "for 1 d" },
+  { value: "168", label: "for 7 d" },
+];
+
+/** The role bindings at a group: revoke, grant (for a while, or until revoked). */
 export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
   const [reload, setReload] = useState(0);
   const [shown, setShown] = useState<IdentityRef | undefined>();
@@ -42,6 +52,17 @@ export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
           { title: "Role", render: (b) => b.role?.name ?? "" },
           { title: "Group", render: (b) => b.group?.name ?? "" },
           {
+            title: "Expires",
+            render: (b) =>
+              b.expireTime ? (
+                <time dateTime={timestampDate(b.expireTime).toISOString()}>
+                  {timestampDate(b.expireTime).toLocaleString()}
+                </time>
+              ) : (
+                "until revoked"
+              ),
+          },
+          {
             title: "Revoke",
             render: (b) =>
               can("role_bindings.delete") ? (
@@ -73,11 +94,26 @@ export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
               search: true,
             },
             { name: "roleUid", label: "Role", type: "select", options: roles, search: true },
+            // Named as the API's field, so that a refusal of the expiry shows next to it.
+            {
+              name: "expireTime",
+              label: "Lasts",
+              type: "select",
+              options: lastingOptions,
+              initial: "0",
+            },
           ]}
           onSubmit={async (v) => {
+            const hours = Number(v.expireTime || 0);
             await api.bindings.createRoleBinding({
               parent: uid,
-              roleBinding: { identityUid: v.identityUid as string, roleUid: v.roleUid as string },
+              roleBinding: {
+                identityUid: v.identityUid as string,
+                roleUid: v.roleUid as string,
+                ...(hours > 0
+                  ? { expireTime: timestampFromMs(Date.now() + hours * 3_600_000) }
+                  : {}),
+              },
             });
             setReload(reload + 1);
           }}

@@ -15,23 +15,83 @@ export function typeInWords(type: string): string {
     .join(" ");
 }
 
+type Json = Record<string, unknown>;
+const isJson = (v: unknown): v is Json => !!v && typeof v === "object" && !Array.isArray(v);
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** The families of events a person picks from, in words (ListEvents' `type` families). */
+export const eventFamilies: [family: string, words: string][] = [
+  ["", "every change"],
+  ["role_binding,group_invite.redeemed", "grants and revocations"],
+  ["auth.person,auth.session", "sign-ins and sign-outs"],
+  ["group", "groups"],
+  ["identity", "identities"],
+  ["role", "roles"],
+  ["group_invite", "invites"],
+  ["identity_provider", "identity providers"],
+  ["account_association", "account links"],
+  ["repo,tag", "repositories and tags"],
+  ["advisory", "advisories"],
+  ["subscription", "webhook subscriptions"],
+];
+
+/** Why a change was made, in words (data.reason). */
+const reasonWords: Record<string, string> = {
+  identity_provider_default_role: "default role of an identity provider",
+  invite: "invite redeemed",
+  bootstrap: "gatehouse bootstrap",
+  operator: "operator",
+  scim: "SCIM provisioning",
+  expiry: "expired",
+};
+
 /** The part of an event's data the console shows (the rest is in the API's answer). */
-function dataOf(e: Event): { actor?: string; changed: string[] } {
-  const data = e.data ?? {};
-  const actor = data.actor;
-  const uid =
-    actor && typeof actor === "object" && !Array.isArray(actor) && typeof actor.uid === "string"
-      ? actor.uid
-      : undefined;
-  const changed = Array.isArray(data.changedFields)
-    ? data.changedFields.filter((f): f is string => typeof f === "string")
-    : [];
-  return { ...(uid ? { actor: uid } : {}), changed };
+function dataOf(e: Event) {
+  const data = (e.data ?? {}) as Json;
+  const actor = isJson(data.actor) ? text(data.actor.uid) : "";
+  const resource = isJson(data.resource) ? data.resource : {};
+  const binding = isJson(data.roleBinding) ? data.roleBinding : undefined;
+  const named = (k: string) => (binding && isJson(binding[k]) ? text(binding[k].name) : "");
+  // A binding reads as who, which role, where: what a reviewer asks of a grant.
+  const subject = binding
+    ? `${named("identity")} as ${named("role")} at ${named("group")}`
+    : text(resource.name);
+  const changes = isJson(data.changes)
+    ? Object.entries(data.changes).map(([field, c]) =>
+        isJson(c) && "old" in c ? `${field}: ${show(c.old)} → ${show(c.new)}` : `${field} changed`,
+      )
+    : Array.isArray(data.changedFields)
+      ? data.changedFields.filter((f): f is string => typeof f === "string")
+      : [];
+  const reason = text(data.reason);
+  return {
+    ...(actor ? { actor } : {}),
+    subject,
+    changes,
+    reason: reasonWords[reason] ?? reason,
+  };
 }
 
-/** A uid by the name the console knows for it, or by its resource's kind, the uid on hover. */
-function Named({ uid, names, kind }: { uid: string; names: Map<string, string>; kind: string }) {
-  const name = names.get(uid);
+/** A value of an event's `changes` as a person reads it: a reference by its name. */
+function show(v: unknown): string {
+  if (isJson(v)) return text(v.name) || text(v.uid) || JSON.stringify(v);
+  if (v === "" || v === null || v === undefined) return "(none)";
+  return typeof v === "string" ? v : JSON.stringify(v);
+}
+
+/** A uid by the name the console knows for it, or the event's own, the uid on hover. */
+function Named({
+  uid,
+  names,
+  fallback,
+  kind,
+}: {
+  uid: string;
+  names: Map<string, string>;
+  fallback?: string;
+  kind: string;
+}) {
+  const name = names.get(uid) || fallback;
   return name ? (
     <span title={uid}>{name}</span>
   ) : (
@@ -62,19 +122,65 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
     ...roles.map((o) => [o.value, o.label] as const),
     [uid, groupName],
   ]);
+  const [family, setFamily] = useState("");
+  const [actor, setActor] = useState("");
+  const [reload, setReload] = useState(0);
   return (
     <>
       <h2>Events</h2>
-      <p>Every change made in this organization, by whom and when. Filter by an event type.</p>
+      <p>
+        Every change made in this organization, by whom, when and why, and its people's sign-ins.
+      </p>
+      <form class="filters" onSubmit={(ev) => ev.preventDefault()}>
+        <label>
+          What{" "}
+          <select
+            value={family}
+            onChange={(ev) => {
+              setFamily(ev.currentTarget.value);
+              setReload((n) => n + 1);
+            }}
+          >
+            {eventFamilies.map(([value, words]) => (
+              <option key={value} value={value}>
+                {words}
+              </option>
+            ))}
+          </select>
+        </label>{" "}
+        <label>
+          By{" "}
+          <select
+            value={actor}
+            onChange={(ev) => {
+              setActor(ev.currentTarget.value);
+              setReload((n) => n + 1);
+            }}
+          >
+            <option value="">anyone</option>
+            {identities.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
       <ListView<Event>
         label="Events"
+        reload={reload}
         nameLabel="Type"
         orders={[
           ["create_time desc", "newest first"],
           ["create_time", "oldest first"],
         ]}
         load={async (q) => {
-          const r = await api.events.listEvents({ ...q, uidp: { descendantsOf: org } });
+          const r = await api.events.listEvents({
+            ...q,
+            uidp: { descendantsOf: org },
+            ...(family ? { type: family } : {}),
+            ...(actor ? { actor } : {}),
+          });
           return { items: r.events, nextPageToken: r.nextPageToken, totalCount: r.totalCount };
         }}
         columns={[
@@ -87,13 +193,25 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
               return at ? <time dateTime={at.toISOString()}>{at.toLocaleString()}</time> : "";
             },
           },
-          { title: "Event", render: (e) => <span title={e.type}>{typeInWords(e.type)}</span> },
+          {
+            title: "Event",
+            render: (e) => {
+              const { reason } = dataOf(e);
+              return (
+                <span title={e.type}>
+                  {typeInWords(e.type)}
+                  {reason ? <small class="reason"> ({reason})</small> : ""}
+                </span>
+              );
+            },
+          },
           {
             title: "Subject",
             render: (e) => (
               <Named
                 uid={e.subject}
                 names={names}
+                fallback={dataOf(e).subject}
                 kind={typeInWords(e.type).split(" ").slice(0, -1).join(" ")}
               />
             ),
@@ -105,7 +223,7 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
               return actor ? <Named uid={actor} names={names} kind="identity" /> : "";
             },
           },
-          { title: "Changed fields", render: (e) => dataOf(e).changed.join(", ") },
+          { title: "Changes", render: (e) => dataOf(e).changes.join("; ") },
         ]}
       />
     </>

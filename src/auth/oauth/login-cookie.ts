@@ -14,6 +14,11 @@ export interface PendingLogin {
   nonce: string;
   codeVerifier: string;
   expireTime: number;
+  /**
+   * A device flow's sign-in (device-routes.ts): the user code the person typed, to approve
+   * after the sign-in instead of sending a code back to a client.
+   */
+  deviceUserCode?: string;
 }
 
 /**
@@ -88,5 +93,6 @@ function asPendingLogin(v: unknown): PendingLogin | undefined {
   ] as const;
   for (const k of strings) if (typeof o[k] !== "string") return undefined;
   if (typeof o.expireTime !== "number") return undefined;
+  if (o.deviceUserCode !== undefined && typeof o.deviceUserCode !== "string") return undefined;
   return o as unknown as PendingLogin;
 }

@@ -18,10 +18,13 @@ import {
   UpstreamError,
 } from "../login/upstream.js";
 import type { TokenIssuer, TokenVerifier } from "../tokens.js";
+import { deviceCodeGrantType, deviceRoutes } from "./device-routes.js";
+import { createDeviceTickets } from "./device-ticket.js";
 import { createDomainVerification } from "./domain-verification.js";
-import { cookieValue, createLoginCookies } from "./login-cookie.js";
+import { cookieValue, createLoginCookies, type PendingLogin } from "./login-cookie.js";
 import { createLoginSlots, loginCookieName } from "./login-slots.js";
-import { createOAuthClients, type OAuthClients } from "./oauth-clients.js";
+import { cliClientId, createOAuthClients, type OAuthClients } from "./oauth-clients.js";
+import { digest, errorPage, formOf, single, tokenError } from "./oauth-pages.js";
 import { createSignInPurge } from "./sign-in-purge.js";
 
 /** Options of oauthRoutes. */
@@ -52,6 +55,7 @@ const domainVerificationIntervalMs = 60_000;
 /** Event types of the sign-in endpoints' changes (the callback's: signInScope). */
 const codeRedeemedType = "dev.gatehouse.auth.authorization_code.redeemed.v1";
 const refreshedType = "dev.gatehouse.auth.refresh_token.rotated.v1";
+const deviceRedeemedType = "dev.gatehouse.auth.device_code.redeemed.v1";
 const signedOutType = "dev.gatehouse.auth.person.signed_out.v1";
 /** A code or refresh token used twice revokes its session: recorded as such. */
 const replayRevokes = { replayed: "dev.gatehouse.auth.session.revoked.v1" } as const;
@@ -238,11 +242,33 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         "PKCE is required: code_challenge_method=S256 and a code_challenge",
       );
     }
-    const found = await providerFor(q.identity_provider ?? "");
+    return startLogin(req, reply, q.identity_provider ?? "", back, {
+      clientId,
+      redirectUri,
+      codeChallenge: challenge,
+      clientState,
+    });
+  });
+
+  /**
+   * Send the browser to the identity provider `providerId` ("" the login provider) with a new
+   * sealed login in its login cookie; `back` answers an unknown or unavailable provider.
+   */
+  async function startLogin(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    providerId: string,
+    back: (error: string, description: string) => FastifyReply,
+    downstream: Pick<
+      PendingLogin,
+      "clientId" | "redirectUri" | "codeChallenge" | "clientState" | "deviceUserCode"
+    >,
+  ): Promise<FastifyReply> {
+    const found = await providerFor(providerId);
     if (!found) {
       return back(
         "invalid_request",
-        q.identity_provider
+        providerId
           ? "no such identity provider"
           : "this server has no login provider: name an organization's identity_provider",
       );
@@ -257,10 +283,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     }
     const stateHash = digest(start.state);
     const sealed = loginCookies.seal(stateHash, {
-      clientId,
-      redirectUri,
-      codeChallenge: challenge,
-      clientState,
+      ...downstream,
       provider: found.provider.id,
       nonce: start.nonce,
       codeVerifier: start.codeVerifier,
@@ -277,6 +300,34 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       .header("cache-control", "no-store")
       .header("set-cookie", loginSetCookie(value, loginLifetimeMs / 1000))
       .redirect(start.url.href, 302);
+  }
+
+  // The device flow (RFC 8628): its sign-ins go through startLogin and the callback below.
+  const device = deviceRoutes(app, {
+    authUrl,
+    path,
+    config,
+    store,
+    clients,
+    tickets: createDeviceTickets(
+      await store.getOrCreateSecret("device-ticket-key", () => randomBytes(32)),
+    ),
+    now,
+    log,
+    startLogin: (req, reply, provider, userCode) =>
+      startLogin(
+        req,
+        reply,
+        provider,
+        (_error, description) => errorPage(reply, 400, description),
+        {
+          clientId: cliClientId,
+          redirectUri: "",
+          codeChallenge: "",
+          clientState: "",
+          deviceUserCode: userCode,
+        },
+      ),
   });
 
   // The login provider's answers come to callbackPath, an organization provider's to
@@ -336,12 +387,15 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     // A sealed login is redeemed once, on every replica: a replayed callback never reaches
     // the provider (each would spend a token request of Gatehouse's there).
     if (!(await store.spendLogin(stateHash, pending.expireTime))) return unknown("login_spent");
+    // A device flow's sign-in has no client to send back to: the person reads the answer.
     const back = (params: Record<string, string>) =>
-      redirectWith(reply, pending.redirectUri, {
-        ...params,
-        ...(pending.clientState === "" ? {} : { state: pending.clientState }),
-        iss: authUrl,
-      });
+      pending.deviceUserCode !== undefined
+        ? errorPage(reply, 400, params.error_description ?? params.error ?? "refused")
+        : redirectWith(reply, pending.redirectUri, {
+            ...params,
+            ...(pending.clientState === "" ? {} : { state: pending.clientState }),
+            iss: authUrl,
+          });
     const refuse = (reason: string, description: string, detail?: string) => {
       log({ provider: pending.provider, reason, ...(detail ? { detail } : {}) }, "login refused");
       opts.onLogin?.("refused");
@@ -390,7 +444,14 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
     const login = personLogin(claims, now(), scope);
     const created = !(await store.identityExists(login.uid));
     // The sign-in is in the audit trail: the person's record is written with its event.
-    const person = await store.recording(signInScope(req.id)).upsertPerson(login);
+    // Through an organization's provider, the sign-in is that organization's owners' to see.
+    const through = found.idp && {
+      identityProviderUid: found.idp.uid,
+      identityProviderName: found.idp.name,
+    };
+    const person = await store
+      .recording(signInScope(req.id, through || undefined))
+      .upsertPerson(login);
     // Until the client redeems the code, the sign-in is unfinished: the purge deletes people
     // a sign-in made who never finish one (sign-in-purge.ts).
     await store.noteUnfinishedSignIn(person.uid, created, login.now);
@@ -401,9 +462,18 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         source: "/oauth/callback",
         requestId: req.id,
         actorUid: person.uid,
+        // Not a self-grant: the organization's provider grants it to everyone signing in.
+        reason: "identity_provider_default_role",
+        via: { identityProviderUid: found.idp.uid, identityProviderName: found.idp.name },
       });
       const idp = found.idp;
       await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);
+    }
+    if (pending.deviceUserCode !== undefined) {
+      // The person approves or denies the device's code; the device's poll starts the session.
+      log({ identity: person.uid, provider: pending.provider }, "person signed in for a device");
+      opts.onLogin?.("issued");
+      return device.confirmPage(reply, person, pending.deviceUserCode);
     }
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({
@@ -480,11 +550,20 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
       const hash = digest(form.refresh_token);
       outcome = await store.recording(scope).rotateRefreshToken(hash, clientId, now(), nextHash);
+    } else if (form.grant_type === deviceCodeGrantType) {
+      const scope = changeScope({
+        type: deviceRedeemedType,
+        source: tokenSource,
+        requestId: req.id,
+      });
+      const polled = await device.poll(form, clientId, nextHash, scope);
+      if (polled.kind === "error") return tokenError(reply, polled.error, polled.description);
+      outcome = polled;
     } else {
       return tokenError(
         reply,
         "unsupported_grant_type",
-        "grant_type must be authorization_code or refresh_token",
+        `grant_type must be authorization_code, refresh_token or ${deviceCodeGrantType}`,
       );
     }
     switch (outcome.kind) {
@@ -548,10 +627,6 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
   });
 };
 
-function digest(secret: string): string {
-  return createHash("sha256").update(secret).digest("base64url");
-}
-
 function s256(verifier: string): string {
   return createHash("sha256").update(verifier).digest("base64url");
 }
@@ -560,59 +635,8 @@ function grantNoun(grantType: string | undefined): string {
   return grantType === "refresh_token" ? "refresh token" : "code";
 }
 
-/** Query parameters as single strings; undefined if any is repeated (RFC 6749 3.1). */
-function single(query: Record<string, unknown>): Record<string, string> | undefined {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(query)) {
-    if (typeof v !== "string") return undefined;
-    out[k] = v;
-  }
-  return out;
-}
-
-/** A posted form's parameters, each once; undefined if not a form or a parameter repeats. */
-function formOf(body: unknown): Record<string, string> | undefined {
-  if (!(body instanceof URLSearchParams)) return undefined;
-  const out: Record<string, string> = {};
-  for (const [k, v] of body) {
-    if (Object.hasOwn(out, k)) return undefined;
-    out[k] = v;
-  }
-  return out;
-}
-
-function tokenError(reply: FastifyReply, error: string, description: string, status = 400) {
-  if (status === 401) reply.header("www-authenticate", 'Basic realm="gatehouse"');
-  return reply
-    .code(status)
-    .type("application/json")
-    .send({ error, error_description: description });
-}
-
 function redirectWith(reply: FastifyReply, target: string, params: Record<string, string>) {
   const url = new URL(target);
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return reply.header("cache-control", "no-store").redirect(url.href, 302);
-}
-
-const htmlEscapes: Record<string, string> = {
-  "&": "&amp;",
-  "<": "&lt;",
-  ">": "&gt;",
-  '"': "&quot;",
-  "'": "&#39;",
-};
-
-/** A page for a person whose browser cannot be sent back to the client. */
-function errorPage(reply: FastifyReply, status: number, message: string) {
-  const text = message.replace(/[&<>"']/g, (c) => htmlEscapes[c] ?? c);
-  return reply
-    .code(status)
-    .header("content-security-policy", "default-src 'none'")
-    .header("cache-control", "no-store")
-    .type("text/html; charset=utf-8")
-    .send(
-      `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign-in failed</title>` +
-        `<h1>Sign-in failed</h1><p>${text}</p></html>\n`,
-    );
 }

@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
+import { durationForms } from "../../duration.js";
 import { CliError, type CliIo } from "../cli-io.js";
 import { authLogin, authLogout, authStatus, authToken } from "./auth-commands.js";
 import { configureDocker } from "./docker-credentials.js";
+import { createPullToken, deletePullToken, listPullTokens } from "./pull-tokens.js";
 
 const about = `Sign in to a Gatehouse server and keep the tokens in
 $XDG_CONFIG_HOME/gatehouse/credentials.json (default ~/.config; readable by you only).
@@ -22,7 +24,8 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
     .command("login")
     .description(
       "sign in through the browser (the server's login provider, or an organization's " +
-        "identity provider), or log a workload in with --identity and --identity-token",
+        "identity provider), on any device with --headless, or log a workload in with " +
+        "--identity and --identity-token",
     )
     .option("--api <url>", apiHelp)
     .option(
@@ -31,6 +34,10 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         "(example.com, DNS-verified by its organization) or its uid",
     )
     .option("--no-browser", "print the sign-in URL instead of opening a browser")
+    .option(
+      "--headless",
+      "sign in from a machine without a browser: print a URL and a code to approve on any device",
+    )
     .option("--identity <uid>", "log this workload identity in (with --identity-token)")
     .option(
       "--identity-token <file>",
@@ -41,6 +48,7 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         {
           api: api(o),
           browser: o.browser !== false,
+          ...(o.headless === true ? { headless: true } : {}),
           ...(o.identityProvider === undefined ? {} : { identityProvider: o.identityProvider }),
           ...(o.identity === undefined ? {} : { identity: o.identity }),
           ...(o.identityToken === undefined ? {} : { identityToken: o.identityToken }),
@@ -48,8 +56,36 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
         io,
       );
     });
-  const simple: [string, string, typeof authToken][] = [
-    ["token", "print a valid API token, refreshing it when needed", authToken],
+  program
+    .command("token")
+    .description(
+      "print a valid API token, refreshing it when needed; with --capabilities or --group, " +
+        "a token narrowed to them (for a script or a CI job that needs less than you hold)",
+    )
+    .option("--api <url>", apiHelp)
+    .option(
+      "--capabilities <list>",
+      "only these capabilities, comma-separated (groups.get,groups.list); repeatable",
+      (v: string, prev: string[] = []) => [
+        ...prev,
+        ...v
+          .split(",")
+          .map((c) => c.trim())
+          .filter((c) => c !== ""),
+      ],
+    )
+    .option("--group <uid>", "only within this group's subtree")
+    .action(async (o) => {
+      exit = await authToken(
+        {
+          api: api(o),
+          ...(o.capabilities === undefined ? {} : { capabilities: o.capabilities }),
+          ...(o.group === undefined ? {} : { group: o.group }),
+        },
+        io,
+      );
+    });
+  const simple: [string, string, typeof authStatus][] = [
     ["status", "who is logged in, and where they hold roles", authStatus],
     ["logout", "revoke the session on the server and forget the stored tokens", authLogout],
   ];
@@ -75,6 +111,48 @@ export async function authCommand(argv: string[], io: CliIo): Promise<number> {
     .option("--api <url>", apiHelp)
     .action((o) => {
       exit = configureDocker({ registry: o.registry, api: api(o) }, io);
+    });
+  const pullToken = program
+    .command("pull-token")
+    .description("registry pull tokens: identities that may pull, until they expire");
+  pullToken
+    .command("create")
+    .description(
+      "make a pull token (an identity bound to registry.pull until it expires) and print " +
+        "the docker login line that uses it",
+    )
+    .requiredOption("--parent <group>", "the group whose images it may pull: a uid or a path")
+    .requiredOption("--registry <host>", "the registry's host, for the docker login line")
+    .option("--for <duration>", `how long it lasts (${durationForms}; at most 365d)`, "30d")
+    .option("--name <name>", "the identity's name (default: pull token <expiry date>)")
+    .option("--api <url>", apiHelp)
+    .action(async (o) => {
+      exit = await createPullToken(
+        {
+          api: api(o),
+          parent: o.parent,
+          registry: o.registry,
+          for: o.for,
+          ...(o.name === undefined ? {} : { name: o.name }),
+        },
+        io,
+      );
+    });
+  pullToken
+    .command("list")
+    .description("the pull tokens at and below a group, with their expiry")
+    .requiredOption("--parent <group>", "a group uid or path")
+    .option("--api <url>", apiHelp)
+    .action(async (o) => {
+      exit = await listPullTokens({ api: api(o), parent: o.parent }, io);
+    });
+  pullToken
+    .command("delete")
+    .description("delete a pull token (its identity and binding): it stops working at once")
+    .argument("<uid>")
+    .option("--api <url>", apiHelp)
+    .action(async (uid: string, o) => {
+      exit = await deletePullToken({ api: api(o), uid }, io);
     });
   try {
     await program.parseAsync(argv, { from: "user" });

@@ -12,6 +12,7 @@ import {
   saveLogin,
   withCredentialsLock,
 } from "./credentials.js";
+import { deviceLogin } from "./device-login.js";
 import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
 import { identityProviderUid } from "./provider-lookup.js";
 
@@ -30,6 +31,8 @@ export interface LoginOptions extends AuthOptions {
   identityProvider?: string;
   /** false with --no-browser: print the URL instead of opening it. */
   browser: boolean;
+  /** --headless: the device flow (a code approved on any device), no local browser. */
+  headless?: boolean;
   /** With identityToken: the workload flow (STS exchange) for this identity uid. */
   identity?: string;
   /** A file holding an OIDC token for the workload flow. */
@@ -47,6 +50,9 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
   const api = normalizeApi(opts.api);
   if ((opts.identity === undefined) !== (opts.identityToken === undefined)) {
     throw new CliError("--identity and --identity-token go together");
+  }
+  if (opts.identity !== undefined && opts.headless) {
+    throw new CliError("--headless is for people; --identity logs a workload in");
   }
   if (opts.identity !== undefined && opts.identityProvider !== undefined) {
     throw new CliError("--identity-provider is for people; --identity logs a workload in");
@@ -67,13 +73,19 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
       opts.identityProvider === undefined
         ? undefined
         : await identityProviderUid(discovery, opts.identityProvider, io);
-    const tokens = await browserLogin({
-      api,
-      discovery,
-      ...(provider === undefined ? {} : { identityProvider: provider }),
-      browser: opts.browser,
-      io,
-    });
+    const tokens = opts.headless
+      ? await deviceLogin({
+          discovery,
+          ...(provider === undefined ? {} : { identityProvider: provider }),
+          io,
+        })
+      : await browserLogin({
+          api,
+          discovery,
+          ...(provider === undefined ? {} : { identityProvider: provider }),
+          browser: opts.browser,
+          io,
+        });
     login = {
       kind: "person",
       identity: "",
@@ -91,9 +103,46 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
   return 0;
 }
 
-/** `gatehouse auth token`: print a valid API token, refreshing it when needed. */
-export async function authToken(opts: AuthOptions, io: CliIo): Promise<number> {
-  io.out(`${await apiToken(opts.api, io)}\n`);
+/** `gatehouse auth token` options: with either, a narrowed token is minted. */
+export interface TokenOptions extends AuthOptions {
+  /** Only these capabilities (`--capabilities a,b`). */
+  capabilities?: string[];
+  /** Only within this group's subtree (`--group <uid>`). */
+  group?: string;
+}
+
+/**
+ * `gatehouse auth token`: print a valid API token, refreshing it when needed; with
+ * `--capabilities` or `--group`, a token narrowed to them, minted by the STS exchange from
+ * the login's token (never wider than it, and no longer-lived).
+ */
+export async function authToken(opts: TokenOptions, io: CliIo): Promise<number> {
+  const token = await apiToken(opts.api, io);
+  const caps = opts.capabilities ?? [];
+  if (caps.length === 0 && opts.group === undefined) {
+    io.out(`${token}\n`);
+    return 0;
+  }
+  const api = normalizeApi(opts.api);
+  const discovery = await discover(api);
+  const url = new URL(discovery.stsEndpoint);
+  url.searchParams.set("aud", api);
+  for (const c of caps) url.searchParams.append("cap", c);
+  if (opts.group !== undefined) url.searchParams.set("group", opts.group);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  } catch (err) {
+    throw new CliError(`cannot reach ${url.origin}: ${(err as Error).message}`, 1);
+  }
+  const body = (await res.json().catch(() => ({}))) as { token?: string; message?: string };
+  if (!res.ok || !body.token) {
+    throw new CliError(
+      `the narrowed token was refused: ${body.message ?? `HTTP ${res.status}`}`,
+      1,
+    );
+  }
+  io.out(`${body.token}\n`);
   return 0;
 }
 

@@ -6,6 +6,8 @@ export interface Discovery {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   revocationEndpoint?: string;
+  /** The device flow's endpoint (RFC 8628), for `auth login --headless`. */
+  deviceAuthorizationEndpoint?: string;
   stsEndpoint: string;
   /** The server-wide login provider's name, when the server has one. */
   loginProvider?: string;
@@ -33,6 +35,9 @@ export async function discover(api: string): Promise<Discovery> {
     authorizationEndpoint: field("authorization_endpoint"),
     tokenEndpoint: field("token_endpoint"),
     ...(field("revocation_endpoint") ? { revocationEndpoint: field("revocation_endpoint") } : {}),
+    ...(field("device_authorization_endpoint")
+      ? { deviceAuthorizationEndpoint: field("device_authorization_endpoint") }
+      : {}),
     stsEndpoint: field("sts_endpoint") || `${api}/sts/exchange`,
     ...(loginProviderName(doc) ? { loginProvider: loginProviderName(doc) } : {}),
   };

@@ -16,8 +16,8 @@ import {
 } from "../../../gen/google/rpc/error_details_pb.js";
 import type { CliIo } from "../cli-io.js";
 
-/** How a command prints what it got. */
-export type OutputFormat = "table" | "json";
+/** How a command prints what it got: `jsonl` is a list's items, one JSON line each. */
+export type OutputFormat = "table" | "json" | "jsonl";
 
 /** Print one message as JSON (proto3 JSON, the REST API's own form). */
 export function printJson<D extends DescMessage>(
@@ -27,6 +27,15 @@ export function printJson<D extends DescMessage>(
   opts: { alwaysEmitImplicit?: boolean } = {},
 ): void {
   io.out(`${JSON.stringify(toJson(desc, msg, opts), null, 2)}\n`);
+}
+
+/** Print one message as one line of JSON (JSON Lines: a list's items, streamed). */
+export function printJsonLine<D extends DescMessage>(
+  io: CliIo,
+  desc: D,
+  msg: MessageShape<D>,
+): void {
+  io.out(`${JSON.stringify(toJson(desc, msg))}\n`);
 }
 
 /**

@@ -25,7 +25,7 @@ import {
   canonicalCapability,
   capabilityDescription,
 } from "../../auth/capabilities.js";
-import { durationForms } from "../../duration.js";
+import { durationForms, parseDurationSeconds } from "../../duration.js";
 import {
   cliPlaces,
   type ServiceName,
@@ -35,7 +35,13 @@ import {
 import { isUid } from "../../uid.js";
 import { apiToken, normalizeApi } from "../auth/auth-commands.js";
 import { CliError, type CliIo } from "../cli-io.js";
-import { type OutputFormat, printApiError, printJson, printTable } from "./api-output.js";
+import {
+  type OutputFormat,
+  printApiError,
+  printJson,
+  printJsonLine,
+  printTable,
+} from "./api-output.js";
 import { type FieldFlag, messageFlags, messageFromFlags } from "./message-flags.js";
 import { groupByPath, type NameKind, namedFlags, nameHelp, resolveNames } from "./names.js";
 
@@ -93,7 +99,7 @@ const groupAbout: Record<CliGroup, string> = {
 };
 /** What a group's usage line adds in parentheses. */
 const usageNote: Partial<Record<CliGroup, string>> = {
-  events: "the audit trail: --type, --actor, --start-time, ...",
+  events: "the audit trail: --type, --actor, --since, ...; export: JSON Lines",
 };
 const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
   "check-access": {
@@ -366,7 +372,12 @@ function givenValues(cmd: Command, flags: readonly FieldFlag[]): Map<string, str
 
 function common(cmd: Command): Command {
   return cmd
-    .addOption(new Option("-o, --output <format>", "table or json").choices(["table", "json"]))
+    .addOption(
+      new Option(
+        "-o, --output <format>",
+        "table, json, or jsonl (a list: one item a line, every page)",
+      ).choices(["table", "json", "jsonl"]),
+    )
     .option(
       "--api <url>",
       "the Gatehouse server (env GATEHOUSE_API; default http://localhost:8080)",
@@ -403,10 +414,19 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       `anywhere below this group (uidp.descendants_of): ${nameHelp.group}`,
     )
     .option("--all", "follow nextPageToken to the last page");
-  listCmd.action(() =>
-    run(ctx, listCmd, async (call) => {
-      const opts = listCmd.opts();
-      const values = givenValues(listCmd, listFlags);
+  // A list with a time range (events) takes it relative to now too, and exports it.
+  const timed = listFlags.some((f) => f.flag === "start-time");
+  if (timed) timeRangeOptions(listCmd);
+  const listAction = (cmd: Command, exporting: boolean) =>
+    run(ctx, cmd, async (call) => {
+      const opts = cmd.opts();
+      const values = givenValues(cmd, listFlags);
+      if (timed) setTimeRange(values, opts, Date.now());
+      // An export is every page, oldest first, as JSON Lines.
+      if (exporting) {
+        call.format = "jsonl";
+        if (!values.has("order-by")) values.set("order-by", "create_time");
+      }
       if (opts.childrenOf) values.set("uidp.children-of", opts.childrenOf);
       if (opts.descendantsOf) values.set("uidp.descendants-of", opts.descendantsOf);
       const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
@@ -417,6 +437,9 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       const items: Message[] = [];
       let token: string | undefined = opts.pageToken;
       let last: Message | undefined;
+      // JSON Lines stream every page, each item printed as its page arrives: a trail of any
+      // length goes out in constant memory.
+      const streaming = call.format === "jsonl";
       do {
         const req = messageFromFlags(
           list.input,
@@ -425,11 +448,12 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           token ? { pageToken: token } : {},
         );
         last = (await call.unary(list, req)) as Message;
-        items.push(
-          ...((last as Record<string, unknown>)[itemsField?.localName ?? ""] as Message[]),
-        );
+        const page = (last as Record<string, unknown>)[itemsField?.localName ?? ""] as Message[];
+        if (streaming) for (const item of page) printJsonLine(ctx.io, resourceDesc, item as never);
+        else items.push(...page);
         token = (last as { nextPageToken?: string }).nextPageToken;
-      } while (opts.all && token);
+      } while ((opts.all || streaming) && token);
+      if (streaming) return;
       if (call.format === "json") {
         const out = { ...(last as Record<string, unknown>), [itemsField?.localName ?? ""]: items };
         if (opts.all) delete out.nextPageToken;
@@ -442,8 +466,23 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           `${items.length} of ${total ?? "?"}${next ? `; next page: --page-token ${next}` : ""}\n`,
         );
       }
-    }),
-  );
+    });
+  listCmd.action(() => listAction(listCmd, false));
+  if (timed) {
+    const exportCmd = common(
+      parent
+        .command("export")
+        .description(
+          `every ${spaced(r.noun)} of a time range as JSON Lines, oldest first (for a SIEM): --since 24h, --until ...`,
+        ),
+    );
+    addFlags(exportCmd, listFlags);
+    exportCmd
+      .option("--descendants-of <group>", `anywhere below this group: ${nameHelp.group}`)
+      .option("--children-of <group>", `about this one resource: ${nameHelp.group}`);
+    timeRangeOptions(exportCmd);
+    exportCmd.action(() => listAction(exportCmd, true));
+  }
 
   // get
   if (get) {
@@ -471,9 +510,11 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
     const inner = field ? messageFlags(field.message as DescMessage) : [];
     const createCmd = common(parent.command("create").description(`create ${article(r.noun)}`));
     addFlags(createCmd, [...outer, ...inner]);
+    const expires = addExpiryFlags(createCmd, inner, false);
     createCmd.action(() =>
       run(ctx, createCmd, async (call) => {
         const values = givenValues(createCmd, [...outer, ...inner]);
+        if (expires) expiryValues(createCmd, values);
         for (const f of [...outer, ...inner]) {
           if (
             f.required &&
@@ -510,17 +551,23 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
           .argument("<uid>"),
       );
       addFlags(updateCmd, inner, true);
+      const expires = addExpiryFlags(updateCmd, inner, true);
       updateCmd.action((given: string) =>
         run(ctx, updateCmd, async (call) => {
           const uid = await positionalUid(call, r, given);
           const values = givenValues(updateCmd, inner);
-          if (values.size === 0)
+          const forever = expires && expiryValues(updateCmd, values) === "until revoked";
+          if (values.size === 0 && !forever)
             throw new CliError("nothing to change: give a flag for each field to change");
           await resolveNames(call.list, values, { scope: uid });
           const resource = { ...jsonOf(field.message as DescMessage, inner, values), uid };
           const req = messageFromFlags(update.input, [], new Map(), { [field.jsonName]: resource });
           const mask = create(FieldMaskSchema, {
-            paths: inner.filter((f) => values.has(f.flag)).map((f) => f.protoPath),
+            paths: [
+              ...inner.filter((f) => values.has(f.flag)).map((f) => f.protoPath),
+              // Named with no value: the field is cleared (the binding lasts until revoked).
+              ...(forever ? ["expire_time"] : []),
+            ],
           });
           (req as Record<string, unknown>).updateMask = mask;
           call.print(resourceDesc, (await call.unary(update, req)) as Message);
@@ -558,6 +605,43 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
       }),
     );
   }
+}
+
+/**
+ * Add `--for <duration>` (and, on update, `--until-revoked`) to a command whose resource has an
+ * `expire_time`: the expiry as a duration from now, which is how people think of a grant.
+ * Returns whether the resource has one.
+ */
+function addExpiryFlags(cmd: Command, flags: readonly FieldFlag[], update: boolean): boolean {
+  if (!flags.some((f) => f.flag === "expire-time")) return false;
+  cmd.option("--for <duration>", `expires this long from now (${durationForms}): --expire-time`);
+  if (update) cmd.option("--until-revoked", "no longer expires (clears --expire-time)");
+  return true;
+}
+
+/**
+ * Turn `--for` into the `expire-time` value (an RFC 3339 time from now), refusing it beside
+ * `--expire-time` or `--until-revoked`; "until revoked" when `--until-revoked` is given.
+ */
+function expiryValues(
+  cmd: Command,
+  values: Map<string, string | string[]>,
+): "until revoked" | undefined {
+  const opts = cmd.opts() as { for?: string; untilRevoked?: boolean };
+  const given = [opts.for, values.get("expire-time"), opts.untilRevoked].filter(
+    (v) => v !== undefined,
+  );
+  if (given.length > 1) {
+    throw new CliError("give one of --for, --expire-time and --until-revoked");
+  }
+  if (opts.untilRevoked) return "until revoked";
+  if (opts.for === undefined) return undefined;
+  const seconds = parseDurationSeconds(opts.for);
+  if (seconds === undefined || seconds === 0) {
+    throw new CliError(`--for: not a duration: ${JSON.stringify(opts.for)} (${durationForms})`);
+  }
+  values.set("expire-time", new Date(Date.now() + seconds * 1000).toISOString());
+  return undefined;
 }
 
 /** A group's uid as given, or the uid of the group at a path (`acme/eng`); other uids as given. */
@@ -619,7 +703,8 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
       return call.unary(method, req as Message);
     },
     print(desc, msg) {
-      if (format === "json") printJson(ctx.io, desc, msg as never);
+      if (call.format === "jsonl") printJsonLine(ctx.io, desc, msg as never);
+      else if (call.format === "json") printJson(ctx.io, desc, msg as never);
       else printTable(ctx.io, desc, [msg as never]);
     },
   };
@@ -641,6 +726,33 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
     }
     throw err;
   }
+}
+
+/** --since and --until: a list's time range, relative to now or as a time. */
+function timeRangeOptions(cmd: Command): void {
+  cmd
+    .option("--since <when>", `from this long ago (${durationForms}) or this time (RFC 3339)`)
+    .option("--until <when>", `before this long ago (${durationForms}) or this time (RFC 3339)`);
+}
+
+/** Set start-time and end-time from --since and --until, taken at `now`. */
+function setTimeRange(
+  values: Map<string, string | string[]>,
+  opts: { since?: string; until?: string },
+  now: number,
+): void {
+  const at = (flag: string, text: string) => {
+    const seconds = parseDurationSeconds(text);
+    const ms = seconds !== undefined ? now - seconds * 1000 : Date.parse(text);
+    if (Number.isNaN(ms)) {
+      throw new CliError(
+        `--${flag}: ${JSON.stringify(text)} is neither a duration (${durationForms}) nor a time (2026-11-28T00:00:00Z)`,
+      );
+    }
+    return new Date(ms).toISOString();
+  };
+  if (opts.since !== undefined) values.set("start-time", at("since", opts.since));
+  if (opts.until !== undefined) values.set("end-time", at("until", opts.until));
 }
 
 /** "RoleBinding" as prose: "role binding". */

@@ -10,7 +10,7 @@ import {
 import type { ListEngine } from "../../list/list.js";
 import type { EventFilters, EventRecord } from "../../store/event-store.js";
 import type { SortField, Store } from "../../store/store.js";
-import { violations } from "../../validation/field-rules.js";
+import { type Violations, violations } from "../../validation/field-rules.js";
 import { listOptionsOf } from "../caller.js";
 import { createSubscriptionRpcs, type SubscriptionsDeps } from "./subscriptions.js";
 
@@ -32,12 +32,12 @@ export function createEventsService(deps: EventsDeps): ServiceImpl<typeof Events
     async listEvents(req, ctx) {
       const v = violations();
       const filters: EventFilters = {};
-      if (req.type !== "") filters.type = req.type;
+      if (req.type !== "") filters.types = typesOf(v, req.type);
       if (req.actor !== "") filters.actorUid = req.actor;
       if (req.startTime) filters.since = timestampMs(req.startTime);
       if (req.endTime) filters.before = timestampMs(req.endTime);
-      if (req.type !== "" && req.name !== "" && req.type !== req.name) {
-        v.add("type", "must equal name when both are given");
+      if (req.startTime && req.endTime && filters.before! <= filters.since!) {
+        v.add("end_time", "must be after start_time");
       }
       v.throwIfAny();
       const query = lists.parse(req, filters, listOptionsOf(ctx));
@@ -49,6 +49,25 @@ export function createEventsService(deps: EventsDeps): ServiceImpl<typeof Events
       return create(ListEventsResponseSchema, { events: items.map(toEvent), ...envelope });
     },
   };
+}
+
+/** The most types and families one list may ask for. */
+const maxTypes = 32;
+
+/**
+ * The types a `type` filter names: comma-separated exact types (`dev.gatehouse.…`) or
+ * families, whole words of a type (`role_binding`, `auth.person`, `iam.role_binding.created`).
+ */
+function typesOf(v: Violations, text: string): string[] {
+  const types = text.split(",").map((t) => t.trim());
+  const bad = types.find((t) => !/^[a-z0-9_]+(\.[a-z0-9_]+)*$/.test(t) || t.length > 256);
+  if (bad !== undefined) {
+    v.add(
+      "type",
+      `${JSON.stringify(bad.slice(0, 256))} is neither an event type (dev.gatehouse.<domain>.<resource>.<verb>.v<n>) nor a family of them (role_binding, auth.person, iam)`,
+    );
+  } else if (types.length > maxTypes) v.add("type", `must name at most ${maxTypes} types`);
+  return types;
 }
 
 /** The CloudEvent of a stored event. */

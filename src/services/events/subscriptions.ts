@@ -10,6 +10,7 @@ import {
 } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition } from "../../errors.js";
+import { currentEventType } from "../../events/legacy-types.js";
 import type { ListEngine } from "../../list/list.js";
 import type { Store } from "../../store/store.js";
 import type { SubscriptionPatch, SubscriptionRecord } from "../../store/subscription-store.js";
@@ -99,7 +100,9 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       checkDisplayName(v, "name", body.name);
       checkDescription(v, "description", body.description);
       checkSink(v, body.sink, rules);
-      checkEventTypes(v, body.eventTypes);
+      // A legacy type is stored as the type that records its changes now (legacy-types.ts).
+      const eventTypes = body.eventTypes.map(currentEventType);
+      checkEventTypes(v, eventTypes);
       v.throwIfAny();
       const secret = newSubscriptionSecret();
       const uid = newChildUid(req.parent);
@@ -118,7 +121,7 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
           name: body.name,
           description: body.description,
           sink: body.sink,
-          eventTypes: [...body.eventTypes],
+          eventTypes,
           secret,
           now: now(),
         });
@@ -135,8 +138,8 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
         patch.sink = body.sink;
       }
       if (fields.has("event_types")) {
-        checkEventTypes(v, body.eventTypes);
-        patch.eventTypes = [...body.eventTypes];
+        patch.eventTypes = body.eventTypes.map(currentEventType);
+        checkEventTypes(v, patch.eventTypes);
       }
       v.throwIfAny();
       const at = now();

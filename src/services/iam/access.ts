@@ -33,6 +33,7 @@ import { toRoleBinding } from "./role-bindings.js";
 export interface AccessDeps {
   store: Store;
   authorizer: Authorizer;
+  now: () => number;
 }
 
 /** The most bindings of one identity an explanation reads; an identity rarely holds a few. */
@@ -116,7 +117,8 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       const grants: { b: RoleBindingRecord; grant: AccessGrant }[] = [];
       const shortfalls: { b: RoleBindingRecord; distance: number; s: AccessShortfall }[] = [];
       let read = 0;
-      for await (const b of identityBindings(store, req.identityUid)) {
+      // An expired binding explains nothing: the authorizer's answer already ignores it.
+      for await (const b of identityBindings(store, req.identityUid, deps.now())) {
         if (++read > maxBindings) break;
         if (rootOf(b.groupUid) !== org) continue;
         let caps = roleCaps.get(b.roleUid);

@@ -12,6 +12,7 @@ import { toRoleBinding } from "./role-bindings.js";
 /** What the caller service needs. */
 export interface CallerDeps {
   store: Store;
+  now: () => number;
 }
 
 /** The most bindings GetCaller answers with; an identity rarely holds more than a few. */
@@ -28,7 +29,7 @@ export function createCallerService(deps: CallerDeps): ServiceImpl<typeof Caller
       const { identityUid } = callerOf(ctx);
       const identity = await requireFound("identity", identityUid, (uid) => store.getIdentity(uid));
       const bindings: RoleBindingRecord[] = [];
-      for await (const b of identityBindings(store, identityUid)) {
+      for await (const b of identityBindings(store, identityUid, deps.now())) {
         if (bindings.push(b) >= maxBindings) break;
       }
       return create(CallerSchema, {

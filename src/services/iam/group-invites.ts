@@ -12,6 +12,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
+import { setCallReason } from "../../events/call-scope.js";
 import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
@@ -162,6 +163,13 @@ export function createGroupInvitesService(
 
     async redeemGroupInvite(req, ctx) {
       const principal = callerOf(ctx);
+      // Redeeming adds to what the identity holds: a token narrowed below it may not.
+      if (principal.narrowing) {
+        throw new ConnectError(
+          "Permission denied: a narrowed token may not redeem invites; use the identity's own token",
+          Code.PermissionDenied,
+        );
+      }
       if (req.code === "") throw invalidField("code", "is required");
       const codeHash = hashCode(req.code);
       const t = now();
@@ -176,6 +184,8 @@ export function createGroupInvitesService(
           Code.PermissionDenied,
         );
       }
+      // The grant's event says an invite made it, and whose.
+      setCallReason("invite", { inviteUid: invite.uid, creatorUid: invite.creatorUid });
       // The creator's authority and the redemption commit together: an invite never grants
       // what its creator lost a moment before.
       const outcome = await atomically(store, async (tx, authorizer) => {

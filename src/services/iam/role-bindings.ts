@@ -18,6 +18,7 @@ import type { Authorizer } from "../../auth/authorizer.js";
 import { invalidField, notFound } from "../../errors.js";
 import { adapterCallScope } from "../../events/audit-interceptor.js";
 import { callScope } from "../../events/call-scope.js";
+import { checkExpireTime } from "../../grants/binding-expiry.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type { RoleBindingFilters, RoleBindingRecord } from "../../store/iam-store.js";
@@ -97,12 +98,17 @@ export function createRoleBindingsService(
       throw invalidField(`${at}identityUid`, foreignIdentity);
     }
     await requireGrantable({ authorizer, store: tx }, caller, body.roleUid, parent, `${at}roleUid`);
+    const t = now();
+    const v = violations();
+    const expireTime = checkExpireTime(v, `${at}expireTime`, body.expireTime, t);
+    v.throwIfAny();
     return tx.createRoleBinding({
       uid: newChildUid(parent),
       groupUid: parent,
       identityUid: identity.uid,
       roleUid: body.roleUid,
-      now: now(),
+      now: t,
+      ...(expireTime === undefined ? {} : { expireTime }),
     });
   }
 
@@ -137,6 +143,7 @@ export function createRoleBindingsService(
       checkUid(v, "parent", req.parent);
       checkUid(v, "identityUid", body.identityUid);
       checkUid(v, "roleUid", body.roleUid);
+      checkExpireTime(v, "expireTime", body.expireTime, now());
       v.throwIfAny();
       // The checks and the grant commit together: the caller still holds what it grants.
       const binding = await atomically(store, (tx, authorizer) =>
@@ -160,6 +167,7 @@ export function createRoleBindingsService(
         const body = r.roleBinding ?? create(RoleBindingSchema);
         checkUid(v, `${at}.roleBinding.identityUid`, body.identityUid);
         checkUid(v, `${at}.roleBinding.roleUid`, body.roleUid);
+        checkExpireTime(v, `${at}.roleBinding.expireTime`, body.expireTime, now());
       });
       v.throwIfAny();
       const caller = callerOf(ctx);
@@ -197,12 +205,21 @@ export function createRoleBindingsService(
           current.identityUid,
           "identityUid",
         );
-        if (!fields.has("role_uid") || body.roleUid === current.roleUid) return current;
-        checkUid(v, "roleUid", body.roleUid);
+        const roleChanges = fields.has("role_uid") && body.roleUid !== current.roleUid;
+        // Named in the mask with no value: the binding lasts until revoked again.
+        const expiryChanges = fields.has("expire_time");
+        if (!roleChanges && !expiryChanges) return current;
+        const roleUid = roleChanges ? body.roleUid : current.roleUid;
+        if (roleChanges) checkUid(v, "roleUid", body.roleUid);
+        const expireTime = expiryChanges
+          ? (checkExpireTime(v, "expireTime", body.expireTime, now()) ?? null)
+          : undefined;
         v.throwIfAny();
+        // A later or no expiry grants for longer: as a new role, only what the caller could
+        // grant there itself.
         const inTx = { authorizer, store: tx };
-        await requireGrantable(inTx, callerOf(ctx), body.roleUid, current.groupUid);
-        return tx.updateRoleBinding(body.uid, body.roleUid, now());
+        await requireGrantable(inTx, callerOf(ctx), roleUid, current.groupUid);
+        return tx.updateRoleBinding(body.uid, roleUid, now(), expireTime);
       });
       return toRoleBinding(changed);
     },
@@ -240,5 +257,6 @@ export function toRoleBinding(b: RoleBindingRecord): RoleBinding {
     group: create(GroupRefSchema, b.group),
     role: create(RoleRefSchema, b.role),
     createTime: timestampFromMs(b.createTime),
+    ...(b.expireTime === undefined ? {} : { expireTime: timestampFromMs(b.expireTime) }),
   });
 }

@@ -6,9 +6,11 @@ import {
   ExchangeResponseSchema,
   type SecurityTokenService,
 } from "../../../gen/gatehouse/sts/v1/sts_pb.js";
+import type { Authorizer } from "../../auth/authorizer.js";
 import { personLogin, personUid, verifiedEmail } from "../../auth/login/person.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
+import { narrowingOf } from "../../auth/principal.js";
 import { TokenError, type TokenIssuer, type TokenVerifier } from "../../auth/tokens.js";
 import type { Config } from "../../config.js";
 import { invalidField, unauthenticated } from "../../errors.js";
@@ -16,12 +18,15 @@ import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
 import { StoreError } from "../../store/store.js";
 import { isUid } from "../../uid.js";
 import { createIdentityMatcher, Refused } from "./identity-match.js";
+import { asksNarrowing, narrowFor, parseNarrowing } from "./narrowing.js";
 
 /** What the STS exchange needs. */
 export interface ExchangeDeps {
   store: Pick<IamStore, "getIdentity" | "touchIdentity" | "upsertPerson">;
   tokens: Pick<TokenIssuer, "issue">;
   oidc: OidcVerifier;
+  /** Where an identity holds a capability: what a narrowed token may be narrowed to. */
+  authorizer: Pick<Authorizer, "listScope">;
   config: Pick<
     Config,
     | "baseUrl"
@@ -106,6 +111,45 @@ export function createSecurityTokenService(
       ...(verified.sid === undefined ? {} : { sid: verified.sid }),
       lifetimeSeconds: registryCredentialSeconds,
       notAfter: verified.exp,
+      // A narrowed API token's registry credential is as narrow.
+      narrowing: {
+        ...(verified.cap ? { cap: verified.cap } : {}),
+        ...(verified.grp ? { grp: verified.grp } : {}),
+      },
+    });
+  }
+
+  /**
+   * A narrowed token for the bearer of a Gatehouse API token (`gatehouse auth token
+   * --capabilities --group`), or undefined if the bearer is not one: the same identity and
+   * session, never living past the bearer, never wider than it (narrowFor).
+   */
+  async function narrowedFromApiToken(
+    token: string,
+    aud: string,
+    asked: ReturnType<typeof parseNarrowing>,
+  ) {
+    if (!deps.apiTokens) return undefined;
+    let verified: Awaited<ReturnType<TokenVerifier["verify"]>>;
+    try {
+      verified = await deps.apiTokens.verify(token);
+    } catch (err) {
+      if (err instanceof TokenError) return undefined;
+      throw err;
+    }
+    if (!(await deps.apiTokens.active(verified.sub, verified.sid))) {
+      deps.onRefused?.({ reason: "api_token_inactive", identity: verified.sub });
+      throw exchangeRefused();
+    }
+    const from = narrowingOf(verified);
+    const holder = { identityUid: verified.sub, ...(from ? { narrowing: from } : {}) };
+    const narrowing = await narrowFor(deps.authorizer, holder, asked);
+    return tokens.issue(verified.sub, aud, {
+      ...(verified.email === undefined ? {} : { email: verified.email }),
+      ...(verified.sid === undefined ? {} : { sid: verified.sid }),
+      ...(registryAudiences.has(aud) ? { lifetimeSeconds: registryCredentialSeconds } : {}),
+      notAfter: verified.exp,
+      narrowing,
     });
   }
 
@@ -149,7 +193,18 @@ export function createSecurityTokenService(
       }
       const token = bearer(ctx.requestHeader.get("authorization"));
       if (token === undefined) throw unauthenticated("an OIDC token is required as the bearer");
-      if (req.identity === "") {
+      const narrowed = asksNarrowing(req);
+      const asked = parseNarrowing(req);
+      if (req.identity === "" && narrowed) {
+        const credential = await narrowedFromApiToken(token, req.aud, asked);
+        if (credential) {
+          return create(ExchangeResponseSchema, {
+            token: credential.token,
+            expiry: timestampFromDate(credential.expiry),
+          });
+        }
+      }
+      if (req.identity === "" && !narrowed) {
         const credential = await registryCredential(token, req.aud);
         if (credential) {
           return create(ExchangeResponseSchema, {
@@ -180,11 +235,13 @@ export function createSecurityTokenService(
           throw err;
         }
       }
-      const issued = await tokens.issue(
-        identity.uid,
-        req.aud,
-        identity.email === "" ? {} : { email: identity.email },
-      );
+      const narrowing = narrowed
+        ? await narrowFor(deps.authorizer, { identityUid: identity.uid }, asked)
+        : undefined;
+      const issued = await tokens.issue(identity.uid, req.aud, {
+        ...(identity.email === "" ? {} : { email: identity.email }),
+        ...(narrowing ? { narrowing } : {}),
+      });
       return create(ExchangeResponseSchema, {
         token: issued.token,
         expiry: timestampFromDate(issued.expiry),

@@ -1,10 +1,23 @@
-import { createInterner } from "../access-answers.js";
-import { column, type OpsOf, read } from "./operation.js";
+import { createInterner, timedGrantsOf } from "../access-answers.js";
+import { column, read } from "./operation.js";
+
+// A grant through a binding that expires comes back as `<value> <expire_time>` (neither a
+// capability name nor a group uid holds a space): one text column, which SQLite hands over
+// without a row object each, and the common answer, with no expiring binding, stays a set.
+const grantOf = {
+  sqlite: `CASE WHEN b.expire_time IS NULL THEN %s ELSE %s || ' ' || b.expire_time END`,
+  pg: `CASE WHEN b.expire_time IS NULL THEN %s ELSE %s || ' ' || b.expire_time::text END`,
+};
+const granting = (dialect: keyof typeof grantOf, value: string) =>
+  grantOf[dialect].replaceAll("%s", value);
 
 /**
- * The access queries every authenticated call asks, written once. Each store answers them
- * through its own access cache (sqlite/access.ts, postgres/access.ts), which is where the
- * backends really differ; identityExists is with the identities (ops/identities.ts).
+ * The access queries every authenticated call asks, written once, as timed grants: what lasts
+ * until revoked and what lasts until a binding's expiry, so that an answer kept in a cache
+ * still says when each part ends (access-answers.ts `resolveAt` compares it with the clock).
+ * Each store answers them through its own access cache (sqlite/access.ts, postgres/access.ts),
+ * which is where the backends really differ; identityExists is with the identities
+ * (ops/identities.ts).
  */
 export function createAccessQueries() {
   // One string per capability name for the sets the caches keep (access-answers.ts).
@@ -13,32 +26,40 @@ export function createAccessQueries() {
     // Both start from the caller's bindings (the role_bindings_identity index, keyed by
     // identity then group) and read each bound role's capabilities by primary key: built-in
     // and custom roles alike. The groups are one parameter (a list), so the SQL has one shape.
-    capabilitiesAt: read(function* (identityUid: string, groupUids: readonly string[]) {
+    timedCapabilitiesAt: read(function* (identityUid: string, groupUids: readonly string[]) {
       const found = yield* column<string>(
         {
-          sqlite: `SELECT DISTINCT c.capability
+          sqlite: `SELECT DISTINCT ${granting("sqlite", "c.capability")}
                    FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
                    WHERE b.identity_uid = ? AND b.group_uid IN (SELECT value FROM json_each(?))`,
-          pg: `SELECT DISTINCT c.capability
+          pg: `SELECT DISTINCT ${granting("pg", "c.capability")}
                FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
                WHERE b.identity_uid = ? AND b.group_uid = ANY(?::text[])`,
         },
         identityUid,
         groupUids,
       );
-      return new Set(found.map(intern)) as ReadonlySet<string>;
+      return timedGrantsOf(found, intern, (lasting) => new Set(lasting) as ReadonlySet<string>);
     }),
 
-    groupsWithCapability: read(function* (identityUid: string, capability: string) {
+    timedGroupsWithCapability: read(function* (identityUid: string, capability: string) {
       const found = yield* column<string>(
-        `SELECT DISTINCT b.group_uid
-         FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
-         WHERE b.identity_uid = ? AND c.capability = ?
-         ORDER BY b.group_uid`,
+        {
+          sqlite: `SELECT DISTINCT ${granting("sqlite", "b.group_uid")}
+                   FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
+                   WHERE b.identity_uid = ? AND c.capability = ?`,
+          pg: `SELECT DISTINCT ${granting("pg", "b.group_uid")}
+               FROM role_bindings AS b JOIN role_capabilities AS c ON c.role_uid = b.role_uid
+               WHERE b.identity_uid = ? AND c.capability = ?`,
+        },
         identityUid,
         capability,
       );
-      return Object.freeze(found) as readonly string[];
+      return timedGrantsOf(
+        found,
+        (g) => g,
+        (lasting) => Object.freeze([...lasting].sort()) as readonly string[],
+      );
     }),
-  } satisfies OpsOf<"capabilitiesAt" | "groupsWithCapability">;
+  };
 }

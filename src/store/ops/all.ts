@@ -3,6 +3,7 @@ import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { createAccessQueries } from "./access.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
+import { deviceCodeOps } from "./device-codes.js";
 import { eventOps } from "./events.js";
 import { groupInviteOps } from "./group-invites.js";
 import { groupOps } from "./groups.js";
@@ -35,6 +36,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createIdentityOps(lastOwner),
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
+    ...deviceCodeOps,
     ...tagOps,
     ...roleOps,
     ...groupInviteOps,
@@ -66,6 +68,9 @@ const neutral: Behaviour = { write: true, accessNeutral: true };
 const perBackend = {
   createGroup: { ...neutral, turn: (g: NewGroup) => rootOf(g.uid) },
   listGroups: read,
+  // Each store resolves the shared timed access queries (ops/access.ts) at its clock.
+  capabilitiesAt: read,
+  groupsWithCapability: read,
 } satisfies Record<Exclude<DataOpName, keyof SharedOps>, Behaviour>;
 
 // Behaviour does not depend on the roles: any owner role uid gives the same.

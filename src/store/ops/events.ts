@@ -1,12 +1,19 @@
 import { randomUUID } from "node:crypto";
-import { type EventRow, eventPlacement, withActor } from "../../events/audit-scope.js";
+import {
+  type EventRow,
+  eventPlacement,
+  personSessionTypes,
+  withActor,
+} from "../../events/audit-scope.js";
+import { newEventId } from "../../events/event-id.js";
+import { rootOf } from "../../uid.js";
 import {
   eventConditions,
   eventListColumns,
   eventRecordOf,
   pruneEventsSql,
 } from "../rows/event-rows.js";
-import { dialect, list, type OpsOf, one, run, type Steps, write } from "./operation.js";
+import { column, dialect, list, type OpsOf, one, run, type Steps, write } from "./operation.js";
 import { fanOut } from "./subscriptions.js";
 
 /**
@@ -18,7 +25,10 @@ import { fanOut } from "./subscriptions.js";
  */
 export function* appendEvent(row: EventRow): Steps<void> {
   const at = eventPlacement(row);
-  if ((yield* dialect()) === "pg") {
+  // A person's session event is also copied to their organizations (below), from its data:
+  // those take the statements of both backends.
+  const shared = personSessionTypes.has(row.type) && !row.subject.includes("/");
+  if (!shared && (yield* dialect()) === "pg") {
     // The data with the actor's issuer and subject as markers, which the statement replaces
     // with theirs as JSON strings: the text withActor writes, without asking for them first.
     yield* run(
@@ -43,6 +53,7 @@ export function* appendEvent(row: EventRow): Steps<void> {
     "SELECT issuer, subject FROM identities WHERE uid = ?",
     row.actorUid,
   );
+  const data = withActor(row, who);
   yield* run(
     `INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -54,9 +65,45 @@ export function* appendEvent(row: EventRow): Steps<void> {
     row.subject,
     row.time,
     row.actorUid,
-    withActor(row, who),
+    data,
   );
   yield* fanOut(row);
+  if (shared) yield* shareWithOrganizations(row, data);
+}
+
+/**
+ * A person belongs to no organization, so their sign-ins, sign-outs and revoked sessions are
+ * no organization's events: each organization where the person holds a role, or whose
+ * identity provider the sign-in went through, gets its own copy, a child of the organization
+ * (`<org>/<person>/<id>`, its own id) that its owners list like any of its events. A copy says
+ * nothing of another organization: a provider named in `via` only in that provider's own.
+ */
+function* shareWithOrganizations(row: EventRow, data: string): Steps<void> {
+  const groups = yield* column<string>(
+    "SELECT DISTINCT group_uid FROM role_bindings WHERE identity_uid = ?",
+    row.subject,
+  );
+  const through = row.data.via?.identityProviderUid;
+  const orgs = new Set(groups.map(rootOf));
+  if (through) orgs.add(rootOf(through));
+  const { via: _, ...rest } = JSON.parse(data) as Record<string, unknown>;
+  for (const org of orgs) {
+    const id = newEventId(row.time);
+    const own = through && rootOf(through) === org ? data : JSON.stringify(rest);
+    yield* run(
+      `INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      `${org}/${row.subject}/${id}`,
+      org,
+      row.type,
+      row.source,
+      row.subject,
+      row.time,
+      row.actorUid,
+      own,
+    );
+  }
 }
 
 /** Strings no event's data holds (a random part per process), replaced by the actor's. */

@@ -98,13 +98,20 @@ export const groupInviteOps = {
     if (row.email !== "" && !sameEmail(row.email, r.email)) return { kind: "email_mismatch" };
     yield* mustExist("identity", r.identityUid);
     if (row.single_use) yield* run("DELETE FROM group_invites WHERE uid = ?", row.uid);
-    const found = yield* one<{ uid: string }>(
-      "SELECT uid FROM role_bindings WHERE identity_uid = ? AND group_uid = ? AND role_uid = ?",
+    const found = yield* one<{ uid: string; expire_time: number | null }>(
+      `SELECT uid, expire_time FROM role_bindings
+       WHERE identity_uid = ? AND group_uid = ? AND role_uid = ?`,
       r.identityUid,
       row.group_uid,
       row.role_uid,
     );
-    if (found) return { kind: "redeemed", binding: yield* binding(found.uid), created: false };
+    if (found) {
+      // An invite grants until revoked: a binding held for a while lasts from now on.
+      if (found.expire_time !== null) {
+        yield* run("UPDATE role_bindings SET expire_time = NULL WHERE uid = ?", found.uid);
+      }
+      return { kind: "redeemed", binding: yield* binding(found.uid), created: false };
+    }
     const uid = r.bindingUid(row.group_uid);
     if (parentOf(uid) !== row.group_uid) {
       throw new Error(`role binding uid ${uid} is not a direct child of ${row.group_uid}`);
@@ -116,6 +123,7 @@ export const groupInviteOps = {
       role_uid: row.role_uid,
       create_time: r.now,
       update_time: r.now,
+      expire_time: null,
     });
     return { kind: "redeemed", binding: yield* binding(uid), created: true };
   }),

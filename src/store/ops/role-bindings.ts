@@ -1,5 +1,5 @@
 import { parentOf } from "../../uid.js";
-import type { NewRoleBinding, RoleBindingFilters } from "../iam-store.js";
+import type { ExpiredBinding, NewRoleBinding, RoleBindingFilters } from "../iam-store.js";
 import { insertOnly, updateOnly } from "../rows/resource.js";
 import {
   type BindingRow,
@@ -11,12 +11,14 @@ import { type GroupRecord, notFoundError, StoreError } from "../store.js";
 import type { LastOwnerGuard } from "./last-owner.js";
 import { mustExist } from "./must-exist.js";
 import {
+  column,
   exists,
   hook,
   list,
   lookup,
   type OpsOf,
   one,
+  read,
   run,
   type Steps,
   write,
@@ -62,6 +64,7 @@ function* bind(b: NewRoleBinding): Steps<void> {
     role_uid: b.roleUid,
     create_time: b.now,
     update_time: b.now,
+    expire_time: b.expireTime ?? null,
   });
 }
 
@@ -75,14 +78,51 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
 
     getRoleBinding: lookup(selectBinding, roleBindingRecordOf),
 
-    updateRoleBinding: write(function* (uid: string, roleUid: string, now: number) {
+    updateRoleBinding: write(function* (
+      uid: string,
+      roleUid: string,
+      now: number,
+      expireTime?: number | null,
+    ) {
       const row = yield* findBinding(uid);
       if (!row) throw notFoundError("role binding", uid);
       yield* mustExist("role", roleUid);
-      if (roleUid !== row.role_uid) yield* lastOwner.binding(uid);
+      // A binding that will expire is, for the last-owner rule, one that goes away.
+      const expiring = expireTime !== undefined && expireTime !== null;
+      if (roleUid !== row.role_uid || expiring) yield* lastOwner.binding(uid);
       yield* checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
-      yield* updateOnly(roleBindings, uid, { role_uid: roleUid, update_time: now });
+      yield* updateOnly(roleBindings, uid, {
+        role_uid: roleUid,
+        update_time: now,
+        expire_time: expireTime === undefined ? row.expire_time : expireTime,
+      });
       return roleBindingRecordOf((yield* findBinding(uid))!);
+    }),
+
+    expiredRoleBindings: read(function* (now: number, limit: number) {
+      return Object.freeze(
+        yield* column<string>(
+          `SELECT uid FROM role_bindings WHERE expire_time <= ?
+           ORDER BY expire_time, uid LIMIT ?`,
+          now,
+          limit,
+        ),
+      ) as readonly string[];
+    }),
+
+    expireRoleBinding: write(function* (uid: string, now: number): Steps<ExpiredBinding> {
+      // Read in the delete's transaction: its event names what expired, as then named.
+      const row = yield* findBinding(uid);
+      if (!row) return { kind: "absent" };
+      // The delete decides: of two replicas sweeping at once, one deletes the row and reports
+      // it; the other's DELETE returns nothing (PostgreSQL's serializable retry sees it gone).
+      const gone = yield* column<string>(
+        "DELETE FROM role_bindings WHERE uid = ? AND expire_time <= ? RETURNING uid",
+        uid,
+        now,
+      );
+      if (gone.length === 0) return { kind: "absent" };
+      return { kind: "expired", binding: roleBindingRecordOf(row) };
     }),
 
     deleteRoleBinding: write(function* (uid: string) {
@@ -120,6 +160,8 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
     | "getRoleBinding"
     | "updateRoleBinding"
     | "deleteRoleBinding"
+    | "expiredRoleBindings"
+    | "expireRoleBinding"
     | "listRoleBindings"
     | "createOrganization"
   >;

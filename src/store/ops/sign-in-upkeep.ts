@@ -74,6 +74,7 @@ export const signInUpkeepOps = {
         sessions,
         codes: yield* run("DELETE FROM oauth_codes WHERE expire_time <= ?", now),
         refreshTokens: yield* run("DELETE FROM oauth_refresh_tokens WHERE expire_time <= ?", now),
+        deviceCodes: yield* run("DELETE FROM oauth_device_codes WHERE expire_time <= ?", now),
         unfinishedPeople: (yield* rows<{ identity_uid: string }>(
           `SELECT u.identity_uid FROM oauth_unfinished_people AS u
              JOIN identities AS i ON i.uid = u.identity_uid

@@ -4,6 +4,7 @@ import {
   capabilitiesKey,
   createAnswerMap,
   groupsWithKey,
+  resolveAt,
 } from "../access-answers.js";
 import type { SharedOps } from "../ops/all.js";
 import type { AsyncMethods } from "../ops/operation.js";
@@ -27,19 +28,30 @@ export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWit
  */
 export function createPgAccessOps(
   db: PgDb,
-  queries: Pick<AsyncMethods<SharedOps>, keyof PgAccessOps>,
+  queries: Pick<
+    AsyncMethods<SharedOps>,
+    "identityExists" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
+  >,
   counts: CacheCounts = { hits: 0, misses: 0 },
   budget = accessCacheBudget,
+  now: () => number = Date.now,
 ): PgAccessOps {
   const cache = createEpochCache(db.changes, budget, counts);
+  // A cached answer keeps the expiry of each grant through an expiring binding: resolved at
+  // now() on every lookup, an expired grant counts for nothing on every replica at once,
+  // whether or not any replica's sweep has deleted the binding (no notice is needed).
+  const capabilities = cache.memo("capabilitiesAt", queries.timedCapabilitiesAt, capabilitiesKey);
+  const groups = cache.memo(
+    "groupsWithCapability",
+    queries.timedGroupsWithCapability,
+    groupsWithKey,
+  );
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
-    capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
-    groupsWithCapability: cache.memo(
-      "groupsWithCapability",
-      queries.groupsWithCapability,
-      groupsWithKey,
-    ),
+    capabilitiesAt: async (identityUid, groupUids) =>
+      resolveAt(await capabilities(identityUid, groupUids), now()),
+    groupsWithCapability: async (identityUid, capability) =>
+      resolveAt(await groups(identityUid, capability), now()),
   };
 }
 

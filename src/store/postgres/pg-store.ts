@@ -1,4 +1,5 @@
 import { type AuditScope, eventFor } from "../../events/audit-scope.js";
+import { priorReadOf } from "../../events/change-data.js";
 import type { CacheCounts } from "../access-answers.js";
 import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
@@ -17,7 +18,10 @@ import { createPgTagImport } from "./tags.js";
 export interface PostgresStoreOptions extends PgDbOptions {
   /** The built-in roles to seed and the owner role to protect (the server's catalog). */
   roles: StoreRoles;
-  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  /**
+   * The clock, for the create time of built-in roles seeded at open and for role binding
+   * expiry in access answers; default Date.now.
+   */
   now?: () => number;
 }
 
@@ -50,9 +54,9 @@ export async function createPostgresStore(
       .seedBuiltins(opts.roles.builtins, now);
     // One count for the pool's cache and every transaction's: the access-cache metric.
     const counts: CacheCounts = { hits: 0, misses: 0 };
-    const ops = poolOps(db, opts.roles, counts);
-    let closed = false;
     const clock = opts.now ?? Date.now;
+    const ops = poolOps(db, opts.roles, counts, clock);
+    let closed = false;
     /**
      * Run `fn` in one SERIALIZABLE transaction, taking `turnKey`'s turn first (TxOptions): the
      * store's `atomically`, and a write rerouted to write its event beside it.
@@ -81,7 +85,7 @@ export async function createPostgresStore(
           touchesAccess = false;
           const txDb = boundTo(sql);
           const tx: Store = {
-            ...guard(dataOps(txDb, opts.roles, counts), () => closed, {
+            ...guard(dataOps(txDb, opts.roles, counts, clock), () => closed, {
               sql,
               hooks,
               now: clock,
@@ -153,7 +157,7 @@ export async function createPostgresStore(
 }
 
 /** Every data operation, on `db` (the pool, or one transaction's connection). */
-function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
+function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => number): DataOps {
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
   const hooks: PgHooks = { createGroup: createGroupIn };
@@ -164,7 +168,7 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
     ...groupOps,
     ...shared,
     // The access queries, identityExists among them, answered through the access cache.
-    ...createPgAccessOps(db, shared, counts),
+    ...createPgAccessOps(db, shared, counts, undefined, now),
     // PostgreSQL's own bodies where its SQL or round trips really differ.
     ...createPgTagImport(db),
     ...createPgAdvisoryImport(db),
@@ -175,12 +179,13 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
  * The operations on the pool: an access-neutral one (its behaviour, ops/all.ts) runs on a
  * PgDb whose transactions tell no replica, whoever wrote its body.
  */
-function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts): DataOps {
-  const ops = dataOps(db, roles, counts);
+function poolOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => number): DataOps {
+  const ops = dataOps(db, roles, counts, now);
   const quiet = dataOps(
     { ...db, write: (fn, o) => db.write(fn, { ...o, notify: false }) },
     roles,
     counts,
+    now,
   );
   for (const name of Object.keys(ops) as (keyof DataOps)[]) {
     if (behaviourOf(name).accessNeutral) {
@@ -227,8 +232,13 @@ interface AuditHooks {
  */
 function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHooks): T {
   const out: Record<string, unknown> = {};
-  for (const [name, op] of Object.entries(ops) as [string, (...a: unknown[]) => unknown][]) {
+  type Op = (...a: unknown[]) => unknown;
+  for (const [name, op] of Object.entries(ops) as [string, Op][]) {
     const audited = isAuditedWrite(name);
+    // An update's or a delete's record as it was, read in the change's transaction: its
+    // event tells the old values and what was deleted (change-data.ts).
+    const priorName = audited ? priorReadOf(name, (n) => n in ops) : undefined;
+    const prior = priorName === undefined ? undefined : (ops as Record<string, Op>)[priorName]!;
     out[name] = async function (this: unknown, ...args: unknown[]) {
       if (isClosed()) throw new StoreError("unavailable", "the store is closed");
       audit.noted?.(name);
@@ -237,8 +247,10 @@ function guard<T extends object>(ops: T, isClosed: () => boolean, audit: AuditHo
       try {
         if (scope && !scope.recorded) {
           if (audit.reroute) return await audit.reroute(name, args, scope);
+          const before =
+            prior && audit.sql && typeof args[0] === "string" ? await prior(args[0]) : undefined;
           const result = await op(...args);
-          const row = eventFor(scope, args, result, (audit.now ?? Date.now)());
+          const row = eventFor(scope, args, result, (audit.now ?? Date.now)(), before);
           if (row && audit.sql && audit.hooks) {
             // The outbox row and its deliveries, on the change's transaction.
             await driveAsync(audit.sql, audit.hooks, appendEvent(row));

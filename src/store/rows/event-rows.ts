@@ -48,6 +48,22 @@ export function eventRecordOf(r: EventRow): EventRecord {
 export function eventConditions(f: EventFilters): ListClause[] {
   const out: ListClause[] = [];
   if (f.type !== undefined) out.push({ sql: "t.type = ?", params: [f.type] });
+  if (f.types !== undefined && f.types.length > 0) {
+    // Any of them: an exact type, or a family whose words are whole words of the type
+    // (`role_binding` is every role_binding type; `_` is LIKE's wildcard, so escaped).
+    const terms = f.types.map((t) =>
+      t.startsWith("dev.gatehouse.")
+        ? { sql: "t.type = ?", param: t }
+        : {
+            sql: "('.' || t.type || '.') LIKE ? ESCAPE '\\'",
+            param: `%.${t.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`,
+          },
+    );
+    out.push({
+      sql: `(${terms.map((x) => x.sql).join(" OR ")})`,
+      params: terms.map((x) => x.param),
+    });
+  }
   if (f.actorUid !== undefined) out.push({ sql: "t.actor_uid = ?", params: [f.actorUid] });
   if (f.since !== undefined) out.push({ sql: "t.time >= ?", params: [f.since] });
   if (f.before !== undefined) out.push({ sql: "t.time < ?", params: [f.before] });

@@ -18,6 +18,8 @@ export interface BindingRow {
   identity_subject: string;
   group_name: string;
   group_description: string;
+  /** When it stops granting (ms since the epoch); null: until revoked. */
+  expire_time: number | null;
 }
 
 /**
@@ -48,6 +50,7 @@ export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
     identity_subject: { field: "identity", fromView: true },
     group_name: { field: "group", fromView: true },
     group_description: { field: "group", fromView: true },
+    expire_time: { field: "expire_time", updated: true },
   },
   parent: { kind: "group", column: "group_uid", onDelete: "cascade" },
   list: { name: "role_name" },
@@ -72,6 +75,7 @@ export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
     },
     group: { uid: row.group_uid, name: row.group_name, description: row.group_description },
     role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
+    ...(row.expire_time === null ? {} : { expireTime: Number(row.expire_time) }),
   };
 }
 

@@ -1,3 +1,4 @@
+import { currentEventType } from "../../events/legacy-types.js";
 import { isAtOrBelow } from "../../uid.js";
 import type { ClaimedDelivery, SubscriptionRecord } from "../subscription-store.js";
 import { declareResource } from "./resource.js";
@@ -108,7 +109,8 @@ export function subscriptionRecordOf(r: SubscriptionRow): SubscriptionRecord {
 
 /**
  * The subscriptions an event goes to, among its organization's: those of the subject's group
- * or a group above it (a subscription sees its group's subtree) that name the event's type.
+ * or a group above it (a subscription sees its group's subtree) that name the event's type
+ * (or a legacy name of it, from before one type per change).
  */
 export function matchingSubscriptions(
   rows: readonly { uid: string; group_uid: string; event_types: string }[],
@@ -118,7 +120,8 @@ export function matchingSubscriptions(
     .filter(
       (s) =>
         isAtOrBelow(event.subject, s.group_uid) &&
-        (JSON.parse(s.event_types) as string[]).includes(event.type),
+        // A type recorded no more (legacy-types.ts) still names what it was about.
+        (JSON.parse(s.event_types) as string[]).some((t) => currentEventType(t) === event.type),
     )
     .map((s) => s.uid);
 }

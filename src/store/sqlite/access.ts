@@ -1,4 +1,4 @@
-import { capabilitiesKey, groupsWithKey } from "../access-answers.js";
+import { capabilitiesKey, groupsWithKey, resolveAt } from "../access-answers.js";
 import type { SharedOps } from "../ops/all.js";
 import type { SyncMethods } from "../ops/operation.js";
 import type { ReadCache } from "./read-cache.js";
@@ -10,19 +10,28 @@ export type AccessOps = SyncOps<"identityExists" | "capabilitiesAt" | "groupsWit
 /**
  * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
  * this database), answered through `cache`, which drops its answers whenever the database
- * changes, so they are always current.
+ * changes, so they are always current. A cached answer keeps the expiry of each grant through
+ * an expiring binding, and is resolved at `now()` on every lookup.
  */
 export function createAccessOps(
   cache: ReadCache,
-  queries: Pick<SyncMethods<SharedOps>, keyof AccessOps>,
+  queries: Pick<
+    SyncMethods<SharedOps>,
+    "identityExists" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
+  >,
+  now: () => number,
 ): AccessOps {
+  const capabilities = cache.memo("capabilitiesAt", queries.timedCapabilitiesAt, capabilitiesKey);
+  const groups = cache.memo(
+    "groupsWithCapability",
+    queries.timedGroupsWithCapability,
+    groupsWithKey,
+  );
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
-    capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
-    groupsWithCapability: cache.memo(
-      "groupsWithCapability",
-      queries.groupsWithCapability,
-      groupsWithKey,
-    ),
+    capabilitiesAt: (identityUid, groupUids) =>
+      resolveAt(capabilities(identityUid, groupUids), now()),
+    groupsWithCapability: (identityUid, capability) =>
+      resolveAt(groups(identityUid, capability), now()),
   };
 }

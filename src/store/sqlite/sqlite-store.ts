@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import Sqlite, { type Database } from "better-sqlite3";
 import { type AuditScope, eventFor } from "../../events/audit-scope.js";
+import { priorReadOf } from "../../events/change-data.js";
 import { callView, scopeOf } from "../call-view.js";
 import { behaviourOf, createSharedOps, isAuditedWrite } from "../ops/all.js";
 import { appendEvent } from "../ops/events.js";
@@ -26,7 +27,10 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** PRAGMA synchronous; default FULL (every commit reaches the disk before it returns). */
   synchronous?: "FULL" | "NORMAL";
-  /** The clock, for the create time of built-in roles seeded at open; default Date.now. */
+  /**
+   * The clock, for the create time of built-in roles seeded at open and for role binding
+   * expiry in access answers; default Date.now.
+   */
   now?: () => number;
   /**
    * Checkpoint the WAL from a worker thread (checkpointer.ts) instead of inside the commit
@@ -69,7 +73,7 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     ...groups,
     ...shared,
     // The access queries, identityExists among them, answered through the read cache.
-    ...createAccessOps(readCache, shared),
+    ...createAccessOps(readCache, shared, opts.now ?? Date.now),
   };
   // Writes no access answer depends on (the answers come from identities, roles and bindings
   // alone: the operation's accessNeutral) leave the read cache warm: under a steady stream of
@@ -306,11 +310,17 @@ function guard<T extends Record<string, (...args: never[]) => unknown>>(
     // Store.recording) appends the call's event in its own transaction (a savepoint of the
     // batch's, or of atomically's).
     const audited = isAuditedWrite(name);
+    // An update's or a delete's record as it was, read in the change's savepoint: its event
+    // tells the old values and what was deleted (change-data.ts).
+    const priorName = audited ? priorReadOf(name, (n) => n in ops) : undefined;
+    const prior = priorName === undefined ? undefined : ops[priorName]!;
     const op = (scope: AuditScope | undefined, args: never[]) => {
       if (!scope || scope.recorded) return plain(...args);
       return recording(() => {
+        const before =
+          prior && typeof args[0] === "string" ? prior(...([args[0]] as never[])) : undefined;
         const result = plain(...args);
-        const row = eventFor(scope, args, result, events.now());
+        const row = eventFor(scope, args, result, events.now(), before);
         if (row) {
           events.drive(appendEvent(row));
           scope.recorded = true;

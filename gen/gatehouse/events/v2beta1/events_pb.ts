@@ -139,7 +139,9 @@ export type ListEventsRequest = Message<"gatehouse.events.v2beta1.ListEventsRequ
   skip: number;
 
   /**
-   * Exact event type (as name).
+   * Event types, comma-separated, any of which an event may have: an exact type
+   * (dev.gatehouse.iam.role_binding.created.v1) or a family, whole words of a type
+   * (role_binding: every role binding event; auth.person; iam; role_binding.deleted).
    *
    * @generated from field: string type = 10;
    */

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/sts/v1/sts.proto.
  */
 export const file_gatehouse_sts_v1_sts: GenFile = /*@__PURE__*/
-  fileDesc("ChpnYXRlaG91c2Uvc3RzL3YxL3N0cy5wcm90bxIQZ2F0ZWhvdXNlLnN0cy52MSI6Cg9FeGNoYW5nZVJlcXVlc3QSEAoDYXVkGAEgASgJQgPgQQISFQoIaWRlbnRpdHkYAiABKAlCA+BBASJNChBFeGNoYW5nZVJlc3BvbnNlEg0KBXRva2VuGAEgASgJEioKBmV4cGlyeRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAylAEKFFNlY3VyaXR5VG9rZW5TZXJ2aWNlEnwKCEV4Y2hhbmdlEiEuZ2F0ZWhvdXNlLnN0cy52MS5FeGNoYW5nZVJlcXVlc3QaIi5nYXRlaG91c2Uuc3RzLnYxLkV4Y2hhbmdlUmVzcG9uc2UiKYLT5JMCI1oSOgEqIg0vc3RzL2V4Y2hhbmdlEg0vc3RzL2V4Y2hhbmdlYgZwcm90bzM", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("ChpnYXRlaG91c2Uvc3RzL3YxL3N0cy5wcm90bxIQZ2F0ZWhvdXNlLnN0cy52MSJgCg9FeGNoYW5nZVJlcXVlc3QSEAoDYXVkGAEgASgJQgPgQQISFQoIaWRlbnRpdHkYAiABKAlCA+BBARIQCgNjYXAYAyADKAlCA+BBARISCgVncm91cBgEIAEoCUID4EEBIk0KEEV4Y2hhbmdlUmVzcG9uc2USDQoFdG9rZW4YASABKAkSKgoGZXhwaXJ5GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDKUAQoUU2VjdXJpdHlUb2tlblNlcnZpY2USfAoIRXhjaGFuZ2USIS5nYXRlaG91c2Uuc3RzLnYxLkV4Y2hhbmdlUmVxdWVzdBoiLmdhdGVob3VzZS5zdHMudjEuRXhjaGFuZ2VSZXNwb25zZSIpgtPkkwIjWhI6ASoiDS9zdHMvZXhjaGFuZ2USDS9zdHMvZXhjaGFuZ2ViBnByb3RvMw", [file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message gatehouse.sts.v1.ExchangeRequest
@@ -33,6 +33,24 @@ export type ExchangeRequest = Message<"gatehouse.sts.v1.ExchangeRequest"> & {
    * @generated from field: string identity = 2;
    */
   identity: string;
+
+  /**
+   * Narrow the token to these capabilities (`groups.get`, ...): every check intersects what
+   * the identity holds with them. Each must be held by the identity somewhere, or the
+   * exchange is refused. Empty: the identity's own capabilities. Repeatable in the query
+   * (`cap=a&cap=b`).
+   *
+   * @generated from field: repeated string cap = 3;
+   */
+  cap: string[];
+
+  /**
+   * Confine the token to this group's subtree: nothing outside it is allowed, whatever the
+   * identity holds there. The identity must hold something at or below it.
+   *
+   * @generated from field: string group = 4;
+   */
+  group: string;
 };
 
 /**
