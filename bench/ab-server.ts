@@ -1,6 +1,6 @@
 /**
  * One side of an A/B benchmark (bench/setting-ab.ts): a Gatehouse on its own SQLite file (synchronous
- * FULL, as served), in a process of its own so that its CPU time is its own, with an
+ * FULL, as served), or on the PostgreSQL database its settings name (GATEHOUSE_DATABASE_URL), in a process of its own so that its CPU time is its own, with an
  * organization, a person owning it and a group in it. Prints one JSON line,
  * `{port, metricsPort, org, group, token}`, then serves until SIGTERM. With a sink URL, the
  * organization also has a webhook subscription to every group creation on that sink (http on
@@ -11,6 +11,7 @@
 import { ownerRole, storeRoles } from "../src/auth/capabilities.js";
 import { loadConfig } from "../src/config.js";
 import { createServer } from "../src/server.js";
+import { createPostgresStore } from "../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../src/uid.js";
 
@@ -32,10 +33,14 @@ const config = loadConfig([], {
   // The side's own settings (bench/setting-ab.ts AbSide.settings).
   ...(JSON.parse(process.env.AB_SETTINGS ?? "{}") as Record<string, string>),
 });
-const store = createSqliteStore(config.dbPath, {
-  roles: storeRoles,
-  backgroundCheckpoints: {},
-});
+// GATEHOUSE_DATABASE_URL in the side's settings: PostgreSQL (bench/events.ts --pg).
+const store =
+  config.databaseUrl === ""
+    ? createSqliteStore(config.dbPath, { roles: storeRoles, backgroundCheckpoints: {} })
+    : await createPostgresStore(config.databaseUrl, {
+        roles: storeRoles,
+        timeoutMs: config.dbTimeoutMs,
+      });
 // auditTrail exists for this comparison only: served, every change records its event.
 const server = await createServer({ config, store, auditTrail: events === "on" });
 const address = await server.listen();

@@ -10,11 +10,14 @@
  * subscription; rate, CPU per call and client latency, same run. The deliveries pile up in the
  * outbox, off the request path.
  *
- *   npm run build && node dist/bench/events.js [seconds-per-round] [pairs]
+ *   npm run build && node dist/bench/events.js [seconds-per-round] [pairs] [--pg]
+ *
+ * `--pg`: the first pair only, each side on its own database of one embedded PostgreSQL.
  */
 import { createServer as createHttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { groupsClient } from "./get-group-loads.js";
+import { startBenchPostgres } from "./postgres-server.js";
 import {
   type AbSide,
   type AbTarget,
@@ -25,9 +28,13 @@ import {
   startAb,
 } from "./setting-ab.js";
 
-const seconds = Number(process.argv[2] ?? 2);
-const pairs = Number(process.argv[3] ?? 6);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const seconds = Number(positional[0] ?? 2);
+const pairs = Number(positional[1] ?? 6);
 const inFlight = 16;
+// --pg: the CreateGroup pair on PostgreSQL (one embedded server, a database a side) instead
+// of SQLite files; the slow-sink pair is skipped.
+const onPostgres = process.argv.includes("--pg");
 
 /** CreateGroup A/B between two sides; each call's latency (ms) by target port. */
 async function createGroupAb(a: AbSide, b: AbSide) {
@@ -63,6 +70,32 @@ const lat = (xs: number[]) =>
   `p50 ${pct(xs, 0.5).toFixed(1)} ms, p99 ${pct(xs, 0.99).toFixed(1)} ms`;
 
 console.log(`${pairs} pairs of ${seconds} s rounds, ${inFlight} in flight; ${loadNote()}`);
+if (onPostgres) {
+  const pg = await startBenchPostgres();
+  try {
+    const on = await pg.createDatabase("events_on");
+    const off = await pg.createDatabase("events_off");
+    const pgEvents = await createGroupAb(
+      { name: "events-on", events: "on", metrics: "off", settings: { GATEHOUSE_DATABASE_URL: on } },
+      {
+        name: "events-off",
+        events: "off",
+        metrics: "off",
+        settings: { GATEHOUSE_DATABASE_URL: off },
+      },
+    );
+    printAb(
+      "CreateGroup, PostgreSQL (embedded, a database a side)",
+      pgEvents.figures,
+      "events",
+      "none",
+    );
+    console.log(`  ${loadNote()}`);
+  } finally {
+    await pg.stop();
+  }
+  process.exit(0);
+}
 const events = await createGroupAb(
   { name: "events-on", events: "on", metrics: "off" },
   { name: "events-off", events: "off", metrics: "off" },

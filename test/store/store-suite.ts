@@ -908,6 +908,44 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
         const page = await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0]);
         expect(page.items.map((e) => [e.subject, e.actorUid])).toEqual([[R1, "someone"]]);
       });
+
+      it("writes a person actor's issuer and subject into the event's data, and no one else's", async () => {
+        // Characters JSON must escape: the data is written as one text (on PostgreSQL by the
+        // statement that appends the event).
+        const person = await store.upsertPerson({
+          uid: "p".repeat(40),
+          issuer: 'https://idp.test/"quoted"\\back',
+          subject: "ünïcode\nline",
+          name: "Pat",
+          email: "",
+          now: 1,
+        });
+        const scope = (actorUid: string): AuditScope => ({
+          type: "dev.gatehouse.iam.group.created.v1",
+          source: "/gatehouse.iam.v2beta1.GroupsService",
+          actorUid,
+          requestId: "req-3",
+          protocol: "grpc",
+          requestUid: "",
+          recorded: false,
+        });
+        await store
+          .recording(scope(person.uid))
+          .createGroup({ uid: R1, parentUid: "", name: "a", description: "", now: 1 });
+        await store
+          .recording(scope("nobody-known"))
+          .createGroup({ uid: R2, parentUid: "", name: "b", description: "", now: 2 });
+        const page = await store.listEvents(listQuery() as Parameters<Store["listEvents"]>[0]);
+        const actorOf = (subject: string) =>
+          (JSON.parse(page.items.find((e) => e.subject === subject)!.data) as { actor: unknown })
+            .actor;
+        expect(actorOf(R1)).toEqual({
+          uid: person.uid,
+          issuer: 'https://idp.test/"quoted"\\back',
+          subject: "ünïcode\nline",
+        });
+        expect(actorOf(R2)).toEqual({ uid: "nobody-known" });
+      });
     });
 
     describe("atomically", () => {

@@ -66,8 +66,21 @@ export interface UpdateRowStmt {
   readonly key: Param;
 }
 
-/** What an operation yields: a statement, an updated row or a hook call. */
-export type Stmt = SqlStmt | UpdateRowStmt | HookCall;
+/**
+ * A question for the runner: which backend it is. For the rare step that one backend does in
+ * one statement and the other in several (appendEvent: one round trip on PostgreSQL).
+ */
+export interface DialectQuestion {
+  readonly want: "dialect";
+}
+
+/** What an operation yields: a statement, an updated row, a hook call or the dialect question. */
+export type Stmt = SqlStmt | UpdateRowStmt | HookCall | DialectQuestion;
+
+/** The backend running the operation. */
+export function* dialect(): Steps<"sqlite" | "pg"> {
+  return (yield { want: "dialect" }) as "sqlite" | "pg";
+}
 
 /** Call the backend's hook `name` in the operation's transaction. */
 export function* hook<K extends keyof Hooks>(

@@ -38,7 +38,9 @@ export async function driveAsync<R>(sql: Sql, hooks: PgHooks, steps: Steps<R>): 
       result =
         s.want === "hook"
           ? await (hooks[s.hook] as (sql: Sql, ...a: unknown[]) => Promise<unknown>)(sql, ...s.args)
-          : await exec(sql, s);
+          : s.want === "dialect"
+            ? "pg"
+            : await exec(sql, s);
     } catch (err) {
       next = steps.throw(err);
       continue;

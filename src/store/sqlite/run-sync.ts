@@ -49,6 +49,7 @@ export function createSyncRunner(db: Database, hooks: Hooks): SyncRunner {
   // On every statement of every operation: no copy of the parameters unless one needs binding.
   const exec = (s: Stmt): unknown => {
     if (s.want === "hook") return (hooks[s.hook] as (...a: unknown[]) => unknown)(...s.args);
+    if (s.want === "dialect") return "sqlite";
     const text = typeof s.text === "string" ? s.text : s.text.sqlite;
     const stmt = statements.get(text) ?? prepared(text);
     const params = s.params.some(needsBinding) ? s.params.map(bindable) : (s.params as SqlParam[]);
