@@ -44,7 +44,8 @@ export async function syncTeams(
 ): Promise<{ joined: string[]; left: string[] }> {
   const { store, now, log } = deps;
   const out = { joined: [] as string[], left: [] as string[] };
-  if (idp.groupMappings.length === 0) return out;
+  // Without a groups claim to read, mappings say nothing: no one joins or leaves.
+  if (idp.groupMappings.length === 0 || idp.oidc.groupsClaim === "") return out;
   const groups = groupsOf(claims, idp.oidc.groupsClaim);
   const wanted = new Set<string>();
   const mapped = new Set<string>();
