@@ -1056,9 +1056,115 @@ export const schemaSteps: readonly SchemaStep[] = [
     `,
   },
   {
+    // A team lives in a group (its uid a child of the group's) and holds identities of its
+    // organization. team_members' (identity, team) index serves the access queries, which
+    // start from the caller's identity; a member goes with its team or its identity. The view
+    // adds the member count a Team shows.
+    description: "teams and their members",
+    sql: (d) => `
+      CREATE TABLE teams (
+        uid ${d.key} PRIMARY KEY,
+        group_uid ${d.key} NOT NULL REFERENCES groups (uid),
+        name ${d.key} NOT NULL,
+        description TEXT NOT NULL,
+        create_time ${d.int64} NOT NULL,
+        update_time ${d.int64} NOT NULL
+      )${d.table};
+      CREATE UNIQUE INDEX teams_group_name ON teams (group_uid, name);
+      CREATE INDEX teams_name ON teams (name, uid);
+      CREATE INDEX teams_create_time ON teams (create_time, uid);
+      CREATE INDEX teams_update_time ON teams (update_time, uid);
+      CREATE TABLE team_members (
+        team_uid ${d.key} NOT NULL REFERENCES teams (uid) ON DELETE CASCADE,
+        identity_uid ${d.key} NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        create_time ${d.int64} NOT NULL,
+        PRIMARY KEY (team_uid, identity_uid)
+      )${d.keyedTable};
+      CREATE INDEX team_members_identity ON team_members (identity_uid, team_uid);
+      CREATE VIEW teams_view AS
+        SELECT t.*, (SELECT count(*) FROM team_members AS m WHERE m.team_uid = t.uid)
+          AS member_count
+        FROM teams AS t;
+    `,
+  },
+  {
+    // A binding grants its role to an identity or to a team (exactly one: identity_uid is
+    // NULL for a team's). role_bindings_team serves the access queries' second half, which
+    // starts from the caller's teams (team_members_identity). A team's bindings go with it.
+    // SQLite cannot drop a NOT NULL: its table is rebuilt, copying the columns it had.
+    description: "role bindings to teams",
+    sqlite: `
+      CREATE TABLE role_bindings_new (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        identity_uid TEXT REFERENCES identities (uid),
+        team_uid TEXT REFERENCES teams (uid) ON DELETE CASCADE,
+        role_uid TEXT NOT NULL REFERENCES roles (uid),
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL,
+        CHECK ((identity_uid IS NULL) <> (team_uid IS NULL))
+      ) STRICT;
+      INSERT INTO role_bindings_new (uid, group_uid, identity_uid, role_uid, create_time,
+          update_time)
+        SELECT uid, group_uid, identity_uid, role_uid, create_time, update_time
+        FROM role_bindings;
+      DROP VIEW role_bindings_view;
+      DROP TABLE role_bindings;
+      ALTER TABLE role_bindings_new RENAME TO role_bindings;
+      CREATE UNIQUE INDEX role_bindings_identity ON role_bindings (identity_uid, group_uid, role_uid);
+      CREATE UNIQUE INDEX role_bindings_team ON role_bindings (team_uid, group_uid, role_uid);
+      CREATE INDEX role_bindings_group ON role_bindings (group_uid, uid);
+      CREATE INDEX role_bindings_role ON role_bindings (role_uid);
+      CREATE INDEX role_bindings_create_time ON role_bindings (create_time, uid);
+      CREATE INDEX role_bindings_update_time ON role_bindings (update_time, uid);
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.team_uid, b.role_uid, b.create_time,
+          b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          t.name AS team_name, t.description AS team_description,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          LEFT JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN teams AS t ON t.uid = b.team_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+    pg: `
+      ALTER TABLE role_bindings ALTER COLUMN identity_uid DROP NOT NULL;
+      ALTER TABLE role_bindings
+        ADD COLUMN team_uid TEXT COLLATE "C" REFERENCES teams (uid) ON DELETE CASCADE;
+      ALTER TABLE role_bindings ADD CONSTRAINT role_bindings_one_holder
+        CHECK ((identity_uid IS NULL) <> (team_uid IS NULL));
+      CREATE UNIQUE INDEX role_bindings_team ON role_bindings (team_uid, group_uid, role_uid);
+      DROP VIEW role_bindings_view;
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.team_uid, b.role_uid, b.create_time,
+          b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          t.name AS team_name, t.description AS team_description,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          LEFT JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN teams AS t ON t.uid = b.team_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+  },
+  {
+    // Which teams an organization provider's groups claim puts people in, as JSON:
+    // [{group, teamUid}] (sign-ins read it with the provider; nothing looks it up).
+    description: "identity provider group mappings",
+    sql: "ALTER TABLE identity_providers ADD COLUMN group_mappings TEXT NOT NULL DEFAULT '[]';",
+  },
+  {
     // A binding may expire: past expire_time it grants nothing (the access queries compare it
     // to the clock) and the expiry sweep deletes it. NULL: until revoked. The view is
-    // re-created with the column last (a later step re-creating the view keeps it).
+    // re-created with the column last, keeping the team columns of "role bindings to teams"
+    // (a later step re-creating the view keeps them all).
     description: "role binding expiry",
     sql: (d) => `
       ALTER TABLE role_bindings ADD COLUMN expire_time ${d.int64};
@@ -1066,15 +1172,18 @@ export const schemaSteps: readonly SchemaStep[] = [
         WHERE expire_time IS NOT NULL;
       DROP VIEW role_bindings_view;
       CREATE VIEW role_bindings_view AS
-        SELECT b.uid, b.group_uid, b.identity_uid, b.role_uid, b.create_time, b.update_time,
+        SELECT b.uid, b.group_uid, b.identity_uid, b.team_uid, b.role_uid, b.create_time,
+          b.update_time,
           r.name AS role_name, r.description AS role_description,
           i.name AS identity_name, i.description AS identity_description,
           i.issuer AS identity_issuer, i.subject AS identity_subject,
+          t.name AS team_name, t.description AS team_description,
           g.name AS group_name, g.description AS group_description,
           b.expire_time
         FROM role_bindings AS b
           JOIN roles AS r ON r.uid = b.role_uid
-          JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN teams AS t ON t.uid = b.team_uid
           JOIN groups AS g ON g.uid = b.group_uid;
     `,
   },

@@ -38,6 +38,7 @@ import type { PeopleStore } from "./people-store.js";
 import type { RegistryStore } from "./registry-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
+import type { TeamStore } from "./team-store.js";
 import type {
   GroupPatch,
   GroupRecord,
@@ -60,7 +61,8 @@ export interface Store
     RegistryStore,
     AdvisoryStore,
     EventStore,
-    SubscriptionStore {
+    SubscriptionStore,
+    TeamStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

@@ -11,6 +11,7 @@ import { isUid } from "../../uid.js";
 import { grantDefaultRole } from "../login/default-role.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
 import { createSignInLimit } from "../login/sign-in-limit.js";
+import { syncTeams } from "../login/team-sync.js";
 import {
   callbackUri,
   type LoginProvider,
@@ -478,6 +479,11 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
       const idp = found.idp;
       await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);
+    }
+    if (found.idp) {
+      // The provider's groups claim sets the person's membership of the teams it maps.
+      const asRecord = claims as unknown as Record<string, unknown>;
+      await syncTeams({ store, now, log }, person.uid, found.idp, asRecord, req.id);
     }
     if (pending.deviceUserCode !== undefined) {
       // The person approves or denies the device's code; the device's poll starts the session.

@@ -26,7 +26,7 @@ import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
 import { callerOf } from "../caller.js";
-import { identityBindings } from "../identity-bindings.js";
+import { heldBindings } from "../team-bindings.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the access service needs. */
@@ -117,8 +117,10 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       const grants: { b: RoleBindingRecord; grant: AccessGrant }[] = [];
       const shortfalls: { b: RoleBindingRecord; distance: number; s: AccessShortfall }[] = [];
       let read = 0;
-      // An expired binding explains nothing: the authorizer's answer already ignores it.
-      for await (const b of identityBindings(store, req.identityUid, deps.now())) {
+      // Its own bindings and its teams' in the organization: a grant through a team carries
+      // the team (roleBinding.team). An expired binding explains nothing: the authorizer's
+      // answer already ignores it.
+      for await (const b of heldBindings(store, req.identityUid, org, deps.now())) {
         if (++read > maxBindings) break;
         if (rootOf(b.groupUid) !== org) continue;
         let caps = roleCaps.get(b.roleUid);

@@ -21,6 +21,7 @@ import { serverStateOps } from "./server-state.js";
 import { signInUpkeepOps } from "./sign-in-upkeep.js";
 import { subscriptionOps } from "./subscriptions.js";
 import { tagOps } from "./tags.js";
+import { teamOps } from "./teams.js";
 
 /**
  * Every operation written once for both backends (ops/*.ts), by Store method, for a store
@@ -40,6 +41,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...deviceCodeOps,
     ...peopleOps,
     ...tagOps,
+    ...teamOps,
     ...roleOps,
     ...groupInviteOps,
     ...serverStateOps,

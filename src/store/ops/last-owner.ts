@@ -16,13 +16,14 @@ export interface LastOwnerGuard {
   identity(uid: string): Steps<void>;
 }
 
-// An owner binding at a root group (its uid has no '/') with no other owner binding there
-// that lasts until revoked: an expiring owner binding goes by itself, so it never counts as
-// the one left (and a binding may be made to expire only while another owner stays).
-const sole = `b.role_uid = ? AND b.group_uid NOT LIKE '%/%'
+// An identity's owner binding at a root group (its uid has no '/') with no other identity's
+// owner binding there that lasts until revoked. An expiring owner binding goes by itself, so it
+// never counts as the one left (and a binding may be made to expire only while another owner
+// stays); a team's owner binding counts for nothing: the team may be empty.
+const sole = `b.role_uid = ? AND b.group_uid NOT LIKE '%/%' AND b.identity_uid IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM role_bindings AS o
                   WHERE o.group_uid = b.group_uid AND o.role_uid = ? AND o.uid <> b.uid
-                    AND o.expire_time IS NULL)`;
+                    AND o.identity_uid IS NOT NULL AND o.expire_time IS NULL)`;
 
 /** The last-owner checks; `ownerRoleUid` is the owner role. */
 export function createLastOwnerGuard(ownerRoleUid: string): LastOwnerGuard {
