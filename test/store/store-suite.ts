@@ -458,6 +458,8 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
           lastSeenTime: 5,
           createTime: 5,
           updateTime: 5,
+          // How the person signs in (the people view matches it to providers).
+          signIn: { issuer: "https://users.test", subject: "u1" },
         });
         const again = await store.upsertPerson({ ...login, name: "Ann B", email: "", now: 9 });
         expect(again).toMatchObject({ name: "Ann B", email: "", lastSeenTime: 9, createTime: 5 });

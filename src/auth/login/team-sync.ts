@@ -1,6 +1,6 @@
 import { changeScope } from "../../events/audit-scope.js";
 import { requireAll } from "../../grants/grant-rule.js";
-import { requireTeamPowers } from "../../services/team-bindings.js";
+import { requireTeamPowers } from "../../grants/team-powers.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import { type Store, StoreError } from "../../store/store.js";
 import { rootOf } from "../../uid.js";

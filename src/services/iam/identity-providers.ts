@@ -18,6 +18,7 @@ import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../../grants/grant-rule.js";
+import { requireTeamPowers } from "../../grants/team-powers.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
@@ -42,7 +43,6 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { requireTeamPowers } from "../team-bindings.js";
 import { updateRequest } from "../update-mask.js";
 
 /** The fields a List of identityProviders may be ordered by: its message's scalars that a column keeps. */

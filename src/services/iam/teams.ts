@@ -12,6 +12,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { notFound } from "../../errors.js";
+import { requireTeamPowers } from "../../grants/team-powers.js";
 import type { ListEngine } from "../../list/list.js";
 import type { Store } from "../../store/store.js";
 import type { TeamRecord } from "../../store/team-store.js";
@@ -28,7 +29,6 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
-import { requireTeamPowers } from "../team-bindings.js";
 import { updateRequest } from "../update-mask.js";
 import { requireTeamMembers } from "./team-members.js";
 

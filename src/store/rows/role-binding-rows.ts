@@ -42,8 +42,14 @@ export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
   columns: {
     uid: { field: "uid" },
     group_uid: { field: "group" },
-    identity_uid: { field: "identity_uid" },
-    team_uid: { field: "team_uid" },
+    identity_uid: {
+      field: "identity_uid",
+      unsortable: "NULL for a binding to a team: a keyset cursor cannot resume across NULLs",
+    },
+    team_uid: {
+      field: "team_uid",
+      unsortable: "NULL for a binding to an identity: a keyset cursor cannot resume across NULLs",
+    },
     role_uid: { field: "role_uid", updated: true },
     create_time: { field: "create_time" },
     update_time: {
