@@ -16,6 +16,11 @@ export interface AccessDeps {
   identityExists(uid: string): Promise<boolean>;
   /** Whether a sign-in session (a token's `sid`) is still active: not logged out or revoked. */
   sessionActive(sessionId: string): Promise<boolean>;
+  /**
+   * When the identity's tokens were cut off (a deprovisioning, milliseconds), or 0: a token
+   * issued in or before that second is refused, session or not.
+   */
+  tokenCutoff?(uid: string): Promise<number>;
   authorizer: Authorizer;
   /** Told why a token was refused (never the token itself), with the request's id. */
   onRejectedToken?: (reason: string, requestId: string | undefined) => void;
@@ -289,8 +294,9 @@ async function authenticate(
   let sub: string;
   let email: string | undefined;
   let sid: string | undefined;
+  let iat: number;
   try {
-    ({ sub, email, sid } = await deps.verifier.verify(match[1]));
+    ({ sub, email, sid, iat } = await deps.verifier.verify(match[1]));
   } catch (err) {
     if (!(err instanceof TokenError)) throw err;
     deps.onRejectedToken?.(err.reason, requestId);
@@ -304,7 +310,19 @@ async function authenticate(
     deps.onRejectedToken?.("session_revoked", requestId);
     throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
   }
+  if (deps.tokenCutoff && cutOff(iat, await deps.tokenCutoff(sub))) {
+    deps.onRejectedToken?.("token_cut_off", requestId);
+    throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
+  }
   return email === undefined ? { identityUid: sub } : { identityUid: sub, email };
+}
+
+/**
+ * Whether a token issued at `iat` (seconds) is ended by a cutoff at `cutoffMs`: issue times
+ * have whole seconds, so a token of the cutoff's own second is refused too (fail closed).
+ */
+export function cutOff(iat: number, cutoffMs: number): boolean {
+  return cutoffMs > 0 && iat <= Math.floor(cutoffMs / 1000);
 }
 
 function compile(rule: Rule, input: DescMessage): Compiled {

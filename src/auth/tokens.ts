@@ -36,6 +36,8 @@ export interface VerifiedToken {
   email?: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
+  /** Issue time, seconds since the epoch: a token cutoff (ScimStore.tokenCutoff) ends it. */
+  iat: number;
   /** The sign-in session the token was issued in (people's sign-in), if any. */
   sid?: string;
 }
@@ -159,14 +161,20 @@ export function createTokenVerifier(opts: {
       } catch (err) {
         throw toTokenError(err);
       }
-      const { sub, exp, email, sid } = payload;
-      if (typeof sub !== "string" || sub === "" || typeof exp !== "number") {
+      const { sub, exp, iat, email, sid } = payload;
+      if (
+        typeof sub !== "string" ||
+        sub === "" ||
+        typeof exp !== "number" ||
+        typeof iat !== "number"
+      ) {
         throw new TokenError("bad_claims");
       }
       // Frozen: callers share the cached object.
       const verified: VerifiedToken = Object.freeze({
         sub,
         exp,
+        iat,
         ...(typeof email === "string" ? { email } : {}),
         ...(typeof sid === "string" ? { sid } : {}),
       });

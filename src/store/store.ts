@@ -34,6 +34,7 @@ import type { IamStore } from "./iam-store.js";
 import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
 import type { RegistryStore } from "./registry-store.js";
+import type { ScimStore } from "./scim-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
 import type {
@@ -56,7 +57,8 @@ export interface Store
     RegistryStore,
     AdvisoryStore,
     EventStore,
-    SubscriptionStore {
+    SubscriptionStore,
+    ScimStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

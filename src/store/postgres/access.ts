@@ -10,7 +10,9 @@ import type { AsyncMethods } from "../ops/operation.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 
 /** The access queries of the PostgreSQL store, which every authenticated call uses. */
-export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
+export type PgAccessOps = PgOps<
+  "identityExists" | "tokenCutoff" | "capabilitiesAt" | "groupsWithCapability"
+>;
 
 /**
  * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
@@ -34,6 +36,7 @@ export function createPgAccessOps(
   const cache = createEpochCache(db.changes, budget, counts);
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
+    tokenCutoff: cache.memo("tokenCutoff", queries.tokenCutoff, (uid) => uid),
     capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
     groupsWithCapability: cache.memo(
       "groupsWithCapability",

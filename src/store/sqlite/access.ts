@@ -5,7 +5,9 @@ import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The access queries of the SQLite store, which every authenticated call uses. */
-export type AccessOps = SyncOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
+export type AccessOps = SyncOps<
+  "identityExists" | "tokenCutoff" | "capabilitiesAt" | "groupsWithCapability"
+>;
 
 /**
  * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
@@ -18,6 +20,7 @@ export function createAccessOps(
 ): AccessOps {
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
+    tokenCutoff: cache.memo("tokenCutoff", queries.tokenCutoff, (uid) => uid),
     capabilitiesAt: cache.memo("capabilitiesAt", queries.capabilitiesAt, capabilitiesKey),
     groupsWithCapability: cache.memo(
       "groupsWithCapability",
