@@ -51,7 +51,7 @@ describe.each(backends)("SCIM Users on %s", (backend) => {
     expect(on.json.active).toBe(true);
   });
 
-  it("serves Entra ID's documented sequence: capitalised Replace, filtered paths, \"False\"", async () => {
+  it('serves Entra ID\'s documented sequence: capitalised Replace, filtered paths, "False"', async () => {
     const org = await gh.makeOrg("entra-org");
     const scim = await connectScim(gh, org.uid, org.owner.uid);
     const created = await scim.send(entra.create());
@@ -59,7 +59,11 @@ describe.each(backends)("SCIM Users on %s", (backend) => {
     const id = created.json.id as string;
     const again = await scim.send(entra.create());
     expect(again.status).toBe(409);
-    expect(again.json).toMatchObject({ schemas: [errorSchema], status: "409", scimType: "uniqueness" });
+    expect(again.json).toMatchObject({
+      schemas: [errorSchema],
+      status: "409",
+      scimType: "uniqueness",
+    });
 
     const byExternal = await scim.send(entra.lookupByExternalId());
     expect(byExternal.json.Resources.map((r: { id: string }) => r.id)).toEqual([id]);
