@@ -103,8 +103,6 @@ export function booleanOf(value: unknown, path: string): boolean {
 }
 
 function stringOf(value: unknown, path: string): string {
-  // Numbers are taken as their text (an employee number sent as a number).
-  if (typeof value === "number" && Number.isFinite(value)) return String(value);
   if (typeof value !== "string") throw badRequest("invalidValue", `${path} must be a string`);
   if (value.length > maxStringLength) {
     throw badRequest("invalidValue", `${path} is longer than ${maxStringLength} characters`);

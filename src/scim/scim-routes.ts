@@ -102,9 +102,13 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     if (scim.status === 401) reply.header("www-authenticate", 'Bearer realm="scim"');
     return send(reply, scim.status, errorBody(scim));
   });
-  app.setNotFoundHandler(async (_req, reply) =>
-    send(reply, 404, errorBody(new ScimError(404, "no such SCIM endpoint"))),
-  );
+  // Every other path under the prefix is SCIM's 404 (after the token check), not the REST
+  // gateway's: its catch-all would otherwise answer it.
+  const nowhere = async () => {
+    throw new ScimError(404, "no such SCIM endpoint");
+  };
+  app.setNotFoundHandler(nowhere);
+  app.all("/*", nowhere);
 
   const base = (req: FastifyRequest) => scimBaseUrl(opts.baseUrl, org(req));
   const scope = (req: FastifyRequest, type: string) =>
