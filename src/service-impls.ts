@@ -14,6 +14,7 @@ import {
 } from "./services/iam/identity-providers.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
+import { createTeamsService } from "./services/iam/teams.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
 import { createSecurityTokenService, type ExchangeDeps } from "./services/sts/exchange.js";
@@ -52,6 +53,7 @@ const implementations: {
   identities: createIdentitiesService,
   roles: createRolesService,
   roleBindings: createRoleBindingsService,
+  teams: createTeamsService,
   identityProviders: createIdentityProvidersService,
   accountAssociations: createAccountAssociationsService,
   groupInvites: createGroupInvitesService,

@@ -19,6 +19,7 @@ import { IdentitiesService } from "../gen/gatehouse/iam/v2beta1/identities_pb.js
 import { IdentityProvidersService } from "../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { RoleBindingsService } from "../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { TeamsService } from "../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import { RegistryService as V1RegistryService } from "../gen/gatehouse/registry/v1/registry_pb.js";
 import { ReposService } from "../gen/gatehouse/registry/v2beta1/repos_pb.js";
 import { TagsService } from "../gen/gatehouse/registry/v2beta1/tags_pb.js";
@@ -251,6 +252,42 @@ export const serviceTable = {
       { group: "iam", actions: { "bind-batch": "BatchCreateRoleBindings" } },
     ],
     console: "bindings",
+    matrix: true,
+  },
+  teams: {
+    service: TeamsService,
+    capabilities: [{ kind: "teams", verbs: crudVerbs }],
+    rules: {
+      ...crud(TeamsService, "teams", "team"),
+      // Membership is the team's to change: adding a member also needs what the team holds
+      // (the handler's escalation check), removing one only takes access away.
+      AddTeamMembers: { kind: "resource", capability: "teams.update", target: "uid" },
+      RemoveTeamMembers: { kind: "resource", capability: "teams.update", target: "uid" },
+      ListTeamMembers: { kind: "resource", capability: "teams.list", target: "uid" },
+    },
+    store: [
+      "listTeams",
+      "getTeam",
+      "createTeam",
+      "updateTeam",
+      "deleteTeam",
+      "addTeamMembers",
+      "removeTeamMembers",
+      "listTeamMembers",
+      "teamsOfIdentity",
+    ],
+    cli: [
+      { group: "iam", command: "teams" },
+      {
+        group: "iam",
+        actions: {
+          "team-add-members": "AddTeamMembers",
+          "team-remove-members": "RemoveTeamMembers",
+          "team-members": "ListTeamMembers",
+        },
+      },
+    ],
+    console: { none: "the console's Teams tab is to come (issue 39)" },
     matrix: true,
   },
   identityProviders: {

@@ -53,6 +53,7 @@ const nouns: Record<Kind, string> = {
   identities: "identities (people and workloads)",
   roles: "custom roles",
   role_bindings: "role bindings: who holds which role where",
+  teams: "teams and their members (who holds what the team holds)",
   identity_providers: "the organization's identity providers (sign-in)",
   account_associations: "cloud account associations",
   group_invites: "invites to join a group",

@@ -1056,6 +1056,38 @@ export const schemaSteps: readonly SchemaStep[] = [
     `,
   },
   {
+    // A team lives in a group (its uid a child of the group's) and holds identities of its
+    // organization. team_members' (identity, team) index serves the access queries, which
+    // start from the caller's identity; a member goes with its team or its identity. The view
+    // adds the member count a Team shows.
+    description: "teams and their members",
+    sql: (d) => `
+      CREATE TABLE teams (
+        uid ${d.key} PRIMARY KEY,
+        group_uid ${d.key} NOT NULL REFERENCES groups (uid),
+        name ${d.key} NOT NULL,
+        description TEXT NOT NULL,
+        create_time ${d.int64} NOT NULL,
+        update_time ${d.int64} NOT NULL
+      )${d.table};
+      CREATE UNIQUE INDEX teams_group_name ON teams (group_uid, name);
+      CREATE INDEX teams_name ON teams (name, uid);
+      CREATE INDEX teams_create_time ON teams (create_time, uid);
+      CREATE INDEX teams_update_time ON teams (update_time, uid);
+      CREATE TABLE team_members (
+        team_uid ${d.key} NOT NULL REFERENCES teams (uid) ON DELETE CASCADE,
+        identity_uid ${d.key} NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        create_time ${d.int64} NOT NULL,
+        PRIMARY KEY (team_uid, identity_uid)
+      )${d.keyedTable};
+      CREATE INDEX team_members_identity ON team_members (identity_uid, team_uid);
+      CREATE VIEW teams_view AS
+        SELECT t.*, (SELECT count(*) FROM team_members AS m WHERE m.team_uid = t.uid)
+          AS member_count
+        FROM teams AS t;
+    `,
+  },
+  {
     // SCIM 2.0 provisioning (src/scim/): an organization's connection is the hash of its
     // bearer token (the token is shown once); its users are the directory's view of the
     // organization's people, matched to an identity when one signs in; a cutoff ends every

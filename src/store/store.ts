@@ -37,6 +37,7 @@ import type { RegistryStore } from "./registry-store.js";
 import type { ScimStore } from "./scim-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
+import type { TeamStore } from "./team-store.js";
 import type {
   GroupPatch,
   GroupRecord,
@@ -58,7 +59,8 @@ export interface Store
     AdvisoryStore,
     EventStore,
     SubscriptionStore,
-    ScimStore {
+    ScimStore,
+    TeamStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError
    * `unavailable` otherwise, and `storage_full` for 30 s after a write was refused for lack of

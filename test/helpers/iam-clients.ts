@@ -7,6 +7,7 @@ import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb
 import { IdentityProvidersService } from "../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { TeamsService } from "../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import { type ApiErr, connectErr, withHeaders } from "./groups-clients.js";
 
 /** Clients of the IAM services over one transport. */
@@ -15,6 +16,7 @@ export interface IamClients {
   identities: Client<typeof IdentitiesService>;
   roles: Client<typeof RolesService>;
   roleBindings: Client<typeof RoleBindingsService>;
+  teams: Client<typeof TeamsService>;
   identityProviders: Client<typeof IdentityProvidersService>;
   accountAssociations: Client<typeof AccountAssociationsService>;
   groupInvites: Client<typeof GroupInvitesService>;
@@ -43,6 +45,7 @@ export function iamClients(transport: Transport): IamClients {
     identities: createClient(IdentitiesService, transport),
     roles: createClient(RolesService, transport),
     roleBindings: createClient(RoleBindingsService, transport),
+    teams: createClient(TeamsService, transport),
     identityProviders: createClient(IdentityProvidersService, transport),
     accountAssociations: createClient(AccountAssociationsService, transport),
     groupInvites: createClient(GroupInvitesService, transport),

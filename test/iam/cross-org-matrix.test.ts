@@ -62,6 +62,8 @@ interface Fixture {
   role: string;
   freeRole: string;
   binding: string;
+  /** A team of `group` with `identity` as its member. */
+  team: string;
   missing: string;
   /** A repo with `tag`, so it refuses deletion. */
   repo: string;
@@ -310,6 +312,78 @@ const rpcs: RpcCase[] = [
     call: (c, fx) => c.roleBindings.deleteRoleBinding({ uid: fx.missing }),
     expect: goneWrite,
     unchanged: true,
+  },
+  // TeamsService
+  { rpc: "ListTeams", call: (c) => c.teams.listTeams({}), expect: list, list: true },
+  {
+    rpc: "ListTeams under A",
+    call: (c, fx) => c.teams.listTeams({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  { rpc: "GetTeam", call: (c, fx) => c.teams.getTeam({ uid: fx.team }), expect: read },
+  {
+    rpc: "GetTeam missing",
+    call: (c, fx) => c.teams.getTeam({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "CreateTeam",
+    call: (c, fx) => c.teams.createTeam({ parent: fx.group, team: { name: "new" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateTeam",
+    call: (c, fx) => c.teams.updateTeam({ team: { uid: fx.team, description: "x" } }),
+    expect: write,
+  },
+  {
+    rpc: "UpdateTeam missing",
+    call: (c, fx) => c.teams.updateTeam({ team: { uid: fx.missing, description: "x" } }),
+    expect: missingWrite,
+  },
+  { rpc: "DeleteTeam", call: (c, fx) => c.teams.deleteTeam({ uid: fx.team }), expect: write },
+  {
+    rpc: "DeleteTeam missing",
+    call: (c, fx) => c.teams.deleteTeam({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "ListTeamMembers",
+    call: (c, fx) => c.teams.listTeamMembers({ uid: fx.team }),
+    expect: read,
+  },
+  {
+    rpc: "ListTeamMembers missing",
+    call: (c, fx) => c.teams.listTeamMembers({ uid: fx.missing }),
+    expect: missing,
+  },
+  {
+    rpc: "AddTeamMembers",
+    call: (c, fx, me) => c.teams.addTeamMembers({ uid: fx.team, identityUids: [me] }),
+    // ownerA is a person already in A: it may join.
+    expect: write,
+  },
+  {
+    rpc: "AddTeamMembers of B's owner",
+    call: (c, fx) => c.teams.addTeamMembers({ uid: fx.team, identityUids: [orgB.owner.uid] }),
+    // A person who is not in A is refused as an identity that does not exist would be.
+    expect: { ownerA: 3, viewerA: 7, ownerB: 7, unbound: 7, anonymous: 16 },
+  },
+  {
+    rpc: "AddTeamMembers missing",
+    call: (c, fx) => c.teams.addTeamMembers({ uid: fx.missing, identityUids: [fx.identity] }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "RemoveTeamMembers",
+    call: (c, fx) => c.teams.removeTeamMembers({ uid: fx.team, identityUids: [fx.identity] }),
+    expect: write,
+  },
+  {
+    rpc: "RemoveTeamMembers missing",
+    call: (c, fx) => c.teams.removeTeamMembers({ uid: fx.missing, identityUids: [fx.identity] }),
+    expect: missingWrite,
   },
   // IdentityProvidersService
   {
@@ -1402,6 +1476,15 @@ async function fixture(): Promise<Fixture> {
     roleUid: role,
     now,
   });
+  const team = newChildUid(group);
+  await store.createTeam({
+    uid: team,
+    groupUid: group,
+    name: `${secret}-team${n}`,
+    description: "",
+    now,
+  });
+  await store.addTeamMembers(team, [identity.uid], now);
   const repo = newChildUid(group);
   const emptyRepo = newChildUid(group);
   for (const [uid, name] of [
@@ -1486,6 +1569,7 @@ async function fixture(): Promise<Fixture> {
     role,
     freeRole,
     binding,
+    team,
     missing: `${org}/ffffffffffffffff`,
     repo,
     emptyRepo,
@@ -1526,6 +1610,7 @@ function secretsOf(fx: Fixture): string[] {
     fx.role,
     fx.freeRole,
     fx.binding,
+    fx.team,
     fx.repo,
     fx.emptyRepo,
     fx.tag,

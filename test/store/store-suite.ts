@@ -20,6 +20,7 @@ import { registryNamespaceCases } from "./registry-namespace-suite.js";
 import { registryCases } from "./registry-suite.js";
 import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
 import { subscriptionCases } from "./subscription-suite.js";
+import { teamCases } from "./team-suite.js";
 
 /** A closure row: `ancestor` is `depth` levels above `descendant` (0: the group itself). */
 export interface ClosureRow {
@@ -843,6 +844,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("group invites", () => inviteCases(() => store));
     describe("sign-in upkeep", () => signInUpkeepCases(() => store));
     describe("webhook subscriptions", () => subscriptionCases(() => store));
+    describe("teams", () => teamCases(() => store));
 
     describe("audit trail", () => {
       it("lists the event of a write made in a mutating call's scope, and of no other", async () => {

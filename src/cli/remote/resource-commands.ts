@@ -20,6 +20,7 @@ import type {
   BatchCreateRoleBindingsResponse,
   RoleBinding,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import type { ListTeamMembersResponse, Team } from "../../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import {
   builtinRoles,
   canonicalCapability,
@@ -86,7 +87,7 @@ type ActionCommand = { [N in ServiceName]: ActionsOf<CliOf<N>> }[ServiceName];
 // What the table cannot say: each group's summary, and each action's help and table output.
 // A group or action added to the table without its line here fails to compile.
 const groupAbout: Record<CliGroup, string> = {
-  iam: "groups, identities, roles, role bindings, identity providers, accounts, invites, access",
+  iam: "groups, identities, roles, role bindings, teams, identity providers, accounts, invites, access",
   registry: "container repositories and their tags",
   advisories: "vulnerability advisories",
   events: "the audit trail: one CloudEvent for every change, and webhook subscriptions (owners)",
@@ -112,6 +113,25 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
         .map((b) => `${b.uid}\t${b.identity?.name ?? ""}\t${b.role?.name ?? ""}\n`)
         .join(""),
   },
+  "team-add-members": {
+    about: "add identities to a team: --uid <team> --identity-uids <uid> (repeatable, at most 100)",
+    text: (res) => teamLine(res as Team),
+  },
+  "team-remove-members": {
+    about:
+      "remove identities from a team, ending what it gave them: --uid <team> --identity-uids <uid>",
+    text: (res) => teamLine(res as Team),
+  },
+  "team-members": {
+    about: "the members of a team: --uid <team> [--page-size n] [--page-token t]",
+    text: (res) => {
+      const page = res as ListTeamMembersResponse;
+      return [
+        ...page.members.map((m) => `${m.identity?.uid ?? ""}\t${m.identity?.name ?? ""}\n`),
+        ...(page.nextPageToken ? [`next page: --page-token ${page.nextPageToken}\n`] : []),
+      ].join("");
+    },
+  },
   capabilities: {
     about: "the capabilities you hold at a group, each with what it lets you do",
     text: (res) => {
@@ -127,6 +147,11 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     },
   },
 };
+
+/** A team as a membership change's table output shows it: uid, name, member count. */
+function teamLine(t: Team): string {
+  return `${t.uid}\t${t.name}\t${t.memberCount} members\n`;
+}
 
 /** A CRUD resource's noun and plural, read from its methods (`GetGroup`, `ListGroups`). */
 function resourceOf(command: string, service: DescService, only?: string): Resource {

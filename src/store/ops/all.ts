@@ -20,6 +20,7 @@ import { serverStateOps } from "./server-state.js";
 import { signInUpkeepOps } from "./sign-in-upkeep.js";
 import { subscriptionOps } from "./subscriptions.js";
 import { tagOps } from "./tags.js";
+import { teamOps } from "./teams.js";
 
 /**
  * Every operation written once for both backends (ops/*.ts), by Store method, for a store
@@ -37,6 +38,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...createRoleBindingOps(lastOwner),
     ...oauthOps,
     ...tagOps,
+    ...teamOps,
     ...roleOps,
     ...groupInviteOps,
     ...serverStateOps,

@@ -16,6 +16,7 @@ import { roleBindings } from "./role-binding-rows.js";
 import { roles } from "./role-rows.js";
 import { subscriptions } from "./subscription-rows.js";
 import { tags } from "./tag-rows.js";
+import { teams } from "./team-rows.js";
 
 /**
  * The declarations, in the order a parent's delete checks its children: the first kind found
@@ -27,6 +28,7 @@ export const resources: readonly Resource<never, unknown>[] = [
   identities,
   roles,
   identityProviders,
+  teams,
   tags,
   roleBindings,
   accountAssociations,
