@@ -3,15 +3,18 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { changeScope } from "../events/audit-scope.js";
 import type { ScimUserRecord } from "../store/scim-store.js";
 import { type Store, StoreError } from "../store/store.js";
-import { isUid } from "../uid.js";
+import { isUid, newChildUid } from "../uid.js";
 import { badRequest, errorBody, ScimError } from "./scim-error.js";
 import { type CheckedFilter, equalityOf, parseFilter } from "./scim-filter.js";
+import { groupDoc, groupResource, groupWrite, renderGroup } from "./scim-groups.js";
 import { applyPatch } from "./scim-patch.js";
 import { type Doc, requireSchemas } from "./scim-resource.js";
 import {
   commonAttributes,
   enterpriseAttributes,
   enterpriseSchema,
+  groupAttributes,
+  groupSchema,
   listSchema,
   schemaResource,
   userAttributes,
@@ -119,6 +122,16 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
       operator: "the organization's SCIM connection",
       subjectUid: org(req),
     });
+  const groupsOf = async (req: FastifyRequest, user: ScimUserRecord) =>
+    (await store.scimGroupsOfUser(org(req), user.id)).map((g) => ({
+      value: g.id,
+      display: g.name,
+    }));
+  const groupOr404 = async (req: FastifyRequest, id: string) => {
+    const group = isUid(`${org(req)}/${id}`) ? await store.getScimGroup(org(req), id) : undefined;
+    if (!group) throw new ScimError(404, `no Group ${JSON.stringify(id)}`);
+    return group;
+  };
   const userOr404 = async (req: FastifyRequest, id: string) => {
     const user = await store.getScimUser(org(req), id);
     if (!user) throw new ScimError(404, `no User ${JSON.stringify(id)}`);
@@ -159,7 +172,7 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
 
   app.post<{ Body: unknown }>("/:org/Users", async (req, reply) => {
     const body = objectBody(req.body);
-    requireSchemas(body, userSchema, [userSchema, enterpriseSchema]);
+    requireSchemas(body, userSchema);
     const write = userWrite(org(req), randomUUID(), body, now());
     const user = await store.recording(scope(req, "user.created")).createScimUser(write);
     const shown = renderUser(user, base(req));
@@ -171,25 +184,22 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     "/:org/Users/:id",
     async (req, reply) => {
       const user = await userOr404(req, req.params.id);
-      return send(
-        reply,
-        200,
-        project(renderUser(user, base(req)), req.query),
-        etagOf(user.version),
-      );
+      const shown = renderUser(user, base(req), await groupsOf(req, user));
+      return send(reply, 200, project(shown, req.query), etagOf(user.version));
     },
   );
 
   app.put<{ Params: { id: string }; Body: unknown }>("/:org/Users/:id", async (req, reply) => {
     const body = objectBody(req.body);
-    requireSchemas(body, userSchema, [userSchema, enterpriseSchema]);
+    requireSchemas(body, userSchema);
     const current = await userOr404(req, req.params.id);
     const expect = expectedVersion(req, current);
     const write = userWrite(org(req), current.id, body, now());
     const user = await store
       .recording(scope(req, changeType(current, write.active)))
       .replaceScimUser(write, expect);
-    return send(reply, 200, renderUser(user, base(req)), etagOf(user.version));
+    const shown = renderUser(user, base(req), await groupsOf(req, user));
+    return send(reply, 200, shown, etagOf(user.version));
   });
 
   app.patch<{ Params: { id: string }; Body: unknown }>("/:org/Users/:id", async (req, reply) => {
@@ -204,7 +214,8 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     const user = await store
       .recording(scope(req, changeType(current, write.active)))
       .replaceScimUser(write, expect);
-    return send(reply, 200, renderUser(user, base(req)), etagOf(user.version));
+    const shown = renderUser(user, base(req), await groupsOf(req, user));
+    return send(reply, 200, shown, etagOf(user.version));
   });
 
   app.delete<{ Params: { id: string } }>("/:org/Users/:id", async (req, reply) => {
@@ -213,7 +224,112 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     await store.recording(scope(req, "user.deleted")).deleteScimUser(org(req), current.id, now());
     return reply.code(204).send();
   });
+
+  app.get<{ Querystring: Record<string, unknown> }>("/:org/Groups", async (req, reply) => {
+    const q = req.query;
+    const page = pageOf(q);
+    const filter =
+      typeof q.filter === "string" && q.filter.trim() !== ""
+        ? parseFilter(q.filter, groupResource)
+        : undefined;
+    const eq = filter && equalityOf(filter.ast, ["displayName", "externalId"]);
+    const narrow = eq
+      ? { by: eq.attr as "displayName" | "externalId", value: eq.value }
+      : { by: "all" as const };
+    let total: number;
+    let shown: Doc[];
+    if (!filter) {
+      total = await store.countScimGroups(org(req), narrow);
+      const groups =
+        page.count === 0
+          ? []
+          : await store.listScimGroups(org(req), narrow, page.count, page.startIndex - 1);
+      shown = groups.map((g) => renderGroup(g, base(req)));
+    } else {
+      const candidates = await store.listScimGroups(org(req), narrow, maxScan + 1, 0);
+      if (candidates.length > maxScan) {
+        throw badRequest("tooMany", `the filter would be applied to more than ${maxScan} groups`);
+      }
+      const matched = candidates
+        .map((g) => renderGroup(g, base(req)))
+        .filter((g) => filter.matches(g));
+      total = matched.length;
+      shown = matched.slice(page.startIndex - 1, page.startIndex - 1 + page.count);
+    }
+    return send(
+      reply,
+      200,
+      listOf(
+        shown.map((g) => project(g, q)),
+        page.startIndex,
+        total,
+      ),
+    );
+  });
+
+  app.post<{ Body: unknown }>("/:org/Groups", async (req, reply) => {
+    const body = objectBody(req.body);
+    requireSchemas(body, groupSchema);
+    const id = newChildUid(org(req)).slice(org(req).length + 1);
+    const write = groupWrite(org(req), id, body, now());
+    const group = await store
+      .recording(scope(req, "group.created"))
+      .createScimGroup(write)
+      .catch(memberNotFound);
+    const shown = renderGroup(group, base(req));
+    reply.header("location", (shown.meta as Doc).location as string);
+    return send(reply, 201, shown, etagOf(group.version));
+  });
+
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>(
+    "/:org/Groups/:id",
+    async (req, reply) => {
+      const group = await groupOr404(req, req.params.id);
+      const shown = project(renderGroup(group, base(req)), req.query);
+      return send(reply, 200, shown, etagOf(group.version));
+    },
+  );
+
+  app.put<{ Params: { id: string }; Body: unknown }>("/:org/Groups/:id", async (req, reply) => {
+    const body = objectBody(req.body);
+    requireSchemas(body, groupSchema);
+    const current = await groupOr404(req, req.params.id);
+    const expect = expectedVersion(req, current);
+    const write = groupWrite(org(req), current.id, body, now());
+    const group = await store
+      .recording(scope(req, "group.updated"))
+      .replaceScimGroup(write, expect)
+      .catch(memberNotFound);
+    return send(reply, 200, renderGroup(group, base(req)), etagOf(group.version));
+  });
+
+  app.patch<{ Params: { id: string }; Body: unknown }>("/:org/Groups/:id", async (req, reply) => {
+    const current = await groupOr404(req, req.params.id);
+    const expect = expectedVersion(req, current);
+    const doc = applyPatch(groupDoc(current), req.body, groupResource);
+    const write = groupWrite(org(req), current.id, doc, now());
+    const group = await store
+      .recording(scope(req, "group.updated"))
+      .replaceScimGroup(write, expect)
+      .catch(memberNotFound);
+    return send(reply, 200, renderGroup(group, base(req)), etagOf(group.version));
+  });
+
+  app.delete<{ Params: { id: string } }>("/:org/Groups/:id", async (req, reply) => {
+    const current = await groupOr404(req, req.params.id);
+    expectedVersion(req, current);
+    await store.recording(scope(req, "group.deleted")).deleteScimGroup(org(req), current.id);
+    return reply.code(204).send();
+  });
 };
+
+/** A member that is no User of the organization: the body's mistake (400), not a 404. */
+function memberNotFound(err: unknown): never {
+  if (err instanceof StoreError && err.kind === "not_found" && err.message.includes("scim user")) {
+    throw badRequest("invalidValue", "a member is not a User of this organization");
+  }
+  throw err;
+}
 
 /** The organization a checked request is for. */
 function org(req: FastifyRequest): string {
@@ -412,6 +528,15 @@ function resourceTypes(base: string) {
       schemaExtensions: [{ schema: enterpriseSchema, required: false }],
       meta: { resourceType: "ResourceType", location: `${base}/ResourceTypes/User` },
     },
+    {
+      schemas: ["urn:ietf:params:scim:schemas:core:2.0:ResourceType"],
+      id: "Group",
+      name: "Group",
+      endpoint: "/Groups",
+      description: "A team of the organization",
+      schema: groupSchema,
+      meta: { resourceType: "ResourceType", location: `${base}/ResourceTypes/Group` },
+    },
   ];
 }
 
@@ -429,6 +554,13 @@ function schemas(base: string) {
       "EnterpriseUser",
       "Enterprise attributes of a person",
       enterpriseAttributes,
+      base,
+    ),
+    schemaResource(
+      groupSchema,
+      "Group",
+      "A team of the organization",
+      [...commonAttributes, ...groupAttributes],
       base,
     ),
   ];

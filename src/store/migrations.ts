@@ -1092,7 +1092,9 @@ export const schemaSteps: readonly SchemaStep[] = [
     // bearer token (the token is shown once); its users are the directory's view of the
     // organization's people, matched to an identity when one signs in; a cutoff ends every
     // token of a deprovisioned person issued before it, on every replica (the access cache).
-    description: "SCIM connections, SCIM users and token cutoffs",
+    // A SCIM Group is a team (the teams step) of the organization's root; its members are
+    // SCIM users, whose matched people are the team's members while the user is active.
+    description: "SCIM connections, users, groups and token cutoffs",
     sql: (d) => `
       CREATE TABLE scim_connections (
         org_uid ${d.key} PRIMARY KEY,
@@ -1124,6 +1126,19 @@ export const schemaSteps: readonly SchemaStep[] = [
         identity_uid ${d.key} PRIMARY KEY,
         cutoff_time ${d.int64} NOT NULL
       )${d.keyedTable};
+      CREATE TABLE scim_groups (
+        team_uid ${d.key} PRIMARY KEY,
+        org_uid ${d.key} NOT NULL,
+        external_id ${d.key} NOT NULL,
+        version ${d.int64} NOT NULL
+      )${d.keyedTable};
+      CREATE INDEX scim_groups_org ON scim_groups (org_uid, external_id);
+      CREATE TABLE scim_group_members (
+        team_uid ${d.key} NOT NULL,
+        user_id ${d.key} NOT NULL,
+        PRIMARY KEY (team_uid, user_id)
+      )${d.keyedTable};
+      CREATE INDEX scim_group_members_user ON scim_group_members (user_id, team_uid);
     `,
   },
 ];

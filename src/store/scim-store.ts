@@ -60,6 +60,33 @@ export interface ScimStore {
    */
   deleteScimUser(orgUid: string, id: string, now: number): Promise<void>;
   /**
+   * Create a SCIM Group: a team at the organization's root (named its displayName) with the
+   * given members (SCIM user ids). Throws `already_exists` if a team there has the name,
+   * `not_found` if a member is no SCIM user of the organization or it has no SCIM connection.
+   */
+  createScimGroup(g: ScimGroupWrite): Promise<ScimGroupRecord>;
+  /** A SCIM Group of the organization (its id: the team uid's last segment), or undefined. */
+  getScimGroup(orgUid: string, id: string): Promise<ScimGroupRecord | undefined>;
+  /** The organization's SCIM Groups (oldest first) the narrowing finds, as listScimUsers. */
+  listScimGroups(
+    orgUid: string,
+    narrow: ScimGroupNarrowing,
+    limit: number,
+    offset: number,
+  ): Promise<ScimGroupRecord[]>;
+  /** How many SCIM Groups the narrowing finds. */
+  countScimGroups(orgUid: string, narrow: ScimGroupNarrowing): Promise<number>;
+  /**
+   * Replace a SCIM Group's name, externalId and members (PUT, or a PATCH applied): a member
+   * removed leaves the team at once, a member added joins it (if active and matched). Throws
+   * as createScimGroup, and `conflict` on a stale `expectVersion`.
+   */
+  replaceScimGroup(g: ScimGroupWrite, expectVersion?: number): Promise<ScimGroupRecord>;
+  /** Delete a SCIM Group and its team (the access it gave ends). Throws `not_found`. */
+  deleteScimGroup(orgUid: string, id: string): Promise<void>;
+  /** The SCIM Groups a SCIM user is a member of: id and name. */
+  scimGroupsOfUser(orgUid: string, userId: string): Promise<{ id: string; name: string }[]>;
+  /**
    * When the tokens of identity `uid` were last cut off (milliseconds), or 0: a token issued
    * at or before it is refused. Read through the access caches.
    */
@@ -113,3 +140,32 @@ export interface ScimUserRecord extends Omit<ScimUserWrite, "now"> {
 export type ScimUserNarrowing =
   | { by: "all" }
   | { by: "userName" | "externalId" | "email"; value: string };
+
+/** What a SCIM Group is written with. */
+export interface ScimGroupWrite {
+  orgUid: string;
+  id: string;
+  displayName: string;
+  externalId: string;
+  /** SCIM user ids. */
+  memberIds: readonly string[];
+  now: number;
+}
+
+/** A stored SCIM Group: its team, and its members with their display names. */
+export interface ScimGroupRecord {
+  orgUid: string;
+  id: string;
+  teamUid: string;
+  displayName: string;
+  externalId: string;
+  members: { id: string; display: string }[];
+  version: number;
+  createTime: number;
+  updateTime: number;
+}
+
+/** Which SCIM Groups listScimGroups reads. */
+export type ScimGroupNarrowing =
+  | { by: "all" }
+  | { by: "displayName" | "externalId"; value: string };

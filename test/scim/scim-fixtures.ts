@@ -144,3 +144,105 @@ export const entra = {
   }),
   delete: (id: string): ScimStep => ({ method: "DELETE", path: `/Users/${id}` }),
 };
+
+const groupSchema = "urn:ietf:params:scim:schemas:core:2.0:Group";
+
+/**
+ * Okta's group push ("SCIM 2.0 protocol reference", Groups): create, the lookup without
+ * members, a rename as `replace` without a path (the id in the value), members added with
+ * `add` on `members` and removed with a filtered `remove`, and the delete.
+ */
+export const oktaGroups = {
+  create: (): ScimStep => ({
+    method: "POST",
+    path: "/Groups",
+    body: { schemas: [groupSchema], displayName: "Test SCIMv2", members: [] },
+  }),
+  lookup: (): ScimStep => ({
+    method: "GET",
+    path: `/Groups?filter=${encodeURIComponent('displayName eq "Test SCIMv2"')}&excludedAttributes=members&startIndex=1&count=100`,
+  }),
+  rename: (id: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [{ op: "replace", value: { id, displayName: "Test SCIMv2 Updated" } }],
+    },
+  }),
+  add: (id: string, userId: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [
+        { op: "add", path: "members", value: [{ value: userId, display: "test.user@okta.local" }] },
+      ],
+    },
+  }),
+  remove: (id: string, userId: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [{ op: "remove", path: `members[value eq "${userId}"]` }],
+    },
+  }),
+  delete: (id: string): ScimStep => ({ method: "DELETE", path: `/Groups/${id}` }),
+};
+
+/**
+ * Entra ID's group operations (the tutorial's "Group operations"): a create naming Microsoft's
+ * own schema too, the lookup by displayName without members, `Add` and `Remove` of members
+ * each listing the members as the value (`$ref` null), and `Replace` of displayName.
+ */
+export const entraGroups = {
+  create: (): ScimStep => ({
+    method: "POST",
+    path: "/Groups",
+    body: {
+      schemas: [
+        groupSchema,
+        "http://schemas.microsoft.com/2006/11/ResourceManagement/ADSCIM/2.0/Group",
+      ],
+      externalId: "8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159",
+      displayName: "displayName",
+      meta: { resourceType: "Group" },
+    },
+  }),
+  lookup: (): ScimStep => ({
+    method: "GET",
+    path: `/Groups?excludedAttributes=members&filter=${encodeURIComponent('displayName eq "displayName"')}`,
+  }),
+  add: (id: string, userId: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [{ op: "Add", path: "members", value: [{ $ref: null, value: userId }] }],
+    },
+  }),
+  remove: (id: string, userId: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [{ op: "Remove", path: "members", value: [{ $ref: null, value: userId }] }],
+    },
+  }),
+  rename: (id: string): ScimStep => ({
+    method: "PATCH",
+    path: `/Groups/${id}`,
+    body: {
+      schemas: [patchOp],
+      Operations: [
+        {
+          op: "Replace",
+          path: "displayName",
+          value: "1879db59-3bdf-4490-ad68-ab880a269474updatedDisplayName",
+        },
+      ],
+    },
+  }),
+  delete: (id: string): ScimStep => ({ method: "DELETE", path: `/Groups/${id}` }),
+};

@@ -2,6 +2,9 @@ import { providerPersonUid } from "../../auth/login/person.js";
 import { parentOf } from "../../uid.js";
 import type {
   NewScimConnection,
+  ScimGroupNarrowing,
+  ScimGroupRecord,
+  ScimGroupWrite,
   ScimConnectionRecord,
   ScimUserNarrowing,
   ScimUserRecord,
@@ -9,6 +12,7 @@ import type {
 } from "../scim-store.js";
 import { notFoundError, StoreError } from "../store.js";
 import { type OpsOf, one, read, rows, run, type Steps, write } from "./operation.js";
+import { teamOps } from "./teams.js";
 
 interface ConnectionRow {
   org_uid: string;
@@ -118,11 +122,25 @@ function* matchPerson(u: Pick<ScimUserWrite, "orgUid" | "externalId" | "email">)
  */
 function* deprovision(
   orgUid: string,
+  userId: string,
   identityUid: string,
   now: number,
   ownerRoleUid: string,
 ): Steps<void> {
+  // Out of the organization's SCIM Groups: a reactivated user is in none until the directory
+  // adds them again.
+  yield* run(
+    `DELETE FROM scim_group_members
+     WHERE user_id = ? AND team_uid IN (SELECT team_uid FROM scim_groups WHERE org_uid = ?)`,
+    userId,
+    orgUid,
+  );
   if (identityUid === "") return;
+  yield* run(
+    `DELETE FROM team_members WHERE identity_uid = ? AND ${inOrg("team_uid")}`,
+    identityUid,
+    ...orgRange(orgUid),
+  );
   yield* run(
     "UPDATE oauth_sessions SET revoke_time = ? WHERE identity_uid = ? AND revoke_time IS NULL",
     now,
@@ -175,6 +193,121 @@ function* writeUser(u: ScimUserWrite, identityUid: string, version: number, crea
     u.now,
   );
   return userOf((yield* one<UserRow>(selectUser, u.orgUid, u.id))!);
+}
+
+// The condition and parameter of a Group narrowing (displayName without case).
+function groupNarrowing(narrow: ScimGroupNarrowing): [string, string[]] {
+  switch (narrow.by) {
+    case "all":
+      return ["", []];
+    case "displayName":
+      return ["AND lower(t.name) = ?", [narrow.value.toLowerCase()]];
+    case "externalId":
+      return ["AND g.external_id = ?", [narrow.value]];
+  }
+}
+
+/** A SCIM Group as stored: its team, its row and its members, or undefined. */
+function* groupRecord(orgUid: string, id: string): Steps<ScimGroupRecord | undefined> {
+  const teamUid = `${orgUid}/${id}`;
+  const row = yield* one<{
+    name: string;
+    external_id: string;
+    version: number | string;
+    create_time: number | string;
+    update_time: number | string;
+  }>(
+    `SELECT t.name, g.external_id, g.version, t.create_time, t.update_time
+     FROM scim_groups AS g JOIN teams AS t ON t.uid = g.team_uid
+     WHERE g.team_uid = ? AND g.org_uid = ?`,
+    teamUid,
+    orgUid,
+  );
+  if (!row) return undefined;
+  const members = yield* rows<{ user_id: string; display_name: string }>(
+    `SELECT m.user_id, u.display_name FROM scim_group_members AS m
+     JOIN scim_users AS u ON u.org_uid = ? AND u.id = m.user_id
+     WHERE m.team_uid = ? ORDER BY m.user_id`,
+    orgUid,
+    teamUid,
+  );
+  return {
+    orgUid,
+    id,
+    teamUid,
+    displayName: row.name,
+    externalId: row.external_id,
+    members: members.map((m) => ({ id: m.user_id, display: m.display_name })),
+    version: Number(row.version),
+    createTime: Number(row.create_time),
+    updateTime: Number(row.update_time),
+  };
+}
+
+/**
+ * Make the SCIM Group's members exactly `userIds`: each must be a SCIM user of the
+ * organization (else `not_found`). A user added joins the team if active and matched to a
+ * person; one removed leaves it, at once (the access caches see the change).
+ */
+function* setMembers(orgUid: string, teamUid: string, userIds: readonly string[], now: number) {
+  const wanted = [...new Set(userIds)];
+  const current = new Set(
+    (yield* rows<{ user_id: string }>(
+      "SELECT user_id FROM scim_group_members WHERE team_uid = ?",
+      teamUid,
+    )).map((r) => r.user_id),
+  );
+  let changed = false;
+  for (const id of wanted) {
+    if (current.delete(id)) continue;
+    const user = yield* one<{ identity_uid: string; active: number | string }>(
+      "SELECT identity_uid, active FROM scim_users WHERE org_uid = ? AND id = ?",
+      orgUid,
+      id,
+    );
+    if (!user) throw notFoundError("scim user", id);
+    yield* run("INSERT INTO scim_group_members (team_uid, user_id) VALUES (?, ?)", teamUid, id);
+    if (user.identity_uid !== "" && Number(user.active) === 1) {
+      yield* run(
+        `INSERT INTO team_members (team_uid, identity_uid, create_time) VALUES (?, ?, ?)
+         ON CONFLICT (team_uid, identity_uid) DO NOTHING`,
+        teamUid,
+        user.identity_uid,
+        now,
+      );
+    }
+    changed = true;
+  }
+  // What is left was not asked for: removed.
+  for (const id of current) {
+    yield* run("DELETE FROM scim_group_members WHERE team_uid = ? AND user_id = ?", teamUid, id);
+    const user = yield* one<{ identity_uid: string }>(
+      "SELECT identity_uid FROM scim_users WHERE org_uid = ? AND id = ?",
+      orgUid,
+      id,
+    );
+    if (user && user.identity_uid !== "") {
+      yield* run(
+        "DELETE FROM team_members WHERE team_uid = ? AND identity_uid = ?",
+        teamUid,
+        user.identity_uid,
+      );
+    }
+    changed = true;
+  }
+  if (changed) yield* run("UPDATE teams SET update_time = ? WHERE uid = ?", now, teamUid);
+}
+
+/** Make a newly matched person a member of the teams of the user's SCIM Groups. */
+function* joinTeams(userId: string, identityUid: string, now: number) {
+  yield* run(
+    `INSERT INTO team_members (team_uid, identity_uid, create_time)
+     SELECT team_uid, ?, ? FROM scim_group_members WHERE user_id = ?
+     ON CONFLICT (team_uid, identity_uid) DO NOTHING`,
+    identityUid,
+    now,
+    userId,
+  );
 }
 
 // The condition and parameter of a narrowing (userName and email are compared without case).
@@ -254,7 +387,7 @@ export function createScimOps(ownerRoleUid: string) {
       yield* userNameTaken(u.orgUid, u.userName, u.id);
       const identityUid = yield* matchPerson(u);
       // Created inactive: the person, if known, has no access through the organization.
-      if (!u.active) yield* deprovision(u.orgUid, identityUid, u.now, ownerRoleUid);
+      if (!u.active) yield* deprovision(u.orgUid, u.id, identityUid, u.now, ownerRoleUid);
       return yield* writeUser(u, identityUid, 1, u.now);
     }),
 
@@ -305,7 +438,7 @@ export function createScimOps(ownerRoleUid: string) {
       // update of a user who stays inactive does not cut the person's tokens again.
       const matchedNow = current.identityUid === "" && identityUid !== "";
       if (!u.active && (current.active || matchedNow)) {
-        yield* deprovision(u.orgUid, identityUid, u.now, ownerRoleUid);
+        yield* deprovision(u.orgUid, u.id, identityUid, u.now, ownerRoleUid);
       }
       return yield* writeUser(u, identityUid, current.version + 1, current.createTime);
     }),
@@ -316,9 +449,105 @@ export function createScimOps(ownerRoleUid: string) {
       const current = userOf(row);
       const identityUid = current.identityUid || (yield* matchPerson(current));
       if (current.active || current.identityUid === "") {
-        yield* deprovision(orgUid, identityUid, now, ownerRoleUid);
+        yield* deprovision(orgUid, id, identityUid, now, ownerRoleUid);
       }
       yield* run("DELETE FROM scim_users WHERE org_uid = ? AND id = ?", orgUid, id);
+      yield* run("DELETE FROM scim_group_members WHERE user_id = ?", id);
+    }),
+
+    createScimGroup: write(function* (g: ScimGroupWrite): Steps<ScimGroupRecord> {
+      yield* mustHaveConnection(g.orgUid);
+      const teamUid = `${g.orgUid}/${g.id}`;
+      yield* teamOps.createTeam.steps({
+        uid: teamUid,
+        groupUid: g.orgUid,
+        name: g.displayName,
+        description: "",
+        now: g.now,
+      });
+      yield* run(
+        "INSERT INTO scim_groups (team_uid, org_uid, external_id, version) VALUES (?, ?, ?, 1)",
+        teamUid,
+        g.orgUid,
+        g.externalId,
+      );
+      yield* setMembers(g.orgUid, teamUid, g.memberIds, g.now);
+      return (yield* groupRecord(g.orgUid, g.id))!;
+    }),
+
+    getScimGroup: read(function* (orgUid: string, id: string) {
+      return yield* groupRecord(orgUid, id);
+    }),
+
+    listScimGroups: read(function* (
+      orgUid: string,
+      narrow: ScimGroupNarrowing,
+      limit: number,
+      offset: number,
+    ) {
+      const [where, params] = groupNarrowing(narrow);
+      const ids = yield* rows<{ team_uid: string }>(
+        `SELECT g.team_uid FROM scim_groups AS g JOIN teams AS t ON t.uid = g.team_uid
+       WHERE g.org_uid = ? ${where} ORDER BY t.create_time, g.team_uid LIMIT ? OFFSET ?`,
+        orgUid,
+        ...params,
+        limit,
+        offset,
+      );
+      const out: ScimGroupRecord[] = [];
+      for (const { team_uid } of ids) {
+        const found = yield* groupRecord(orgUid, team_uid.slice(orgUid.length + 1));
+        if (found) out.push(found);
+      }
+      return out;
+    }),
+
+    countScimGroups: read(function* (orgUid: string, narrow: ScimGroupNarrowing) {
+      const [where, params] = groupNarrowing(narrow);
+      const row = yield* one<{ n: number | string }>(
+        `SELECT count(*) AS n FROM scim_groups AS g JOIN teams AS t ON t.uid = g.team_uid
+       WHERE g.org_uid = ? ${where}`,
+        orgUid,
+        ...params,
+      );
+      return Number(row?.n ?? 0);
+    }),
+
+    replaceScimGroup: write(function* (g: ScimGroupWrite, expectVersion?: number) {
+      const current = yield* groupRecord(g.orgUid, g.id);
+      if (!current) throw notFoundError("scim group", g.id);
+      if (expectVersion !== undefined && expectVersion !== current.version) {
+        throw new StoreError("conflict", `scim group ${JSON.stringify(g.id)} has changed`);
+      }
+      yield* teamOps.updateTeam.steps(current.teamUid, { name: g.displayName }, g.now);
+      yield* run(
+        "UPDATE scim_groups SET external_id = ?, version = version + 1 WHERE team_uid = ?",
+        g.externalId,
+        current.teamUid,
+      );
+      yield* setMembers(g.orgUid, current.teamUid, g.memberIds, g.now);
+      return (yield* groupRecord(g.orgUid, g.id))!;
+    }),
+
+    deleteScimGroup: write(function* (orgUid: string, id: string) {
+      const current = yield* groupRecord(orgUid, id);
+      if (!current) throw notFoundError("scim group", id);
+      yield* run("DELETE FROM scim_group_members WHERE team_uid = ?", current.teamUid);
+      yield* run("DELETE FROM scim_groups WHERE team_uid = ?", current.teamUid);
+      // The team's own delete: its memberships and bindings go with it.
+      yield* teamOps.deleteTeam.steps(current.teamUid);
+    }),
+
+    scimGroupsOfUser: read(function* (orgUid: string, userId: string) {
+      const found = yield* rows<{ team_uid: string; name: string }>(
+        `SELECT m.team_uid, t.name FROM scim_group_members AS m
+       JOIN scim_groups AS g ON g.team_uid = m.team_uid
+       JOIN teams AS t ON t.uid = m.team_uid
+       WHERE m.user_id = ? AND g.org_uid = ? ORDER BY t.name, m.team_uid`,
+        userId,
+        orgUid,
+      );
+      return found.map((r) => ({ id: r.team_uid.slice(orgUid.length + 1), name: r.name }));
     }),
 
     tokenCutoff: read(function* (uid: string) {
@@ -340,6 +569,13 @@ export function createScimOps(ownerRoleUid: string) {
     | "countScimUsers"
     | "replaceScimUser"
     | "deleteScimUser"
+    | "createScimGroup"
+    | "getScimGroup"
+    | "listScimGroups"
+    | "countScimGroups"
+    | "replaceScimGroup"
+    | "deleteScimGroup"
+    | "scimGroupsOfUser"
     | "tokenCutoff"
   >;
 }
