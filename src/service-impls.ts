@@ -14,6 +14,7 @@ import {
 } from "./services/iam/identity-providers.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
+import { createScimService } from "./services/iam/scim.js";
 import { createTeamsService } from "./services/iam/teams.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
@@ -55,6 +56,7 @@ const implementations: {
   roleBindings: createRoleBindingsService,
   teams: createTeamsService,
   identityProviders: createIdentityProvidersService,
+  scim: createScimService,
   accountAssociations: createAccountAssociationsService,
   groupInvites: createGroupInvitesService,
   caller: createCallerService,

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { providerPersonUid } from "../auth/login/person.js";
 import { changeScope } from "../events/audit-scope.js";
-import type { ScimUserRecord } from "../store/scim-store.js";
+import type { ScimUserRecord, ScimUserWrite } from "../store/scim-store.js";
 import { type Store, StoreError } from "../store/store.js";
 import { isUid, newChildUid } from "../uid.js";
 import { badRequest, errorBody, ScimError } from "./scim-error.js";
@@ -122,6 +123,22 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
       operator: "the organization's SCIM connection",
       subjectUid: org(req),
     });
+  // The uids an externalId gives as the subject of each of the organization's providers.
+  const personUidsOf = async (orgUid: string, externalId: string): Promise<string[]> => {
+    if (externalId === "") return [];
+    const providers = await store.listIdentityProviders({
+      scope: [orgUid],
+      filters: {},
+      order: { field: "uid", desc: false },
+      skip: 0,
+      limit: 100,
+    });
+    return providers.items.map((p) => providerPersonUid(p.uid, p.oidc.issuer, externalId));
+  };
+  const writeOf = async (req: FastifyRequest, id: string, doc: Doc): Promise<ScimUserWrite> => {
+    const w = userWrite(org(req), id, doc, now());
+    return { ...w, personUids: await personUidsOf(w.orgUid, w.externalId) };
+  };
   const groupsOf = async (req: FastifyRequest, user: ScimUserRecord) =>
     (await store.scimGroupsOfUser(org(req), user.id)).map((g) => ({
       value: g.id,
@@ -173,7 +190,7 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
   app.post<{ Body: unknown }>("/:org/Users", async (req, reply) => {
     const body = objectBody(req.body);
     requireSchemas(body, userSchema);
-    const write = userWrite(org(req), randomUUID(), body, now());
+    const write = await writeOf(req, randomUUID(), body);
     const user = await store.recording(scope(req, "user.created")).createScimUser(write);
     const shown = renderUser(user, base(req));
     reply.header("location", (shown.meta as Doc).location as string);
@@ -194,7 +211,7 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     requireSchemas(body, userSchema);
     const current = await userOr404(req, req.params.id);
     const expect = expectedVersion(req, current);
-    const write = userWrite(org(req), current.id, body, now());
+    const write = await writeOf(req, current.id, body);
     const user = await store
       .recording(scope(req, changeType(current, write.active)))
       .replaceScimUser(write, expect);
@@ -210,7 +227,7 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
       req.body,
       userResource,
     );
-    const write = userWrite(org(req), current.id, doc, now());
+    const write = await writeOf(req, current.id, doc);
     const user = await store
       .recording(scope(req, changeType(current, write.active)))
       .replaceScimUser(write, expect);
@@ -221,7 +238,10 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
   app.delete<{ Params: { id: string } }>("/:org/Users/:id", async (req, reply) => {
     const current = await userOr404(req, req.params.id);
     expectedVersion(req, current);
-    await store.recording(scope(req, "user.deleted")).deleteScimUser(org(req), current.id, now());
+    const personUids = await personUidsOf(org(req), current.externalId);
+    await store
+      .recording(scope(req, "user.deleted"))
+      .deleteScimUser(org(req), current.id, now(), personUids);
     return reply.code(204).send();
   });
 

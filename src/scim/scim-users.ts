@@ -24,7 +24,12 @@ const maxUserName = 256;
  * unique without case; active defaults to true; the email the person is matched by is the
  * primary email, else the first, else the userName when it is an address.
  */
-export function userWrite(orgUid: string, id: string, doc: Doc, now: number): ScimUserWrite {
+export function userWrite(
+  orgUid: string,
+  id: string,
+  doc: Doc,
+  now: number,
+): Omit<ScimUserWrite, "personUids"> {
   const attrs = normalize(doc, userResource);
   const userName = typeof attrs.userName === "string" ? attrs.userName.trim() : "";
   if (userName === "") throw badRequest("invalidValue", "userName is required");

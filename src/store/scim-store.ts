@@ -58,7 +58,12 @@ export interface ScimStore {
    * Deprovision a SCIM user and delete it; the audit trail keeps what was done. Throws
    * `not_found` or `failed_precondition` (the organization's last owner).
    */
-  deleteScimUser(orgUid: string, id: string, now: number): Promise<void>;
+  deleteScimUser(
+    orgUid: string,
+    id: string,
+    now: number,
+    personUids: readonly string[],
+  ): Promise<void>;
   /**
    * Create a SCIM Group: a team at the organization's root (named its displayName) with the
    * given members (SCIM user ids). Throws `already_exists` if a team there has the name,
@@ -104,6 +109,8 @@ export interface NewScimConnection {
 
 /** An organization's SCIM connection, without its token. */
 export interface ScimConnectionRecord {
+  /** The connection's uid: its organization's (an organization has one), its events' subject. */
+  uid: string;
   orgUid: string;
   creatorUid: string;
   createTime: number;
@@ -121,13 +128,18 @@ export interface ScimUserWrite {
   /** The email the person is matched by, "" for none. */
   email: string;
   active: boolean;
+  /**
+   * The uids the person would have signing in through each of the organization's identity
+   * providers with the externalId as subject (src/auth/login/person.ts): the match by subject.
+   */
+  personUids: readonly string[];
   /** Every stored attribute (name, emails, ...), as JSON-able data. */
   attributes: Readonly<Record<string, unknown>>;
   now: number;
 }
 
 /** A stored SCIM user. */
-export interface ScimUserRecord extends Omit<ScimUserWrite, "now"> {
+export interface ScimUserRecord extends Omit<ScimUserWrite, "now" | "personUids"> {
   /** The person it is matched to, "" while none is known. */
   identityUid: string;
   /** Counts the user's writes: its ETag. */

@@ -1,11 +1,10 @@
-import { providerPersonUid } from "../../auth/login/person.js";
 import { parentOf } from "../../uid.js";
 import type {
   NewScimConnection,
+  ScimConnectionRecord,
   ScimGroupNarrowing,
   ScimGroupRecord,
   ScimGroupWrite,
-  ScimConnectionRecord,
   ScimUserNarrowing,
   ScimUserRecord,
   ScimUserWrite,
@@ -37,6 +36,7 @@ interface UserRow {
 }
 
 const connectionOf = (r: ConnectionRow): ScimConnectionRecord => ({
+  uid: r.org_uid,
   orgUid: r.org_uid,
   creatorUid: r.creator_uid,
   createTime: Number(r.create_time),
@@ -85,20 +85,14 @@ const orgRange = (orgUid: string) => [orgUid, `${orgUid}/`, `${orgUid}0`] as con
 
 /**
  * The person a SCIM user stands for: who signs in through one of the organization's identity
- * providers with the user's externalId as subject, else a person whose verified email is the
- * user's (one holding a role in the organization first), else "" (not signed in yet).
+ * providers with the user's externalId as subject (`personUids`, the uids that sign-in gives
+ * them, computed by the caller), else a person whose verified email is the user's (one
+ * holding a role in the organization first), else "" (not signed in yet).
  */
-function* matchPerson(u: Pick<ScimUserWrite, "orgUid" | "externalId" | "email">): Steps<string> {
-  if (u.externalId !== "") {
-    const providers = yield* rows<{ uid: string; oidc: string }>(
-      `SELECT uid, oidc FROM identity_providers WHERE ${inOrg("group_uid")} ORDER BY uid`,
-      ...orgRange(u.orgUid),
-    );
-    for (const p of providers) {
-      const issuer = (JSON.parse(p.oidc) as { issuer?: unknown }).issuer;
-      if (typeof issuer !== "string") continue;
-      const uid = providerPersonUid(p.uid, issuer, u.externalId);
-      if (yield* one("SELECT 1 AS x FROM identities WHERE uid = ?", uid)) return uid;
+function* matchPerson(u: Pick<ScimUserWrite, "orgUid" | "email" | "personUids">): Steps<string> {
+  for (const uid of u.personUids) {
+    if (yield* one("SELECT 1 AS x FROM identities WHERE uid = ? AND group_uid IS NULL", uid)) {
+      return uid;
     }
   }
   if (u.email === "") return "";
@@ -347,7 +341,13 @@ export function createScimOps(ownerRoleUid: string) {
         c.now,
         c.now,
       );
-      return { orgUid: c.orgUid, creatorUid: c.creatorUid, createTime: c.now, useTime: c.now };
+      return {
+        uid: c.orgUid,
+        orgUid: c.orgUid,
+        creatorUid: c.creatorUid,
+        createTime: c.now,
+        useTime: c.now,
+      };
     }),
 
     getScimConnection: read(function* (orgUid: string) {
@@ -440,14 +440,21 @@ export function createScimOps(ownerRoleUid: string) {
       if (!u.active && (current.active || matchedNow)) {
         yield* deprovision(u.orgUid, u.id, identityUid, u.now, ownerRoleUid);
       }
+      // A person matched now joins the teams of the SCIM Groups the user is already in.
+      if (u.active && matchedNow) yield* joinTeams(u.id, identityUid, u.now);
       return yield* writeUser(u, identityUid, current.version + 1, current.createTime);
     }),
 
-    deleteScimUser: write(function* (orgUid: string, id: string, now: number) {
+    deleteScimUser: write(function* (
+      orgUid: string,
+      id: string,
+      now: number,
+      personUids: readonly string[],
+    ) {
       const row = yield* one<UserRow>(selectUser, orgUid, id);
       if (!row) throw notFoundError("scim user", id);
       const current = userOf(row);
-      const identityUid = current.identityUid || (yield* matchPerson(current));
+      const identityUid = current.identityUid || (yield* matchPerson({ ...current, personUids }));
       if (current.active || current.identityUid === "") {
         yield* deprovision(orgUid, id, identityUid, now, ownerRoleUid);
       }
