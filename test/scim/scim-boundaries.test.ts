@@ -235,6 +235,13 @@ describe("SCIM refusals", () => {
     });
     expect(huge.status).toBe(413);
     expect(await huge.json()).toMatchObject({ schemas: [errorSchema], status: "413" });
+    const form = await fetch(`${scim.base}/Users`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${scim.token}`, "content-type": "text/plain" },
+      body: "userName=x",
+    });
+    expect(form.status).toBe(415);
+    expect(await form.json()).toMatchObject({ schemas: [errorSchema], status: "415" });
     const stale = await scim.send(okta.deactivate(id), { "if-match": 'W/"999"' });
     expect(stale.status).toBe(412);
     const current = await scim.send(okta.get(id));
