@@ -108,21 +108,29 @@ export interface RolePatch {
 export interface RoleBindingRecord {
   uid: string;
   groupUid: string;
+  /** The identity bound, or "" for a binding to a team. */
   identityUid: string;
+  /** The team bound, or "" for a binding to an identity. */
+  teamUid: string;
   roleUid: string;
   createTime: number;
   /** Kept for ordering by update_time; not part of the API resource. */
   updateTime: number;
+  /** Empty (every field "") for a binding to a team. */
   identity: { uid: string; name: string; description: string; subject: string; issuer: string };
+  /** Set for a binding to a team only. */
+  team?: { uid: string; name: string; description: string };
   group: { uid: string; name: string; description: string };
   role: { uid: string; name: string; description: string };
 }
 
-/** Input of createRoleBinding. */
+/** Input of createRoleBinding: exactly one of identityUid and teamUid is not empty. */
 export interface NewRoleBinding {
   uid: string;
   groupUid: string;
   identityUid: string;
+  /** A team to bind instead of an identity (identityUid then ""). */
+  teamUid?: string;
   roleUid: string;
   now: number;
 }
@@ -132,6 +140,7 @@ export interface RoleBindingFilters {
   identity?: string;
   group?: string;
   role?: string;
+  team?: string;
 }
 
 /** The OpenID Connect settings of an identity provider. */
@@ -160,8 +169,16 @@ export interface IdentityProviderRecord {
   writerUid: string;
   /** Email domains the provider declares (lowercase DNS names, no repeats); not verified. */
   emailDomains: string[];
+  /** Which team each value of the groups claim puts a person in. */
+  groupMappings: GroupMappingRecord[];
   createTime: number;
   updateTime: number;
+}
+
+/** A value of a provider's groups claim and the team it puts a person in. */
+export interface GroupMappingRecord {
+  group: string;
+  teamUid: string;
 }
 
 /** Input of createIdentityProvider. */
@@ -176,6 +193,8 @@ export interface NewIdentityProvider {
   writerUid: string;
   /** Default none. */
   emailDomains?: string[];
+  /** Default none. */
+  groupMappings?: GroupMappingRecord[];
   now: number;
 }
 
@@ -188,6 +207,7 @@ export interface IdentityProviderPatch {
   /** The identity making the change. */
   writerUid?: string;
   emailDomains?: string[];
+  groupMappings?: GroupMappingRecord[];
 }
 
 /** A provider a sign-in lookup found: what the person choosing it is shown, nothing more. */
@@ -303,10 +323,10 @@ export interface IamStore {
   listRoles(query: ListQuery): Promise<ListPage<RoleRecord>>;
 
   /**
-   * Bind a role to an identity at a group (`uid` a direct child of `groupUid`). Throws
-   * `not_found` if the group, identity or role does not exist; `already_exists` for the same
-   * identity, role and group twice. Which identities and roles may be bound where is the
-   * service's rule, not the store's.
+   * Bind a role to an identity, or to a team, at a group (`uid` a direct child of `groupUid`).
+   * Throws `not_found` if the group, identity, team or role does not exist; `already_exists`
+   * for the same identity (or team), role and group twice. Which identities, teams and roles
+   * may be bound where is the service's rule, not the store's.
    */
   createRoleBinding(binding: NewRoleBinding): Promise<RoleBindingRecord>;
   /** Get a hydrated role binding, or undefined. */
@@ -414,9 +434,13 @@ export interface IamStore {
   identityExists(uid: string): Promise<boolean>;
   /**
    * Every capability the identity holds through bindings at any of `groupUids` (the caller
-   * passes a resource's group and its ancestors: the prefixes of its uid). One indexed query.
+   * passes a resource's group and its ancestors: the prefixes of its uid): its own bindings
+   * and those of the teams it is a member of. One indexed query.
    */
   capabilitiesAt(identityUid: string, groupUids: readonly string[]): Promise<ReadonlySet<string>>;
-  /** The groups where the identity is bound to a role that holds `capability`. */
+  /**
+   * The groups where the identity, or a team it is a member of, is bound to a role that holds
+   * `capability`.
+   */
   groupsWithCapability(identityUid: string, capability: string): Promise<readonly string[]>;
 }

@@ -1088,6 +1088,79 @@ export const schemaSteps: readonly SchemaStep[] = [
     `,
   },
   {
+    // A binding grants its role to an identity or to a team (exactly one: identity_uid is
+    // NULL for a team's). role_bindings_team serves the access queries' second half, which
+    // starts from the caller's teams (team_members_identity). A team's bindings go with it.
+    // SQLite cannot drop a NOT NULL: its table is rebuilt, copying the columns it had.
+    description: "role bindings to teams",
+    sqlite: `
+      CREATE TABLE role_bindings_new (
+        uid TEXT PRIMARY KEY,
+        group_uid TEXT NOT NULL REFERENCES groups (uid),
+        identity_uid TEXT REFERENCES identities (uid),
+        team_uid TEXT REFERENCES teams (uid) ON DELETE CASCADE,
+        role_uid TEXT NOT NULL REFERENCES roles (uid),
+        create_time INTEGER NOT NULL,
+        update_time INTEGER NOT NULL,
+        CHECK ((identity_uid IS NULL) <> (team_uid IS NULL))
+      ) STRICT;
+      INSERT INTO role_bindings_new (uid, group_uid, identity_uid, role_uid, create_time,
+          update_time)
+        SELECT uid, group_uid, identity_uid, role_uid, create_time, update_time
+        FROM role_bindings;
+      DROP VIEW role_bindings_view;
+      DROP TABLE role_bindings;
+      ALTER TABLE role_bindings_new RENAME TO role_bindings;
+      CREATE UNIQUE INDEX role_bindings_identity ON role_bindings (identity_uid, group_uid, role_uid);
+      CREATE UNIQUE INDEX role_bindings_team ON role_bindings (team_uid, group_uid, role_uid);
+      CREATE INDEX role_bindings_group ON role_bindings (group_uid, uid);
+      CREATE INDEX role_bindings_role ON role_bindings (role_uid);
+      CREATE INDEX role_bindings_create_time ON role_bindings (create_time, uid);
+      CREATE INDEX role_bindings_update_time ON role_bindings (update_time, uid);
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.team_uid, b.role_uid, b.create_time,
+          b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          t.name AS team_name, t.description AS team_description,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          LEFT JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN teams AS t ON t.uid = b.team_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+    pg: `
+      ALTER TABLE role_bindings ALTER COLUMN identity_uid DROP NOT NULL;
+      ALTER TABLE role_bindings
+        ADD COLUMN team_uid TEXT COLLATE "C" REFERENCES teams (uid) ON DELETE CASCADE;
+      ALTER TABLE role_bindings ADD CONSTRAINT role_bindings_one_holder
+        CHECK ((identity_uid IS NULL) <> (team_uid IS NULL));
+      CREATE UNIQUE INDEX role_bindings_team ON role_bindings (team_uid, group_uid, role_uid);
+      DROP VIEW role_bindings_view;
+      CREATE VIEW role_bindings_view AS
+        SELECT b.uid, b.group_uid, b.identity_uid, b.team_uid, b.role_uid, b.create_time,
+          b.update_time,
+          r.name AS role_name, r.description AS role_description,
+          i.name AS identity_name, i.description AS identity_description,
+          i.issuer AS identity_issuer, i.subject AS identity_subject,
+          t.name AS team_name, t.description AS team_description,
+          g.name AS group_name, g.description AS group_description
+        FROM role_bindings AS b
+          JOIN roles AS r ON r.uid = b.role_uid
+          LEFT JOIN identities AS i ON i.uid = b.identity_uid
+          LEFT JOIN teams AS t ON t.uid = b.team_uid
+          JOIN groups AS g ON g.uid = b.group_uid;
+    `,
+  },
+  {
+    // Which teams an organization provider's groups claim puts people in, as JSON:
+    // [{group, teamUid}] (sign-ins read it with the provider; nothing looks it up).
+    description: "identity provider group mappings",
+    sql: "ALTER TABLE identity_providers ADD COLUMN group_mappings TEXT NOT NULL DEFAULT '[]';",
+  },
+  {
     // SCIM 2.0 provisioning (src/scim/): an organization's connection is the hash of its
     // bearer token (the token is shown once); its users are the directory's view of the
     // organization's people, matched to an identity when one signs in; a cutoff ends every

@@ -57,6 +57,7 @@ export function orgAdminCases(store: () => Store): void {
         oidc,
         writerUid: "w".repeat(40),
         emailDomains: [],
+        groupMappings: [],
         createTime: 10,
         updateTime: 10,
       });

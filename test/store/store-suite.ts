@@ -585,6 +585,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
           uid: b,
           groupUid: uids.E,
           identityUid: I1,
+          teamUid: "",
           roleUid: viewer.uid,
           createTime: 20,
           updateTime: 20,

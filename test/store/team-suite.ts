@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import type { Store } from "../../src/store/store.js";
 import { listQuery, storeError } from "./store-suite.js";
 
@@ -10,6 +11,8 @@ const T2 = `${R}/00000000000000a2`;
 const P = "1".repeat(40);
 const Q = "2".repeat(40);
 const I = `${R}/00000000000000c1`;
+const editor = builtinRoles.find((r) => r.name === "editor")!;
+const H = `${G}/2222222222222222`;
 
 /**
  * The team part of the store contract: teams in groups and their members; `store()` is the
@@ -20,6 +23,7 @@ export function teamCases(store: () => Store): void {
     const s = store();
     await s.createGroup({ uid: R, parentUid: "", name: "acme", description: "", now: 1 });
     await s.createGroup({ uid: G, parentUid: R, name: "eng", description: "", now: 1 });
+    await s.createGroup({ uid: H, parentUid: G, name: "api", description: "", now: 1 });
     await s.createGroup({ uid: OTHER, parentUid: "", name: "other", description: "", now: 1 });
     await s.upsertPerson({ uid: P, issuer: "i", subject: "p", name: "Pat", email: "", now: 1 });
     await s.upsertPerson({ uid: Q, issuer: "i", subject: "q", name: "Quinn", email: "", now: 1 });
@@ -123,7 +127,76 @@ export function teamCases(store: () => Store): void {
     expect(all.items.map((t) => t.name)).toEqual(["all", "platform"]);
     const named = await store().listTeams(listQuery({ name: "all" }));
     expect(named.items.map((t) => t.uid)).toEqual([T2]);
+    await store().deleteGroup(H);
     const err = await storeError(() => store().deleteGroup(G), "not_empty");
     expect(err.childKind).toBe("teams");
+  });
+
+  describe("role bindings to teams", () => {
+    const bindTeam = (uid: string, groupUid: string, teamUid: string, roleUid = editor.uid) =>
+      store().createRoleBinding({ uid, groupUid, identityUid: "", teamUid, roleUid, now: 7 });
+    const B = `${G}/00000000000000b1`;
+
+    it("binds a role to a team, hydrated, once, and lists it by team", async () => {
+      await team(T1, G, "platform");
+      const b = await bindTeam(B, G, T1);
+      expect(b).toMatchObject({
+        uid: B,
+        groupUid: G,
+        identityUid: "",
+        teamUid: T1,
+        roleUid: editor.uid,
+        team: { uid: T1, name: "platform", description: "" },
+        identity: { uid: "", name: "" },
+      });
+      expect(await store().getRoleBinding(B)).toEqual(b);
+      await storeError(() => bindTeam(`${G}/00000000000000b2`, G, T1), "already_exists");
+      await storeError(() => bindTeam(`${G}/00000000000000b3`, G, T2), "not_found");
+      const listed = await store().listRoleBindings({ ...listQuery(), filters: { team: T1 } });
+      expect(listed.items.map((x) => x.uid)).toEqual([B]);
+      const byIdentity = await store().listRoleBindings({
+        ...listQuery(),
+        filters: { identity: P },
+      });
+      expect(byIdentity.items).toEqual([]);
+    });
+
+    it("gives a team's members what the team holds, down the tree, and takes it back at once", async () => {
+      await team(T1, G, "platform");
+      await bindTeam(B, G, T1);
+      const s = store();
+      // Asked before each change, so that a cached answer would show.
+      expect((await s.capabilitiesAt(P, [R, G, H])).has("repo.create")).toBe(false);
+      await s.addTeamMembers(T1, [P], 8);
+      expect((await s.capabilitiesAt(P, [R, G, H])).has("repo.create")).toBe(true);
+      expect((await s.capabilitiesAt(P, [R])).has("repo.create")).toBe(false);
+      expect(await s.groupsWithCapability(P, "repo.create")).toEqual([G]);
+      expect((await s.capabilitiesAt(Q, [R, G, H])).has("repo.create")).toBe(false);
+      await s.removeTeamMembers(T1, [P]);
+      expect((await s.capabilitiesAt(P, [R, G, H])).has("repo.create")).toBe(false);
+      expect(await s.groupsWithCapability(P, "repo.create")).toEqual([]);
+      await s.addTeamMembers(T1, [P], 9);
+      expect((await s.capabilitiesAt(P, [R, G])).has("repo.create")).toBe(true);
+      await s.deleteTeam(T1);
+      expect((await s.capabilitiesAt(P, [R, G])).has("repo.create")).toBe(false);
+      expect(await s.getRoleBinding(B)).toBeUndefined();
+    });
+
+    it("holds a team's owner binding for no owner: the last identity owner stays", async () => {
+      const owner = builtinRoles.find((r) => r.name === "owner")!;
+      const ownerBinding = `${R}/00000000000000d1`;
+      await store().createRoleBinding({
+        uid: ownerBinding,
+        groupUid: R,
+        identityUid: P,
+        roleUid: owner.uid,
+        now: 1,
+      });
+      await team(T2, R, "owners");
+      await store().addTeamMembers(T2, [Q], 2);
+      await bindTeam(`${R}/00000000000000d2`, R, T2, owner.uid);
+      await storeError(() => store().deleteRoleBinding(ownerBinding), "failed_precondition");
+      await store().deleteRoleBinding(`${R}/00000000000000d2`);
+    });
   });
 }

@@ -11,6 +11,7 @@ import { isUid } from "../../uid.js";
 import { grantDefaultRole } from "../login/default-role.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
 import { createSignInLimit } from "../login/sign-in-limit.js";
+import { syncTeams } from "../login/team-sync.js";
 import {
   callbackUri,
   type LoginProvider,
@@ -404,6 +405,11 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
       const idp = found.idp;
       await grantDefaultRole({ store: store.recording(grant), now, log }, person.uid, idp);
+    }
+    if (found.idp) {
+      // The provider's groups claim sets the person's membership of the teams it maps.
+      const asRecord = claims as unknown as Record<string, unknown>;
+      await syncTeams({ store, now, log }, person.uid, found.idp, asRecord, req.id);
     }
     const code = randomBytes(32).toString("base64url");
     await store.createAuthorizationCode({

@@ -26,7 +26,7 @@ import type { Store } from "../../store/store.js";
 import { depthOf, isAtOrBelow, rootOf } from "../../uid.js";
 import { checkUid, violations } from "../../validation/field-rules.js";
 import { callerOf } from "../caller.js";
-import { identityBindings } from "../identity-bindings.js";
+import { heldBindings } from "../team-bindings.js";
 import { toRoleBinding } from "./role-bindings.js";
 
 /** What the access service needs. */
@@ -116,7 +116,9 @@ export function createAccessService(deps: AccessDeps): ServiceImpl<typeof Access
       const grants: { b: RoleBindingRecord; grant: AccessGrant }[] = [];
       const shortfalls: { b: RoleBindingRecord; distance: number; s: AccessShortfall }[] = [];
       let read = 0;
-      for await (const b of identityBindings(store, req.identityUid)) {
+      // Its own bindings and its teams' in the organization: a grant through a team carries
+      // the team (roleBinding.team).
+      for await (const b of heldBindings(store, req.identityUid, org)) {
         if (++read > maxBindings) break;
         if (rootOf(b.groupUid) !== org) continue;
         let caps = roleCaps.get(b.roleUid);

@@ -4,8 +4,8 @@ import { CallerSchema, type CallerService } from "../../../gen/gatehouse/iam/v2b
 import type { RoleBindingRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
 import { callerOf } from "../caller.js";
-import { identityBindings } from "../identity-bindings.js";
 import { requireFound } from "../require-found.js";
+import { heldBindings } from "../team-bindings.js";
 import { toIdentity } from "./identities.js";
 import { toRoleBinding } from "./role-bindings.js";
 
@@ -19,7 +19,8 @@ const maxBindings = 1000;
 
 /**
  * Create the CallerService: who the bearer of the token is, and where it holds roles. Any
- * authenticated caller may ask about itself, and only about itself.
+ * authenticated caller may ask about itself, and only about itself. Bindings to its teams are
+ * among its bindings.
  */
 export function createCallerService(deps: CallerDeps): ServiceImpl<typeof CallerService> {
   const { store } = deps;
@@ -28,7 +29,8 @@ export function createCallerService(deps: CallerDeps): ServiceImpl<typeof Caller
       const { identityUid } = callerOf(ctx);
       const identity = await requireFound("identity", identityUid, (uid) => store.getIdentity(uid));
       const bindings: RoleBindingRecord[] = [];
-      for await (const b of identityBindings(store, identityUid)) {
+      // Its own and its teams' (each carries its team): where the caller holds roles.
+      for await (const b of heldBindings(store, identityUid, "")) {
         if (bindings.push(b) >= maxBindings) break;
       }
       return create(CallerSchema, {

@@ -2,6 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { type FieldMask, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
+  GroupMappingSchema,
   type IdentityProvider,
   IdentityProviderSchema,
   type IdentityProvidersService,
@@ -19,6 +20,7 @@ import { failedPrecondition, invalidField, notFound } from "../../errors.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import type {
+  GroupMappingRecord,
   IdentityProviderPatch,
   IdentityProviderRecord,
   OidcRecord,
@@ -38,6 +40,7 @@ import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
+import { requireTeamPowers } from "../team-bindings.js";
 import { updateRequest } from "../update-mask.js";
 
 /** What the identity-providers service needs. */
@@ -103,6 +106,34 @@ export function createIdentityProvidersService(
     }
   }
 
+  /**
+   * Refuse a mapping to a team that is not of the provider's organization (INVALID_ARGUMENT, as
+   * for a missing one), or one the caller may not add members to (PERMISSION_DENIED): a
+   * mapping adds people to the team with the writer's authority, as AddTeamMembers would.
+   */
+  async function checkMappedTeams(
+    tx: Store,
+    authorizer: Authorizer,
+    ctx: HandlerContext,
+    mappings: readonly GroupMappingRecord[],
+    group: string,
+  ) {
+    const seen = new Set<string>();
+    for (const [i, m] of mappings.entries()) {
+      if (seen.has(m.teamUid)) continue;
+      seen.add(m.teamUid);
+      const team = await tx.getTeam(m.teamUid);
+      if (!team || rootOf(team.uid) !== rootOf(group)) {
+        throw invalidField(
+          `groupMappings[${i}].teamUid`,
+          "must be a team of the provider's organization",
+        );
+      }
+      await requireAll(authorizer, callerOf(ctx), ["teams.update"], team.uid);
+      await requireTeamPowers(authorizer, tx, callerOf(ctx), team.uid);
+    }
+  }
+
   /** The API message of a provider, with whether its default role is grantable now. */
   async function present(p: IdentityProviderRecord): Promise<IdentityProvider> {
     const grantable =
@@ -137,11 +168,13 @@ export function createIdentityProvidersService(
       const oidc = toOidcRecord(body.oidc ?? create(OidcSchema));
       checkOidc(v, oidc, oidcRules);
       const emailDomains = checkEmailDomains(v, body.emailDomains);
+      const groupMappings = checkGroupMappings(v, body.groupMappings);
       v.throwIfAny();
       const uid = newChildUid(req.parent);
       const provider = await atomically(store, async (tx, authorizer) => {
         if (!(await tx.getGroup(req.parent))) throw notFound("group", req.parent);
         await checkGrant(tx, authorizer, ctx, body.defaultRole, req.parent);
+        await checkMappedTeams(tx, authorizer, ctx, groupMappings, req.parent);
         // Each provider is a discovery (and cached configuration) the server keeps for
         // strangers who name it: bounded per organization, checked in the same transaction.
         if ((await tx.countIdentityProviders(rootOf(req.parent))) >= maxPerOrg) {
@@ -158,6 +191,7 @@ export function createIdentityProvidersService(
           oidc,
           writerUid: callerOf(ctx).identityUid,
           emailDomains,
+          groupMappings,
           now: now(),
         });
       });
@@ -180,6 +214,9 @@ export function createIdentityProvidersService(
       if (fields.has("email_domains")) {
         patch.emailDomains = checkEmailDomains(v, body.emailDomains);
       }
+      if (fields.has("group_mappings")) {
+        patch.groupMappings = checkGroupMappings(v, body.groupMappings);
+      }
       v.throwIfAny();
       // The default role is granted with the authority of whoever last changed the provider.
       if (!isEmptyPatch(patch)) patch.writerUid = callerOf(ctx).identityUid;
@@ -188,6 +225,10 @@ export function createIdentityProvidersService(
         const role = patch.defaultRole ?? (await tx.getIdentityProvider(body.uid))?.defaultRole;
         if (role === undefined) throw notFound("identity provider", body.uid);
         await checkGrant(tx, authorizer, ctx, role, current.groupUid);
+        // The mappings take the new writer's authority too: each is checked as it will stand.
+        const mappings =
+          patch.groupMappings ?? (await tx.getIdentityProvider(body.uid))?.groupMappings ?? [];
+        await checkMappedTeams(tx, authorizer, ctx, mappings, current.groupUid);
         return tx.updateIdentityProvider(body.uid, patch, now());
       });
       return present(updated);
@@ -316,9 +357,31 @@ export function identityProviderMessage(
     writerUid: p.writerUid,
     defaultRoleGrantable: grantable,
     emailDomains: p.emailDomains,
+    groupMappings: p.groupMappings.map((m) => create(GroupMappingSchema, m)),
     createTime: timestampFromMs(p.createTime),
     updateTime: timestampFromMs(p.updateTime),
   });
+}
+
+/** The most group mappings one provider has. */
+const maxGroupMappings = 100;
+
+// Group mappings as stored: each a claim value (1 to 256 characters, no NUL) and a team uid.
+function checkGroupMappings(
+  v: Violations,
+  mappings: readonly { group: string; teamUid: string }[],
+): GroupMappingRecord[] {
+  if (mappings.length > maxGroupMappings) {
+    v.add("groupMappings", `must be at most ${maxGroupMappings} mappings`);
+    return [];
+  }
+  mappings.forEach((m, i) => {
+    if (m.group === "" || m.group.length > 256 || m.group.includes("\0")) {
+      v.add(`groupMappings[${i}].group`, "must be 1 to 256 characters, without NUL");
+    }
+    checkUid(v, `groupMappings[${i}].teamUid`, m.teamUid);
+  });
+  return mappings.map((m) => ({ group: m.group, teamUid: m.teamUid }));
 }
 
 // Email domains as stored: lowercase DNS names, each once, a bounded list.

@@ -5,6 +5,7 @@ import {
   GroupRefSchema,
   IdentityRefSchema,
   RoleRefSchema,
+  TeamRefSchema,
 } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   BatchCreateRoleBindingsResponseSchema,
@@ -50,6 +51,8 @@ const startUpdate = updateRequest(RoleBindingSchema);
 // this organization, so that a caller learns nothing about other organizations or people.
 const foreignIdentity =
   "must be an identity of the group's organization, or a person already in it (people join through invites)";
+const foreignTeam = "must be a team of the group's organization";
+const oneHolder = "exactly one of identityUid and teamUid is required";
 
 /**
  * Create the RoleBindingsService: grants of a role to an identity at a group, and so at every
@@ -86,6 +89,25 @@ export function createRoleBindingsService(
     at = "",
   ): Promise<RoleBindingRecord> {
     if (!(await tx.getGroup(parent))) throw notFound("group", parent);
+    if (body.teamUid !== "") {
+      // A binding to a team grants its role to every member, now and later: the same rule
+      // as a grant to one identity (the caller holds the role's capabilities at the group),
+      // and adding a member later needs them too (teams.ts).
+      const team = await tx.getTeam(body.teamUid);
+      if (!team || rootOf(team.uid) !== rootOf(parent)) {
+        throw invalidField(`${at}teamUid`, foreignTeam);
+      }
+      const inTx = { authorizer, store: tx };
+      await requireGrantable(inTx, caller, body.roleUid, parent, `${at}roleUid`);
+      return tx.createRoleBinding({
+        uid: newChildUid(parent),
+        groupUid: parent,
+        identityUid: "",
+        teamUid: team.uid,
+        roleUid: body.roleUid,
+        now: now(),
+      });
+    }
     const identity = await tx.getIdentity(body.identityUid);
     const person = identity?.groupUid === "";
     if (!identity || !(person || rootOf(identity.uid) === rootOf(parent))) {
@@ -110,7 +132,7 @@ export function createRoleBindingsService(
     async listRoleBindings(req, ctx) {
       const v = violations();
       const filters: RoleBindingFilters = {};
-      for (const key of ["identity", "group", "role"] as const) {
+      for (const key of ["identity", "group", "role", "team"] as const) {
         if (req[key] === "") continue;
         checkUid(v, key, req[key]);
         filters[key] = req[key];
@@ -135,7 +157,7 @@ export function createRoleBindingsService(
       const body = req.roleBinding ?? create(RoleBindingSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
-      checkUid(v, "identityUid", body.identityUid);
+      checkHolder(v, "", body);
       checkUid(v, "roleUid", body.roleUid);
       v.throwIfAny();
       // The checks and the grant commit together: the caller still holds what it grants.
@@ -158,7 +180,7 @@ export function createRoleBindingsService(
           v.add(`${at}.parent`, "must be empty or equal the batch's parent");
         }
         const body = r.roleBinding ?? create(RoleBindingSchema);
-        checkUid(v, `${at}.roleBinding.identityUid`, body.identityUid);
+        checkHolder(v, `${at}.roleBinding.`, body);
         checkUid(v, `${at}.roleBinding.roleUid`, body.roleUid);
       });
       v.throwIfAny();
@@ -197,6 +219,7 @@ export function createRoleBindingsService(
           current.identityUid,
           "identityUid",
         );
+        settleImmutable(fields, "team_uid", body.teamUid, current.teamUid, "teamUid");
         if (!fields.has("role_uid") || body.roleUid === current.roleUid) return current;
         checkUid(v, "roleUid", body.roleUid);
         v.throwIfAny();
@@ -218,6 +241,14 @@ export function createRoleBindingsService(
   };
 }
 
+/** Check that a binding to create names exactly one identity or team, well formed. */
+function checkHolder(v: ReturnType<typeof violations>, at: string, body: RoleBinding): void {
+  if ((body.identityUid === "") === (body.teamUid === "")) {
+    v.add(`${at}${body.teamUid === "" ? "identityUid" : "teamUid"}`, oneHolder);
+  } else if (body.teamUid !== "") checkUid(v, `${at}teamUid`, body.teamUid);
+  else checkUid(v, `${at}identityUid`, body.identityUid);
+}
+
 /** A binding's value for a sort field; its name is its role's. */
 function bindingSortValue(b: RoleBindingRecord, field: SortField): string | number {
   switch (field) {
@@ -236,7 +267,9 @@ function bindingSortValue(b: RoleBindingRecord, field: SortField): string | numb
 export function toRoleBinding(b: RoleBindingRecord): RoleBinding {
   return create(RoleBindingSchema, {
     uid: b.uid,
-    identity: create(IdentityRefSchema, b.identity),
+    ...(b.team
+      ? { team: create(TeamRefSchema, b.team) }
+      : { identity: create(IdentityRefSchema, b.identity) }),
     group: create(GroupRefSchema, b.group),
     role: create(RoleRefSchema, b.role),
     createTime: timestampFromMs(b.createTime),

@@ -25,9 +25,10 @@ import {
   violations,
 } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
-import { listOptionsOf } from "../caller.js";
+import { callerOf, listOptionsOf } from "../caller.js";
 import { requireFound } from "../require-found.js";
 import { sortValueOf } from "../sort-value.js";
+import { requireTeamPowers } from "../team-bindings.js";
 import { updateRequest } from "../update-mask.js";
 import { requireTeamMembers } from "./team-members.js";
 
@@ -112,17 +113,18 @@ export function createTeamsService(deps: TeamsDeps): ServiceImpl<typeof TeamsSer
       return {};
     },
 
-    async addTeamMembers(req) {
+    async addTeamMembers(req, ctx) {
       const v = violations();
       checkUid(v, "uid", req.uid);
       const uids = checkMembers(v, req.identityUids);
       v.throwIfAny();
       // The checks and the additions commit together: the caller still holds what the team
       // grants, and each identity is still of the organization.
-      const team = await atomically(store, async (tx) => {
+      const team = await atomically(store, async (tx, authorizer) => {
         const team = await tx.getTeam(req.uid);
         if (!team) throw notFound("team", req.uid);
         await requireTeamMembers(tx, team, uids, (i) => `identityUids[${i}]`);
+        await requireTeamPowers(authorizer, tx, callerOf(ctx), team.uid);
         await tx.addTeamMembers(team.uid, uids, now());
         return (await tx.getTeam(team.uid))!;
       });

@@ -113,6 +113,7 @@ export const groupInviteOps = {
       uid,
       group_uid: row.group_uid,
       identity_uid: r.identityUid,
+      team_uid: null,
       role_uid: row.role_uid,
       create_time: r.now,
       update_time: r.now,

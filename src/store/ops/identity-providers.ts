@@ -102,6 +102,7 @@ export const identityProviderOps = {
       client_secret: o.clientSecret,
       writer_uid: p.writerUid,
       email_domains: JSON.stringify(p.emailDomains ?? []),
+      group_mappings: JSON.stringify(p.groupMappings ?? []),
       create_time: p.now,
       update_time: p.now,
       name_time: p.now,
@@ -126,6 +127,7 @@ export const identityProviderOps = {
       client_secret: o.clientSecret,
       writer_uid: patch.writerUid ?? current.writerUid,
       email_domains: JSON.stringify(patch.emailDomains ?? current.emailDomains),
+      group_mappings: JSON.stringify(patch.groupMappings ?? current.groupMappings),
       // A new name is claimed now; the same name keeps its claim time.
       name_time: name === stored.name ? stored.name_time : now,
       update_time: now,

@@ -16,10 +16,12 @@ export interface LastOwnerGuard {
   identity(uid: string): Steps<void>;
 }
 
-// An owner binding at a root group (its uid has no '/') with no other owner binding there.
-const sole = `b.role_uid = ? AND b.group_uid NOT LIKE '%/%'
+// An identity's owner binding at a root group (its uid has no '/') with no other identity's
+// owner binding there. A team's owner binding counts for nothing: the team may be empty.
+const sole = `b.role_uid = ? AND b.group_uid NOT LIKE '%/%' AND b.identity_uid IS NOT NULL
   AND NOT EXISTS (SELECT 1 FROM role_bindings AS o
-                  WHERE o.group_uid = b.group_uid AND o.role_uid = ? AND o.uid <> b.uid)`;
+                  WHERE o.group_uid = b.group_uid AND o.role_uid = ? AND o.uid <> b.uid
+                    AND o.identity_uid IS NOT NULL)`;
 
 /** The last-owner checks; `ownerRoleUid` is the owner role. */
 export function createLastOwnerGuard(ownerRoleUid: string): LastOwnerGuard {

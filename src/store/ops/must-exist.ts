@@ -6,6 +6,7 @@ const existence = {
   group: "SELECT 1 FROM groups WHERE uid = ?",
   identity: "SELECT 1 FROM identities WHERE uid = ?",
   role: "SELECT 1 FROM roles WHERE uid = ?",
+  team: "SELECT 1 FROM teams WHERE uid = ?",
 } as const;
 
 /** Refuse as not_found a `kind` `uid` that is not there: the group a Create names, say. */

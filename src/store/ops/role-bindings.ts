@@ -22,18 +22,27 @@ import {
   write,
 } from "./operation.js";
 
-function* checkUnique(identityUid: string, groupUid: string, roleUid: string, self: string) {
+/** Who a binding binds: an identity or a team, by the column that holds it. */
+type Holder = { column: "identity_uid" | "team_uid"; uid: string };
+
+const holderOf = (row: Pick<BindingRow, "identity_uid" | "team_uid">): Holder =>
+  row.team_uid === null
+    ? { column: "identity_uid", uid: row.identity_uid ?? "" }
+    : { column: "team_uid", uid: row.team_uid };
+
+function* checkUnique(holder: Holder, groupUid: string, roleUid: string, self: string) {
   if (
     yield* exists(
       `SELECT 1 FROM role_bindings
-       WHERE identity_uid = ? AND group_uid = ? AND role_uid = ? AND uid <> ?`,
-      identityUid,
+       WHERE ${holder.column} = ? AND group_uid = ? AND role_uid = ? AND uid <> ?`,
+      holder.uid,
       groupUid,
       roleUid,
       self,
     )
   ) {
-    throw new StoreError("already_exists", "the identity already has this role at this group");
+    const who = holder.column === "team_uid" ? "team" : "identity";
+    throw new StoreError("already_exists", `the ${who} already has this role at this group`);
   }
 }
 
@@ -48,17 +57,27 @@ function* bind(b: NewRoleBinding): Steps<void> {
   if (parentOf(b.uid) !== b.groupUid || b.groupUid === "") {
     throw new Error(`role binding uid ${b.uid} is not a direct child of ${b.groupUid}`);
   }
+  const teamUid = b.teamUid ?? "";
+  if ((b.identityUid === "") === (teamUid === "")) {
+    throw new Error(`role binding ${b.uid} binds not exactly one identity or team`);
+  }
   yield* mustExist("group", b.groupUid);
-  yield* mustExist("identity", b.identityUid);
+  if (teamUid === "") yield* mustExist("identity", b.identityUid);
+  else yield* mustExist("team", teamUid);
   yield* mustExist("role", b.roleUid);
   if (yield* exists("SELECT 1 FROM role_bindings WHERE uid = ?", b.uid)) {
     throw new StoreError("already_exists", `role binding ${JSON.stringify(b.uid)}`);
   }
-  yield* checkUnique(b.identityUid, b.groupUid, b.roleUid, b.uid);
+  const holder = holderOf({
+    identity_uid: teamUid === "" ? b.identityUid : null,
+    team_uid: teamUid === "" ? null : teamUid,
+  });
+  yield* checkUnique(holder, b.groupUid, b.roleUid, b.uid);
   yield* insertOnly(roleBindings, {
     uid: b.uid,
     group_uid: b.groupUid,
-    identity_uid: b.identityUid,
+    identity_uid: teamUid === "" ? b.identityUid : null,
+    team_uid: teamUid === "" ? null : teamUid,
     role_uid: b.roleUid,
     create_time: b.now,
     update_time: b.now,
@@ -80,7 +99,7 @@ export function createRoleBindingOps(lastOwner: LastOwnerGuard) {
       if (!row) throw notFoundError("role binding", uid);
       yield* mustExist("role", roleUid);
       if (roleUid !== row.role_uid) yield* lastOwner.binding(uid);
-      yield* checkUnique(row.identity_uid, row.group_uid, roleUid, uid);
+      yield* checkUnique(holderOf(row), row.group_uid, roleUid, uid);
       yield* updateOnly(roleBindings, uid, { role_uid: roleUid, update_time: now });
       return roleBindingRecordOf((yield* findBinding(uid))!);
     }),

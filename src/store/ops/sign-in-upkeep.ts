@@ -4,12 +4,13 @@ import { exists, type OpsOf, rows, run, write } from "./operation.js";
 
 // A person who holds nothing and has not been seen since `?`: a root identity made by a
 // sign-in (no group, no method of its own), with no role binding anywhere (so no
-// organization, no team, no ownership), no session (so no refresh token and no access token
+// organization, no ownership), in no team, no session (so no refresh token and no access token
 // of one), no identity provider it is the writer of, no invite it created, and no sign-in
 // still unfinished (that purge has its own grace). Anything one holds keeps it.
 const idlePerson = `i.group_uid IS NULL AND i.claim_match IS NULL AND i.static_keys IS NULL
   AND i.last_seen_time <= ?
   AND NOT EXISTS (SELECT 1 FROM role_bindings AS b WHERE b.identity_uid = i.uid)
+  AND NOT EXISTS (SELECT 1 FROM team_members AS m WHERE m.identity_uid = i.uid)
   AND NOT EXISTS (SELECT 1 FROM oauth_sessions AS s WHERE s.identity_uid = i.uid)
   AND NOT EXISTS (SELECT 1 FROM identity_providers AS p WHERE p.writer_uid = i.uid)
   AND NOT EXISTS (SELECT 1 FROM group_invites AS v WHERE v.creator_uid = i.uid)

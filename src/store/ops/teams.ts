@@ -96,6 +96,8 @@ export const teamOps = {
   deleteTeam: write(function* (uid: string) {
     // Read in the delete's transaction: its event says what was deleted, as then named.
     const row = yield* mustFind(uid);
+    // What the team held ends with it: its bindings go, wherever they are.
+    yield* run("DELETE FROM role_bindings WHERE team_uid = ?", uid);
     yield* run("DELETE FROM team_members WHERE team_uid = ?", uid);
     yield* run("DELETE FROM teams WHERE uid = ?", uid);
     return teamRecordOf(row);

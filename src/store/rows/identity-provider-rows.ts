@@ -1,4 +1,4 @@
-import type { IdentityProviderRecord, OidcRecord } from "../iam-store.js";
+import type { GroupMappingRecord, IdentityProviderRecord, OidcRecord } from "../iam-store.js";
 import { declareResource } from "./resource.js";
 
 /** An identity_providers row as both backends store it. */
@@ -14,6 +14,8 @@ export interface IdentityProviderRow {
   writer_uid: string;
   /** The declared email domains, as a JSON array (the lookup reads their own table). */
   email_domains: string;
+  /** The group mappings, as a JSON array of {group, teamUid}. */
+  group_mappings: string;
   /** When the name was claimed (the sign-in lookups' order): a rename claims it anew. */
   name_time: number;
   create_time: number;
@@ -43,6 +45,7 @@ export const identityProviders = declareResource<IdentityProviderRow, IdentityPr
     create_time: { field: "create_time" },
     update_time: { field: "update_time" },
     name_time: { internal: "when the name was claimed, the sign-in lookups' order", updated: true },
+    group_mappings: { field: "group_mappings", updated: true },
   },
   computed: {
     redirect_uri: "the server's callback URL, from its public URL",
@@ -76,6 +79,7 @@ export function identityProviderRecordOf(row: IdentityProviderRow): IdentityProv
     },
     writerUid: row.writer_uid,
     emailDomains: JSON.parse(row.email_domains) as string[],
+    groupMappings: JSON.parse(row.group_mappings) as GroupMappingRecord[],
     createTime: row.create_time,
     updateTime: row.update_time,
   };

@@ -6,24 +6,30 @@ import { declareResource } from "./resource.js";
 export interface BindingRow {
   uid: string;
   group_uid: string;
-  identity_uid: string;
+  /** NULL for a binding to a team. */
+  identity_uid: string | null;
+  /** NULL for a binding to an identity. */
+  team_uid: string | null;
   role_uid: string;
   create_time: number;
   update_time: number;
   role_name: string;
   role_description: string;
-  identity_name: string;
-  identity_description: string;
-  identity_issuer: string;
-  identity_subject: string;
+  identity_name: string | null;
+  identity_description: string | null;
+  identity_issuer: string | null;
+  identity_subject: string | null;
+  team_name: string | null;
+  team_description: string | null;
   group_name: string;
   group_description: string;
 }
 
 /**
- * A role binding's storage: a child of its group, deleted with it; deleting its identity
- * deletes it too, and it blocks its role's delete (deleteIdentity, deleteRole). Read through
- * role_bindings_view, which adds what it names.
+ * A role binding's storage: a child of its group, deleted with it; it binds an identity or a
+ * team (exactly one), deleting which deletes it too, and it blocks its role's delete
+ * (deleteIdentity, deleteTeam, deleteRole). Read through role_bindings_view, which adds what
+ * it names.
  */
 export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
   kind: "role binding",
@@ -35,6 +41,7 @@ export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
     uid: { field: "uid" },
     group_uid: { field: "group" },
     identity_uid: { field: "identity_uid" },
+    team_uid: { field: "team_uid" },
     role_uid: { field: "role_uid", updated: true },
     create_time: { field: "create_time" },
     update_time: {
@@ -46,6 +53,8 @@ export const roleBindings = declareResource<BindingRow, RoleBindingRecord>({
     identity_description: { field: "identity", fromView: true },
     identity_issuer: { field: "identity", fromView: true },
     identity_subject: { field: "identity", fromView: true },
+    team_name: { field: "team", fromView: true },
+    team_description: { field: "team", fromView: true },
     group_name: { field: "group", fromView: true },
     group_description: { field: "group", fromView: true },
   },
@@ -59,17 +68,27 @@ export function roleBindingRecordOf(row: BindingRow): RoleBindingRecord {
   return {
     uid: row.uid,
     groupUid: row.group_uid,
-    identityUid: row.identity_uid,
+    identityUid: row.identity_uid ?? "",
+    teamUid: row.team_uid ?? "",
     roleUid: row.role_uid,
     createTime: row.create_time,
     updateTime: row.update_time,
     identity: {
-      uid: row.identity_uid,
-      name: row.identity_name,
-      description: row.identity_description,
-      subject: row.identity_subject,
-      issuer: row.identity_issuer,
+      uid: row.identity_uid ?? "",
+      name: row.identity_name ?? "",
+      description: row.identity_description ?? "",
+      subject: row.identity_subject ?? "",
+      issuer: row.identity_issuer ?? "",
     },
+    ...(row.team_uid === null
+      ? {}
+      : {
+          team: {
+            uid: row.team_uid,
+            name: row.team_name ?? "",
+            description: row.team_description ?? "",
+          },
+        }),
     group: { uid: row.group_uid, name: row.group_name, description: row.group_description },
     role: { uid: row.role_uid, name: row.role_name, description: row.role_description },
   };
@@ -87,5 +106,6 @@ export function roleBindingConditions(f: RoleBindingFilters): ListClause[] {
   if (f.identity) out.push({ sql: "t.identity_uid = ?", params: [f.identity] });
   if (f.group) out.push({ sql: "t.group_uid = ?", params: [f.group] });
   if (f.role) out.push({ sql: "t.role_uid = ?", params: [f.role] });
+  if (f.team) out.push({ sql: "t.team_uid = ?", params: [f.team] });
   return out;
 }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/common/v2beta1/common.proto.
  */
 export const file_gatehouse_common_v2beta1_common: GenFile = /*@__PURE__*/
-  fileDesc("CiVnYXRlaG91c2UvY29tbW9uL3YyYmV0YTEvY29tbW9uLnByb3RvEhhnYXRlaG91c2UuY29tbW9uLnYyYmV0YTEibQoKVWlkcEZpbHRlchIWCg5kZXNjZW5kYW50c19vZhgBIAEoCRITCgtjaGlsZHJlbl9vZhgCIAEoCRIUCgxhbmNlc3RvcnNfb2YYAyABKAkSDwoHaW5fcm9vdBgEIAEoCBILCgNpZHMYBSADKAkiOgoIR3JvdXBSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiOQoHUm9sZVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJeCgtJZGVudGl0eVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEg4KBmlzc3VlchgFIAEoCWIGcHJvdG8z");
+  fileDesc("CiVnYXRlaG91c2UvY29tbW9uL3YyYmV0YTEvY29tbW9uLnByb3RvEhhnYXRlaG91c2UuY29tbW9uLnYyYmV0YTEibQoKVWlkcEZpbHRlchIWCg5kZXNjZW5kYW50c19vZhgBIAEoCRITCgtjaGlsZHJlbl9vZhgCIAEoCRIUCgxhbmNlc3RvcnNfb2YYAyABKAkSDwoHaW5fcm9vdBgEIAEoCBILCgNpZHMYBSADKAkiOgoIR3JvdXBSZWYSCwoDdWlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiOQoHUm9sZVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJeCgtJZGVudGl0eVJlZhILCgN1aWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEg4KBmlzc3VlchgFIAEoCSI5CgdUZWFtUmVmEgsKA3VpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhMKC2Rlc2NyaXB0aW9uGAMgASgJYgZwcm90bzM");
 
 /**
  * UidpFilter restricts a List to part of the group tree. Every field given must hold (AND).
@@ -159,4 +159,33 @@ export type IdentityRef = Message<"gatehouse.common.v2beta1.IdentityRef"> & {
  */
 export const IdentityRefSchema: GenMessage<IdentityRef> = /*@__PURE__*/
   messageDesc(file_gatehouse_common_v2beta1_common, 3);
+
+/**
+ * TeamRef is the hydrated summary of a team.
+ *
+ * @generated from message gatehouse.common.v2beta1.TeamRef
+ */
+export type TeamRef = Message<"gatehouse.common.v2beta1.TeamRef"> & {
+  /**
+   * @generated from field: string uid = 1;
+   */
+  uid: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message gatehouse.common.v2beta1.TeamRef.
+ * Use `create(TeamRefSchema)` to create a new message.
+ */
+export const TeamRefSchema: GenMessage<TeamRef> = /*@__PURE__*/
+  messageDesc(file_gatehouse_common_v2beta1_common, 4);
 

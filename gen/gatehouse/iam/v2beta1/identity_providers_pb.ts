@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/identity_providers.proto.
  */
 export const file_gatehouse_iam_v2beta1_identity_providers: GenFile = /*@__PURE__*/
-  fileDesc("Ci5nYXRlaG91c2UvaWFtL3YyYmV0YTEvaWRlbnRpdHlfcHJvdmlkZXJzLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEi/QIKEElkZW50aXR5UHJvdmlkZXISEAoDdWlkGAEgASgJQgPgQQgSEQoEbmFtZRgCIAEoCUID4EECEhgKC2Rlc2NyaXB0aW9uGAMgASgJQgPgQQESGQoMZGVmYXVsdF9yb2xlGAQgASgJQgPgQQESLgoEb2lkYxgFIAEoCzIbLmdhdGVob3VzZS5pYW0udjJiZXRhMS5PaWRjQgPgQQISNAoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSGQoMcmVkaXJlY3RfdXJpGAggASgJQgPgQQMSFwoKd3JpdGVyX3VpZBgKIAEoCUID4EEDEiMKFmRlZmF1bHRfcm9sZV9ncmFudGFibGUYCyABKAhCA+BBAxIaCg1lbWFpbF9kb21haW5zGAkgAygJQgPgQQEiigEKBE9pZGMSEwoGaXNzdWVyGAEgASgJQgPgQQISFgoJY2xpZW50X2lkGAIgASgJQgPgQQISGgoNY2xpZW50X3NlY3JldBgDIAEoCUID4EEEEh4KEWFkZGl0aW9uYWxfc2NvcGVzGAQgAygJQgPgQQESGQoMZ3JvdXBzX2NsYWltGAUgASgJQgPgQQEipwEKHExpc3RJZGVudGl0eVByb3ZpZGVyc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSK8AQodTGlzdElkZW50aXR5UHJvdmlkZXJzUmVzcG9uc2USQwoSaWRlbnRpdHlfcHJvdmlkZXJzGAEgAygLMicuZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5UHJvdmlkZXISHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIi4KGkdldElkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIn0KHUNyZWF0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEkcKEWlkZW50aXR5X3Byb3ZpZGVyGAIgASgLMicuZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5UHJvdmlkZXJCA+BBAiKeAQodVXBkYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSRwoRaWRlbnRpdHlfcHJvdmlkZXIYASABKAsyJy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuSWRlbnRpdHlQcm92aWRlckID4EECEjQKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0ID4EEBIjEKHURlbGV0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECMp0HChhJZGVudGl0eVByb3ZpZGVyc1NlcnZpY2USrQEKFUxpc3RJZGVudGl0eVByb3ZpZGVycxIzLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RJZGVudGl0eVByb3ZpZGVyc1Jlc3BvbnNlIimQAgGC0+STAiASHi9pYW0vdjJiZXRhMS9pZGVudGl0eVByb3ZpZGVycxKlAQoTR2V0SWRlbnRpdHlQcm92aWRlchIxLmdhdGVob3VzZS5pYW0udjJiZXRhMS5HZXRJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBonLmdhdGVob3VzZS5pYW0udjJiZXRhMS5JZGVudGl0eVByb3ZpZGVyIjKQAgGC0+STAikSJy9pYW0vdjJiZXRhMS9pZGVudGl0eVByb3ZpZGVycy97dWlkPSoqfRK+AQoWQ3JlYXRlSWRlbnRpdHlQcm92aWRlchI0LmdhdGVob3VzZS5pYW0udjJiZXRhMS5DcmVhdGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBonLmdhdGVob3VzZS5pYW0udjJiZXRhMS5JZGVudGl0eVByb3ZpZGVyIkWC0+STAj86EWlkZW50aXR5X3Byb3ZpZGVyIiovaWFtL3YyYmV0YTEvaWRlbnRpdHlQcm92aWRlcnMve3BhcmVudD0qKn0SzQEKFlVwZGF0ZUlkZW50aXR5UHJvdmlkZXISNC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuVXBkYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaJy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuSWRlbnRpdHlQcm92aWRlciJUgtPkkwJOOhFpZGVudGl0eV9wcm92aWRlcjI5L2lhbS92MmJldGExL2lkZW50aXR5UHJvdmlkZXJzL3tpZGVudGl0eV9wcm92aWRlci51aWQ9Kip9EpcBChZEZWxldGVJZGVudGl0eVByb3ZpZGVyEjQuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkRlbGV0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0GhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Ii+C0+STAikqJy9pYW0vdjJiZXRhMS9pZGVudGl0eVByb3ZpZGVycy97dWlkPSoqfWIGcHJvdG8z", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("Ci5nYXRlaG91c2UvaWFtL3YyYmV0YTEvaWRlbnRpdHlfcHJvdmlkZXJzLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEivwMKEElkZW50aXR5UHJvdmlkZXISEAoDdWlkGAEgASgJQgPgQQgSEQoEbmFtZRgCIAEoCUID4EECEhgKC2Rlc2NyaXB0aW9uGAMgASgJQgPgQQESGQoMZGVmYXVsdF9yb2xlGAQgASgJQgPgQQESLgoEb2lkYxgFIAEoCzIbLmdhdGVob3VzZS5pYW0udjJiZXRhMS5PaWRjQgPgQQISNAoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLdXBkYXRlX3RpbWUYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSGQoMcmVkaXJlY3RfdXJpGAggASgJQgPgQQMSFwoKd3JpdGVyX3VpZBgKIAEoCUID4EEDEiMKFmRlZmF1bHRfcm9sZV9ncmFudGFibGUYCyABKAhCA+BBAxIaCg1lbWFpbF9kb21haW5zGAkgAygJQgPgQQESQAoOZ3JvdXBfbWFwcGluZ3MYDCADKAsyIy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR3JvdXBNYXBwaW5nQgPgQQEiOQoMR3JvdXBNYXBwaW5nEhIKBWdyb3VwGAEgASgJQgPgQQISFQoIdGVhbV91aWQYAiABKAlCA+BBAiKKAQoET2lkYxITCgZpc3N1ZXIYASABKAlCA+BBAhIWCgljbGllbnRfaWQYAiABKAlCA+BBAhIaCg1jbGllbnRfc2VjcmV0GAMgASgJQgPgQQQSHgoRYWRkaXRpb25hbF9zY29wZXMYBCADKAlCA+BBARIZCgxncm91cHNfY2xhaW0YBSABKAlCA+BBASKnAQocTGlzdElkZW50aXR5UHJvdmlkZXJzUmVxdWVzdBIyCgR1aWRwGAEgASgLMiQuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLlVpZHBGaWx0ZXISDAoEbmFtZRgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIQCghvcmRlcl9ieRgFIAEoCRIMCgRza2lwGAYgASgFIrwBCh1MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXNwb25zZRJDChJpZGVudGl0eV9wcm92aWRlcnMYASADKAsyJy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuSWRlbnRpdHlQcm92aWRlchIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBARITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFQhIKEF9uZXh0X3BhZ2VfdG9rZW4iLgoaR2V0SWRlbnRpdHlQcm92aWRlclJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIifQodQ3JlYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISRwoRaWRlbnRpdHlfcHJvdmlkZXIYAiABKAsyJy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuSWRlbnRpdHlQcm92aWRlckID4EECIp4BCh1VcGRhdGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBJHChFpZGVudGl0eV9wcm92aWRlchgBIAEoCzInLmdhdGVob3VzZS5pYW0udjJiZXRhMS5JZGVudGl0eVByb3ZpZGVyQgPgQQISNAoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgPgQQEiMQodRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQIynQcKGElkZW50aXR5UHJvdmlkZXJzU2VydmljZRKtAQoVTGlzdElkZW50aXR5UHJvdmlkZXJzEjMuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RJZGVudGl0eVByb3ZpZGVyc1JlcXVlc3QaNC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdElkZW50aXR5UHJvdmlkZXJzUmVzcG9uc2UiKZACAYLT5JMCIBIeL2lhbS92MmJldGExL2lkZW50aXR5UHJvdmlkZXJzEqUBChNHZXRJZGVudGl0eVByb3ZpZGVyEjEuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdldElkZW50aXR5UHJvdmlkZXJSZXF1ZXN0GicuZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5UHJvdmlkZXIiMpACAYLT5JMCKRInL2lhbS92MmJldGExL2lkZW50aXR5UHJvdmlkZXJzL3t1aWQ9Kip9Er4BChZDcmVhdGVJZGVudGl0eVByb3ZpZGVyEjQuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0GicuZ2F0ZWhvdXNlLmlhbS52MmJldGExLklkZW50aXR5UHJvdmlkZXIiRYLT5JMCPzoRaWRlbnRpdHlfcHJvdmlkZXIiKi9pYW0vdjJiZXRhMS9pZGVudGl0eVByb3ZpZGVycy97cGFyZW50PSoqfRLNAQoWVXBkYXRlSWRlbnRpdHlQcm92aWRlchI0LmdhdGVob3VzZS5pYW0udjJiZXRhMS5VcGRhdGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBonLmdhdGVob3VzZS5pYW0udjJiZXRhMS5JZGVudGl0eVByb3ZpZGVyIlSC0+STAk46EWlkZW50aXR5X3Byb3ZpZGVyMjkvaWFtL3YyYmV0YTEvaWRlbnRpdHlQcm92aWRlcnMve2lkZW50aXR5X3Byb3ZpZGVyLnVpZD0qKn0SlwEKFkRlbGV0ZUlkZW50aXR5UHJvdmlkZXISNC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuRGVsZXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiL4LT5JMCKSonL2lhbS92MmJldGExL2lkZW50aXR5UHJvdmlkZXJzL3t1aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
  * IdentityProvider is an OIDC provider people of a group log in with.
@@ -93,6 +93,17 @@ export type IdentityProvider = Message<"gatehouse.iam.v2beta1.IdentityProvider">
    * @generated from field: repeated string email_domains = 9;
    */
   emailDomains: string[];
+
+  /**
+   * Which teams a person's groups claim (oidc.groups_claim) puts them in, at most 100: at each
+   * sign-in through this provider, the person's membership of every mapped team is set to what
+   * the claim says (added and removed). Like the default role, a membership is granted with
+   * the writer's authority: only while the writer may add members to the team (teams.update
+   * and every capability the team holds, where it holds it); removals always apply.
+   *
+   * @generated from field: repeated gatehouse.iam.v2beta1.GroupMapping group_mappings = 12;
+   */
+  groupMappings: GroupMapping[];
 };
 
 /**
@@ -101,6 +112,34 @@ export type IdentityProvider = Message<"gatehouse.iam.v2beta1.IdentityProvider">
  */
 export const IdentityProviderSchema: GenMessage<IdentityProvider> = /*@__PURE__*/
   messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 0);
+
+/**
+ * GroupMapping maps a value of the provider's groups claim to a team of the organization.
+ *
+ * @generated from message gatehouse.iam.v2beta1.GroupMapping
+ */
+export type GroupMapping = Message<"gatehouse.iam.v2beta1.GroupMapping"> & {
+  /**
+   * A value of the groups claim, exactly (1 to 256 characters).
+   *
+   * @generated from field: string group = 1;
+   */
+  group: string;
+
+  /**
+   * The team of the provider's organization its people join.
+   *
+   * @generated from field: string team_uid = 2;
+   */
+  teamUid: string;
+};
+
+/**
+ * Describes the message gatehouse.iam.v2beta1.GroupMapping.
+ * Use `create(GroupMappingSchema)` to create a new message.
+ */
+export const GroupMappingSchema: GenMessage<GroupMapping> = /*@__PURE__*/
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 1);
 
 /**
  * Oidc configures an OpenID Connect provider.
@@ -143,7 +182,7 @@ export type Oidc = Message<"gatehouse.iam.v2beta1.Oidc"> & {
  * Use `create(OidcSchema)` to create a new message.
  */
 export const OidcSchema: GenMessage<Oidc> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 1);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 2);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.ListIdentityProvidersRequest
@@ -197,7 +236,7 @@ export type ListIdentityProvidersRequest = Message<"gatehouse.iam.v2beta1.ListId
  * Use `create(ListIdentityProvidersRequestSchema)` to create a new message.
  */
 export const ListIdentityProvidersRequestSchema: GenMessage<ListIdentityProvidersRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 2);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 3);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.ListIdentityProvidersResponse
@@ -235,7 +274,7 @@ export type ListIdentityProvidersResponse = Message<"gatehouse.iam.v2beta1.ListI
  * Use `create(ListIdentityProvidersResponseSchema)` to create a new message.
  */
 export const ListIdentityProvidersResponseSchema: GenMessage<ListIdentityProvidersResponse> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 3);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 4);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.GetIdentityProviderRequest
@@ -252,7 +291,7 @@ export type GetIdentityProviderRequest = Message<"gatehouse.iam.v2beta1.GetIdent
  * Use `create(GetIdentityProviderRequestSchema)` to create a new message.
  */
 export const GetIdentityProviderRequestSchema: GenMessage<GetIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 4);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 5);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.CreateIdentityProviderRequest
@@ -276,7 +315,7 @@ export type CreateIdentityProviderRequest = Message<"gatehouse.iam.v2beta1.Creat
  * Use `create(CreateIdentityProviderRequestSchema)` to create a new message.
  */
 export const CreateIdentityProviderRequestSchema: GenMessage<CreateIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 5);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 6);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.UpdateIdentityProviderRequest
@@ -300,7 +339,7 @@ export type UpdateIdentityProviderRequest = Message<"gatehouse.iam.v2beta1.Updat
  * Use `create(UpdateIdentityProviderRequestSchema)` to create a new message.
  */
 export const UpdateIdentityProviderRequestSchema: GenMessage<UpdateIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 6);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 7);
 
 /**
  * @generated from message gatehouse.iam.v2beta1.DeleteIdentityProviderRequest
@@ -317,7 +356,7 @@ export type DeleteIdentityProviderRequest = Message<"gatehouse.iam.v2beta1.Delet
  * Use `create(DeleteIdentityProviderRequestSchema)` to create a new message.
  */
 export const DeleteIdentityProviderRequestSchema: GenMessage<DeleteIdentityProviderRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 7);
+  messageDesc(file_gatehouse_iam_v2beta1_identity_providers, 8);
 
 /**
  * IdentityProvidersService manages the OIDC identity providers people of a group log in with.

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { GroupRef, IdentityRef, RoleRef, UidpFilter } from "../../common/v2beta1/common_pb.js";
+import type { GroupRef, IdentityRef, RoleRef, TeamRef, UidpFilter } from "../../common/v2beta1/common_pb.js";
 import { file_gatehouse_common_v2beta1_common } from "../../common/v2beta1/common_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import { file_google_api_field_behavior } from "../../../google/api/field_behavior_pb.js";
@@ -16,10 +16,11 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/role_bindings.proto.
  */
 export const file_gatehouse_iam_v2beta1_role_bindings: GenFile = /*@__PURE__*/
-  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvcm9sZV9iaW5kaW5ncy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIrYCCgtSb2xlQmluZGluZxIQCgN1aWQYASABKAlCA+BBCBI8CghpZGVudGl0eRgCIAEoCzIlLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5JZGVudGl0eVJlZkID4EEDEjYKBWdyb3VwGAMgASgLMiIuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLkdyb3VwUmVmQgPgQQMSNAoEcm9sZRgEIAEoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5Sb2xlUmVmQgPgQQMSNAoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoMaWRlbnRpdHlfdWlkGAYgASgJQgbgQQTgQQUSFQoIcm9sZV91aWQYByABKAlCA+BBBCLRAQoXTGlzdFJvbGVCaW5kaW5nc1JlcXVlc3QSMgoEdWlkcBgBIAEoCzIkLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5VaWRwRmlsdGVyEgwKBG5hbWUYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBRIQCghpZGVudGl0eRgKIAEoCRINCgVncm91cBgLIAEoCRIMCgRyb2xlGAwgASgJIq0BChhMaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2USOQoNcm9sZV9iaW5kaW5ncxgBIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZxIcCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAlIAIgBARITCgt0b3RhbF9jb3VudBgDIAEoAxIPCgdza2lwcGVkGAQgASgFQhIKEF9uZXh0X3BhZ2VfdG9rZW4iKQoVR2V0Um9sZUJpbmRpbmdSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECIm4KGENyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBITCgZwYXJlbnQYASABKAlCA+BBAhI9Cgxyb2xlX2JpbmRpbmcYAiABKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdCA+BBAiJ9Ch5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1JlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISRgoIcmVxdWVzdHMYAiADKAsyLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQ3JlYXRlUm9sZUJpbmRpbmdSZXF1ZXN0QgPgQQIiXAofQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXNwb25zZRI5Cg1yb2xlX2JpbmRpbmdzGAEgAygLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIo8BChhVcGRhdGVSb2xlQmluZGluZ1JlcXVlc3QSPQoMcm9sZV9iaW5kaW5nGAEgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQgPgQQISNAoLdXBkYXRlX21hc2sYAiABKAsyGi5nb29nbGUucHJvdG9idWYuRmllbGRNYXNrQgPgQQEiLAoYRGVsZXRlUm9sZUJpbmRpbmdSZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECMvMHChNSb2xlQmluZGluZ3NTZXJ2aWNlEpkBChBMaXN0Um9sZUJpbmRpbmdzEi4uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXF1ZXN0Gi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RSb2xlQmluZGluZ3NSZXNwb25zZSIkkAIBgtPkkwIbEhkvaWFtL3YyYmV0YTEvcm9sZUJpbmRpbmdzEpEBCg5HZXRSb2xlQmluZGluZxIsLmdhdGVob3VzZS5pYW0udjJiZXRhMS5HZXRSb2xlQmluZGluZ1JlcXVlc3QaIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmciLZACAYLT5JMCJBIiL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97dWlkPSoqfRKlAQoRQ3JlYXRlUm9sZUJpbmRpbmcSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQ3JlYXRlUm9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIjuC0+STAjU6DHJvbGVfYmluZGluZyIlL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cGFyZW50PSoqfRLGAQoXQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3MSNS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXF1ZXN0GjYuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkJhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVzcG9uc2UiPILT5JMCNjoBKiIxL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cGFyZW50PSoqfTpiYXRjaENyZWF0ZRKvAQoRVXBkYXRlUm9sZUJpbmRpbmcSLy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIkWC0+STAj86DHJvbGVfYmluZGluZzIvL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97cm9sZV9iaW5kaW5nLnVpZD0qKn0SiAEKEURlbGV0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkRlbGV0ZVJvbGVCaW5kaW5nUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIqgtPkkwIkKiIvaWFtL3YyYmV0YTEvcm9sZUJpbmRpbmdzL3t1aWQ9Kip9YgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
+  fileDesc("CilnYXRlaG91c2UvaWFtL3YyYmV0YTEvcm9sZV9iaW5kaW5ncy5wcm90bxIVZ2F0ZWhvdXNlLmlhbS52MmJldGExIoYDCgtSb2xlQmluZGluZxIQCgN1aWQYASABKAlCA+BBCBI8CghpZGVudGl0eRgCIAEoCzIlLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5JZGVudGl0eVJlZkID4EEDEjYKBWdyb3VwGAMgASgLMiIuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLkdyb3VwUmVmQgPgQQMSNAoEcm9sZRgEIAEoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5Sb2xlUmVmQgPgQQMSNAoLY3JlYXRlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSHAoMaWRlbnRpdHlfdWlkGAYgASgJQgbgQQTgQQUSFQoIcm9sZV91aWQYByABKAlCA+BBBBIYCgh0ZWFtX3VpZBgIIAEoCUIG4EEE4EEFEjQKBHRlYW0YCSABKAsyIS5nYXRlaG91c2UuY29tbW9uLnYyYmV0YTEuVGVhbVJlZkID4EEDIt8BChdMaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBIyCgR1aWRwGAEgASgLMiQuZ2F0ZWhvdXNlLmNvbW1vbi52MmJldGExLlVpZHBGaWx0ZXISDAoEbmFtZRgCIAEoCRIRCglwYWdlX3NpemUYAyABKAUSEgoKcGFnZV90b2tlbhgEIAEoCRIQCghvcmRlcl9ieRgFIAEoCRIMCgRza2lwGAYgASgFEhAKCGlkZW50aXR5GAogASgJEg0KBWdyb3VwGAsgASgJEgwKBHJvbGUYDCABKAkSDAoEdGVhbRgNIAEoCSKtAQoYTGlzdFJvbGVCaW5kaW5nc1Jlc3BvbnNlEjkKDXJvbGVfYmluZGluZ3MYASADKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmcSHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIikKFUdldFJvbGVCaW5kaW5nUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAiJuChhDcmVhdGVSb2xlQmluZGluZ1JlcXVlc3QSEwoGcGFyZW50GAEgASgJQgPgQQISPQoMcm9sZV9iaW5kaW5nGAIgASgLMiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nQgPgQQIifQoeQmF0Y2hDcmVhdGVSb2xlQmluZGluZ3NSZXF1ZXN0EhMKBnBhcmVudBgBIAEoCUID4EECEkYKCHJlcXVlc3RzGAIgAygLMi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdEID4EECIlwKH0JhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVzcG9uc2USOQoNcm9sZV9iaW5kaW5ncxgBIAMoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyKPAQoYVXBkYXRlUm9sZUJpbmRpbmdSZXF1ZXN0Ej0KDHJvbGVfYmluZGluZxgBIAEoCzIiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZ0ID4EECEjQKC3VwZGF0ZV9tYXNrGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFza0ID4EEBIiwKGERlbGV0ZVJvbGVCaW5kaW5nUmVxdWVzdBIQCgN1aWQYASABKAlCA+BBAjLzBwoTUm9sZUJpbmRpbmdzU2VydmljZRKZAQoQTGlzdFJvbGVCaW5kaW5ncxIuLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVxdWVzdBovLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0Um9sZUJpbmRpbmdzUmVzcG9uc2UiJJACAYLT5JMCGxIZL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncxKRAQoOR2V0Um9sZUJpbmRpbmcSLC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuR2V0Um9sZUJpbmRpbmdSZXF1ZXN0GiIuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJvbGVCaW5kaW5nIi2QAgGC0+STAiQSIi9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3VpZD0qKn0SpQEKEUNyZWF0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLkNyZWF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyI7gtPkkwI1Ogxyb2xlX2JpbmRpbmciJS9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3BhcmVudD0qKn0SxgEKF0JhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzEjUuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkJhdGNoQ3JlYXRlUm9sZUJpbmRpbmdzUmVxdWVzdBo2LmdhdGVob3VzZS5pYW0udjJiZXRhMS5CYXRjaENyZWF0ZVJvbGVCaW5kaW5nc1Jlc3BvbnNlIjyC0+STAjY6ASoiMS9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3BhcmVudD0qKn06YmF0Y2hDcmVhdGUSrwEKEVVwZGF0ZVJvbGVCaW5kaW5nEi8uZ2F0ZWhvdXNlLmlhbS52MmJldGExLlVwZGF0ZVJvbGVCaW5kaW5nUmVxdWVzdBoiLmdhdGVob3VzZS5pYW0udjJiZXRhMS5Sb2xlQmluZGluZyJFgtPkkwI/Ogxyb2xlX2JpbmRpbmcyLy9pYW0vdjJiZXRhMS9yb2xlQmluZGluZ3Mve3JvbGVfYmluZGluZy51aWQ9Kip9EogBChFEZWxldGVSb2xlQmluZGluZxIvLmdhdGVob3VzZS5pYW0udjJiZXRhMS5EZWxldGVSb2xlQmluZGluZ1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiKoLT5JMCJCoiL2lhbS92MmJldGExL3JvbGVCaW5kaW5ncy97dWlkPSoqfWIGcHJvdG8z", [file_gatehouse_common_v2beta1_common, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_empty, file_google_protobuf_field_mask, file_google_protobuf_timestamp]);
 
 /**
- * RoleBinding grants a role to an identity at a group and every group below it.
+ * RoleBinding grants a role to an identity, or to a team (whose members then hold it), at a
+ * group and every group below it.
  *
  * @generated from message gatehouse.iam.v2beta1.RoleBinding
  */
@@ -50,8 +51,9 @@ export type RoleBinding = Message<"gatehouse.iam.v2beta1.RoleBinding"> & {
   createTime?: Timestamp | undefined;
 
   /**
-   * The identity to bind; required on create. A binding's identity never changes: an update
-   * naming another identity is refused (bind the other identity instead).
+   * The identity to bind; on create, exactly one of identity_uid and team_uid. A binding's
+   * identity never changes: an update naming another identity is refused (bind the other
+   * identity instead).
    *
    * @generated from field: string identity_uid = 6;
    */
@@ -63,6 +65,21 @@ export type RoleBinding = Message<"gatehouse.iam.v2beta1.RoleBinding"> & {
    * @generated from field: string role_uid = 7;
    */
   roleUid: string;
+
+  /**
+   * The team to bind, of the group's organization: each of its members holds the role. On
+   * create, exactly one of identity_uid and team_uid; it never changes.
+   *
+   * @generated from field: string team_uid = 8;
+   */
+  teamUid: string;
+
+  /**
+   * The team bound, for a binding to a team (then `identity` is empty).
+   *
+   * @generated from field: gatehouse.common.v2beta1.TeamRef team = 9;
+   */
+  team?: TeamRef | undefined;
 };
 
 /**
@@ -138,6 +155,13 @@ export type ListRoleBindingsRequest = Message<"gatehouse.iam.v2beta1.ListRoleBin
    * @generated from field: string role = 12;
    */
   role: string;
+
+  /**
+   * Only bindings of this team uid.
+   *
+   * @generated from field: string team = 13;
+   */
+  team: string;
 };
 
 /**
@@ -313,7 +337,8 @@ export const DeleteRoleBindingRequestSchema: GenMessage<DeleteRoleBindingRequest
   messageDesc(file_gatehouse_iam_v2beta1_role_bindings, 8);
 
 /**
- * RoleBindingsService grants roles to identities at a group and everything below it.
+ * RoleBindingsService grants roles to identities, or to teams, at a group and everything below
+ * it.
  *
  * @generated from service gatehouse.iam.v2beta1.RoleBindingsService
  */
