@@ -19,6 +19,7 @@ import { openMetricsPlane } from "./planes/metrics-plane.js";
 import { createPlanes } from "./planes/planes.js";
 import { openRegistryPlane } from "./planes/registry-plane.js";
 import { openRpcPlane } from "./planes/rpc-plane.js";
+import { openScimPlane } from "./planes/scim-plane.js";
 import { addRouteLimits } from "./rate-limit/route-limits.js";
 import type { Store } from "./store/store.js";
 
@@ -121,6 +122,8 @@ export async function createServer(deps: ServerDeps): Promise<Server> {
     await planes.open("registry", () =>
       openRegistryPlane({ config, store, now, app, metrics, auth }),
     );
+    // SCIM provisioning: an organization's own token, never an API token (src/scim/).
+    await planes.open("scim", () => openScimPlane({ config, store, now, app }));
     await planes.open("console", () => openConsolePlane({ config, app, dir: deps.consoleDir }));
     // Last of the routes: the REST gateway's catch-all leaves every exact route above alone,
     // and its hooks (admission, the request log) wrap whatever the planes above serve.

@@ -15,6 +15,7 @@ import {
 import { createPeopleService } from "./services/iam/people.js";
 import { createRoleBindingsService } from "./services/iam/role-bindings.js";
 import { createRolesService, type RolesDeps } from "./services/iam/roles.js";
+import { createScimService } from "./services/iam/scim.js";
 import { createTeamsService } from "./services/iam/teams.js";
 import { createReposService } from "./services/registry/repos.js";
 import { createTagsService } from "./services/registry/tags.js";
@@ -56,6 +57,7 @@ const implementations: {
   roleBindings: createRoleBindingsService,
   teams: createTeamsService,
   identityProviders: createIdentityProvidersService,
+  scim: createScimService,
   accountAssociations: createAccountAssociationsService,
   groupInvites: createGroupInvitesService,
   people: createPeopleService,

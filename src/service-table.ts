@@ -20,6 +20,7 @@ import { IdentityProvidersService } from "../gen/gatehouse/iam/v2beta1/identity_
 import { PeopleService } from "../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { RoleBindingsService } from "../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { ScimService } from "../gen/gatehouse/iam/v2beta1/scim_pb.js";
 import { TeamsService } from "../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import { RegistryService as V1RegistryService } from "../gen/gatehouse/registry/v1/registry_pb.js";
 import { ReposService } from "../gen/gatehouse/registry/v2beta1/repos_pb.js";
@@ -305,6 +306,29 @@ export const serviceTable = {
     ],
     cli: { group: "iam", command: "identity-providers" },
     console: "providers",
+    matrix: true,
+  },
+  scim: {
+    service: ScimService,
+    // An organization's directory provisions its people: whoever may change how they sign in
+    // (its identity providers) may connect it. At the organization only (the handler refuses
+    // any other group).
+    rules: {
+      CreateScimToken: { kind: "resource", capability: "identity_providers.update", target: "org" },
+      GetScimConnection: { kind: "resource", capability: "identity_providers.list", target: "org" },
+      DeleteScimToken: { kind: "resource", capability: "identity_providers.update", target: "org" },
+    },
+    store: ["putScimConnection", "getScimConnection", "deleteScimConnection"],
+    cli: {
+      group: "scim",
+      actions: {
+        "token create": "CreateScimToken",
+        "token rotate": "CreateScimToken",
+        "token revoke": "DeleteScimToken",
+        connection: "GetScimConnection",
+      },
+    },
+    console: { none: "the console's SCIM page is to come (issue 39)" },
     matrix: true,
   },
   accountAssociations: {

@@ -22,6 +22,11 @@ export interface AccessDeps {
   identityExists(uid: string): Promise<boolean>;
   /** Whether a sign-in session (a token's `sid`) is still active: not logged out or revoked. */
   sessionActive(sessionId: string): Promise<boolean>;
+  /**
+   * When the identity's tokens were cut off (a deprovisioning, milliseconds), or 0: a token
+   * issued in or before that second is refused, session or not.
+   */
+  tokenCutoff?(uid: string): Promise<number>;
   authorizer: Authorizer;
   /** Told why a token was refused (never the token itself), with the request's id. */
   onRejectedToken?: (reason: string, requestId: string | undefined) => void;
@@ -305,13 +310,17 @@ async function authenticate(
     deps.onRejectedToken?.(err.reason, requestId);
     throw invalidToken(...(refusals[err.reason] ?? notValid));
   }
-  const { sub, email, sid } = verified;
+  const { sub, email, sid, iat } = verified;
   if (!(await deps.identityExists(sub))) {
     deps.onRejectedToken?.("identity_gone", requestId);
     throw invalidToken(...notValid);
   }
   if (sid !== undefined && !(await deps.sessionActive(sid))) {
     deps.onRejectedToken?.("session_revoked", requestId);
+    throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
+  }
+  if (deps.tokenCutoff && cutOff(iat, await deps.tokenCutoff(sub))) {
+    deps.onRejectedToken?.("token_cut_off", requestId);
     throw invalidToken("SESSION_REVOKED", "the sign-in session of the bearer token has ended");
   }
   const narrowing = narrowingOfToken(verified);
@@ -332,6 +341,14 @@ function narrowingOfToken(token: VerifiedToken): Narrowing | undefined {
     narrowings.set(token, n);
   }
   return n;
+}
+
+/**
+ * Whether a token issued at `iat` (seconds) is ended by a cutoff at `cutoffMs`: issue times
+ * have whole seconds, so a token of the cutoff's own second is refused too (fail closed).
+ */
+export function cutOff(iat: number, cutoffMs: number): boolean {
+  return cutoffMs > 0 && iat <= Math.floor(cutoffMs / 1000);
 }
 
 function compile(rule: Rule, input: DescMessage): Compiled {

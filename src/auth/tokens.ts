@@ -36,6 +36,8 @@ export interface VerifiedToken {
   email?: string;
   /** Expiry, seconds since the epoch. */
   exp: number;
+  /** Issue time, seconds since the epoch: a token cutoff (ScimStore.tokenCutoff) ends it. */
+  iat: number;
   /** The sign-in session the token was issued in (people's sign-in), if any. */
   sid?: string;
   /** A narrowed token's capabilities (`cap`): it may do nothing else. */
@@ -177,8 +179,13 @@ export function createTokenVerifier(opts: {
       } catch (err) {
         throw toTokenError(err);
       }
-      const { sub, exp, email, sid, cap, grp } = payload;
-      if (typeof sub !== "string" || sub === "" || typeof exp !== "number") {
+      const { sub, exp, iat, email, sid, cap, grp } = payload;
+      if (
+        typeof sub !== "string" ||
+        sub === "" ||
+        typeof exp !== "number" ||
+        typeof iat !== "number"
+      ) {
         throw new TokenError("bad_claims");
       }
       // A narrowing the verifier could not read would be dropped, widening the token: refused.
@@ -193,6 +200,7 @@ export function createTokenVerifier(opts: {
       const verified: VerifiedToken = Object.freeze({
         sub,
         exp,
+        iat,
         ...(typeof email === "string" ? { email } : {}),
         ...(typeof sid === "string" ? { sid } : {}),
         ...(Array.isArray(cap) ? { cap: Object.freeze([...(cap as string[])]) } : {}),

@@ -66,6 +66,7 @@ export async function openAuthPlane(deps: AuthDeps): Promise<AuthPlane> {
     authorizer,
     identityExists: (uid) => store.identityExists(uid),
     sessionActive: (sid) => store.sessionActive(sid),
+    tokenCutoff: (uid) => store.tokenCutoff(uid),
     onRejectedToken: (reason, reqId) => app.log.info({ reqId, reason }, "bearer token rejected"),
     onDecision: (outcome) => metrics.authorization(outcome),
   });

@@ -41,6 +41,7 @@ export async function openRegistryPlane(deps: RegistryDeps): Promise<Plane> {
       }),
       identityExists: (uid) => store.identityExists(uid),
       sessionActive: (sid) => store.sessionActive(sid),
+      tokenCutoff: (uid) => store.tokenCutoff(uid),
       matchIdentity: createIdentityMatcher({ store, oidc: auth.oidc, config }),
       touchIdentity: (uid) => store.touchIdentity(uid, now()),
       names: createRegistryNames(store),

@@ -11,7 +11,7 @@ import type { FastifyRequest } from "fastify";
 import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { checkedIdentity } from "../auth/access-interceptor.js";
+import { checkedIdentity, cutOff } from "../auth/access-interceptor.js";
 import { ruleOf } from "../auth/policy.js";
 import { kPrincipal } from "../auth/principal.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
@@ -117,9 +117,10 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     // An API token (the base URL's audience only) may be exchanged for a registry-audience one.
     apiTokens: {
       verify: (token) => verifier.verify(token),
-      active: async (sub, sid) =>
+      active: async (sub, sid, iat) =>
         (await store.identityExists(sub)) &&
-        (sid === undefined || (await store.sessionActive(sid))),
+        (sid === undefined || (await store.sessionActive(sid))) &&
+        !cutOff(iat, await store.tokenCutoff(sub)),
     },
     authorizeCall: access.authorizeCall,
   });

@@ -16,6 +16,8 @@ export interface RateLimitSettings {
   readonly login: RatePolicy | undefined;
   /** The registry token endpoint, per client address. */
   readonly registryToken: RatePolicy | undefined;
+  /** SCIM provisioning (`/scim/v2/`), per client address. */
+  readonly scim: RatePolicy | undefined;
 }
 
 /** One rate-limit setting: its env variable, CLI flag, default and help, as config lists them. */
@@ -77,6 +79,12 @@ export const rateLimitSettingList: readonly RateLimitSetting[] = [
     "registry-token-rate-limit",
     "sustained rate of requests to the registry token endpoint per client address",
   ),
+  ...pair(
+    "SCIM",
+    "GATEHOUSE_SCIM_RATE_LIMIT",
+    "scim-rate-limit",
+    "sustained rate of SCIM provisioning requests (`/scim/v2/*`) per client address",
+  ),
 ];
 
 /** A setting's value was refused; the message names the setting. */
@@ -134,6 +142,7 @@ export function parseRateLimitSettings(
     sts: policy("GATEHOUSE_STS_RATE_LIMIT", "sts"),
     login: policy("GATEHOUSE_LOGIN_RATE_LIMIT", "login"),
     registryToken: policy("GATEHOUSE_REGISTRY_TOKEN_RATE_LIMIT", "registry-token"),
+    scim: policy("GATEHOUSE_SCIM_RATE_LIMIT", "scim"),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import { cutOff } from "../auth/access-interceptor.js";
 import type { Authorizer } from "../auth/authorizer.js";
 import { narrowingOf, type Principal } from "../auth/principal.js";
 import { TokenError, type TokenVerifier } from "../auth/tokens.js";
@@ -20,6 +21,8 @@ export interface RegistryTokenOptions {
   verifier: Pick<TokenVerifier, "verify">;
   identityExists(uid: string): Promise<boolean>;
   sessionActive(sid: string): Promise<boolean>;
+  /** When the identity's tokens were cut off (AccessDeps.tokenCutoff), or 0. */
+  tokenCutoff?(uid: string): Promise<number>;
   /** Match a workload's OIDC token to identity `uid`, as the STS exchange does. */
   matchIdentity(uid: string, token: string): Promise<IdentityRecord>;
   /** Record that a workload authenticated (its lastSeenTime), as an exchange would. */
@@ -144,13 +147,17 @@ export const registryTokenRoutes: FastifyPluginAsync<RegistryTokenOptions> = asy
     }
     try {
       const verified = await opts.verifier.verify(password);
-      const { sub, sid } = verified;
+      const { sub, sid, iat } = verified;
       if (!(await opts.identityExists(sub))) {
         opts.log({ reason: "identity_gone" }, "registry token refused");
         throw badCredentials();
       }
       if (sid !== undefined && !(await opts.sessionActive(sid))) {
         opts.log({ reason: "session_revoked" }, "registry token refused");
+        throw badCredentials();
+      }
+      if (opts.tokenCutoff && cutOff(iat, await opts.tokenCutoff(sub))) {
+        opts.log({ reason: "token_cut_off" }, "registry token refused");
         throw badCredentials();
       }
       // A narrowed token (STS `cap`, `group`) pulls and pushes only within its narrowing.

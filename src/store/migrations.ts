@@ -1243,4 +1243,58 @@ export const schemaSteps: readonly SchemaStep[] = [
       CREATE INDEX person_origins_group ON person_origins (group_uid);
     `,
   },
+  {
+    // SCIM 2.0 provisioning (src/scim/): an organization's connection is the hash of its
+    // bearer token (the token is shown once); its users are the directory's view of the
+    // organization's people, matched to an identity when one signs in; a cutoff ends every
+    // token of a deprovisioned person issued before it, on every replica (the access cache).
+    // A SCIM Group is a team (the teams step) of the organization's root; its members are
+    // SCIM users, whose matched people are the team's members while the user is active.
+    description: "SCIM connections, users, groups and token cutoffs",
+    sql: (d) => `
+      CREATE TABLE scim_connections (
+        org_uid ${d.key} PRIMARY KEY,
+        token_hash ${d.key} NOT NULL UNIQUE,
+        creator_uid ${d.key} NOT NULL,
+        create_time ${d.int64} NOT NULL,
+        use_time ${d.int64} NOT NULL
+      )${d.keyedTable};
+      CREATE TABLE scim_users (
+        org_uid ${d.key} NOT NULL,
+        id ${d.key} NOT NULL,
+        user_name TEXT NOT NULL,
+        user_name_key ${d.key} NOT NULL,
+        external_id ${d.key} NOT NULL,
+        email_key ${d.key} NOT NULL,
+        display_name TEXT NOT NULL,
+        identity_uid ${d.key} NOT NULL,
+        active ${d.int64} NOT NULL,
+        version ${d.int64} NOT NULL,
+        resource TEXT NOT NULL,
+        create_time ${d.int64} NOT NULL,
+        update_time ${d.int64} NOT NULL,
+        PRIMARY KEY (org_uid, id)
+      )${d.keyedTable};
+      CREATE UNIQUE INDEX scim_users_user_name ON scim_users (org_uid, user_name_key);
+      CREATE INDEX scim_users_external_id ON scim_users (org_uid, external_id);
+      CREATE INDEX scim_users_identity ON scim_users (identity_uid);
+      CREATE TABLE identity_token_cutoffs (
+        identity_uid ${d.key} PRIMARY KEY,
+        cutoff_time ${d.int64} NOT NULL
+      )${d.keyedTable};
+      CREATE TABLE scim_groups (
+        team_uid ${d.key} PRIMARY KEY,
+        org_uid ${d.key} NOT NULL,
+        external_id ${d.key} NOT NULL,
+        version ${d.int64} NOT NULL
+      )${d.keyedTable};
+      CREATE INDEX scim_groups_org ON scim_groups (org_uid, external_id);
+      CREATE TABLE scim_group_members (
+        team_uid ${d.key} NOT NULL,
+        user_id ${d.key} NOT NULL,
+        PRIMARY KEY (team_uid, user_id)
+      )${d.keyedTable};
+      CREATE INDEX scim_group_members_user ON scim_group_members (user_id, team_uid);
+    `,
+  },
 ];

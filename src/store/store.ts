@@ -36,6 +36,7 @@ import type { InviteStore } from "./invite-store.js";
 import type { OAuthStore } from "./oauth-store.js";
 import type { PeopleStore } from "./people-store.js";
 import type { RegistryStore } from "./registry-store.js";
+import type { ScimStore } from "./scim-store.js";
 import type { SignInUpkeepStore } from "./sign-in-upkeep-store.js";
 import type { SubscriptionStore } from "./subscription-store.js";
 import type { TeamStore } from "./team-store.js";
@@ -62,6 +63,7 @@ export interface Store
     AdvisoryStore,
     EventStore,
     SubscriptionStore,
+    ScimStore,
     TeamStore {
   /**
    * Check that the database answers, within `timeoutMs` if given; throws StoreError

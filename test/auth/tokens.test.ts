@@ -78,6 +78,7 @@ describe("token issuer and verifier", () => {
       sub: "uid-2",
       email: "a@b.test",
       exp: nowSec() + 3600,
+      iat: nowSec(),
     });
   });
 

@@ -7,6 +7,7 @@ import { IdentitiesService } from "../../gen/gatehouse/iam/v2beta1/identities_pb
 import { IdentityProvidersService } from "../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import { RoleBindingsService } from "../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import { RolesService } from "../../gen/gatehouse/iam/v2beta1/roles_pb.js";
+import { ScimService } from "../../gen/gatehouse/iam/v2beta1/scim_pb.js";
 import { TeamsService } from "../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import { type ApiErr, connectErr, withHeaders } from "./groups-clients.js";
 
@@ -17,6 +18,7 @@ export interface IamClients {
   roles: Client<typeof RolesService>;
   roleBindings: Client<typeof RoleBindingsService>;
   teams: Client<typeof TeamsService>;
+  scim: Client<typeof ScimService>;
   identityProviders: Client<typeof IdentityProvidersService>;
   accountAssociations: Client<typeof AccountAssociationsService>;
   groupInvites: Client<typeof GroupInvitesService>;
@@ -46,6 +48,7 @@ export function iamClients(transport: Transport): IamClients {
     roles: createClient(RolesService, transport),
     roleBindings: createClient(RoleBindingsService, transport),
     teams: createClient(TeamsService, transport),
+    scim: createClient(ScimService, transport),
     identityProviders: createClient(IdentityProvidersService, transport),
     accountAssociations: createClient(AccountAssociationsService, transport),
     groupInvites: createClient(GroupInvitesService, transport),

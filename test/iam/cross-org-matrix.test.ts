@@ -318,6 +318,29 @@ const rpcs: RpcCase[] = [
     expect: goneWrite,
     unchanged: true,
   },
+  // ScimService: an organization's SCIM connection, made (through the store) before each call
+  // that reads or revokes it, so that no cell depends on another's.
+  {
+    rpc: "CreateScimToken",
+    call: (c, fx) => c.scim.createScimToken({ org: fx.org }),
+    expect: write,
+  },
+  {
+    rpc: "GetScimConnection",
+    call: async (c, fx) => {
+      await ts.store.putScimConnection({ orgUid: fx.org, tokenHash: "h", creatorUid: "c", now: 1 });
+      return c.scim.getScimConnection({ org: fx.org });
+    },
+    expect: read,
+  },
+  {
+    rpc: "DeleteScimToken",
+    call: async (c, fx) => {
+      await ts.store.putScimConnection({ orgUid: fx.org, tokenHash: "h", creatorUid: "c", now: 1 });
+      return c.scim.deleteScimToken({ org: fx.org });
+    },
+    expect: write,
+  },
   // TeamsService
   { rpc: "ListTeams", call: (c) => c.teams.listTeams({}), expect: list, list: true },
   {

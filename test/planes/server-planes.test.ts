@@ -28,7 +28,7 @@ function planeLog() {
   };
 }
 
-const order = ["edge", "metrics", "events", "health", "auth", "registry", "console", "rpc"];
+const order = ["edge", "metrics", "events", "health", "auth", "registry", "scim", "console", "rpc"];
 
 it("opens its planes in order and closes them in the reverse order", async () => {
   const log = planeLog();

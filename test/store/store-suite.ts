@@ -19,6 +19,7 @@ import { orgAdminCases } from "./org-admin-suite.js";
 import { peopleCases } from "./people-suite.js";
 import { registryNamespaceCases } from "./registry-namespace-suite.js";
 import { registryCases } from "./registry-suite.js";
+import { scimCases } from "./scim-suite.js";
 import { signInUpkeepCases } from "./sign-in-upkeep-suite.js";
 import { subscriptionCases } from "./subscription-suite.js";
 import { teamCases } from "./team-suite.js";
@@ -850,6 +851,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
     describe("people", () => peopleCases(() => store));
     describe("webhook subscriptions", () => subscriptionCases(() => store));
     describe("teams", () => teamCases(() => store));
+    describe("SCIM provisioning", () => scimCases(() => store));
 
     describe("audit trail", () => {
       it("lists the event of a write made in a mutating call's scope, and of no other", async () => {

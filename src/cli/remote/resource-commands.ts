@@ -27,6 +27,7 @@ import type {
   BatchCreateRoleBindingsResponse,
   RoleBinding,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
+import type { ScimConnection, ScimToken } from "../../../gen/gatehouse/iam/v2beta1/scim_pb.js";
 import type { ListTeamMembersResponse, Team } from "../../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import {
   builtinRoles,
@@ -104,12 +105,32 @@ const groupAbout: Record<CliGroup, string> = {
   registry: "container repositories and their tags",
   advisories: "vulnerability advisories",
   events: "the audit trail: one CloudEvent for every change, and webhook subscriptions (owners)",
+  scim: "an organization's SCIM connection: the token its directory provisions people with",
 };
 /** What a group's usage line adds in parentheses. */
 const usageNote: Partial<Record<CliGroup, string>> = {
   events: "the audit trail: --type, --actor, --since, ...; export: JSON Lines",
 };
 const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
+  "token create": {
+    about: "connect the organization's directory: its SCIM base URL and a token, shown once",
+    text: (res) => scimTokenText(res as ScimToken),
+  },
+  "token rotate": {
+    about: "replace the organization's SCIM token: the old one stops working now",
+    text: (res) => scimTokenText(res as ScimToken),
+  },
+  "token revoke": {
+    about: "revoke the organization's SCIM token: its directory can no longer provision",
+    text: () => "revoked\n",
+  },
+  connection: {
+    about: "the organization's SCIM connection: base URL, creator, last use",
+    text: (res) => {
+      const c = res as ScimConnection;
+      return `${c.baseUrl}\tcreated by ${c.creatorUid}\n`;
+    },
+  },
   "check-access": {
     about: "whether an identity holds a capability at a group, and why (exit 1 if not)",
     text: (res) => accessText(res as CheckAccessResponse),
@@ -184,6 +205,11 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
     },
   },
 };
+
+/** A new SCIM token, as an owner copies it into the directory: URL and token, once. */
+function scimTokenText(t: ScimToken): string {
+  return `base URL: ${t.connection?.baseUrl ?? ""}\ntoken:    ${t.token}\n(the token is not shown again; gatehouse scim token rotate makes a new one)\n`;
+}
 
 /** A team as a membership change's table output shows it: uid, name, member count. */
 function teamLine(t: Team): string {
@@ -320,7 +346,13 @@ export function remoteProgram(group: string, ctx: RunContext): Command {
 
 function addAction(root: Command, a: Action, ctx: RunContext): void {
   const flags = messageFlags(a.method.input);
-  const cmd = common(root.command(a.command).description(a.about));
+  // "token create": a command of the subcommand `token`, made once for its actions.
+  const words = a.command.split(" ");
+  let parent = root;
+  for (const word of words.slice(0, -1)) {
+    parent = parent.commands.find((c) => c.name() === word) ?? parent.command(word);
+  }
+  const cmd = common(parent.command(words.at(-1)!).description(a.about));
   addFlags(cmd, flags);
   cmd.action(() =>
     run(ctx, cmd, async (call) => {

@@ -46,7 +46,7 @@ export interface ExchangeDeps {
     /** Verify a token of the base URL's audience (throws TokenError otherwise). */
     verify: TokenVerifier["verify"];
     /** Whether its identity still exists and its sign-in session (if any) is active. */
-    active(sub: string, sid: string | undefined): Promise<boolean>;
+    active(sub: string, sid: string | undefined, iat: number): Promise<boolean>;
   };
 }
 
@@ -102,7 +102,7 @@ export function createSecurityTokenService(
       if (err instanceof TokenError) return undefined;
       throw err;
     }
-    if (!(await deps.apiTokens.active(verified.sub, verified.sid))) {
+    if (!(await deps.apiTokens.active(verified.sub, verified.sid, verified.iat))) {
       deps.onRefused?.({ reason: "api_token_inactive", identity: verified.sub });
       throw exchangeRefused();
     }
@@ -137,7 +137,7 @@ export function createSecurityTokenService(
       if (err instanceof TokenError) return undefined;
       throw err;
     }
-    if (!(await deps.apiTokens.active(verified.sub, verified.sid))) {
+    if (!(await deps.apiTokens.active(verified.sub, verified.sid, verified.iat))) {
       deps.onRefused?.({ reason: "api_token_inactive", identity: verified.sub });
       throw exchangeRefused();
     }

@@ -17,6 +17,7 @@ import { registryNameOps } from "./registry-namespaces.js";
 import { repoOps } from "./repos.js";
 import { createRoleBindingOps } from "./role-bindings.js";
 import { roleOps } from "./roles.js";
+import { createScimOps } from "./scim.js";
 import { serverStateOps } from "./server-state.js";
 import { signInUpkeepOps } from "./sign-in-upkeep.js";
 import { subscriptionOps } from "./subscriptions.js";
@@ -49,6 +50,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...advisoryOps,
     ...subscriptionOps,
     ...eventOps,
+    ...createScimOps(roles.ownerRoleUid),
     ...createAccessQueries(),
   };
 }

@@ -11,7 +11,9 @@ import type { AsyncMethods } from "../ops/operation.js";
 import type { ChangeFeed, PgDb, PgOps } from "./pg-db.js";
 
 /** The access queries of the PostgreSQL store, which every authenticated call uses. */
-export type PgAccessOps = PgOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
+export type PgAccessOps = PgOps<
+  "identityExists" | "tokenCutoff" | "capabilitiesAt" | "groupsWithCapability"
+>;
 
 /**
  * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
@@ -30,7 +32,7 @@ export function createPgAccessOps(
   db: PgDb,
   queries: Pick<
     AsyncMethods<SharedOps>,
-    "identityExists" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
+    "identityExists" | "tokenCutoff" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
   >,
   counts: CacheCounts = { hits: 0, misses: 0 },
   budget = accessCacheBudget,
@@ -48,6 +50,7 @@ export function createPgAccessOps(
   );
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
+    tokenCutoff: cache.memo("tokenCutoff", queries.tokenCutoff, (uid) => uid),
     capabilitiesAt: async (identityUid, groupUids) =>
       resolveAt(await capabilities(identityUid, groupUids), now()),
     groupsWithCapability: async (identityUid, capability) =>

@@ -5,7 +5,9 @@ import type { ReadCache } from "./read-cache.js";
 import type { SyncOps } from "./sync-ops.js";
 
 /** The access queries of the SQLite store, which every authenticated call uses. */
-export type AccessOps = SyncOps<"identityExists" | "capabilitiesAt" | "groupsWithCapability">;
+export type AccessOps = SyncOps<
+  "identityExists" | "tokenCutoff" | "capabilitiesAt" | "groupsWithCapability"
+>;
 
 /**
  * The access queries (the shared operations of ops/access.ts and ops/identities.ts, bound to
@@ -17,7 +19,7 @@ export function createAccessOps(
   cache: ReadCache,
   queries: Pick<
     SyncMethods<SharedOps>,
-    "identityExists" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
+    "identityExists" | "tokenCutoff" | "timedCapabilitiesAt" | "timedGroupsWithCapability"
   >,
   now: () => number,
 ): AccessOps {
@@ -29,6 +31,7 @@ export function createAccessOps(
   );
   return {
     identityExists: cache.memo("identityExists", queries.identityExists, (uid) => uid),
+    tokenCutoff: cache.memo("tokenCutoff", queries.tokenCutoff, (uid) => uid),
     capabilitiesAt: (identityUid, groupUids) =>
       resolveAt(capabilities(identityUid, groupUids), now()),
     groupsWithCapability: (identityUid, capability) =>
