@@ -28,6 +28,7 @@
  */
 
 import type { AuditScope } from "../events/audit-scope.js";
+import type { AccessRequestStore } from "./access-request-store.js";
 import type { AdvisoryStore } from "./advisory-store.js";
 import type { EventStore } from "./event-store.js";
 import type { IamStore } from "./iam-store.js";
@@ -51,6 +52,7 @@ export * from "./vocabulary.js";
 export interface Store
   extends IamStore,
     InviteStore,
+    AccessRequestStore,
     OAuthStore,
     SignInUpkeepStore,
     RegistryStore,

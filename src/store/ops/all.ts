@@ -1,6 +1,7 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { createAccessQueries } from "./access.js";
+import { accessRequestOps } from "./access-requests.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
 import { eventOps } from "./events.js";
@@ -38,6 +39,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...tagOps,
     ...roleOps,
     ...groupInviteOps,
+    ...accessRequestOps,
     ...serverStateOps,
     ...signInUpkeepOps,
     ...advisoryOps,
