@@ -7,6 +7,7 @@ import {
   AccessRequestsService,
 } from "../../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { createRequestExpirySweep } from "../../src/grants/request-expiry-sweep.js";
 import { newChildUid } from "../../src/uid.js";
 import { connectErr, grpcErr, grpcMetadata } from "../helpers/groups-clients.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
@@ -347,6 +348,13 @@ describe.each(backends)("access requests on %s", (backend) => {
         expect((await owner.list("EXPIRED")).map((r) => r.uid)).toContain(made.uid);
         expect((await owner.list("PENDING")).map((r) => r.uid)).not.toContain(made.uid);
         expect(await codeOf(owner.approve(made.uid))).toBe(Code.FailedPrecondition);
+        // The sweep (each server runs it every second too) records the lapse once.
+        await createRequestExpirySweep({
+          store: ts.store,
+          now: () => Date.now() + clock.skew,
+        }).run();
+        expect(await typesOf(made.uid)).toEqual(["dev.gatehouse.iam.access_request.expired.v1"]);
+        expect((await owner.get(made.uid)).state).toBe("EXPIRED");
       } finally {
         clock.skew = 0;
       }

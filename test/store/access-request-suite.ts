@@ -61,13 +61,15 @@ export function accessRequestCases(store: () => Store): void {
       roleBindingUid: "",
     });
     expect(await store().getAccessRequest(made.uid)).toEqual(made);
-    const page = await store().listAccessRequests(
-      listQuery({ filters: { state: "pending", now: 20 } }),
-    );
+    const page = await store().listAccessRequests({
+      ...listQuery(),
+      filters: { state: "pending", now: 20 },
+    });
     expect(page.items.map((r) => r.uid)).toEqual([made.uid]);
-    const lapsed = await store().listAccessRequests(
-      listQuery({ filters: { state: "expired", now: 1000 } }),
-    );
+    const lapsed = await store().listAccessRequests({
+      ...listQuery(),
+      filters: { state: "expired", now: 1000 },
+    });
     expect(lapsed.items.map((r) => r.uid)).toEqual([made.uid]);
   });
 
@@ -98,7 +100,7 @@ export function accessRequestCases(store: () => Store): void {
     const old = await ask();
     expect((await decide(old.uid, "approved", 1000)).kind).toBe("not_pending");
     expect((await decide(childOf(G), "approved")).kind).toBe("not_found");
-    const bindings = await store().listRoleBindings(listQuery({ filters: { identity: P } }));
+    const bindings = await store().listRoleBindings({ ...listQuery(), filters: { identity: P } });
     expect(bindings.items).toEqual([]);
   });
 
