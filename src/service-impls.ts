@@ -3,6 +3,7 @@ import { registration, type ServiceRegistration } from "./service-registration.j
 import { type ServiceName, type ServiceTable, serviceEntries } from "./service-table.js";
 import { createEventsService, type EventsDeps } from "./services/events/events.js";
 import { createAccessService } from "./services/iam/access.js";
+import { createAccessRequestsService } from "./services/iam/access-requests.js";
 import { createAccountAssociationsService } from "./services/iam/account-associations.js";
 import { createCallerService } from "./services/iam/caller.js";
 import { createGroupInvitesService } from "./services/iam/group-invites.js";
@@ -61,6 +62,7 @@ const implementations: {
   accountAssociations: createAccountAssociationsService,
   groupInvites: createGroupInvitesService,
   people: createPeopleService,
+  accessRequests: createAccessRequestsService,
   caller: createCallerService,
   access: createAccessService,
   repos: createReposService,

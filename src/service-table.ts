@@ -11,6 +11,7 @@ import { IdentityProvidersService as V1IdentityProvidersService } from "../gen/g
 import { RoleBindingsService as V1RoleBindingsService } from "../gen/gatehouse/iam/v1/role_bindings_pb.js";
 import { RolesService as V1RolesService } from "../gen/gatehouse/iam/v1/roles_pb.js";
 import { AccessService } from "../gen/gatehouse/iam/v2beta1/access_pb.js";
+import { AccessRequestsService } from "../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import { AccountAssociationsService } from "../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { CallerService } from "../gen/gatehouse/iam/v2beta1/caller_pb.js";
 import { GroupInvitesService } from "../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
@@ -395,6 +396,35 @@ export const serviceTable = {
       },
     },
     console: "people",
+    matrix: true,
+  },
+  accessRequests: {
+    service: AccessRequestsService,
+    // No capability of its own: asking needs sight of the group; answering is granting, so it
+    // needs role_bindings.create there (and the handler checks the role's capabilities).
+    rules: {
+      ListAccessRequests: { kind: "list", capability: "role_bindings.create" },
+      // Its requester, or whoever may answer it: the handler decides, with one refusal for a
+      // request that does not exist and one the caller may not see.
+      GetAccessRequest: { kind: "authenticated" },
+      CreateAccessRequest: { kind: "resource", capability: "groups.list", target: "parent" },
+      ApproveAccessRequest: {
+        kind: "resource",
+        capability: "role_bindings.create",
+        target: "uid",
+      },
+      DenyAccessRequest: { kind: "resource", capability: "role_bindings.create", target: "uid" },
+    },
+    store: [
+      "listAccessRequests",
+      "getAccessRequest",
+      "createAccessRequest",
+      "decideAccessRequest",
+      "lapsedAccessRequests",
+      "expireAccessRequest",
+    ],
+    cli: { group: "iam", command: "access-requests" },
+    console: { none: "not yet: the console's access-request view is still to come" },
     matrix: true,
   },
   caller: {

@@ -43,6 +43,8 @@ export function eventTypeOf(service: DescService, method: DescMethod): string {
 }
 
 function pastTense(verb: string): string {
+  // Deny gives denied (not "denyed").
+  if (/[^aeiou]y$/.test(verb)) return `${verb.slice(0, -1)}ied`;
   return verb.endsWith("e") ? `${verb}d` : `${verb}ed`;
 }
 

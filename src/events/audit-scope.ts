@@ -192,7 +192,8 @@ function isUpdateOutcome(result: unknown): boolean {
 }
 
 /** Outcome kinds of store operations that report a refusal without throwing. */
-const successKinds = new Set(["redeemed", "granted", "revoked"]);
+// An access request's answer (decideAccessRequest) reports `approved` or `denied`.
+const successKinds = new Set(["redeemed", "granted", "revoked", "approved", "denied"]);
 
 /**
  * The event of a write that ran in `scope` and returned `result`, or undefined when the call

@@ -13,6 +13,7 @@ const bindingTypes = new Set([
   "dev.gatehouse.iam.role_binding.deleted.v1",
   "dev.gatehouse.iam.role_binding.expired.v1",
   "dev.gatehouse.iam.group_invite.redeemed.v1",
+  "dev.gatehouse.iam.access_request.approved.v1",
 ]);
 
 type Named = { uid?: unknown; name?: unknown };

@@ -1297,4 +1297,47 @@ export const schemaSteps: readonly SchemaStep[] = [
       CREATE INDEX scim_group_members_user ON scim_group_members (user_id, team_uid);
     `,
   },
+  {
+    // An identity's request for a role at a group for a while, and its answer. It goes with
+    // its group, its role and its requester (it could grant nothing); a pending request past
+    // expiration_time has lapsed, whether or not the sweep has marked it 'expired' yet.
+    description: "access requests",
+    sql: (d) => `
+      CREATE TABLE access_requests (
+        uid ${d.key} PRIMARY KEY,
+        group_uid ${d.key} NOT NULL REFERENCES groups (uid) ON DELETE CASCADE,
+        role_uid ${d.key} NOT NULL REFERENCES roles (uid) ON DELETE CASCADE,
+        requester_uid ${d.key} NOT NULL REFERENCES identities (uid) ON DELETE CASCADE,
+        duration_ms ${d.int64} NOT NULL,
+        reason TEXT NOT NULL,
+        state ${d.key} NOT NULL,
+        expiration_time ${d.int64} NOT NULL,
+        reviewer_uid ${d.key} NOT NULL,
+        review_reason TEXT NOT NULL,
+        role_binding_uid ${d.key} NOT NULL,
+        grant_expire_time ${d.int64},
+        create_time ${d.int64} NOT NULL,
+        update_time ${d.int64} NOT NULL
+      )${d.table};
+      CREATE INDEX access_requests_group ON access_requests (group_uid, uid);
+      CREATE INDEX access_requests_role ON access_requests (role_uid);
+      CREATE INDEX access_requests_requester ON access_requests (requester_uid);
+      CREATE INDEX access_requests_pending ON access_requests (expiration_time)
+        WHERE state = 'pending';
+      CREATE INDEX access_requests_create_time ON access_requests (create_time, uid);
+      CREATE INDEX access_requests_update_time ON access_requests (update_time, uid);
+      CREATE VIEW access_requests_view AS
+        SELECT a.uid, a.group_uid, a.role_uid, a.requester_uid, a.duration_ms, a.reason,
+          a.state, a.expiration_time, a.reviewer_uid, a.review_reason, a.role_binding_uid,
+          a.grant_expire_time, a.create_time, a.update_time,
+          r.name AS role_name, r.description AS role_description,
+          g.name AS group_name, g.description AS group_description,
+          i.name AS requester_name, i.description AS requester_description,
+          i.subject AS requester_subject, i.issuer AS requester_issuer
+        FROM access_requests AS a
+          JOIN roles AS r ON r.uid = a.role_uid
+          JOIN groups AS g ON g.uid = a.group_uid
+          JOIN identities AS i ON i.uid = a.requester_uid;
+    `,
+  },
 ];

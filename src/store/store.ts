@@ -28,6 +28,7 @@
  */
 
 import type { AuditScope } from "../events/audit-scope.js";
+import type { AccessRequestStore } from "./access-request-store.js";
 import type { AdvisoryStore } from "./advisory-store.js";
 import type { DeviceCodeStore } from "./device-code-store.js";
 import type { EventStore } from "./event-store.js";
@@ -55,6 +56,7 @@ export * from "./vocabulary.js";
 export interface Store
   extends IamStore,
     InviteStore,
+    AccessRequestStore,
     OAuthStore,
     DeviceCodeStore,
     PeopleStore,

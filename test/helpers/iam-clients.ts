@@ -1,5 +1,6 @@
 import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { AccessRequestsService } from "../../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import { AccountAssociationsService } from "../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
 import { GroupInvitesService } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
@@ -22,6 +23,7 @@ export interface IamClients {
   identityProviders: Client<typeof IdentityProvidersService>;
   accountAssociations: Client<typeof AccountAssociationsService>;
   groupInvites: Client<typeof GroupInvitesService>;
+  accessRequests: Client<typeof AccessRequestsService>;
 }
 
 /** The protocols the IAM suites run over, by name. */
@@ -52,6 +54,7 @@ export function iamClients(transport: Transport): IamClients {
     identityProviders: createClient(IdentityProvidersService, transport),
     accountAssociations: createClient(AccountAssociationsService, transport),
     groupInvites: createClient(GroupInvitesService, transport),
+    accessRequests: createClient(AccessRequestsService, transport),
   };
 }
 

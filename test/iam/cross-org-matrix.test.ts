@@ -81,6 +81,8 @@ interface Fixture {
   /** A group invite of `group` for the viewer role, and its code. */
   invite: string;
   inviteCode: string;
+  /** A pending access request of `identity` for the editor role at `group`. */
+  accessRequest: string;
   /** A webhook subscription of `group`, and its signing secret. */
   subscription: string;
   subscriptionSecret: string;
@@ -735,6 +737,60 @@ const rpcs: RpcCase[] = [
     // a person; the workload identities here all live in A.
     expect: { ownerA: 0, viewerA: 0, ownerB: 0, unbound: 0, anonymous: 16 },
     invited: true,
+  },
+  // AccessRequestsService: asking needs sight of the group; seeing and answering, the right
+  // to grant there (viewers have neither role_bindings.create nor the editor's writes). A
+  // List answers everyone, with only what lies where they may grant.
+  {
+    rpc: "ListAccessRequests",
+    call: (c) => c.accessRequests.listAccessRequests({}),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "ListAccessRequests under A",
+    call: (c, fx) => c.accessRequests.listAccessRequests({ uidp: within(fx) }),
+    expect: list,
+    list: true,
+  },
+  {
+    rpc: "GetAccessRequest",
+    call: (c, fx) => c.accessRequests.getAccessRequest({ uid: fx.accessRequest }),
+    expect: write,
+  },
+  {
+    rpc: "GetAccessRequest missing",
+    call: (c, fx) => c.accessRequests.getAccessRequest({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "CreateAccessRequest",
+    call: (c, fx) =>
+      c.accessRequests.createAccessRequest({
+        parent: fx.group,
+        accessRequest: { roleUid: editor.uid, duration: { seconds: 3600n }, reason: "x" },
+      }),
+    expect: read,
+  },
+  {
+    rpc: "ApproveAccessRequest",
+    call: (c, fx) => c.accessRequests.approveAccessRequest({ uid: fx.accessRequest }),
+    expect: write,
+  },
+  {
+    rpc: "ApproveAccessRequest missing",
+    call: (c, fx) => c.accessRequests.approveAccessRequest({ uid: fx.missing }),
+    expect: missingWrite,
+  },
+  {
+    rpc: "DenyAccessRequest",
+    call: (c, fx) => c.accessRequests.denyAccessRequest({ uid: fx.accessRequest }),
+    expect: write,
+  },
+  {
+    rpc: "DenyAccessRequest missing",
+    call: (c, fx) => c.accessRequests.denyAccessRequest({ uid: fx.missing }),
+    expect: missingWrite,
   },
   // EventsService: each organization's audit trail is its own.
   { rpc: "ListEvents", call: (c) => c.events.listEvents({}), expect: list, list: true },
@@ -1635,6 +1691,17 @@ async function fixture(): Promise<Fixture> {
     expirationTime: now + 3_600_000,
     now,
   });
+  const accessRequest = newChildUid(group);
+  await store.createAccessRequest({
+    uid: accessRequest,
+    groupUid: group,
+    roleUid: editor.uid,
+    requesterUid: identity.uid,
+    durationMs: 3_600_000,
+    reason: `${secret}-reason`,
+    expirationTime: now + 3_600_000,
+    now,
+  });
   // An organization has at most 100 subscriptions: the earlier cells' go, but the read
   // fixture's (shared by the read cells).
   const keep = sharedSubscription;
@@ -1704,6 +1771,7 @@ async function fixture(): Promise<Fixture> {
     association: group,
     invite,
     inviteCode,
+    accessRequest,
     subscription,
     subscriptionSecret,
   };
@@ -1742,6 +1810,7 @@ function secretsOf(fx: Fixture): string[] {
     fx.provider,
     fx.association,
     fx.invite,
+    fx.accessRequest,
     fx.subscription,
     fx.subscriptionSecret,
     fx.person,

@@ -77,6 +77,16 @@ describe.each(backends)("escalation on %s", (backend) => {
   const bind1 = (c: V1Clients, parent: string, identity: string, role: string) =>
     c.roleBindings.create({ parent, roleBinding: { identity, role } });
 
+  /** `c`'s caller asks for `roleUid` at `parent` for an hour; returns the request's uid. */
+  const ask = async (c: IamClients, parent: string, roleUid: string) =>
+    (
+      await c.accessRequests.createAccessRequest({
+        parent,
+        accessRequest: { roleUid, duration: { seconds: 3600n }, reason: "please" },
+      })
+    ).uid;
+  const approve = (c: IamClients, uid: string) => c.accessRequests.approveAccessRequest({ uid });
+
   describe("no escalation", () => {
     // [attempt, call, expected code]
     const attempts: [string, () => Promise<unknown>, number][] = [
@@ -179,7 +189,34 @@ describe.each(backends)("escalation on %s", (backend) => {
         },
         7,
       ],
+      // Access requests: an approval is a grant, with the approver's authority, never its own.
+      [
+        "approve another's request for owner",
+        async () => approve(asAdmin, await ask(asTeamAdmin, team, ownerRole.uid)),
+        7,
+      ],
+      [
+        "approve its own request, even for a role it holds all of",
+        async () => approve(asAdmin, await ask(asAdmin, team, narrowRole)),
+        7,
+      ],
+      [
+        "deny its own request",
+        async () =>
+          asAdmin.accessRequests.denyAccessRequest({ uid: await ask(asAdmin, team, narrowRole) }),
+        7,
+      ],
+      [
+        "approve a request higher up the tree",
+        async () => approve(asTeamAdmin, await ask(asAdmin, org.uid, narrowRole)),
+        7,
+      ],
       // Controls: what the admin holds, it may grant.
+      [
+        "approve another's request for a role it holds all of",
+        async () => approve(asAdmin, await ask(asTeamAdmin, team, narrowRole)),
+        0,
+      ],
       ["grant a role it holds all of", () => bind(asAdmin, team, target.uid, narrowRole), 0],
       [
         "create a role within what it holds",

@@ -14,6 +14,7 @@ import {
   StoreError,
   type StoreErrorKind,
 } from "../../src/store/store.js";
+import { accessRequestCases } from "./access-request-suite.js";
 import { inviteCases } from "./invite-suite.js";
 import { orgAdminCases } from "./org-admin-suite.js";
 import { peopleCases } from "./people-suite.js";
@@ -847,6 +848,7 @@ export function runStoreSuite(name: string, makeStore: () => Promise<StoreFixtur
 
     describe("identity providers and account associations", () => orgAdminCases(() => store));
     describe("group invites", () => inviteCases(() => store));
+    describe("access requests", () => accessRequestCases(() => store));
     describe("sign-in upkeep", () => signInUpkeepCases(() => store));
     describe("people", () => peopleCases(() => store));
     describe("webhook subscriptions", () => subscriptionCases(() => store));

@@ -282,9 +282,12 @@ export function remoteUsage(): string {
       const tail = `${common.join("|")} [flags]`;
       const notes = set.flatMap((r) => {
         const missing = common.filter((v) => !has(r, v));
-        const more = r.service.methods.some((m) => m.name === `Redeem${r.noun}`)
-          ? ["redeem <code>"]
-          : [];
+        const more = [
+          ...(r.service.methods.some((m) => m.name === `Redeem${r.noun}`) ? ["redeem <code>"] : []),
+          ...answerVerbs
+            .filter((a) => r.service.methods.some((m) => m.name === `${a.method}${r.noun}`))
+            .map((a) => `${a.verb} <uid>`),
+        ];
         return [
           ...(missing.length > 0 && commands.length > 1
             ? [`${r.command}: no ${missing.join(", ")}`]
@@ -491,6 +494,16 @@ function common(cmd: Command): Command {
     );
 }
 
+/** The custom methods that answer a resource (access requests): `<verb> <uid> [--reason]`. */
+const answerVerbs = [
+  {
+    verb: "approve",
+    method: "Approve",
+    description: "approve a pending request (binds its requester for its duration)",
+  },
+  { verb: "deny", method: "Deny", description: "deny a pending request" },
+] as const;
+
 function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   const list = methodOf(r.service, `List${r.plural}`);
   const get = methodOf(r.service, `Get${r.noun}`);
@@ -696,6 +709,30 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
         const uid = await positionalUid(call, r, given);
         await call.unary(del, create(del.input, { uid } as never));
         ctx.io.out(`deleted ${uid}\n`);
+      }),
+    );
+  }
+
+  // approve, deny (access requests): a uid and an optional reason
+  for (const a of answerVerbs) {
+    const method = methodOf(r.service, `${a.method}${r.noun}`);
+    if (!method) continue;
+    const answerCmd = common(
+      parent
+        .command(a.verb)
+        .description(a.description)
+        .argument("<uid>")
+        .option("--reason <text>", "why (recorded with the answer)"),
+    );
+    answerCmd.action((given: string) =>
+      run(ctx, answerCmd, async (call) => {
+        const uid = await positionalUid(call, r, given);
+        const reason = (answerCmd.opts() as { reason?: string }).reason ?? "";
+        const res = (await call.unary(
+          method,
+          create(method.input, { uid, reason } as never),
+        )) as Message;
+        call.print(method.output, res);
       }),
     );
   }

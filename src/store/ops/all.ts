@@ -1,6 +1,7 @@
 import { rootOf } from "../../uid.js";
 import type { NewGroup, Store, StoreRoles } from "../store.js";
 import { createAccessQueries } from "./access.js";
+import { accessRequestOps } from "./access-requests.js";
 import { accountAssociationOps } from "./account-associations.js";
 import { advisoryOps } from "./advisories.js";
 import { deviceCodeOps } from "./device-codes.js";
@@ -45,6 +46,7 @@ export function createSharedOps(roles: Pick<StoreRoles, "ownerRoleUid">) {
     ...teamOps,
     ...roleOps,
     ...groupInviteOps,
+    ...accessRequestOps,
     ...serverStateOps,
     ...signInUpkeepOps,
     ...advisoryOps,

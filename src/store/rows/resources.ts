@@ -4,6 +4,7 @@
  */
 import { exists, run, type Steps, type Text } from "../ops/operation.js";
 import { StoreError } from "../store.js";
+import { accessRequests } from "./access-request-rows.js";
 import { accountAssociations } from "./account-association-rows.js";
 import { advisories } from "./advisory-rows.js";
 import { groupInvites } from "./group-invite-rows.js";
@@ -33,6 +34,7 @@ export const resources: readonly Resource<never, unknown>[] = [
   roleBindings,
   accountAssociations,
   groupInvites,
+  accessRequests,
   advisories,
   subscriptions,
 ] as Resource<never, unknown>[];
