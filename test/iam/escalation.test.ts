@@ -431,6 +431,12 @@ describe.each(backends)("escalation on %s", (backend) => {
         "GroupsService/Update": () => c.groups.update({ id: team, name: "x" }),
         "GroupsService/List": () => c.groups.list({ id: team }),
         "GroupsService/Delete": () => c.groups.delete({ id: team }),
+        // A lookup finds nothing the caller may not see: NOT_FOUND, as for no such thing.
+        "GroupsService/LookupGroup": () => c.groups.lookupGroup({}),
+        "IdentitiesService/Lookup": async () => {
+          const { issuer, subject } = (await ts.store.getIdentity(target.uid))!.claimMatch!;
+          return c.identities.lookup({ issuer, subject });
+        },
         "IdentitiesService/Create": () =>
           c.identities.create({
             parentId: team,
@@ -514,6 +520,8 @@ describe.each(backends)("escalation on %s", (backend) => {
         if (name.includes("/List")) {
           const answer = (await call()) as { items: unknown[] };
           expect(answer.items, name).toEqual([]);
+        } else if (name.includes("/Lookup")) {
+          expect(await outcome(call()), name).toBe(5);
         } else {
           expect(await outcome(call()), name).toBe(7);
         }

@@ -28,7 +28,18 @@ function planeLog() {
   };
 }
 
-const order = ["edge", "metrics", "events", "health", "auth", "registry", "scim", "console", "rpc"];
+const order = [
+  "edge",
+  "metrics",
+  "events",
+  "expiry",
+  "health",
+  "auth",
+  "registry",
+  "scim",
+  "console",
+  "rpc",
+];
 
 it("opens its planes in order and closes them in the reverse order", async () => {
   const log = planeLog();

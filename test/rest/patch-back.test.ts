@@ -44,6 +44,10 @@ const makers: Record<string, () => Promise<{ path: string; body: Json }>> = {
       body: { identityUid: who.uid, roleUid: viewer.uid },
     };
   },
+  "gatehouse.iam.v2beta1.TeamsService": async () => ({
+    path: `/iam/v2beta1/teams/${org.uid}`,
+    body: { name: "ops", description: "on call" },
+  }),
   "gatehouse.iam.v2beta1.GroupInvitesService": async () => ({
     path: `/iam/v2beta1/groupInvites/${org.uid}`,
     body: { roleUid: viewer.uid, email: "new@example.com" },
