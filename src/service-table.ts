@@ -290,7 +290,7 @@ export const serviceTable = {
         },
       },
     ],
-    console: { none: "the console's Teams tab is to come (issue 39)" },
+    console: "teams",
     matrix: true,
   },
   identityProviders: {
@@ -424,7 +424,7 @@ export const serviceTable = {
       "expireAccessRequest",
     ],
     cli: { group: "iam", command: "access-requests" },
-    console: { none: "not yet: the console's access-request view is still to come" },
+    console: "accessRequests",
     matrix: true,
   },
   caller: {

@@ -8,6 +8,7 @@ import { ConfirmButton, FormView, ProblemBox } from "./components.js";
 import { ancestors } from "./pickers.js";
 import { groupHref } from "./routes.js";
 import { AccessTab } from "./tabs/access.js";
+import { AccessRequestsTab } from "./tabs/access-requests.js";
 import { AccountTab } from "./tabs/account.js";
 import { AdvisoriesTab } from "./tabs/advisories.js";
 import { BindingsTab } from "./tabs/bindings.js";
@@ -20,6 +21,7 @@ import { ProvidersTab } from "./tabs/providers.js";
 import { ReposTab } from "./tabs/repos.js";
 import { RolesTab } from "./tabs/roles.js";
 import { SubgroupsTab } from "./tabs/subgroups.js";
+import { TeamsTab } from "./tabs/teams.js";
 import { TreeTab } from "./tabs/tree.js";
 
 /** What the group page hands every tab; each takes the parts it needs. */
@@ -46,6 +48,8 @@ const tabs: {
   { id: "access", label: "Access", View: AccessTab },
   { id: "identities", label: "Identities", View: IdentitiesTab },
   { id: "bindings", label: "Role bindings", View: BindingsTab },
+  { id: "teams", label: "Teams", capability: "teams.list", View: TeamsTab },
+  { id: "access-requests", label: "Access requests", View: AccessRequestsTab },
   { id: "roles", label: "Roles", View: RolesTab },
   { id: "invites", label: "Invites", View: InvitesTab },
   { id: "providers", label: "Identity providers", View: ProvidersTab },

@@ -27,7 +27,7 @@ export async function all<T>(
 }
 
 /** Whether a role can be bound at `uid`: a built-in one, or a custom role of it or above it. */
-function bindableAt(roleUid: string, uid: string): boolean {
+export function bindableAt(roleUid: string, uid: string): boolean {
   if (!roleUid.includes("/")) return true;
   const group = roleUid.slice(0, roleUid.lastIndexOf("/"));
   return uid === group || uid.startsWith(`${group}/`);

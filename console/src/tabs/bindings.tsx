@@ -45,6 +45,9 @@ export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
                 <button type="button" class="link" onClick={() => setShown(b.identity)}>
                   {b.identity.name}
                 </button>
+              ) : b.team ? (
+                // A binding to a team: its members hold the role (the Teams tab lists them).
+                <span title={b.team.uid}>team {b.team.name}</span>
               ) : (
                 b.identityUid
               ),
@@ -68,7 +71,7 @@ export function BindingsTab({ uid, can }: { uid: string; can: Can }) {
               can("role_bindings.delete") ? (
                 <ConfirmButton
                   label="Revoke"
-                  confirm={`Revoke ${b.role?.name} from ${b.identity?.name}?`}
+                  confirm={`Revoke ${b.role?.name} from ${b.identity?.name ?? `team ${b.team?.name}`}?`}
                   action={async () => {
                     await api.bindings.deleteRoleBinding({ uid: b.uid });
                     setReload(reload + 1);
