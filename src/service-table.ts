@@ -509,6 +509,11 @@ export const serviceTable = {
       ...v1crud(GroupsService, "Group", "Groups"),
       // The caller's organization: a List of the roots the caller may list.
       LookupGroup: { kind: "adapter", calls: [rpc(GroupsService, "ListGroups")] },
+      // A v2 access request at the group, with v1's defaults (viewer, 8 h).
+      RequestGroupAccess: {
+        kind: "adapter",
+        calls: [rpc(AccessRequestsService, "CreateAccessRequest")],
+      },
     },
     adapter: true,
     store: v1Adapter,

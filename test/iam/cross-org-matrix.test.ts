@@ -1013,6 +1013,12 @@ const v1rpcs: V1Case[] = [
     call: (c, fx) => c.groups.delete({ id: fx.missing }),
     twin: "DeleteGroup missing",
   },
+  {
+    // A v2 access request at A's group (viewer, 8 h): refused exactly where CreateAccessRequest is.
+    rpc: "v1.GroupsService/RequestGroupAccess",
+    call: (c, fx) => c.groups.requestGroupAccess({ groupId: fx.group }),
+    twin: "CreateAccessRequest",
+  },
   { rpc: "v1.IdentitiesService/List", call: (c) => c.identities.list({}), twin: "ListIdentities" },
   {
     rpc: "v1.IdentitiesService/List under A",

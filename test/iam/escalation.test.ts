@@ -433,6 +433,8 @@ describe.each(backends)("escalation on %s", (backend) => {
         "GroupsService/Delete": () => c.groups.delete({ id: team }),
         // A lookup finds nothing the caller may not see: NOT_FOUND, as for no such thing.
         "GroupsService/LookupGroup": () => c.groups.lookupGroup({}),
+        // Asking needs sight of the group: a caller with no bindings may not even ask.
+        "GroupsService/RequestGroupAccess": () => c.groups.requestGroupAccess({ groupId: team }),
         "IdentitiesService/Lookup": async () => {
           const { issuer, subject } = (await ts.store.getIdentity(target.uid))!.claimMatch!;
           return c.identities.lookup({ issuer, subject });

@@ -8,15 +8,28 @@ import {
   type GroupsService,
   LookupGroupResponseSchema,
 } from "../../../gen/gatehouse/iam/v1/groups_pb.js";
+import { AccessRequestsService } from "../../../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import {
   type Group as V2Group,
   GroupsService as V2GroupsService,
 } from "../../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { ResourceInfoSchema } from "../../../gen/google/rpc/error_details_pb.js";
+import { builtinRoles } from "../../auth/capabilities.js";
+import { checkUid, violations } from "../../validation/field-rules.js";
 import { getOrNothing, listOrGet, uidpKeeps, v2Uidp } from "./v1-list.js";
 import type { V1Deps, V2Calls } from "./v2-calls.js";
 
 const v2 = V2GroupsService.method;
+
+/**
+ * What a v1 RequestGroupAccess asks for, v1 naming only the group: the least role (viewer),
+ * for a working day, with a reason that tells reviewers where the request came from.
+ */
+export const v1AccessRequest = {
+  role: builtinRoles.find((r) => r.name === "viewer")!,
+  durationSeconds: 8 * 60 * 60,
+  reason: "requested through v1",
+} as const;
 
 /** Create the v1 GroupsService, an adapter over the v2 GroupsService. */
 export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof GroupsService> {
@@ -91,6 +104,28 @@ export function createV1GroupsService({ v2: calls }: V1Deps): ServiceImpl<typeof
         );
       }
       return create(LookupGroupResponseSchema, { group: toV1Group(org) });
+    },
+
+    async requestGroupAccess(req, ctx) {
+      // Named as v1 names it (v2 would name `parent`).
+      const v = violations();
+      checkUid(v, "groupId", req.groupId);
+      v.throwIfAny();
+      // A v2 access request with v1's defaults; v1 answers nothing but success (the request's
+      // uid and state are read through v2beta1 ListAccessRequests / GetAccessRequest).
+      await calls.call(
+        AccessRequestsService.method.createAccessRequest,
+        {
+          parent: req.groupId,
+          accessRequest: {
+            roleUid: v1AccessRequest.role.uid,
+            duration: { seconds: BigInt(v1AccessRequest.durationSeconds) },
+            reason: v1AccessRequest.reason,
+          },
+        },
+        ctx,
+      );
+      return {};
     },
   };
 }

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v1/groups.proto.
  */
 export const file_gatehouse_iam_v1_groups: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvaWFtL3YxL2dyb3Vwcy5wcm90bxIQZ2F0ZWhvdXNlLmlhbS52MSIUChJMb29rdXBHcm91cFJlcXVlc3QiPQoTTG9va3VwR3JvdXBSZXNwb25zZRImCgVncm91cBgBIAEoCzIXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAi6QEKBUdyb3VwEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSRAoPcmVzb3VyY2VfbGltaXRzGAQgAygLMisuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cC5SZXNvdXJjZUxpbWl0c0VudHJ5EhAKCHZlcmlmaWVkGAUgASgIGjUKE1Jlc291cmNlTGltaXRzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgFOgI4AUoECAgQCUoECAkQClIKY3JlYXRlZF9hdFIKdXBkYXRlZF9hdCJMChJDcmVhdGVHcm91cFJlcXVlc3QSDgoGcGFyZW50GAEgASgJEiYKBWdyb3VwGAIgASgLMhcuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cCJWCgtHcm91cEZpbHRlchIKCgJpZBgBIAEoCRItCgR1aWRwGAIgASgLMh8uZ2F0ZWhvdXNlLmNvbW1vbi52MS5VaWRwRmlsdGVyEgwKBG5hbWUYAyABKAkiMwoJR3JvdXBMaXN0EiYKBWl0ZW1zGAEgAygLMhcuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cCIgChJEZWxldGVHcm91cFJlcXVlc3QSCgoCaWQYASABKAkyrQQKDUdyb3Vwc1NlcnZpY2UScgoGQ3JlYXRlEiQuZ2F0ZWhvdXNlLmlhbS52MS5DcmVhdGVHcm91cFJlcXVlc3QaFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIimC0+STAiM6BWdyb3VwIhovaWFtL3YxL2dyb3Vwcy97cGFyZW50PSoqfRJdCgZVcGRhdGUSFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwGhcuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cCIhgtPkkwIbOgEqGhYvaWFtL3YxL2dyb3Vwcy97aWQ9Kip9El0KBExpc3QSHS5nYXRlaG91c2UuaWFtLnYxLkdyb3VwRmlsdGVyGhsuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cExpc3QiGZACAYLT5JMCEBIOL2lhbS92MS9ncm91cHMSZgoGRGVsZXRlEiQuZ2F0ZWhvdXNlLmlhbS52MS5EZWxldGVHcm91cFJlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiHoLT5JMCGCoWL2lhbS92MS9ncm91cHMve2lkPSoqfRKBAQoLTG9va3VwR3JvdXASJC5nYXRlaG91c2UuaWFtLnYxLkxvb2t1cEdyb3VwUmVxdWVzdBolLmdhdGVob3VzZS5pYW0udjEuTG9va3VwR3JvdXBSZXNwb25zZSIlkAIBgtPkkwIcEhovaWFtL3YxL2dyb3Vwczpsb29rdXBHcm91cGIGcHJvdG8z", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty]);
+  fileDesc("Ch1nYXRlaG91c2UvaWFtL3YxL2dyb3Vwcy5wcm90bxIQZ2F0ZWhvdXNlLmlhbS52MSIUChJMb29rdXBHcm91cFJlcXVlc3QiLQoZUmVxdWVzdEdyb3VwQWNjZXNzUmVxdWVzdBIQCghncm91cF9pZBgBIAEoCSI9ChNMb29rdXBHcm91cFJlc3BvbnNlEiYKBWdyb3VwGAEgASgLMhcuZ2F0ZWhvdXNlLmlhbS52MS5Hcm91cCLpAQoFR3JvdXASCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRJECg9yZXNvdXJjZV9saW1pdHMYBCADKAsyKy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwLlJlc291cmNlTGltaXRzRW50cnkSEAoIdmVyaWZpZWQYBSABKAgaNQoTUmVzb3VyY2VMaW1pdHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAU6AjgBSgQICBAJSgQICRAKUgpjcmVhdGVkX2F0Ugp1cGRhdGVkX2F0IkwKEkNyZWF0ZUdyb3VwUmVxdWVzdBIOCgZwYXJlbnQYASABKAkSJgoFZ3JvdXAYAiABKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIlYKC0dyb3VwRmlsdGVyEgoKAmlkGAEgASgJEi0KBHVpZHAYAiABKAsyHy5nYXRlaG91c2UuY29tbW9uLnYxLlVpZHBGaWx0ZXISDAoEbmFtZRgDIAEoCSIzCglHcm91cExpc3QSJgoFaXRlbXMYASADKAsyFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiAKEkRlbGV0ZUdyb3VwUmVxdWVzdBIKCgJpZBgBIAEoCTLFBQoNR3JvdXBzU2VydmljZRJyCgZDcmVhdGUSJC5nYXRlaG91c2UuaWFtLnYxLkNyZWF0ZUdyb3VwUmVxdWVzdBoXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAiKYLT5JMCIzoFZ3JvdXAiGi9pYW0vdjEvZ3JvdXBzL3twYXJlbnQ9Kip9El0KBlVwZGF0ZRIXLmdhdGVob3VzZS5pYW0udjEuR3JvdXAaFy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwIiGC0+STAhs6ASoaFi9pYW0vdjEvZ3JvdXBzL3tpZD0qKn0SXQoETGlzdBIdLmdhdGVob3VzZS5pYW0udjEuR3JvdXBGaWx0ZXIaGy5nYXRlaG91c2UuaWFtLnYxLkdyb3VwTGlzdCIZkAIBgtPkkwIQEg4vaWFtL3YxL2dyb3VwcxJmCgZEZWxldGUSJC5nYXRlaG91c2UuaWFtLnYxLkRlbGV0ZUdyb3VwUmVxdWVzdBoWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eSIegtPkkwIYKhYvaWFtL3YxL2dyb3Vwcy97aWQ9Kip9EoEBCgtMb29rdXBHcm91cBIkLmdhdGVob3VzZS5pYW0udjEuTG9va3VwR3JvdXBSZXF1ZXN0GiUuZ2F0ZWhvdXNlLmlhbS52MS5Mb29rdXBHcm91cFJlc3BvbnNlIiWQAgGC0+STAhwSGi9pYW0vdjEvZ3JvdXBzOmxvb2t1cEdyb3VwEpUBChJSZXF1ZXN0R3JvdXBBY2Nlc3MSKy5nYXRlaG91c2UuaWFtLnYxLlJlcXVlc3RHcm91cEFjY2Vzc1JlcXVlc3QaFi5nb29nbGUucHJvdG9idWYuRW1wdHkiOoLT5JMCNDoBKiIvL2lhbS92MS9ncm91cHMve2dyb3VwX2lkPSoqfTpyZXF1ZXN0R3JvdXBBY2Nlc3NiBnByb3RvMw", [file_gatehouse_common_v1_uidp, file_google_api_annotations, file_google_protobuf_empty]);
 
 /**
  * @generated from message gatehouse.iam.v1.LookupGroupRequest
@@ -29,6 +29,25 @@ export type LookupGroupRequest = Message<"gatehouse.iam.v1.LookupGroupRequest"> 
  */
 export const LookupGroupRequestSchema: GenMessage<LookupGroupRequest> = /*@__PURE__*/
   messageDesc(file_gatehouse_iam_v1_groups, 0);
+
+/**
+ * @generated from message gatehouse.iam.v1.RequestGroupAccessRequest
+ */
+export type RequestGroupAccessRequest = Message<"gatehouse.iam.v1.RequestGroupAccessRequest"> & {
+  /**
+   * The id of the group the caller asks to join.
+   *
+   * @generated from field: string group_id = 1;
+   */
+  groupId: string;
+};
+
+/**
+ * Describes the message gatehouse.iam.v1.RequestGroupAccessRequest.
+ * Use `create(RequestGroupAccessRequestSchema)` to create a new message.
+ */
+export const RequestGroupAccessRequestSchema: GenMessage<RequestGroupAccessRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_iam_v1_groups, 1);
 
 /**
  * @generated from message gatehouse.iam.v1.LookupGroupResponse
@@ -45,7 +64,7 @@ export type LookupGroupResponse = Message<"gatehouse.iam.v1.LookupGroupResponse"
  * Use `create(LookupGroupResponseSchema)` to create a new message.
  */
 export const LookupGroupResponseSchema: GenMessage<LookupGroupResponse> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 1);
+  messageDesc(file_gatehouse_iam_v1_groups, 2);
 
 /**
  * Group is a node of an organization's tree, as v1 shows it.
@@ -88,7 +107,7 @@ export type Group = Message<"gatehouse.iam.v1.Group"> & {
  * Use `create(GroupSchema)` to create a new message.
  */
 export const GroupSchema: GenMessage<Group> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 2);
+  messageDesc(file_gatehouse_iam_v1_groups, 3);
 
 /**
  * @generated from message gatehouse.iam.v1.CreateGroupRequest
@@ -112,7 +131,7 @@ export type CreateGroupRequest = Message<"gatehouse.iam.v1.CreateGroupRequest"> 
  * Use `create(CreateGroupRequestSchema)` to create a new message.
  */
 export const CreateGroupRequestSchema: GenMessage<CreateGroupRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 3);
+  messageDesc(file_gatehouse_iam_v1_groups, 4);
 
 /**
  * @generated from message gatehouse.iam.v1.GroupFilter
@@ -143,7 +162,7 @@ export type GroupFilter = Message<"gatehouse.iam.v1.GroupFilter"> & {
  * Use `create(GroupFilterSchema)` to create a new message.
  */
 export const GroupFilterSchema: GenMessage<GroupFilter> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 4);
+  messageDesc(file_gatehouse_iam_v1_groups, 5);
 
 /**
  * @generated from message gatehouse.iam.v1.GroupList
@@ -160,7 +179,7 @@ export type GroupList = Message<"gatehouse.iam.v1.GroupList"> & {
  * Use `create(GroupListSchema)` to create a new message.
  */
 export const GroupListSchema: GenMessage<GroupList> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 5);
+  messageDesc(file_gatehouse_iam_v1_groups, 6);
 
 /**
  * @generated from message gatehouse.iam.v1.DeleteGroupRequest
@@ -177,7 +196,7 @@ export type DeleteGroupRequest = Message<"gatehouse.iam.v1.DeleteGroupRequest"> 
  * Use `create(DeleteGroupRequestSchema)` to create a new message.
  */
 export const DeleteGroupRequestSchema: GenMessage<DeleteGroupRequest> = /*@__PURE__*/
-  messageDesc(file_gatehouse_iam_v1_groups, 6);
+  messageDesc(file_gatehouse_iam_v1_groups, 7);
 
 /**
  * GroupsService is the v1 surface of groups: an adapter over gatehouse.iam.v2beta1.GroupsService.
@@ -236,6 +255,19 @@ export const GroupsService: GenService<{
     methodKind: "unary";
     input: typeof LookupGroupRequestSchema;
     output: typeof LookupGroupResponseSchema;
+  },
+  /**
+   * Ask for access to a group: a v2beta1 access request (AccessRequestsService) at that group
+   * for the built-in viewer role, for 8 hours, with the reason "requested through v1" (v1
+   * says nothing of role, duration or reason). It is pending until someone who may grant the
+   * viewer role there approves or denies it.
+   *
+   * @generated from rpc gatehouse.iam.v1.GroupsService.RequestGroupAccess
+   */
+  requestGroupAccess: {
+    methodKind: "unary";
+    input: typeof RequestGroupAccessRequestSchema;
+    output: typeof EmptySchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_iam_v1_groups, 0);
