@@ -34,3 +34,17 @@ export const legacyEventTypes: Readonly<Record<string, string>> = (() => {
 export function currentEventType(type: string): string {
   return legacyEventTypes[type] ?? type;
 }
+
+// Each current type with the legacy names that record the same change now, built once.
+const namesByType = new Map<string, readonly string[]>();
+for (const [legacy, current] of Object.entries(legacyEventTypes)) {
+  namesByType.set(current, [...(namesByType.get(current) ?? [current]), legacy]);
+}
+
+/**
+ * Every name a subscription may hold that takes an event of `type`: the type and the legacy
+ * types it replaced (what the one-statement PostgreSQL append matches subscriptions with).
+ */
+export function namesTaking(type: string): readonly string[] {
+  return namesByType.get(type) ?? [type];
+}

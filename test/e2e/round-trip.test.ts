@@ -62,6 +62,18 @@ interface Fixture {
 }
 
 const sha = (c: string) => `sha256:${c.repeat(64)}`;
+let teams = 0;
+/** A new team at the organization's root, for what names one. */
+const makeTeam = async ({ ts, org, admin }: Env): Promise<string> =>
+  (
+    await restCall(
+      ts.url,
+      "POST",
+      `/iam/v2beta1/teams/${org.uid}`,
+      { name: `t${++teams}` },
+      admin.headers,
+    )
+  ).json.uid as string;
 
 const fixtures: Record<string, Fixture> = {
   "gatehouse.iam.v2beta1.GroupsService": {
@@ -133,11 +145,32 @@ const fixtures: Record<string, Fixture> = {
   },
   "gatehouse.iam.v2beta1.RoleBindingsService": {
     parent: async ({ freshGroup }) => freshGroup(),
-    variants: async ({ ts, org }) => [
-      { identityUid: (await ts.makeIdentity(org.uid)).uid, roleUid: viewer.uid },
+    variants: async (env) => [
+      { identityUid: (await env.ts.makeIdentity(env.org.uid)).uid, roleUid: viewer.uid },
+      // A binding to a team, for a while (a fraction of a second: the house writes it).
+      {
+        teamUid: await makeTeam(env),
+        roleUid: viewer.uid,
+        expireTime: { seconds: BigInt(Math.floor(Date.now() / 1000) + 3600), nanos: 250_000_000 },
+      },
     ],
-    updates: async () => ({ role_uid: editor.uid }),
-    shownAs: { identity_uid: "identity.uid", role_uid: "role.uid" },
+    updates: async () => ({
+      role_uid: editor.uid,
+      expire_time: { seconds: BigInt(Math.floor(Date.now() / 1000) + 7200), nanos: 500_000_000 },
+    }),
+    shownAs: { identity_uid: "identity.uid", role_uid: "role.uid", team_uid: "team.uid" },
+  },
+  "gatehouse.iam.v2beta1.TeamsService": {
+    parent: async ({ freshGroup }) => freshGroup(),
+    variants: async () => [{ name: "oncall", description: "pages at night" }],
+    updates: async () => ({ name: "oncall-2", description: "pages by day" }),
+  },
+  "gatehouse.iam.v2beta1.AccessRequestsService": {
+    parent: async ({ freshGroup }) => freshGroup(),
+    variants: async () => [
+      { roleUid: viewer.uid, duration: { seconds: 3600n }, reason: "on call this week" },
+    ],
+    shownAs: { role_uid: "role.uid" },
   },
   "gatehouse.iam.v2beta1.GroupInvitesService": {
     parent: async ({ freshGroup }) => freshGroup(),
@@ -148,8 +181,9 @@ const fixtures: Record<string, Fixture> = {
   },
   "gatehouse.iam.v2beta1.IdentityProvidersService": {
     parent: async ({ freshGroup }) => freshGroup(),
-    variants: async () => [
+    variants: async (env) => [
       {
+        groupMappings: [{ group: "admins", teamUid: await makeTeam(env) }],
         name: "corp",
         description: "staff",
         defaultRole: viewer.uid,
@@ -163,7 +197,8 @@ const fixtures: Record<string, Fixture> = {
         emailDomains: ["example.com"],
       },
     ],
-    updates: async () => ({
+    updates: async (env) => ({
+      group_mappings: [{ group: "ops", teamUid: await makeTeam(env) }],
       name: "corp-2",
       description: "everyone",
       default_role: editor.uid,
@@ -182,6 +217,7 @@ const fixtures: Record<string, Fixture> = {
         azure: {
           tenantId: "72f988bf-86f1-41af-91ab-2d7cd011db47",
           clientIds: ["6d2a0a3e-1111-4c6b-9c1e-0a5f3e2b7c01"],
+          clientIdKeys: { prod: "6d2a0a3e-1111-4c6b-9c1e-0a5f3e2b7c01" },
         },
         github: { installationIds: [12345n] },
       },
@@ -194,6 +230,7 @@ const fixtures: Record<string, Fixture> = {
       azure: {
         tenantId: "0b3f5b4e-0000-4000-8000-000000000001",
         clientIds: ["6d2a0a3e-2222-4c6b-9c1e-0a5f3e2b7c02"],
+        clientIdKeys: { dev: "6d2a0a3e-2222-4c6b-9c1e-0a5f3e2b7c02" },
       },
       github: { installationIds: [67890n] },
     }),
@@ -380,7 +417,13 @@ function restCaller(ts: TestServer, headers: Record<string, string>): Caller {
 const crudServices = serviceEntries
   .map((e) => e.service)
   .filter((s) => s.typeName.includes(".v2beta1."))
-  .filter((s) => ["Create", "Get"].every((v) => s.methods.some((m) => m.name.startsWith(v))));
+  .filter((s) => ["Create", "Get"].every((v) => s.methods.some((m) => m.name.startsWith(v))))
+  // A resource's CRUD: Create takes the message Get answers (not SCIM's token and connection).
+  .filter((s) => {
+    const get = s.methods.find((m) => m.name.startsWith("Get"))!;
+    const make = s.methods.find((m) => m.name.startsWith("Create"))!;
+    return make.input.fields.some((f) => f.message?.typeName === get.output.typeName);
+  });
 
 describe("the round-trip fixtures", () => {
   it("cover every v2 service with Create and Get", () => {

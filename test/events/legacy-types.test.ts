@@ -11,6 +11,10 @@ const documented = new Set(
   ),
 );
 
+// v1 RPCs added after one type per change: never recorded under a type of their own (v1
+// RequestGroupAccess records its v2 twin's access_request.created), so no old type to keep.
+const bornAfter = new Set(["GroupsService/RequestGroupAccess"]);
+
 describe("legacy event types", () => {
   // The type a v1 RPC was recorded under before one type per change was derived from its v1
   // descriptor as eventTypeOf still derives it: each must lead to a type recorded today, so a
@@ -19,7 +23,8 @@ describe("legacy event types", () => {
     serviceEntries
       .filter((e) => e.adapter)
       .flatMap((e) => e.service.methods.filter(isMutating).map((m) => [e.service, m] as const))
-      .map(([service, method]) => [`${service.name}/${method.name}`, service, method] as const),
+      .map(([service, method]) => [`${service.name}/${method.name}`, service, method] as const)
+      .filter(([name]) => !bornAfter.has(name)),
   )("%s's old type leads to a type recorded today", (_name, service, method) => {
     expect(documented).toContain(currentEventType(eventTypeOf(service, method)));
   });

@@ -6,6 +6,7 @@ import {
   withActor,
 } from "../../events/audit-scope.js";
 import { newEventId } from "../../events/event-id.js";
+import { namesTaking } from "../../events/legacy-types.js";
 import { rootOf } from "../../uid.js";
 import {
   eventConditions,
@@ -46,6 +47,8 @@ export function* appendEvent(row: EventRow): Steps<void> {
       JSON.stringify(actorMarkers.issuer),
       JSON.stringify(actorMarkers.subject),
       withActor(row),
+      // A subscription naming a legacy type takes what it was about (legacy-types.ts).
+      namesTaking(row.type),
     );
     return;
   }
@@ -131,7 +134,7 @@ const appendEventPg = `
   SELECT gen_random_uuid()::text, s.uid, ev.id, GREATEST(ev.time, s.paused_until)
   FROM ev JOIN webhook_subscriptions s ON s.org_uid = ev.group_uid
   WHERE (ev.subject = s.group_uid OR starts_with(ev.subject, s.group_uid || '/'))
-    AND s.event_types::jsonb @> jsonb_build_array(ev.type)`;
+    AND jsonb_exists_any(s.event_types::jsonb, ?::text[])`;
 
 /** The event operations of both backends; the events themselves come with changes (above). */
 export const eventOps = {
