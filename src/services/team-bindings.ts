@@ -1,7 +1,6 @@
-import { teamBindings } from "../grants/team-powers.js";
+import { bindingsOf } from "../grants/bindings-of.js";
 import type { RoleBindingRecord } from "../store/iam-store.js";
 import type { Store } from "../store/store.js";
-import { identityBindings } from "./identity-bindings.js";
 
 /**
  * Every binding an identity holds: its own, then those of each team it is a member of whose
@@ -14,8 +13,8 @@ export async function* heldBindings(
   under: string,
   now?: number,
 ): AsyncGenerator<RoleBindingRecord> {
-  yield* identityBindings(store, identityUid, now);
+  yield* bindingsOf(store, { identity: identityUid }, now);
   for (const team of await store.teamsOfIdentity(identityUid, under)) {
-    yield* teamBindings(store, team.uid, now);
+    yield* bindingsOf(store, { team: team.uid }, now);
   }
 }

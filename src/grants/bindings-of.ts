@@ -1,19 +1,20 @@
-import type { RoleBindingRecord } from "../store/iam-store.js";
+import type { RoleBindingFilters, RoleBindingRecord } from "../store/iam-store.js";
 import type { Cursor, Store } from "../store/store.js";
 
 /**
- * Every role binding of an identity, in uid order, read a page of 200 at a time; given `now`,
- * without those expired by then (they grant nothing, even before the sweep removes them).
+ * Every role binding `filters` select (an identity's, a team's), in uid order, read a page of
+ * 200 at a time; given `now`, without those expired by then (they grant nothing, even before
+ * the sweep removes them).
  */
-export async function* identityBindings(
+export async function* bindingsOf(
   store: Pick<Store, "listRoleBindings">,
-  identityUid: string,
+  filters: RoleBindingFilters,
   now?: number,
 ): AsyncGenerator<RoleBindingRecord> {
   let after: Cursor | undefined;
   for (;;) {
     const page = await store.listRoleBindings({
-      filters: { identity: identityUid },
+      filters,
       order: { field: "uid", desc: false },
       skip: 0,
       limit: 200,
