@@ -2,6 +2,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { GroupsService as V1GroupsService } from "../../gen/gatehouse/iam/v1/groups_pb.js";
+import { AccessRequestsService } from "../../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { createAccessControl } from "../../src/auth/access-interceptor.js";
 import { ruleOf } from "../../src/auth/policy.js";
@@ -36,7 +37,12 @@ describe("v1 adapters", () => {
 
   it("may make only the v2 calls their rule names", async () => {
     const access = createAccessControl(unusedDeps);
-    access.guard([...GroupsService.methods, ...V1GroupsService.methods]);
+    // v1 Groups' RequestGroupAccess calls v2 access requests: served too.
+    access.guard([
+      ...GroupsService.methods,
+      ...AccessRequestsService.methods,
+      ...V1GroupsService.methods,
+    ]);
     // Outside a v1 call (no adapter rule ran), no v2 call is authorized this way.
     await expect(
       access.authorizeCall(GroupsService.method.deleteGroup, {}, createContextValues()),
