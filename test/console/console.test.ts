@@ -552,7 +552,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await grant.getByLabel("Identity", { exact: true }).selectOption({ label: name });
     await grant.getByLabel("Role", { exact: true }).selectOption({ label: "puller" });
     await grant.getByRole("button", { name: "Grant" }).click();
-    await page.getByRole("row", { name: `${name} puller console-org Revoke` }).waitFor();
+    await page
+      .getByRole("row", { name: `${name} puller console-org until revoked Revoke` })
+      .waitFor();
     // The bindings' name filter is their role's name.
     const bindings = page.getByRole("region", { name: "Role bindings" });
     await bindings.getByLabel("Role name", { exact: true }).fill("puller");
