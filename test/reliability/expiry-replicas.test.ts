@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newPgDatabase } from "../helpers/postgres.js";
 import {
-  type Answer,
-  bootstrapOrg,
   call,
   mintToken,
+  pollAnswer,
   type Replica,
-  sleep,
-  startReplicas,
+  useReplicaPair,
   viewerRoleUid,
 } from "../helpers/replicas.js";
 
@@ -22,38 +20,14 @@ const bindings = 40;
 /** When polling gives up, so that the test stops by itself. */
 const giveUpMs = 30_000;
 
-let replicas: Replica[] = [];
-let env: Record<string, string>;
-let org: { orgUid: string; identityUid: string; token: string };
-
-beforeAll(async () => {
-  const databaseUrl = await newPgDatabase();
-  const started = await startReplicas(databaseUrl, ["exp-r0", "exp-r1"]);
-  replicas = started.replicas;
-  env = started.env;
-  org = await bootstrapOrg(env, "expiring");
-}, 40_000);
-
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.kill()));
-});
-
-/** Ask until `until` holds, at most giveUpMs; the last answer. */
-async function pollUntil(ask: () => Promise<Answer>, until: (a: Answer) => boolean) {
-  const from = performance.now();
-  let answer = await ask();
-  while (!until(answer) && performance.now() - from < giveUpMs) {
-    await sleep(50);
-    answer = await ask();
-  }
-  return answer;
-}
+const pair = useReplicaPair(newPgDatabase, "exp", "expiring");
 
 describe("expiring role bindings on two replicas", () => {
   it("both refuse at the expiry with nothing written, and each expiry is recorded once", {
     timeout: 90_000,
   }, async () => {
-    const [r0, r1] = replicas as [Replica, Replica];
+    const { env, org } = pair;
+    const [r0, r1] = pair.replicas;
     const identities: string[] = [];
     for (let i = 0; i < bindings; i++) {
       const made = await call(r0.url, "POST", `/iam/v2beta1/identities/${org.orgUid}`, org.token, {
@@ -86,16 +60,17 @@ describe("expiring role bindings on two replicas", () => {
     }
 
     for (const r of [r0, r1]) {
-      const refused = await pollUntil(
+      const refused = await pollAnswer(
         () => read(r),
         (a) => a.status === 403,
+        giveUpMs,
       );
       expect(refused.status).toBe(403);
       console.log(`${r.name}: refused ${Date.now() - expireMs} ms after the expiry`);
     }
 
     // The sweeps remove every one; then the trail holds one expiry per binding.
-    const left = await pollUntil(
+    const left = await pollAnswer(
       () =>
         call(
           r1.url,
@@ -105,6 +80,7 @@ describe("expiring role bindings on two replicas", () => {
         ),
       (a) =>
         a.status === 200 && ((a.body!.roleBindings as unknown[] | undefined) ?? []).length === 0,
+      giveUpMs,
     );
     expect(left.body!.roleBindings ?? []).toEqual([]);
     const trail = await call(

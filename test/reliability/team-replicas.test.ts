@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { newPgDatabase } from "../helpers/postgres.js";
 import {
   type Answer,
-  bootstrapOrg,
   call,
   mintToken,
   type Replica,
-  startReplicas,
+  useReplicaPair,
   viewerRoleUid,
 } from "../helpers/replicas.js";
 
@@ -17,21 +16,7 @@ import {
 /** How long the other replica may take (design: the NOTIFY delivery time); printed, not timed. */
 const boundMs = 5_000;
 
-let replicas: Replica[] = [];
-let env: Record<string, string>;
-let org: { orgUid: string; identityUid: string; token: string };
-
-beforeAll(async () => {
-  const databaseUrl = await newPgDatabase();
-  const started = await startReplicas(databaseUrl, ["team-r0", "team-r1"]);
-  replicas = started.replicas;
-  env = started.env;
-  org = await bootstrapOrg(env, "acme");
-}, 40_000);
-
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.kill()));
-});
+const pair = useReplicaPair(newPgDatabase, "team", "acme");
 
 /** Ask `ask` until `until` holds or the bound passes; the last answer and whether it held. */
 async function pollUntil(ask: () => Promise<Answer>, until: (a: Answer) => boolean) {
@@ -45,7 +30,8 @@ describe("teams on two replicas", () => {
   it("ends a removed member's and a deleted team's access on the other replica", {
     timeout: 60_000,
   }, async () => {
-    const [r0, r1] = replicas as [Replica, Replica];
+    const { env, org } = pair;
+    const [r0, r1] = pair.replicas;
     const made = await call(r0.url, "POST", `/iam/v2beta1/identities/${org.orgUid}`, org.token, {
       name: "member",
       claimMatch: { issuer: "https://ci.example.com", subject: "member" },
@@ -66,7 +52,7 @@ describe("teams on two replicas", () => {
     });
     expect(bound.status, JSON.stringify(bound.body)).toBe(200);
     // Not a member yet: both refuse, and cache that answer.
-    for (const r of replicas) expect((await read(r)).status).toBe(403);
+    for (const r of pair.replicas) expect((await read(r)).status).toBe(403);
 
     const members = (verb: string) =>
       call(r0.url, "POST", `/iam/v2beta1/teams/${teamUid}:${verb}`, org.token, {
