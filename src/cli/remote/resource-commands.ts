@@ -149,7 +149,7 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
   },
   people: {
     about:
-      "the people of a group (owners): name, email, how they came, last sign-in, roles; --query searches name and email",
+      "the people of a group (owners): name, email, how they came, last sign-in, roles (own or via a team), teams; --query searches name and email",
     text: (res) => {
       const page = res as ListPeopleResponse;
       const more = page.nextPageToken ? `next page: --page-token ${page.nextPageToken}\n` : "";
@@ -393,11 +393,18 @@ function isoOf(t: { seconds: bigint; nanos: number } | undefined): string {
   return t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : "";
 }
 
-/** A person as one line: uid, name, email, how they came, last sign-in, roles. */
+/**
+ * A person as one line: uid, name, email, how they came, last sign-in, roles (`role@group`,
+ * and ` via team <name>` for one held through a team), teams.
+ */
 function personLine(p: Person): string {
   const came = originWords[p.origin] + (p.identityProviderUid ? ` ${p.identityProviderUid}` : "");
-  const roles = p.roleBindings.map((b) => `${b.role?.name ?? "?"}@${b.group?.name ?? "?"}`);
-  return `${[p.uid, p.name, p.email || "-", came, isoOf(p.lastSignInTime), roles.join(",")].join("\t")}\n`;
+  const roles = p.roleBindings.map(
+    (b) =>
+      `${b.role?.name ?? "?"}@${b.group?.name ?? "?"}${b.team ? ` via team ${b.team.name}` : ""}`,
+  );
+  const teams = p.teams.map((t) => t.name).join(",") || "-";
+  return `${[p.uid, p.name, p.email || "-", came, isoOf(p.lastSignInTime), roles.join(","), teams].join("\t")}\n`;
 }
 
 /** A CheckAccess answer as sentences: the decision, then the bindings behind it. */
