@@ -329,7 +329,7 @@ export const serviceTable = {
         connection: "GetScimConnection",
       },
     },
-    console: { none: "the console's SCIM page is to come (issue 39)" },
+    console: "scim",
     matrix: true,
   },
   accountAssociations: {
