@@ -195,6 +195,7 @@ describe.skipIf(!run)(
       await people.getByRole("cell", { name: "Invite", exact: true }).waitFor();
       // Her teams, and the role she holds through one, saying so.
       await people.getByRole("cell", { name: "support", exact: true }).waitFor();
+      expect(await people.getByTitle(support.uid).textContent()).toBe("support");
       await people
         .getByRole("cell", { name: /editor at people-org \(through team support\)/ })
         .waitFor();

@@ -64,7 +64,14 @@ export function PeopleTab({ uid, can }: { uid: string; can: Can }) {
           },
           {
             title: "Teams",
-            render: (p) => p.teams.map((t) => t.name).join(", "),
+            // Names shown, uids on hover, as everywhere in the console.
+            render: (p) =>
+              p.teams.map((t, i) => (
+                <span key={t.uid} title={t.uid}>
+                  {i > 0 && ", "}
+                  {t.name}
+                </span>
+              )),
           },
           {
             title: "Sessions",
