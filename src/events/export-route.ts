@@ -1,12 +1,6 @@
 import { Readable } from "node:stream";
 import { create } from "@bufbuild/protobuf";
 import { type ContextValues, createClient } from "@connectrpc/connect";
-import type {
-  UniversalClientFn,
-  UniversalHandler,
-  UniversalServerRequest,
-} from "@connectrpc/connect/protocol";
-import { createTransport } from "@connectrpc/connect/protocol-connect";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import {
   EventSchema,
@@ -15,6 +9,7 @@ import {
 } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { kCallInfo } from "../call-info.js";
 import { createJsonWriter } from "../json/message-json.js";
+import { inProcessTransport, type UniversalHandler } from "../pipeline/connect-protocol.js";
 import { type ErrorShaping, sendError } from "../rest/error-reply.js";
 import { isInputOnly } from "../rest/input-only.js";
 import { applyQuery } from "../rest/query-params.js";
@@ -69,7 +64,7 @@ export function addEventsExportRoute(app: FastifyInstance, deps: ExportRouteDeps
       if (q >= 0) applyQuery(queryRules, req, request.url.slice(q + 1), undefined);
       const abort = new AbortController();
       reply.raw.once("close", () => abort.abort());
-      const client = createClient(EventsService, inProcess(handler, values));
+      const client = createClient(EventsService, inProcessTransport(handler, values));
       const authorization = request.headers.authorization;
       const events = client
         .exportEvents(req, {
@@ -97,36 +92,4 @@ async function* lines(
   for (let r = first; !r.done; r = await rest.next()) {
     yield `${writeEvent(r.value as never)}\n`;
   }
-}
-
-/** A Connect transport to one handler of the router, in process, with the call's values. */
-function inProcess(handler: UniversalHandler, values: ContextValues) {
-  const httpClient: UniversalClientFn = async (req) => {
-    const res = await handler({
-      httpVersion: "1.1",
-      method: req.method,
-      url: req.url,
-      header: req.header,
-      body: req.body ?? (async function* () {})(),
-      signal: req.signal ?? new AbortController().signal,
-      contextValues: values,
-    } as UniversalServerRequest);
-    return {
-      status: res.status,
-      header: new Headers(res.header),
-      body: res.body ?? (async function* () {})(),
-      trailer: new Headers(res.trailer),
-    };
-  };
-  return createTransport({
-    httpClient,
-    baseUrl: "http://in-process",
-    useBinaryFormat: true,
-    interceptors: [],
-    acceptCompression: [],
-    sendCompression: null,
-    compressMinBytes: Number.MAX_SAFE_INTEGER,
-    readMaxBytes: Number.MAX_SAFE_INTEGER,
-    writeMaxBytes: Number.MAX_SAFE_INTEGER,
-  });
 }
