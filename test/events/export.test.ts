@@ -1,7 +1,14 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
+import {
+  EventSchema,
+  EventsService,
+  ExportEventsRequestSchema,
+} from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { exportPageSize } from "../../src/services/events/export-events.js";
 import { type Protocol, protocols, transportFor } from "../helpers/iam-clients.js";
@@ -229,6 +236,50 @@ describe.each(backends)("ExportEvents on %s", (backend) => {
       expect(nul.code).toBe(Code.InvalidArgument);
       expect(nul.message).toContain("actor");
     });
+  });
+
+  it("streams to a grpc-js client and a gRPC-Web client as to the others", async () => {
+    const rest = await exported(`start_time=${since()}`, a.owner.headers);
+    const request = toBinary(
+      ExportEventsRequestSchema,
+      create(ExportEventsRequestSchema, { startTime: timestampFromMs(start) }),
+    );
+    const client = new grpc.Client(`127.0.0.1:${gh.port}`, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set("authorization", `Bearer ${a.owner.token}`);
+    const uids = await new Promise<string[]>((resolve, reject) => {
+      const got: string[] = [];
+      const call = client.makeServerStreamRequest(
+        `/${EventsService.typeName}/ExportEvents`,
+        (x: Buffer) => x,
+        (x: Buffer) => fromBinary(EventSchema, x),
+        Buffer.from(request),
+        md,
+      );
+      call.on("data", (e: { uid: string }) => got.push(e.uid));
+      call.on("error", reject);
+      call.on("end", () => resolve(got));
+    });
+    client.close();
+    expect(uids.slice(0, rest.lines.length)).toEqual(rest.lines.map((e) => e.uid));
+    const web = createClient(
+      EventsService,
+      createGrpcWebTransport({
+        baseUrl: gh.url,
+        httpVersion: "1.1",
+        interceptors: [
+          (next) => (req) => {
+            req.header.set("authorization", `Bearer ${a.owner.token}`);
+            return next(req);
+          },
+        ],
+      }),
+    );
+    const viaWeb: string[] = [];
+    for await (const e of web.exportEvents({ startTime: timestampFromMs(start) })) {
+      viaWeb.push(e.uid);
+    }
+    expect(viaWeb.slice(0, rest.lines.length)).toEqual(rest.lines.map((e) => e.uid));
   });
 
   it("is what the CLI's events export prints, one event a line", async () => {
