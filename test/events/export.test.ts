@@ -10,6 +10,7 @@ import {
   ExportEventsRequestSchema,
 } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { GroupsService } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { exportPageSize } from "../../src/services/events/export-events.js";
 import { type Protocol, protocols, transportFor } from "../helpers/iam-clients.js";
 import { badRequestFields, type Json } from "../helpers/rest-client.js";
@@ -280,6 +281,48 @@ describe.each(backends)("ExportEvents on %s", (backend) => {
       viaWeb.push(e.uid);
     }
     expect(viaWeb.slice(0, rest.lines.length)).toEqual(rest.lines.map((e) => e.uid));
+  });
+
+  it("cuts a stream short when the store fails part-way, its cause never sent", async () => {
+    // The second page of the store fails (the first was sent): as a disk or a database would.
+    const store = gh.store as unknown as Record<string, unknown>;
+    const own = Object.getOwnPropertyDescriptor(store, "listEvents");
+    const real = gh.store.listEvents.bind(gh.store);
+    let reads = 0;
+    store.listEvents = async (q: Parameters<typeof real>[0]) => {
+      reads++;
+      if (reads > 1) throw new Error("disk on fire at /var/lib/secret-path");
+      return real(q);
+    };
+    try {
+      const res = await fetch(`${gh.url}${exportPath}?start_time=${since()}`, {
+        headers: a.owner.headers,
+      });
+      expect(res.status).toBe(200);
+      // The body does not end cleanly: no client takes a cut export for a whole one.
+      await expect(res.text()).rejects.toThrow();
+      // Over Connect and gRPC: the first page, then INTERNAL, its cause in no message.
+      for (const protocol of protocols) {
+        reads = 0;
+        const client = createClient(EventsService, transportFor(protocol, gh.url, a.owner.headers));
+        let got = 0;
+        let failed: ConnectError | undefined;
+        try {
+          for await (const _ of client.exportEvents({ startTime: timestampFromMs(start) })) got++;
+        } catch (err) {
+          failed = ConnectError.from(err);
+        }
+        expect(got, protocol).toBe(exportPageSize);
+        expect(failed?.code, protocol).toBe(Code.Internal);
+        expect(failed?.message, protocol).not.toContain("secret-path");
+        // An API error as any other: ErrorInfo first, its reason the code's name.
+        expect(failed?.findDetails(ErrorInfoSchema)[0]?.reason, protocol).toBe("INTERNAL");
+      }
+    } finally {
+      if (own) Object.defineProperty(store, "listEvents", own);
+      else delete store.listEvents;
+    }
+    expect((await exported(`start_time=${since()}`, a.owner.headers)).status).toBe(200);
   });
 
   it("is what the CLI's events export prints, one event a line", async () => {
