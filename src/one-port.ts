@@ -677,7 +677,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       const server = listener;
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen({ host, port }, () => {
+        // The kernel's queue of connections not yet accepted holds as many as the server may
+        // have open (capped by net.core.somaxconn): with Node's default of 511, a burst of a
+        // thousand connections while the event loop was busy overflowed it, and a client
+        // connecting then had its handshake dropped and retried 1, 3, 7 s later (bench/RESULTS.md).
+        server.listen({ host, port, backlog: limits.maxConnections }, () => {
           server.off("error", reject);
           resolve();
         });
