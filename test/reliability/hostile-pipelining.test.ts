@@ -3,11 +3,12 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
+import tls from "node:tls";
 import autocannon from "autocannon";
 import { Pool } from "undici";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort } from "../helpers/test-server.js";
+import { freePort, startTestServer } from "../helpers/test-server.js";
 import { type ChildServer, startChildServer } from "./helpers/child-server.js";
 
 // Issue 36 item 3: a pipelined HTTP/1.1 flood does not take the event loop from a client at
@@ -211,4 +212,52 @@ it("serves clients that pipeline within the bound in full: undici, autocannon, b
   expect(text).not.toContain("HTTP/1.1 503 ");
   expect(socket.destroyed).toBe(false);
   socket.destroy();
+});
+
+it("over TLS too: a pipeline within the bound is answered, the one past it refused", {
+  timeout: 60_000,
+}, async () => {
+  // HTTP/1.1 over TLS reaches Node's parser through the same reader (one-port.ts hooks the
+  // TLS server's secureConnection): 12 pipelined GETs all answered on a connection that stays,
+  // then 1,000 in one write: 16 answered, the 17th refused, the connection closed.
+  const ts = await startTestServer({
+    GATEHOUSE_TLS_CERT: resolve("test/fixtures/tls/cert.pem"),
+    GATEHOUSE_TLS_KEY: resolve("test/fixtures/tls/key.pem"),
+    GATEHOUSE_MAX_PIPELINED_REQUESTS: "16",
+  });
+  const ca = readFileSync(resolve("test/fixtures/tls/cert.pem"));
+  const get = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const count = (text: string, status: number) => text.split(`HTTP/1.1 ${status} `).length - 1;
+  const open = () =>
+    new Promise<tls.TLSSocket>((done, fail) => {
+      const s = tls.connect({ port: ts.port, host: "127.0.0.1", ca, ALPNProtocols: ["http/1.1"] });
+      s.once("secureConnect", () => done(s));
+      s.once("error", fail);
+    });
+  try {
+    const kept = await open();
+    let text = "";
+    kept.on("data", (c: Buffer) => {
+      text += c.toString("latin1");
+    });
+    kept.write(get.repeat(12));
+    while (count(text, 200) < 12) await new Promise((r) => setTimeout(r, 20));
+    expect(kept.destroyed).toBe(false);
+    kept.destroy();
+
+    const flood = await open();
+    const all = await new Promise<string>((done) => {
+      let t = "";
+      flood.on("data", (c: Buffer) => {
+        t += c.toString("latin1");
+      });
+      flood.on("error", () => undefined);
+      flood.once("close", () => done(t));
+      flood.write(get.repeat(1_000));
+    });
+    expect(count(all, 200)).toBe(16);
+    expect(count(all, 503)).toBe(1);
+  } finally {
+    await ts.close();
+  }
 });
