@@ -4,8 +4,15 @@ import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { newRootUid } from "../../src/uid.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce } from "../helpers/cli-sign-in.js";
+import { pollOnce } from "../helpers/device-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
-import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
+import {
+  type CookieJar,
+  cookieHeaderOf,
+  signInAtIdp,
+  startTestIdp,
+  type TestIdp,
+} from "../helpers/test-idp.js";
 import {
   backends,
   freePort,
@@ -40,7 +47,7 @@ describe.each(backends)("sign-in of a SCIM-deprovisioned person on %s", (backend
     const port = await freePort();
     idp = await startTestIdp({
       redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-      people: Object.fromEntries(["alice", "bob", "carol"].map((s) => [s, { name: s }])),
+      people: Object.fromEntries(["alice", "bob", "carol", "erin"].map((s) => [s, { name: s }])),
     });
     gh = await startTestServer(
       {
@@ -190,6 +197,52 @@ describe.each(backends)("sign-in of a SCIM-deprovisioned person on %s", (backend
     expectRefused(await signIn("carol"), "deactivated");
     // Not even a person record: the sign-in left nothing behind.
     expect(await gh.store.identityExists(carol)).toBe(false);
+  });
+
+  it("refuses a deactivated person's device sign-in with a page that says why; the device gets no token", async () => {
+    await provision("erin", false);
+    const started = await fetch(`${gh.url}/oauth/device_authorization`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ client_id: "gatehouse-cli", identity_provider: provider }),
+    });
+    expect(started.status).toBe(200);
+    const device = (await started.json()) as { device_code: string; user_code: string };
+    // The person's browser: the code typed in, then the provider's sign-in.
+    const entry = new URL(`${gh.url}/oauth/device`);
+    const typed = await fetch(entry, {
+      method: "POST",
+      redirect: "manual",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ user_code: device.user_code }),
+    });
+    expect(typed.status).toBe(302);
+    const jar: CookieJar = new Map([
+      [
+        entry.host,
+        new Map(
+          typed.headers.getSetCookie().map((line) => {
+            const [pair = ""] = line.split(";", 1);
+            const eq = pair.indexOf("=");
+            return [pair.slice(0, eq), pair.slice(eq + 1)] as [string, string];
+          }),
+        ),
+      ],
+    ]);
+    const callback = await signInAtIdp(
+      typed.headers.get("location")!,
+      "erin",
+      `${gh.url}/oauth/idp-callback/`,
+      jar,
+    );
+    const page = await fetch(callback, { headers: { cookie: cookieHeaderOf(jar, callback) } });
+    expect(page.status).toBe(400);
+    expect(await page.text()).toContain("your organization&#39;s directory has deactivated");
+    const poll = await pollOnce(gh.url, device.device_code);
+    expect(poll.json.access_token).toBeUndefined();
+    expect(await gh.store.identityExists(providerPersonUid(provider, idp.issuer, "erin"))).toBe(
+      false,
+    );
   });
 
   it("refuses an invite's redemption by a deactivated person until the directory reactivates them", async () => {
