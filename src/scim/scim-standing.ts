@@ -28,9 +28,10 @@ export async function directoryRefusal(
 }
 
 /**
- * directoryRefusal for an identity that exists already (a redeemer of an invite): its
- * externalId key is its subject only when it is a person of one of the organization's own
- * identity providers (the SCIM match by subject, src/store/ops/scim.ts matchPerson).
+ * directoryRefusal for an identity that exists already (a redeemer of an invite, a requester
+ * of access): its externalId key is its subject only when it is a person of one of the
+ * organization's own identity providers (the SCIM match by subject, src/store/ops/scim.ts
+ * matchPerson); its email key is `email`, else its stored verified email.
  */
 export async function identityRefusal(
   store: StandingStore,
@@ -54,11 +55,20 @@ export async function identityRefusal(
     );
     if (own) externalId = signIn.subject;
   }
-  return directoryRefusal(store, orgUid, { identityUid, externalId, email });
+  return directoryRefusal(store, orgUid, {
+    identityUid,
+    externalId,
+    email: email || (identity?.email ?? ""),
+  });
 }
 
-/** What a refused person is told: why, and who can change it. */
-export function refusalMessage(refusal: DirectoryRefusal): string {
+/**
+ * What a refusal says: to the person refused (`self`), or to whoever acts for them (`other`,
+ * a reviewer of their access request).
+ */
+export function refusalMessage(refusal: DirectoryRefusal, to: "self" | "other" = "self"): string {
   const what = refusal === "inactive" ? "deactivated" : "removed";
-  return `your organization's directory has ${what} your account in this organization: ask its administrators to reactivate you in the directory`;
+  return to === "self"
+    ? `your organization's directory has ${what} your account in this organization: ask its administrators to reactivate you in the directory`
+    : `the organization's directory has ${what} this person's account in this organization: only reactivating them in the directory lets them back in`;
 }

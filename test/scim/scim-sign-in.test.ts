@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
-import { newRootUid } from "../../src/uid.js";
+import { newChildUid, newRootUid } from "../../src/uid.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce } from "../helpers/cli-sign-in.js";
 import { pollOnce } from "../helpers/device-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
@@ -293,5 +293,46 @@ describe.each(backends)("sign-in of a SCIM-deprovisioned person on %s", (backend
     );
     expect(again.status, JSON.stringify(again.json)).toBe(200);
     expect((await holds(dave.uid)).roles).toEqual([viewer]);
+  });
+
+  it("refuses to approve an access request the person filed before the directory deactivated them; denying it works", async () => {
+    const email = "fay@corp.example";
+    const fay = await gh.store.upsertPerson({
+      uid: newRootUid(),
+      issuer: "https://users.test",
+      subject: "fay",
+      name: "Fay",
+      email,
+      now: Date.now(),
+    });
+    await gh.store.createRoleBinding({
+      uid: newChildUid(org.uid),
+      groupUid: org.uid,
+      identityUid: fay.uid,
+      roleUid: viewer,
+      now: Date.now(),
+    });
+    const res = await scim.send({
+      method: "POST",
+      path: "/Users",
+      body: { schemas: [userSchema], userName: email, emails: [{ value: email }], active: true },
+    });
+    expect(res.status).toBe(201);
+    const asked = await restCall(
+      gh.url,
+      "POST",
+      `/iam/v2beta1/accessRequests/${org.uid}`,
+      { roleUid: editor, duration: "3600s", reason: "release week" },
+      { authorization: `Bearer ${await gh.tokenFor(fay.uid)}` },
+    );
+    expect(asked.status, JSON.stringify(asked.json)).toBe(200);
+    expect((await scim.send(okta.deactivate(res.json.id))).status).toBe(200);
+
+    const approved = await api("POST", `/iam/v2beta1/accessRequests/${asked.json.uid}:approve`, {});
+    expect(approved.status, JSON.stringify(approved.json)).toBe(400);
+    expect(approved.json.message).toContain("directory has deactivated this person's account");
+    expect(await holds(fay.uid)).toEqual({ roles: [], inTeam: false });
+    const denied = await api("POST", `/iam/v2beta1/accessRequests/${asked.json.uid}:deny`, {});
+    expect(denied.status, JSON.stringify(denied.json)).toBe(200);
   });
 });
