@@ -3,10 +3,10 @@ import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
 import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
+import { kCallChange } from "../call-store.js";
 import { serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
 import { type AuditScope, unrecordable } from "./audit-scope.js";
-import { callScope } from "./call-scope.js";
 
 /**
  * Whether an RPC may change something: every RPC its proto does not mark
@@ -101,37 +101,46 @@ export function adapterCallScope(
 
 /**
  * Create the interceptor that opens the audit scope of every mutating RPC, after the access
- * interceptor (so the caller is known), for the handlers' store (callStore) to hand to the
- * store: the store writes the call's event with its change. A
- * v1 adapter's scope has no type (`unrecordable`): its changes are recorded by the v2 calls it
- * makes (adapterCallScope), and a write of its own, outside one, is refused (eventFor).
+ * interceptor (so the caller is known), and hands the call's handler the store's view for it
+ * (kCallChange, src/call-store.ts): the store writes the call's event with its change. A read
+ * gets neither. A v1 adapter's scope has no type (`unrecordable`): its changes are recorded by
+ * the v2 calls it makes (adapterCallScope), and a write of its own, outside one, is refused
+ * (eventFor).
  */
 export function createAuditInterceptor(store: Pick<Store, "recording">): Interceptor {
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
     const adapter = adapterServices.has(req.service.typeName);
-    return callScope.run(
-      {
-        ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
-        source: `/${req.service.typeName}`,
-        actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
-        requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
-        protocol: protocolOf(req.header, req.url),
-        recorded: false,
-      },
-      async () => {
-        const res = await next(req);
-        const scope = callScope.getStore()!;
-        // An exchange of a workload's token stores nothing, yet is recorded: subject and actor
-        // are the identity the token was issued for (its `sub`; the token is never kept).
-        if (!scope.recorded && recordedAlone.has(req.method.name)) {
-          await store
-            .recording(scope)
-            .recordChange(subOf((res.message as { token?: unknown }).token));
-        }
-        return res;
-      },
-    );
+    const scope: AuditScope = {
+      ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
+      source: `/${req.service.typeName}`,
+      actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
+      requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
+      protocol: protocolOf(req.header, req.url),
+      recorded: false,
+    };
+    const view = store.recording(scope);
+    req.contextValues.set(kCallChange, { scope, store: view });
+    const res = await next(req);
+    // An exchange of a workload's token stores nothing, yet is recorded: subject and actor
+    // are the identity the token was issued for (its `sub`; the token is never kept).
+    if (!scope.recorded && recordedAlone.has(req.method.name)) {
+      await view.recordChange(subOf((res.message as { token?: unknown }).token));
+    }
+    return res;
+  };
+}
+
+/**
+ * Create the interceptor that hands each mutating RPC's handler the store itself as its call's
+ * store (kCallChange, no scope): for a server whose audit trail is off (ServerDeps.auditTrail,
+ * the events benchmark's baseline), whose changes record nothing.
+ */
+export function createUnrecordedChanges(store: Store): Interceptor {
+  const change = { store };
+  return (next) => async (req) => {
+    if (isMutating(req.method)) req.contextValues.set(kCallChange, change);
+    return next(req);
   };
 }
 

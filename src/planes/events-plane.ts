@@ -2,7 +2,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import type { FastifyBaseLogger } from "fastify";
 import type { Registry } from "prom-client";
 import type { Config } from "../config.js";
-import { createAuditInterceptor } from "../events/audit-interceptor.js";
+import { createAuditInterceptor, createUnrecordedChanges } from "../events/audit-interceptor.js";
 import { createEventRetention, pruneIntervalMs } from "../events/event-retention.js";
 import { startPeriodic } from "../periodic-job.js";
 import type { Store } from "../store/store.js";
@@ -23,7 +23,10 @@ export interface EventsDeps {
 
 /** EventsPlane is the audit trail: its recording, its retention and its webhook deliveries. */
 export interface EventsPlane extends Plane {
-  /** Records each served change as an event, for the RPC plane's interceptors; or none. */
+  /**
+   * For the RPC plane's interceptors: hands each mutating call its store view, which records
+   * the call's event with its change (or, with the audit trail off, the store itself).
+   */
   interceptors: Interceptor[];
 }
 
@@ -50,7 +53,9 @@ export function openEventsPlane(deps: EventsDeps): EventsPlane {
     log: (fields, msg) => log.warn(fields, msg),
   });
   return {
-    interceptors: deps.auditTrail ? [createAuditInterceptor(store)] : [],
+    interceptors: [
+      deps.auditTrail ? createAuditInterceptor(store) : createUnrecordedChanges(store),
+    ],
     listen: () => webhooks.start(),
     // Before the caller closes the store: attempts in flight record their outcome.
     stop: () => webhooks.stop(),

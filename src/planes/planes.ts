@@ -73,3 +73,61 @@ export function createPlanes(log: PlaneLog): Planes {
     },
   };
 }
+
+/**
+ * PlaneSpec is one plane as a server lists it: its name, the planes whose parts it takes
+ * (`needs`), and how it opens from what the server is built from (`input`) and those parts
+ * alone (`from` holds the planes it names, nothing else: the compiler refuses a part it did
+ * not declare).
+ */
+export interface PlaneSpec<Parts, In, N extends keyof Parts, D extends keyof Parts> {
+  readonly name: N;
+  readonly needs: readonly D[];
+  open(input: In, from: Pick<Parts, D>): Parts[N] | Promise<Parts[N]>;
+}
+
+/**
+ * Refuse a list of planes in which one needs a plane that does not open before it, or names
+ * itself twice: the order is the list's, and every plane's parts exist when it opens.
+ */
+export function checkPlaneOrder(
+  list: readonly { readonly name: PropertyKey; readonly needs: readonly PropertyKey[] }[],
+): void {
+  const before = new Set<PropertyKey>();
+  for (const { name, needs } of list) {
+    if (before.has(name)) throw new Error(`plane ${String(name)} is listed twice`);
+    const missing = needs.filter((n) => !before.has(n));
+    if (missing.length > 0) {
+      throw new Error(
+        `plane ${String(name)} needs ${missing.map(String).join(", ")}, which must open before it`,
+      );
+    }
+    before.add(name);
+  }
+}
+
+/**
+ * Open every plane of `list` on `planes`, in the list's order (checked first: checkPlaneOrder),
+ * each from `input` and the parts of the planes it needs; `opened` holds each plane's parts as
+ * it opens (the planes' log may read the first ones). A plane that fails to open throws, and
+ * those already open stay on `planes` for its close.
+ */
+export async function openPlanes<Parts extends { [K in keyof Parts]: Plane }, In>(
+  planes: Planes,
+  list: readonly PlaneSpec<Parts, In, keyof Parts, keyof Parts>[],
+  input: In,
+  opened: Partial<Parts>,
+): Promise<Parts> {
+  checkPlaneOrder(list);
+  for (const spec of list) {
+    const from = {} as Pick<Parts, keyof Parts>;
+    for (const need of spec.needs) from[need] = opened[need] as Parts[keyof Parts];
+    // Kept before open() logs it: the edge's "plane opened" goes to the log the edge made.
+    await planes.open(String(spec.name), async () => {
+      const part = await spec.open(input, from);
+      opened[spec.name] = part;
+      return part;
+    });
+  }
+  return opened as Parts;
+}

@@ -15,11 +15,11 @@ import { checkedIdentity, cutOff } from "../auth/access-interceptor.js";
 import { ruleOf } from "../auth/policy.js";
 import { kPrincipal } from "../auth/principal.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
+import { readingStore } from "../call-store.js";
 import type { Config } from "../config.js";
 import { browserToConsole } from "../console-routes.js";
 import { createDeadlineGate } from "../deadline-gate.js";
 import { createV1Deprecation } from "../deprecation/v1-deprecation.js";
-import { callStore } from "../events/call-scope.js";
 import { addEventsExportRoute } from "../events/export-route.js";
 import { addBodyGate } from "../grpc/body-gate.js";
 import { createHealthService } from "../grpc/health.js";
@@ -105,9 +105,9 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   };
   const { access, verifier } = auth;
   const services = createServiceImpls({
-    // Each change a handler makes goes through the store's view for its call (the audit
-    // interceptor opens the call's scope): the store records who made it.
-    store: callStore(store),
+    // Reads only: each change a handler makes goes through the store's view its call hands it
+    // (storeOf(ctx), made by the audit interceptor), which records who made it.
+    store: readingStore(store),
     lists,
     now,
     authorizer: auth.authorizer,

@@ -110,9 +110,9 @@ it("has no import cycle in the console, nor in src/ outside the store's contract
   expect(outside).toEqual([]);
 });
 
-it("keeps the store and the grant rule below auth/ and services/, the store free of the call's ambient state", () => {
+it("keeps the store and the grant rule below auth/ and services/, and the call's provenance out of ambient state", () => {
   // The store learns who made a change from the view it is called through (Store.recording),
-  // never from the call scope the audit interceptor holds (src/events/call-scope.ts); the
+  // never from ambient state; the
   // grant rule, which both auth/ (a provider's default role) and services/ apply, imports
   // neither. The events modules it may read are plain data and functions of records.
   const below = [...sources("src/store"), ...sources("src/grants")];
@@ -130,4 +130,7 @@ it("keeps the store and the grant rule below auth/ and services/, the store free
     [f, ...importsOf(f)].filter(holdsAmbient).map((d) => `${f} -> ${d}`),
   );
   expect(ambient).toEqual([]);
+  // Nor does any layer above it hold the call's provenance ambient: the audit interceptor
+  // hands the call's scope and view to its handler with the call (src/call-store.ts).
+  expect(sources("src").filter(holdsAmbient)).toEqual([]);
 });

@@ -1,5 +1,11 @@
 import { expect, it } from "vitest";
-import { createPlanes, type Plane } from "../../src/planes/planes.js";
+import {
+  checkPlaneOrder,
+  createPlanes,
+  openPlanes,
+  type Plane,
+  type PlaneSpec,
+} from "../../src/planes/planes.js";
 
 // The composition root's lifecycle: planes open in order, start in that order, stop all at
 // once (each waits on its own calls in flight) and close in reverse, even when one fails.
@@ -88,4 +94,56 @@ it("stops at the first plane that fails to listen", async () => {
   await planes.open("events", recorder("events", steps));
   await expect(planes.listen()).rejects.toThrow("port busy");
   expect(steps).toEqual([]);
+});
+
+/** Three planes: a port, a store over it, and an API that takes both. */
+interface Parts {
+  port: Plane & { n: number };
+  store: Plane & { n: number };
+  api: Plane & { seen: string[] };
+}
+type Spec = PlaneSpec<Parts, string, keyof Parts, keyof Parts>;
+const port: Spec = { name: "port", needs: [], open: () => ({ n: 1 }) };
+const store: Spec = { name: "store", needs: ["port"], open: () => ({ n: 2 }) };
+// What it was handed: the parts it named, and nothing else.
+const api: Spec = {
+  name: "api",
+  needs: ["port", "store"],
+  open: (input, from) => ({ seen: [input, ...Object.keys(from)] }),
+};
+
+it("opens a list of planes in its order, each given only the parts of the planes it needs", async () => {
+  const log: string[] = [];
+  const planes = createPlanes((f, msg) => log.push(`${msg} ${f.plane}`));
+  const opened = await openPlanes(planes, [port, store, api], "deps", {});
+  expect(opened.api.seen).toEqual(["deps", "port", "store"]);
+  expect(opened.store.n).toBe(2);
+  // Without `store` in its needs, the API plane is not handed the store.
+  const lean = await openPlanes(
+    createPlanes(() => undefined),
+    [port, store, { ...api, needs: ["port"] }],
+    "deps",
+    {},
+  );
+  expect(lean.api.seen).toEqual(["deps", "port"]);
+  await planes.close();
+  expect(log).toEqual([
+    "plane opened port",
+    "plane opened store",
+    "plane opened api",
+    "plane closed api",
+    "plane closed store",
+    "plane closed port",
+  ]);
+});
+
+it("refuses a list where a plane opens before one it needs, or twice, opening none of it", async () => {
+  const log: string[] = [];
+  const planes = createPlanes((f, msg) => log.push(`${msg} ${f.plane}`));
+  await expect(openPlanes(planes, [port, api, store], "deps", {})).rejects.toThrow(
+    "plane api needs store, which must open before it",
+  );
+  expect(() => checkPlaneOrder([port, store, port])).toThrow("plane port is listed twice");
+  expect(() => checkPlaneOrder([store, port])).toThrow("plane store needs port");
+  expect(log).toEqual([]);
 });

@@ -1,6 +1,8 @@
 import { afterEach, expect, it } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { loadConfig } from "../../src/config.js";
+import { checkPlaneOrder } from "../../src/planes/planes.js";
+import { serverPlanes } from "../../src/planes/server-planes.js";
 import { createServer } from "../../src/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -32,6 +34,7 @@ const order = [
   "edge",
   "metrics",
   "events",
+  "limits",
   "expiry",
   "health",
   "auth",
@@ -42,6 +45,7 @@ const order = [
 ];
 
 it("opens its planes in order and closes them in the reverse order", async () => {
+  expect(serverPlanes.map((p) => p.name)).toEqual(order);
   const log = planeLog();
   const server = await startTestServer(
     { GATEHOUSE_LOG_LEVEL: "debug", GATEHOUSE_METRICS_PORT: "0" },
@@ -94,4 +98,18 @@ it("fails closed when a plane cannot open, closing those that had opened, in rev
   expect(log.lines.filter((l) => l.startsWith("plane closed")).map((l) => l.slice(13))).toEqual(
     [...opened].reverse(),
   );
+});
+
+it("lists the server's planes so that each opens after every plane it needs", () => {
+  expect(() => checkPlaneOrder(serverPlanes)).not.toThrow();
+  // Moving any plane above one it needs is refused: the order is the list's, and checked.
+  for (const [i, p] of serverPlanes.entries()) {
+    for (const need of p.needs) {
+      const at = serverPlanes.findIndex((q) => q.name === need);
+      const moved = [...serverPlanes];
+      moved.splice(i, 1);
+      moved.splice(at, 0, p);
+      expect(() => checkPlaneOrder(moved)).toThrow(`plane ${p.name} needs`);
+    }
+  }
 });

@@ -5,9 +5,10 @@ import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { createKeyRing } from "../../src/auth/keyring.js";
 import { createOidcVerifier } from "../../src/auth/oidc/oidc-verifier.js";
 import { createTokenIssuer, createTokenVerifier } from "../../src/auth/tokens.js";
+import { createUnrecordedChanges } from "../../src/events/audit-interceptor.js";
 import { createSecurityTokenService, personUid } from "../../src/services/sts/exchange.js";
 import type { IdentityRecord, PersonLogin } from "../../src/store/iam-store.js";
-import { StoreError } from "../../src/store/store.js";
+import { type Store, StoreError } from "../../src/store/store.js";
 import { memoryKeyStore } from "../auth/memory-key-store.js";
 import { type OidcIssuer, startOidcIssuer } from "../helpers/oidc-issuer.js";
 
@@ -75,7 +76,10 @@ function client() {
   });
   return createClient(
     SecurityTokenService,
-    createRouterTransport(({ service }) => service(SecurityTokenService, impl)),
+    createRouterTransport(({ service }) => service(SecurityTokenService, impl), {
+      // As a server hands each mutating call its store (here with no audit trail).
+      router: { interceptors: [createUnrecordedChanges(store as unknown as Store)] },
+    }),
   );
 }
 

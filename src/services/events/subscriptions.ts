@@ -8,6 +8,7 @@ import {
   type Subscription,
   SubscriptionSchema,
 } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
+import { storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition } from "../../errors.js";
 import { currentEventType } from "../../events/legacy-types.js";
@@ -98,7 +99,8 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       );
     },
 
-    async createSubscription(req) {
+    async createSubscription(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.subscription ?? create(SubscriptionSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -135,7 +137,8 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       return toSubscription(record, now(), secret);
     },
 
-    async updateSubscription(req) {
+    async updateSubscription(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.subscription, req.updateMask);
       const patch: SubscriptionPatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("sink")) {
@@ -151,7 +154,8 @@ export function createSubscriptionRpcs(deps: SubscriptionsDeps): SubscriptionRpc
       return toSubscription(await store.updateSubscription(body.uid, patch, at), at);
     },
 
-    async deleteSubscription(req) {
+    async deleteSubscription(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

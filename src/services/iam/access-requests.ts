@@ -15,6 +15,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/access_requests_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import type { Principal } from "../../auth/principal.js";
+import { storeOf } from "../../call-store.js";
 import { failedPrecondition, invalidField, notFound, permissionDenied } from "../../errors.js";
 import { maxBindingLifetimeMs } from "../../grants/binding-expiry.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
@@ -78,9 +79,11 @@ export function createAccessRequestsService(
 
   /**
    * Answer `uid` with `decision`: the caller may grant its role at its group, is not its
-   * requester, and the request is still pending; all decided in one transaction.
+   * requester, and the request is still pending; all decided in one transaction, through
+   * `store`, the call's view.
    */
   async function decide(
+    store: Store,
     caller: Principal,
     uid: string,
     reason: string,
@@ -176,6 +179,7 @@ export function createAccessRequestsService(
     },
 
     async createAccessRequest(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.accessRequest ?? create(AccessRequestSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -209,11 +213,11 @@ export function createAccessRequestsService(
     },
 
     async approveAccessRequest(req, ctx) {
-      return decide(callerOf(ctx), req.uid, req.reason, "approved");
+      return decide(storeOf(ctx), callerOf(ctx), req.uid, req.reason, "approved");
     },
 
     async denyAccessRequest(req, ctx) {
-      return decide(callerOf(ctx), req.uid, req.reason, "denied");
+      return decide(storeOf(ctx), callerOf(ctx), req.uid, req.reason, "denied");
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   GoogleSchema,
   ListAccountAssociationsResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/account_associations_pb.js";
+import { storeOf } from "../../call-store.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -90,7 +91,8 @@ export function createAccountAssociationsService(
       );
     },
 
-    async createAccountAssociation(req) {
+    async createAccountAssociation(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.accountAssociation ?? create(AccountAssociationSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -112,7 +114,8 @@ export function createAccountAssociationsService(
       return toAccountAssociation(association);
     },
 
-    async updateAccountAssociation(req) {
+    async updateAccountAssociation(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.accountAssociation, req.updateMask);
       const current = await store.getAccountAssociation(body.uid);
       if (!current) throw notFound("account association", body.uid);
@@ -132,7 +135,8 @@ export function createAccountAssociationsService(
       return toAccountAssociation(await store.updateAccountAssociation(body.uid, patch, now()));
     },
 
-    async deleteAccountAssociation(req) {
+    async deleteAccountAssociation(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

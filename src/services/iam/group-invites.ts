@@ -11,9 +11,9 @@ import {
   ListGroupInvitesResponseSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import { setCallReason, storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import { invalidField, notFound } from "../../errors.js";
-import { setCallReason } from "../../events/call-scope.js";
 import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -110,6 +110,7 @@ export function createGroupInvitesService(
     },
 
     async createGroupInvite(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.groupInvite ?? create(GroupInviteSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -140,6 +141,7 @@ export function createGroupInvitesService(
     },
 
     async updateGroupInvite(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.groupInvite, req.updateMask);
       const patch: GroupInvitePatch = {};
       if (fields.has("email")) {
@@ -164,7 +166,8 @@ export function createGroupInvitesService(
       return present(updated);
     },
 
-    async deleteGroupInvite(req) {
+    async deleteGroupInvite(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
@@ -173,6 +176,7 @@ export function createGroupInvitesService(
     },
 
     async redeemGroupInvite(req, ctx) {
+      const store = storeOf(ctx);
       const principal = callerOf(ctx);
       // Redeeming adds to what the identity holds: a token narrowed below it may not.
       if (principal.narrowing) {
@@ -196,7 +200,7 @@ export function createGroupInvitesService(
         );
       }
       // The grant's event says an invite made it, and whose.
-      setCallReason("invite", { inviteUid: invite.uid, creatorUid: invite.creatorUid });
+      setCallReason(ctx, "invite", { inviteUid: invite.uid, creatorUid: invite.creatorUid });
       // The creator's authority and the redemption commit together: an invite never grants
       // what its creator lost a moment before.
       const outcome = await atomically(store, async (tx, authorizer) => {

@@ -12,6 +12,7 @@ import {
   type OrganizationCreationSettings,
   requireOrganizationCreation,
 } from "../../auth/organization-creation.js";
+import { storeOf } from "../../call-store.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -64,6 +65,7 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
     },
 
     async createGroup(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       if (req.parent !== "") checkUid(v, "parent", req.parent);
       const name = req.group?.name ?? "";
@@ -106,14 +108,16 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       return toGroup(group);
     },
 
-    async updateGroup(req) {
+    async updateGroup(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.group, req.updateMask);
       const patch: GroupPatch = labelsPatch(v, fields, body, checkGroupName);
       v.throwIfAny();
       return toGroup(await store.updateGroup(body.uid, patch, now()));
     },
 
-    async deleteGroup(req) {
+    async deleteGroup(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

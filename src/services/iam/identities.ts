@@ -16,6 +16,7 @@ import type { Authorizer } from "../../auth/authorizer.js";
 import { validateClaimMatch } from "../../auth/claim-match.js";
 import { OidcError } from "../../auth/oidc/oidc-error.js";
 import { parsePublicJwks } from "../../auth/oidc/public-jwks.js";
+import { storeOf } from "../../call-store.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -82,7 +83,8 @@ export function createIdentitiesService(
       return toIdentity(await requireFound("identity", req.uid, (uid) => store.getIdentity(uid)));
     },
 
-    async createIdentity(req) {
+    async createIdentity(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.identity ?? create(IdentitySchema);
       const t = now();
       const v = violations();
@@ -104,6 +106,7 @@ export function createIdentitiesService(
     },
 
     async updateIdentity(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.identity, req.updateMask);
       const current = await store.getIdentity(body.uid);
       if (!current) throw notFound("identity", body.uid);
@@ -134,6 +137,7 @@ export function createIdentitiesService(
     },
 
     async deleteIdentity(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

@@ -15,6 +15,7 @@ import { isPrivateAddress } from "../../auth/login/private-address.js";
 import { callbackUri, issuerShapeProblem } from "../../auth/login/upstream.js";
 import { isEmailDomain, maxEmailDomains } from "../../auth/oauth/email-domains.js";
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
+import { storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import { failedPrecondition, invalidField, notFound } from "../../errors.js";
 import { mayStillGrant, requireAll, requireGrantable } from "../../grants/grant-rule.js";
@@ -164,6 +165,7 @@ export function createIdentityProvidersService(
     },
 
     async createIdentityProvider(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.identityProvider ?? create(IdentityProviderSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -204,6 +206,7 @@ export function createIdentityProvidersService(
     },
 
     async updateIdentityProvider(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.identityProvider, req.updateMask);
       const current = await store.getIdentityProvider(body.uid);
       if (!current) throw notFound("identity provider", body.uid);
@@ -239,7 +242,8 @@ export function createIdentityProvidersService(
       return present(updated);
     },
 
-    async deleteIdentityProvider(req) {
+    async deleteIdentityProvider(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

@@ -12,6 +12,7 @@ import {
   SessionSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { personUid, providerPersonUid } from "../../auth/login/person.js";
+import { storeOf } from "../../call-store.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
 import type { PersonRecord } from "../../store/people-store.js";
@@ -124,7 +125,8 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
       });
     },
 
-    async revokePersonSessions(req) {
+    async revokePersonSessions(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       if (req.sessionId !== "" && !sessionIdPattern.test(req.sessionId)) {
         v.add("session_id", "is not a session id");

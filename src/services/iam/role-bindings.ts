@@ -16,9 +16,9 @@ import {
   RoleBindingsService,
 } from "../../../gen/gatehouse/iam/v2beta1/role_bindings_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import { kCallChange, storeOf } from "../../call-store.js";
 import { invalidField, notFound } from "../../errors.js";
 import { adapterCallScope } from "../../events/audit-interceptor.js";
-import { callScope } from "../../events/call-scope.js";
 import { checkExpireTime } from "../../grants/binding-expiry.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
@@ -171,6 +171,7 @@ export function createRoleBindingsService(
     },
 
     async createRoleBinding(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.roleBinding ?? create(RoleBindingSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -186,6 +187,7 @@ export function createRoleBindingsService(
     },
 
     async batchCreateRoleBindings(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "parent", req.parent);
       if (req.requests.length === 0) v.add("requests", "must name at least one role binding");
@@ -204,7 +206,7 @@ export function createRoleBindingsService(
       });
       v.throwIfAny();
       const caller = callerOf(ctx);
-      const outer = callScope.getStore();
+      const outer = ctx.values.get(kCallChange)?.scope;
       // All or nothing: every check and every grant in one transaction; the first refusal
       // rolls back those before it. Each binding records its own `role_binding.created`, the
       // event a CreateRoleBinding of it records.
@@ -227,6 +229,7 @@ export function createRoleBindingsService(
     },
 
     async updateRoleBinding(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.roleBinding, req.updateMask);
       const changed = await atomically(store, async (tx, authorizer) => {
         const current = await tx.getRoleBinding(body.uid);
@@ -258,7 +261,8 @@ export function createRoleBindingsService(
       return toRoleBinding(changed);
     },
 
-    async deleteRoleBinding(req) {
+    async deleteRoleBinding(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

@@ -9,6 +9,7 @@ import {
 } from "../../../gen/gatehouse/iam/v2beta1/roles_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
 import { canonicalCapability, nearestCapability } from "../../auth/capabilities.js";
+import { storeOf } from "../../call-store.js";
 import { failedPrecondition, notFound } from "../../errors.js";
 import { requireAll } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
@@ -64,6 +65,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
     },
 
     async createRole(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.role ?? create(RoleSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -89,6 +91,7 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
     },
 
     async updateRole(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.role, req.updateMask);
       const patch: RolePatch = labelsPatch(v, fields, body, checkDisplayName);
       if (fields.has("capabilities")) {
@@ -107,7 +110,8 @@ export function createRolesService(deps: RolesDeps): ServiceImpl<typeof RolesSer
       return toRole(updated);
     },
 
-    async deleteRole(req) {
+    async deleteRole(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

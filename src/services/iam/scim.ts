@@ -8,6 +8,7 @@ import {
   type ScimService,
   ScimTokenSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/scim_pb.js";
+import { storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import { invalidField, notFound } from "../../errors.js";
 import { newScimToken, scimBaseUrl } from "../../scim/scim-token.js";
@@ -45,6 +46,7 @@ export function createScimService(deps: ScimDeps): ServiceImpl<typeof ScimServic
     });
   return {
     async createScimToken(req, ctx) {
+      const store = storeOf(ctx);
       const org = organization(req.org);
       const { token, hash } = newScimToken();
       const connection = await store.putScimConnection({
@@ -60,7 +62,8 @@ export function createScimService(deps: ScimDeps): ServiceImpl<typeof ScimServic
       if (!found) throw notFound("scim connection", req.org);
       return toConnection(found);
     },
-    async deleteScimToken(req) {
+    async deleteScimToken(req, ctx) {
+      const store = storeOf(ctx);
       await store.deleteScimConnection(organization(req.org));
       return create(DeleteScimTokenResponseSchema, {});
     },

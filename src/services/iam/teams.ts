@@ -11,6 +11,7 @@ import {
   type TeamsService,
 } from "../../../gen/gatehouse/iam/v2beta1/teams_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import { storeOf } from "../../call-store.js";
 import { notFound } from "../../errors.js";
 import { requireTeamPowers } from "../../grants/team-powers.js";
 import type { ListEngine } from "../../list/list.js";
@@ -81,7 +82,8 @@ export function createTeamsService(deps: TeamsDeps): ServiceImpl<typeof TeamsSer
       return toTeam(await requireFound("team", req.uid, (uid) => store.getTeam(uid)));
     },
 
-    async createTeam(req) {
+    async createTeam(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.team ?? create(TeamSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -98,14 +100,16 @@ export function createTeamsService(deps: TeamsDeps): ServiceImpl<typeof TeamsSer
       return toTeam(team);
     },
 
-    async updateTeam(req) {
+    async updateTeam(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.team, req.updateMask);
       const patch = labelsPatch(v, fields, body, checkDisplayName);
       v.throwIfAny();
       return toTeam(await store.updateTeam(body.uid, patch, now()));
     },
 
-    async deleteTeam(req) {
+    async deleteTeam(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
@@ -114,6 +118,7 @@ export function createTeamsService(deps: TeamsDeps): ServiceImpl<typeof TeamsSer
     },
 
     async addTeamMembers(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       const uids = checkMembers(v, req.identityUids);
@@ -131,7 +136,8 @@ export function createTeamsService(deps: TeamsDeps): ServiceImpl<typeof TeamsSer
       return toTeam(team);
     },
 
-    async removeTeamMembers(req) {
+    async removeTeamMembers(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       const uids = checkMembers(v, req.identityUids);

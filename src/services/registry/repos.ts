@@ -7,6 +7,7 @@ import {
   RepoSchema,
   type ReposService,
 } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import { storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
@@ -74,7 +75,8 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
       return one(await requireFound("repo", req.uid, (uid) => store.getRepo(uid)));
     },
 
-    async createRepo(req) {
+    async createRepo(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.repo ?? create(RepoSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -94,7 +96,8 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
       return one(repo);
     },
 
-    async updateRepo(req) {
+    async updateRepo(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.repo, req.updateMask);
       const patch: RepoPatch = labelsPatch(v, fields, body, checkRepoName);
       if (fields.has("aliases")) {
@@ -106,7 +109,8 @@ export function createReposService(deps: ReposDeps): ServiceImpl<typeof ReposSer
       return one(await store.updateRepo(body.uid, patch, now()));
     },
 
-    async deleteRepo(req) {
+    async deleteRepo(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

@@ -7,6 +7,7 @@ import {
   TagSchema,
   type TagsService,
 } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
+import { storeOf } from "../../call-store.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
 import type { TagFilters, TagRecord } from "../../store/registry-store.js";
@@ -56,7 +57,8 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
       return toTag(await requireFound("tag", req.uid, (uid) => store.getTag(uid)));
     },
 
-    async createTag(req) {
+    async createTag(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.tag ?? create(TagSchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -72,7 +74,8 @@ export function createTagsService(deps: TagsDeps): ServiceImpl<typeof TagsServic
       return toTag(tag);
     },
 
-    async deleteTag(req) {
+    async deleteTag(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();

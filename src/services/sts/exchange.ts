@@ -12,6 +12,7 @@ import { OidcError } from "../../auth/oidc/oidc-error.js";
 import type { OidcVerifier } from "../../auth/oidc/oidc-verifier.js";
 import { narrowingOf } from "../../auth/principal.js";
 import { TokenError, type TokenIssuer, type TokenVerifier } from "../../auth/tokens.js";
+import { storeOf } from "../../call-store.js";
 import type { Config } from "../../config.js";
 import { invalidField, unauthenticated } from "../../errors.js";
 import type { IamStore, IdentityRecord } from "../../store/iam-store.js";
@@ -155,7 +156,11 @@ export function createSecurityTokenService(
 
   const forIdentity = createIdentityMatcher({ store, oidc, config });
 
-  async function login(token: string): Promise<IdentityRecord> {
+  /** Sign the bearer of `token` in: the person it names, written through the call's view. */
+  async function login(
+    token: string,
+    writes: Pick<IamStore, "upsertPerson">,
+  ): Promise<IdentityRecord> {
     let payload: JWTPayload;
     try {
       // Only trusted user issuers. The login provider's ID tokens are not taken here:
@@ -179,11 +184,12 @@ export function createSecurityTokenService(
     if (config.loginRequireVerifiedEmail && verifiedEmail(claims) === "") {
       throw new Refused("login_no_verified_email", iss);
     }
-    return store.upsertPerson(personLogin(claims, now()));
+    return writes.upsertPerson(personLogin(claims, now()));
   }
 
   return {
     async exchange(req, ctx) {
+      const store = storeOf(ctx);
       if (req.aud === "") throw invalidField("aud", "is required");
       if (!audiences.has(req.aud)) {
         throw invalidField("aud", "must be the base URL or the registry audience");
@@ -216,7 +222,7 @@ export function createSecurityTokenService(
       let identity: IdentityRecord;
       try {
         identity =
-          req.identity === "" ? await login(token) : await forIdentity(req.identity, token);
+          req.identity === "" ? await login(token, store) : await forIdentity(req.identity, token);
       } catch (err) {
         if (!(err instanceof Refused)) throw err;
         deps.onRefused?.({

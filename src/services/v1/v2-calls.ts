@@ -7,9 +7,9 @@ import {
   type MessageShape,
 } from "@bufbuild/protobuf";
 import type { ContextValues, HandlerContext } from "@connectrpc/connect";
+import { type CallChange, kCallChange } from "../../call-store.js";
 import { fromStoreError } from "../../errors.js";
 import { adapterCallScope } from "../../events/audit-interceptor.js";
-import { callScope } from "../../events/call-scope.js";
 import type { ServiceRegistration } from "../../service-registration.js";
 import { StoreError } from "../../store/store.js";
 
@@ -70,16 +70,47 @@ export function createV2Calls(
       await authorizeCall(method, message, ctx.values);
       // A change is recorded by the v2 call that makes it, under that call's type: the same
       // event a v2 caller's change records, one per call (each binding of a v1 batch).
-      const scope = adapterCallScope(callScope.getStore(), method, message);
+      const outer = ctx.values.get(kCallChange);
+      const scope = adapterCallScope(outer?.scope, method, message);
       try {
-        const run = () => handler(message, ctx);
-        return (await (scope ? callScope.run(scope, run) : run())) as MessageShape<
-          typeof method.output
-        >;
+        // The v2 handler is handed its own call's view, over the v1 call's values.
+        const inner =
+          outer && scope ? withChange(ctx, { scope, store: outer.store.recording(scope) }) : ctx;
+        return (await handler(message, inner)) as MessageShape<typeof method.output>;
       } catch (err) {
         // As the caller of v2 would see it, so an adapter can act on the code.
         throw err instanceof StoreError ? fromStoreError(err) : err;
       }
     },
+  };
+}
+
+/**
+ * `ctx` with `change` as its call's change (kCallChange): the same call, its other values
+ * read through from `ctx`'s.
+ */
+function withChange(ctx: HandlerContext, change: CallChange): HandlerContext {
+  const values = (Object.create(ctx.values) as ContextValues).set(kCallChange, change);
+  return {
+    service: ctx.service,
+    method: ctx.method,
+    protocolName: ctx.protocolName,
+    requestMethod: ctx.requestMethod,
+    url: ctx.url,
+    // Read when asked: a lean path's call makes these only if someone reads them.
+    get signal() {
+      return ctx.signal;
+    },
+    get requestHeader() {
+      return ctx.requestHeader;
+    },
+    get responseHeader() {
+      return ctx.responseHeader;
+    },
+    get responseTrailer() {
+      return ctx.responseTrailer;
+    },
+    timeoutMs: () => ctx.timeoutMs(),
+    values,
   };
 }

@@ -8,6 +8,7 @@ import {
   type Event,
   ListAdvisoriesResponseSchema,
 } from "../../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import { storeOf } from "../../call-store.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
 import type {
@@ -85,7 +86,8 @@ export function createAdvisoriesService(
       return toAdvisory(await requireFound("advisory", req.uid, (uid) => store.getAdvisory(uid)));
     },
 
-    async createAdvisory(req) {
+    async createAdvisory(req, ctx) {
+      const store = storeOf(ctx);
       const body = req.advisory ?? create(AdvisorySchema);
       const v = violations();
       checkUid(v, "parent", req.parent);
@@ -96,7 +98,8 @@ export function createAdvisoriesService(
       return toAdvisory(await store.createAdvisory(uid, req.parent, content, now()));
     },
 
-    async updateAdvisory(req) {
+    async updateAdvisory(req, ctx) {
+      const store = storeOf(ctx);
       const { body, fields, v } = startUpdate(req.advisory, req.updateMask);
       const all = contentOf(body);
       const patch: AdvisoryPatch = {};
@@ -113,7 +116,8 @@ export function createAdvisoriesService(
       return toAdvisory(await store.updateAdvisory(body.uid, patch, now()));
     },
 
-    async deleteAdvisory(req) {
+    async deleteAdvisory(req, ctx) {
+      const store = storeOf(ctx);
       const v = violations();
       checkUid(v, "uid", req.uid);
       v.throwIfAny();
