@@ -1,7 +1,9 @@
 /**
  * `node dist/bench/pair.js --before=<built checkout> [--after=<built checkout>] [--rate=600]
- * [--windows=8] [--seconds=4] [--only=getgroup,listgroups] [--profile=<dir>]`: the server CPU
- * per lean gRPC call of two builds served AT THE SAME TIME, for a machine others load.
+ * [--windows=8] [--seconds=4] [--only=getgroup,listgroups] [--profile=<dir>]
+ * [--before-env=NAME=value,...] [--after-env=...]`: the server CPU per lean gRPC call of two
+ * builds (or one build with two environments) served AT THE SAME TIME, for a machine others
+ * load.
  *
  * bench:guard (bench/guard.ts) runs one side, then the other, with 50 calls in flight. On this
  * 2-core machine at load 15-20 its rounds stray 0.5-2x either way: the two sides never see the
@@ -39,6 +41,15 @@ const windows = Number(arg("windows") ?? 8);
 const seconds = Number(arg("seconds") ?? 4);
 const only = (arg("only") ?? "getgroup,listgroups").toLowerCase().split(",");
 const profileDir = arg("profile");
+/** `NAME=value,...` into an environment added to a side's. */
+const envOf = (given: string | undefined): Record<string, string> =>
+  Object.fromEntries(
+    (given ?? "")
+      .split(",")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+const sideEnv = { before: envOf(arg("before-env")), after: envOf(arg("after-env")) };
 if (!before || !(rate > 0) || !(windows >= 1) || !(seconds > 0)) {
   console.error("usage: pair --before=<built checkout> [--after=.] [--rate=600] [--windows=8]");
   process.exit(2);
@@ -80,9 +91,10 @@ async function startSide(name: Side["name"], checkout: string): Promise<Side> {
     join(tmp, `${name}.db`),
     issuer.url,
   ];
+  const env = { ...process.env, ...sideEnv[name] };
   const proc = hasTaskset
-    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
+    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
   const served = await new Promise<Served>((ok, fail) => {
     let out = "";
     proc.stdout!.on("data", (chunk: Buffer) => {
@@ -173,7 +185,7 @@ const median = (xs: number[]) => {
 };
 
 console.log(
-  `bench:pair: ${before} (before) and ${after} (after) at once on core ${hasTaskset ? 0 : "any"}; ${rate} calls/s to each; ${windows} windows of ${seconds} s; load average ${load()}`,
+  `bench:pair: ${before} ${JSON.stringify(sideEnv.before)} (before) and ${after} ${JSON.stringify(sideEnv.after)} (after) at once on core ${hasTaskset ? 0 : "any"}; ${rate} calls/s to each; ${windows} windows of ${seconds} s; load average ${load()}`,
 );
 const sides = [await startSide("before", before), await startSide("after", after)];
 try {
