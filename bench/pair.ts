@@ -77,9 +77,8 @@ const issuer = await startOidcIssuer();
 
 async function startSide(name: Side["name"], checkout: string): Promise<Side> {
   const flagsFile = join(checkout, "dist/src/node-flags.js");
-  const flags: string[] = existsSync(flagsFile)
-    ? [...((await import(pathToFileURL(flagsFile).href)).serverNodeFlags ?? [])]
-    : [];
+  const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
+  const flags: string[] = [...(shipped.serverNodeFlags ?? [])];
   const prof = profileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, name)}`, "--cpu-prof-interval=500"]
     : [];
@@ -91,7 +90,8 @@ async function startSide(name: Side["name"], checkout: string): Promise<Side> {
     join(tmp, `${name}.db`),
     issuer.url,
   ];
-  const env = { ...process.env, ...sideEnv[name] };
+  // The flags and environment the checkout ships with (src/node-flags.ts), then the side's.
+  const env = { ...process.env, ...(shipped.serverEnvironment ?? {}), ...sideEnv[name] };
   const proc = hasTaskset
     ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
     : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });

@@ -12,3 +12,18 @@
  * server's peak (bench/RESULTS.md, "Memory").
  */
 export const serverNodeFlags: readonly string[] = ["--max-semi-space-size=8"];
+
+/**
+ * The environment the server is meant to start with, beside its flags (the same places pass
+ * it: `npm start`, the Dockerfile, the benchmark; test/docs/node-flags.test.ts).
+ *
+ * `MALLOC_ARENA_MAX=2`: glibc's malloc keeps up to eight arenas a core, one for each thread
+ * that allocated at once (the main thread, V8's GC and compiler threads, libuv's pool, the WAL
+ * checkpointer's worker), and returns little of what is freed in them. Through the full
+ * benchmark the server's native memory (RSS less V8's heap) grew from 50 to 130 MB, section
+ * by section, and its peak RSS reached 297 MB; with two arenas it stayed at 35-60 MB and the
+ * peak at 237 MB, the same run's CPU per call unchanged (bench/RESULTS.md, issue 38 round
+ * five). Read by glibc when the process starts: it cannot be set from inside. Other C
+ * libraries (musl) ignore it.
+ */
+export const serverEnvironment: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" };
