@@ -1,9 +1,10 @@
 /**
  * `node dist/bench/pair.js --before=<built checkout> [--after=<built checkout>] [--rate=600]
  * [--windows=8] [--seconds=4] [--only=getgroup,listgroups] [--profile=<dir>]
- * [--before-env=NAME=value,...] [--after-env=...]`: the server CPU per lean gRPC call of two
- * builds (or one build with two environments) served AT THE SAME TIME, for a machine others
- * load.
+ * [--before-env=NAME=value,...] [--after-env=...] [--before-flags="--flag ..."] [--after-flags=...]`:
+ * the server CPU per lean gRPC call of two builds (or one build with two environments or two
+ * sets of Node flags, added to those it ships with) served AT THE SAME TIME, for a machine
+ * others load.
  *
  * bench:guard (bench/guard.ts) runs one side, then the other, with 50 calls in flight. On this
  * 2-core machine at load 15-20 its rounds stray 0.5-2x either way: the two sides never see the
@@ -50,6 +51,10 @@ const envOf = (given: string | undefined): Record<string, string> =>
       .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
   );
 const sideEnv = { before: envOf(arg("before-env")), after: envOf(arg("after-env")) };
+const sideFlags = {
+  before: (arg("before-flags") ?? "").split(" ").filter(Boolean),
+  after: (arg("after-flags") ?? "").split(" ").filter(Boolean),
+};
 if (!before || !(rate > 0) || !(windows >= 1) || !(seconds > 0)) {
   console.error("usage: pair --before=<built checkout> [--after=.] [--rate=600] [--windows=8]");
   process.exit(2);
@@ -78,7 +83,7 @@ const issuer = await startOidcIssuer();
 async function startSide(name: Side["name"], checkout: string): Promise<Side> {
   const flagsFile = join(checkout, "dist/src/node-flags.js");
   const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
-  const flags: string[] = [...(shipped.serverNodeFlags ?? [])];
+  const flags: string[] = [...(shipped.serverNodeFlags ?? []), ...sideFlags[name]];
   const prof = profileDir
     ? ["--cpu-prof", `--cpu-prof-dir=${join(profileDir, name)}`, "--cpu-prof-interval=500"]
     : [];
@@ -185,7 +190,7 @@ const median = (xs: number[]) => {
 };
 
 console.log(
-  `bench:pair: ${before} ${JSON.stringify(sideEnv.before)} (before) and ${after} ${JSON.stringify(sideEnv.after)} (after) at once on core ${hasTaskset ? 0 : "any"}; ${rate} calls/s to each; ${windows} windows of ${seconds} s; load average ${load()}`,
+  `bench:pair: ${before} ${JSON.stringify(sideEnv.before)} ${sideFlags.before.join(" ")} (before) and ${after} ${JSON.stringify(sideEnv.after)} ${sideFlags.after.join(" ")} (after) at once on core ${hasTaskset ? 0 : "any"}; ${rate} calls/s to each; ${windows} windows of ${seconds} s; load average ${load()}`,
 );
 const sides = [await startSide("before", before), await startSide("after", after)];
 try {
