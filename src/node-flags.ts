@@ -10,8 +10,21 @@
  * (16 bytes of a REST GetGroup), so smaller semi-spaces cost no throughput (REST 12.7k
  * against 13.3k req/s, gRPC on the grpc-js port then 7.9k against 7.4k, same run) and take about 100 MB off the
  * server's peak (bench/RESULTS.md, "Memory").
+ *
+ * `--heap-growing-percent=100`: after a full collection V8 lets the old generation grow to 2x
+ * what survived before the next one, instead of a factor of its own choosing (up to 4x on a
+ * loaded machine, where its collections look slow). What a call leaves in the old generation
+ * is garbage (caches are capped in bytes): through the full benchmark 40-55 MB survived each
+ * full collection while the old generation grew to 117 MB between them, most of the server's
+ * peak. With the flag it stayed under 67 MB and the peak RSS went from 285 to 232 MB (with
+ * serverEnvironment below). At 50 (1.5x) the peak was 191 MB, but a lean gRPC GetGroup cost
+ * 1.05x [0.98..1.15] the server CPU of the same build without it, served at once
+ * (bench/pair.ts); at 100, 1.02x [0.95..1.30] (bench/RESULTS.md, issue 38 round five).
  */
-export const serverNodeFlags: readonly string[] = ["--max-semi-space-size=8"];
+export const serverNodeFlags: readonly string[] = [
+  "--max-semi-space-size=8",
+  "--heap-growing-percent=100",
+];
 
 /**
  * The environment the server is meant to start with, beside its flags (the same places pass
