@@ -24,7 +24,8 @@ ENV NODE_ENV=production \
     GATEHOUSE_HOST=0.0.0.0 \
     GATEHOUSE_PORT=8080 \
     GATEHOUSE_DB=/data/gatehouse.db \
-    GATEHOUSE_SHUTDOWN_TIMEOUT_MS=10000
+    GATEHOUSE_SHUTDOWN_TIMEOUT_MS=10000 \
+    MALLOC_ARENA_MAX=2
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
@@ -40,7 +41,7 @@ EXPOSE 8080
 # check only asks whether this very process answers).
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
-# Node flags for the server: src/node-flags.ts says why (test/docs/node-flags.test.ts checks
-# that this line and package.json's start script carry the same ones).
-ENTRYPOINT ["node", "--max-semi-space-size=8", "bin/gatehouse.js"]
+# Node flags for the server, and MALLOC_ARENA_MAX above: src/node-flags.ts says why
+# (test/docs/node-flags.test.ts checks that these and package.json's start script agree).
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=100", "bin/gatehouse.js"]
 CMD ["serve"]

@@ -5,7 +5,8 @@
  *
  * The other commit (default HEAD~1) is checked out in a `git worktree` under a temporary
  * directory, with this checkout's node_modules linked in, and built there. Each side runs
- * its own bench/guard-server.ts (its own code seeds its own small dataset), pinned to core 0
+ * its own bench/guard-server.ts (its own code seeds its own small dataset) with the Node flags
+ * and environment it ships with (src/node-flags.ts), pinned to core 0
  * (taskset, where present) while the load runs here on core 1. For each path (REST, Connect
  * and gRPC GetGroup, ListGroups and CreateGroup, and the STS exchange) the two sides take
  * turns in short rounds, the first side alternating, so that a shared machine's drift falls
@@ -166,9 +167,10 @@ const oidcToken = await issuer.issue();
 async function startSide(name: Side["name"], checkout: string): Promise<Side> {
   // Each side with the Node flags it ships with.
   const flagsFile = join(checkout, "dist/src/node-flags.js");
-  const flags: string[] = existsSync(flagsFile)
-    ? [...((await import(pathToFileURL(flagsFile).href)).serverNodeFlags ?? [])]
-    : [];
+  const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
+  const flags: string[] = [...(shipped.serverNodeFlags ?? [])];
+  // And the environment it ships with, if it names one (src/node-flags.ts).
+  const env = { ...process.env, ...(shipped.serverEnvironment ?? {}) };
   const db = join(tmp, `${name}.db`);
   const cmd = [
     process.execPath,
@@ -178,8 +180,8 @@ async function startSide(name: Side["name"], checkout: string): Promise<Side> {
     issuer.url,
   ];
   const proc = hasTaskset
-    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"] })
-    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
+    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
+    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
   const served = await new Promise<Served>((resolveServed, reject) => {
     let out = "";
     const timer = setTimeout(() => reject(new Error(`${name}: no answer in 60 s`)), 60_000);

@@ -16,7 +16,7 @@ import { GroupSchema } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { storeRoles } from "../src/auth/capabilities.js";
 import { createKeyRing } from "../src/auth/keyring.js";
 import { createTokenIssuer } from "../src/auth/tokens.js";
-import { serverNodeFlags } from "../src/node-flags.js";
+import { serverEnvironment, serverNodeFlags } from "../src/node-flags.js";
 import { toGroup } from "../src/services/iam/groups.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid } from "../src/uid.js";
@@ -199,6 +199,10 @@ function serverEnv(more: Record<string, string> = {}): Record<string, string> {
     GATEHOUSE_LOG_LEVEL: "warn",
     GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
     GATEHOUSE_REGISTRY_AUDIENCE: registryService,
+    // The environment it ships with (src/node-flags.ts), unless this run's own says otherwise.
+    ...Object.fromEntries(
+      Object.entries(serverEnvironment).filter(([k]) => process.env[k] === undefined),
+    ),
     ...more,
   };
 }

@@ -10,5 +10,33 @@
  * (16 bytes of a REST GetGroup), so smaller semi-spaces cost no throughput (REST 12.7k
  * against 13.3k req/s, gRPC on the grpc-js port then 7.9k against 7.4k, same run) and take about 100 MB off the
  * server's peak (bench/RESULTS.md, "Memory").
+ *
+ * `--heap-growing-percent=100`: after a full collection V8 lets the old generation grow to 2x
+ * what survived before the next one, instead of a factor of its own choosing (up to 4x on a
+ * loaded machine, where its collections look slow). What a call leaves in the old generation
+ * is garbage (caches are capped in bytes): through the full benchmark 40-55 MB survived each
+ * full collection while the old generation grew to 117 MB between them, most of the server's
+ * peak. With the flag it stayed under 67 MB and the peak RSS went from 285 to 232 MB (with
+ * serverEnvironment below). At 50 (1.5x) the peak was 191 MB, but a lean gRPC GetGroup cost
+ * 1.05x [0.98..1.15] the server CPU of the same build without it, served at once
+ * (bench/pair.ts); at 100, 1.02x [0.95..1.30] (bench/RESULTS.md, issue 38 round five).
  */
-export const serverNodeFlags: readonly string[] = ["--max-semi-space-size=8"];
+export const serverNodeFlags: readonly string[] = [
+  "--max-semi-space-size=8",
+  "--heap-growing-percent=100",
+];
+
+/**
+ * The environment the server is meant to start with, beside its flags (the same places pass
+ * it: `npm start`, the Dockerfile, the benchmark; test/docs/node-flags.test.ts).
+ *
+ * `MALLOC_ARENA_MAX=2`: glibc's malloc keeps up to eight arenas a core, one for each thread
+ * that allocated at once (the main thread, V8's GC and compiler threads, libuv's pool, the WAL
+ * checkpointer's worker), and returns little of what is freed in them. Through the full
+ * benchmark the server's native memory (RSS less V8's heap) grew from 50 to 130 MB, section
+ * by section, and its peak RSS reached 297 MB; with two arenas it stayed at 35-60 MB and the
+ * peak at 237 MB, the same run's CPU per call unchanged (bench/RESULTS.md, issue 38 round
+ * five). Read by glibc when the process starts: it cannot be set from inside. Other C
+ * libraries (musl) ignore it.
+ */
+export const serverEnvironment: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2" };

@@ -546,18 +546,32 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
       const toHandler = compat[0] as (...args: unknown[]) => void;
       h2.removeAllListeners("stream");
+      // One listener and one "close" listener a stream (they were three of each: the session's
+      // count of its streams, the fair start's slot, the request timeout), which every HTTP/2
+      // call pays for, the lean gRPC path's included.
       h2.on("stream", (stream: http2.ServerHttp2Stream, headers, ...rest: unknown[]) => {
         const w = sessions.get(stream.session as http2.ServerHttp2Session);
+        // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
+        // arrived in time is reset (CANCEL). A session trickling bytes never idles, so without
+        // this its streams would live for ever. A slow answer to a complete request is left be.
+        const timer = setTimeout(cancelIncomplete, timeouts.requestTimeoutMs, stream);
+        timer.unref();
+        /** The fair start's slot, once the stream has one. */
+        let done: (() => void) | undefined;
         if (w) {
           w.streams.add(stream);
           w.frameAt = Date.now();
           w.dribbleSince = undefined;
-          stream.once("close", () => {
+        }
+        stream.once("close", () => {
+          clearTimeout(timer);
+          if (w) {
             w.streams.delete(stream);
             // The client's last WINDOW_UPDATEs for it arrive after: bytes, not a dribble.
             w.frameAt = Date.now();
-          });
-        }
+          }
+          done?.();
+        });
         const start = () => {
           if (taker?.(stream, headers)) return;
           toHandler.call(h2, stream, headers, ...rest);
@@ -566,7 +580,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           start();
           return;
         }
-        fair.enter(w?.address ?? stream.session?.socket?.remoteAddress ?? "", (done) => {
+        fair.enter(w?.address ?? stream.session?.socket?.remoteAddress ?? "", (release) => {
           // Done when the answer's head is sent (what follows, a body a client may leave
           // unread or the messages of a long stream, is the stall budgets' business, not
           // work that holds a slot), or when the stream closes. A stream has no event for
@@ -574,31 +588,19 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           // lean gRPC path both call it).
           const respond = stream.respond;
           stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
-            done();
+            release();
             return (respond as (...a: unknown[]) => void).apply(this, args);
           } as typeof stream.respond;
-          stream.once("close", done);
+          done = release;
           // A stream that waited its turn may be gone: its client reset it, or the session.
           if (stream.destroyed || stream.closed) {
-            done();
+            release();
             return;
           }
           start();
         });
       });
       h2.setTimeout(timeouts.idleTimeoutMs);
-      // The HTTP/1.1 request timeout, per HTTP/2 stream: a request whose body has not fully
-      // arrived in time is reset (CANCEL). A session trickling bytes never idles, so without
-      // this its streams would live for ever. A slow answer to a complete request is left be.
-      h2.on("stream", (stream: http2.ServerHttp2Stream) => {
-        const timer = setTimeout(() => {
-          if (!stream.destroyed && !stream.state.remoteClose) {
-            stream.close(http2.constants.NGHTTP2_CANCEL);
-          }
-        }, timeouts.requestTimeoutMs);
-        timer.unref();
-        stream.once("close", () => clearTimeout(timer));
-      });
       h2.on("session", (session: http2.ServerHttp2Session) => {
         const w: SessionWatch = {
           streams: new Set(),
@@ -779,6 +781,13 @@ interface SessionWatch extends StallWatch {
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
+}
+
+/** The request timeout of an HTTP/2 stream: reset it if its request has not fully arrived. */
+function cancelIncomplete(stream: http2.ServerHttp2Stream): void {
+  if (!stream.destroyed && !stream.state.remoteClose) {
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+  }
 }
 
 /**

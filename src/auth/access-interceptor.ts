@@ -2,6 +2,7 @@ import type { DescField, DescMessage, DescMethod } from "@bufbuild/protobuf";
 import { Code, type ContextValues, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { kCallInfo } from "../call-info.js";
 import { invalidField, invalidToken, permissionDenied, unauthenticated } from "../errors.js";
+import { requestHeaderOf } from "../pipeline/unary-invocation.js";
 import { isAtOrBelow, isUid, parentOf } from "../uid.js";
 import { type Authorizer, narrowingAllows } from "./authorizer.js";
 import { builtinRole, type Capability } from "./capabilities.js";
@@ -152,9 +153,10 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
   const interceptor: Interceptor = (next) => async (req) => {
     const rule = compiled.get(`${req.service.typeName}/${req.method.name}`) ?? { kind: "deny" };
     if (rule.kind === "public") {
-      if (rule.identifies && req.header.has("authorization")) {
+      const authorization = requestHeaderOf(req, "authorization");
+      if (rule.identifies && authorization !== null) {
         const principal = await authenticate(
-          req.header.get("authorization"),
+          authorization,
           deps,
           req.contextValues.get(kCallInfo)?.requestId,
         ).catch(() => undefined);
@@ -175,7 +177,7 @@ export function createAccessControl(deps: AccessDeps): AccessControl {
   const check = async (req: Parameters<Parameters<Interceptor>[0]>[0], rule: Compiled) => {
     if (rule.kind === "public") return;
     if (rule.kind === "deny") throw permissionDenied(req.method.name);
-    const header = req.header.get("authorization");
+    const header = requestHeaderOf(req, "authorization");
     const checked = req.contextValues.get(kAuthenticated);
     const principal =
       checked !== undefined && checked.header === header

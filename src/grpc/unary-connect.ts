@@ -139,10 +139,10 @@ export function addUnaryConnect<S extends RawServerBase>(
     } finally {
       res.off("close", onClose);
     }
-    context.responseHeader.forEach((v, k) => {
+    context.madeResponseHeader?.forEach((v, k) => {
       reply.header(k, v);
     });
-    context.responseTrailer.forEach((v, k) => {
+    context.madeResponseTrailer?.forEach((v, k) => {
       reply.header(`trailer-${k}`, v);
     });
     if (compression.response && body.byteLength >= compressMinBytes) {

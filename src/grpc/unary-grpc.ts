@@ -135,13 +135,13 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         "content-type": "application/grpc+proto",
       };
       if (compression.response) head["grpc-encoding"] = compression.response.name;
-      context.responseHeader.forEach((v, k) => {
+      context.madeResponseHeader?.forEach((v, k) => {
         head[k] = v;
       });
       if (err) {
         // Trailers-only, as the gRPC spec allows for an error: the status rides on the one
         // HEADERS frame, which ends the stream.
-        context.responseTrailer.forEach((v, k) => {
+        context.madeResponseTrailer?.forEach((v, k) => {
           head[k] = v;
         });
         Object.assign(head, statusTrailers(err));
@@ -160,7 +160,7 @@ export function createUnaryGrpc(opts: UnaryGrpcOptions): StreamTaker {
         return;
       }
       const trailers: http2.OutgoingHttpHeaders = { "grpc-status": "0" };
-      context.responseTrailer.forEach((v, k) => {
+      context.madeResponseTrailer?.forEach((v, k) => {
         trailers[k] = v;
       });
       const response = compression.response;

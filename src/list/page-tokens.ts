@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 import type { Cursor, SortField } from "../store/vocabulary.js";
 
 /** What a page token carries. */
@@ -74,8 +74,14 @@ export function createPageTokens(key: Buffer): PageTokens {
   };
 }
 
-function derive(key: Buffer, purpose: string): Buffer {
-  return createHmac("sha256", key).update(purpose).digest();
+/**
+ * A key derived from `key` for one purpose, as a KeyObject: on Node 24 `createHmac` given a
+ * Buffer first asks whether it is a KeyObject or a CryptoKey by catching a thrown error, and a
+ * Buffer-keyed HMAC cost 5x one keyed with a KeyObject (108-114 against 19-20 us at load 17);
+ * every page of a list makes two (the fingerprint and the next page's token).
+ */
+function derive(key: Buffer, purpose: string): KeyObject {
+  return createSecretKey(createHmac("sha256", key).update(purpose).digest());
 }
 
 /** Check the shape of a signed payload; signed by us, but a bug must not pass as a cursor. */

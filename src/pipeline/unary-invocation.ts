@@ -106,7 +106,8 @@ export function createUnaryPipeline(opts: UnaryPipelineOptions): UnaryPipeline {
       // As connect's router does, the handler sees what the interceptors passed on; usually
       // that is the context itself, whose signal is then still made only if read.
       const unchanged =
-        req.header === ctx.requestHeader &&
+        req instanceof PipelineRequest &&
+        req.context === ctx &&
         req.contextValues === ctx.values &&
         req.service === service;
       const output = await handler(
@@ -127,14 +128,7 @@ export function createUnaryPipeline(opts: UnaryPipelineOptions): UnaryPipeline {
               values: req.contextValues,
             },
       );
-      return {
-        stream: false,
-        service: req.service,
-        method,
-        message: create(method.output, output as never),
-        header: ctx.responseHeader,
-        trailer: ctx.responseTrailer,
-      } satisfies UnaryResponse;
+      return new PipelineResponse(req.service, method, create(method.output, output as never), ctx);
     };
     const chain = interceptors.reduceRight<AnyFn>((next, i) => i(next), innermost);
     return { rpc: `${service.typeName}/${method.name}`, service, method, chain };
@@ -196,9 +190,12 @@ class PipelineCall implements UnaryCall {
       context.values.set(kDeadlineChecked, true);
       const res = await this.proc.chain(new PipelineRequest(this.proc, message, context));
       if (res.stream) throw new Error("an interceptor turned a unary call into a stream");
-      // An interceptor that answered with headers of its own: they are the answer's.
-      copyInto(res.header, context.responseHeader);
-      copyInto(res.trailer, context.responseTrailer);
+      // An interceptor that answered with headers of its own: they are the answer's. The
+      // implementation's own answer carries the context's (made only if someone set one).
+      if (!(res instanceof PipelineResponse && res.context === context)) {
+        copyInto(res.header, context.responseHeader);
+        copyInto(res.trailer, context.responseTrailer);
+      }
       if (info) info.code = 0;
       return res.message;
     } catch (err) {
@@ -255,23 +252,60 @@ class PipelineRequest implements UnaryRequest {
   readonly method: DescMethodUnary;
   readonly requestMethod: string;
   readonly url: string;
-  readonly header: Headers;
   readonly contextValues: ContextValues;
 
   constructor(
     proc: Procedure,
     readonly message: Message,
-    private readonly ctx: CallContext,
+    readonly context: CallContext,
   ) {
     this.service = proc.service;
     this.method = proc.method;
-    this.requestMethod = ctx.requestMethod;
-    this.url = ctx.url;
-    this.header = ctx.requestHeader;
-    this.contextValues = ctx.values;
+    this.requestMethod = context.requestMethod;
+    this.url = context.url;
+    this.contextValues = context.values;
+  }
+
+  /** The context's request headers, made when read (call-context.ts). */
+  get header(): Headers {
+    return this.context.requestHeader;
   }
 
   get signal(): AbortSignal {
-    return this.ctx.signal;
+    return this.context.signal;
   }
+}
+
+/**
+ * The implementation's answer as the interceptors see it: its headers and trailers are the
+ * context's, made when read, so that an answer nobody adds a header to makes none.
+ */
+class PipelineResponse implements UnaryResponse {
+  readonly stream = false as const;
+
+  constructor(
+    readonly service: DescService,
+    readonly method: DescMethodUnary,
+    readonly message: Message,
+    readonly context: CallContext,
+  ) {}
+
+  get header(): Headers {
+    return this.context.responseHeader;
+  }
+
+  get trailer(): Headers {
+    return this.context.responseTrailer;
+  }
+}
+
+/**
+ * A request header of a call as `req.header.get(name)` gives it, without making the call's
+ * Headers when the request is the pipeline's own and nobody has read them (the access check
+ * reads the Authorization header of every call). `name` in lower case.
+ */
+export function requestHeaderOf(req: { readonly header: Headers }, name: string): string | null {
+  return req instanceof PipelineRequest
+    ? req.context.requestHeaderValue(name)
+    : req.header.get(name);
 }

@@ -67,8 +67,8 @@ const reserved = new Set([
  * Copy headers a handler or interceptor set (response headers, trailers, error metadata) onto
  * the reply, leaving out framing headers and `grpc-*` / `connect-*` protocol headers.
  */
-export function copyHeaders(from: Headers, reply: FastifyReply): void {
-  from.forEach((value, name) => {
+export function copyHeaders(from: Headers | undefined, reply: FastifyReply): void {
+  from?.forEach((value, name) => {
     if (reserved.has(name) || name.startsWith("grpc-") || name.startsWith("connect-")) return;
     reply.header(name, value);
   });

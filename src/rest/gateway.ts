@@ -201,8 +201,8 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       const output = await call.run(() =>
         ep.build({ segments: found.segments, query: q < 0 ? "" : url.slice(q + 1), body }),
       );
-      copyHeaders(call.context.responseHeader, reply);
-      copyHeaders(call.context.responseTrailer, reply);
+      copyHeaders(call.context.madeResponseHeader, reply);
+      copyHeaders(call.context.madeResponseTrailer, reply);
       return reply.code(200).header("content-type", "application/json").send(ep.write(output));
     } catch (err) {
       return sendError(reply, err, shaping, { rpc: ep.rpc, info });

@@ -17,7 +17,11 @@ import {
 import { type CallInfo, kCallInfo } from "../../src/call-info.js";
 import { createDeadlineGate } from "../../src/deadline-gate.js";
 import { createErrorInterceptor } from "../../src/interceptors.js";
-import { createUnaryPipeline, type UnaryPipeline } from "../../src/pipeline/unary-invocation.js";
+import {
+  createUnaryPipeline,
+  requestHeaderOf,
+  type UnaryPipeline,
+} from "../../src/pipeline/unary-invocation.js";
 
 // The one unary invocation of the lean paths and REST, in process: what it owns (context,
 // deadline, shutdown, cancellation, the call's record, error shaping) whatever the framing.
@@ -161,5 +165,93 @@ describe("the unary pipeline", () => {
     const err = await failure(call.run(() => request()));
     expect(err.code).toBe(Code.Unimplemented);
     expect(info).toEqual({ rpc, code: Code.Unimplemented });
+  });
+
+  it("makes a call's Headers only when something reads them, and keeps what is set on them", async () => {
+    // undici's Headers checks every name and value as it is built: a call whose access check
+    // reads only its Authorization header and whose answer has no header of its own makes none.
+    const made: string[] = [];
+    const RealHeaders = globalThis.Headers;
+    globalThis.Headers = class extends RealHeaders {
+      constructor(init?: ConstructorParameters<typeof RealHeaders>[0]) {
+        super(init);
+        made.push("Headers");
+      }
+    };
+    try {
+      const seen: (string | null)[] = [];
+      const pipeline = createUnaryPipeline({
+        interceptors: [
+          (next) => async (req) => {
+            seen.push(requestHeaderOf(req, "authorization"), requestHeaderOf(req, "x-twice"));
+            const res = await next(req);
+            if (req.header === undefined) throw new Error("no request headers");
+            return res;
+          },
+        ],
+        domain,
+        log: () => undefined,
+        shutdownSignal: new AbortController().signal,
+      });
+      const header: [string, string][] = [
+        ["authorization", "Bearer t"],
+        ["x-twice", " one "],
+        ["x-twice", "two\t"],
+      ];
+      const start = (
+        impl: object,
+        interceptor?: Parameters<typeof createUnaryPipeline>[0]["interceptors"][number],
+      ) => {
+        const p = interceptor
+          ? createUnaryPipeline({
+              interceptors: [interceptor],
+              domain,
+              log: () => undefined,
+              shutdownSignal: new AbortController().signal,
+            })
+          : pipeline;
+        return p.start(p.procedure(GroupsService, getGroup, impl), {
+          protocolName: "grpc",
+          requestMethod: "POST",
+          url: `/${rpc}`,
+          header,
+          values: createContextValues().set(kCallInfo, {}),
+        });
+      };
+
+      // Read without making them: the same values Headers gives.
+      const lazy = start({ getGroup: () => ({ name: "g" }) });
+      await lazy.run(() => request());
+      expect(seen).toEqual(["Bearer t", "one, two"]);
+      expect(new RealHeaders(header).get("x-twice")).toBe("one, two");
+      expect(lazy.context.madeResponseHeader).toBeUndefined();
+      expect(lazy.context.madeResponseTrailer).toBeUndefined();
+      // The interceptor above read req.header after the call: that one was made, no other.
+      expect(made).toHaveLength(1);
+      expect(lazy.context.requestHeader.get("x-twice")).toBe("one, two");
+      expect(made).toHaveLength(1);
+
+      // What the implementation and an interceptor set is the answer's.
+      made.length = 0;
+      const set = start(
+        {
+          getGroup: (_req: unknown, ctx: HandlerContext) => {
+            ctx.responseTrailer.set("x-trailer", "t");
+            return {};
+          },
+        },
+        (next) => async (req) => {
+          const res = await next(req);
+          res.header.set("x-interceptor", "i");
+          return res;
+        },
+      );
+      await set.run(() => request());
+      expect(set.context.madeResponseHeader?.get("x-interceptor")).toBe("i");
+      expect(set.context.madeResponseTrailer?.get("x-trailer")).toBe("t");
+      expect(made).toHaveLength(2);
+    } finally {
+      globalThis.Headers = RealHeaders;
+    }
   });
 });

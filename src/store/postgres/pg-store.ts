@@ -161,8 +161,10 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => nu
   const groups = createPgGroupOps(db);
   const { createGroupIn, ...groupOps } = groups;
   const hooks: PgHooks = { createGroup: createGroupIn };
-  // The operations written once for both backends (ops/), run with awaits.
-  const shared = createAsyncRunner(db, hooks).bind(createSharedOps(roles));
+  // The operations written once for both backends (ops/), run with awaits. Their definitions
+  // hold no connection: made once per roles, not again for every transaction (an audited
+  // write is one of its own, and made them all: bench/RESULTS.md, issue 38 round five).
+  const shared = createAsyncRunner(db, hooks).bind(sharedOpsOf(roles));
   // Each concept adds its operations here; the compiler checks that together they are a Store.
   return {
     ...groupOps,
@@ -173,6 +175,17 @@ function dataOps(db: PgDb, roles: StoreRoles, counts: CacheCounts, now: () => nu
     ...createPgTagImport(db),
     ...createPgAdvisoryImport(db),
   };
+}
+
+const sharedOpsByRoles = new WeakMap<StoreRoles, ReturnType<typeof createSharedOps>>();
+/** createSharedOps(roles), made once per roles object. */
+function sharedOpsOf(roles: StoreRoles): ReturnType<typeof createSharedOps> {
+  let ops = sharedOpsByRoles.get(roles);
+  if (!ops) {
+    ops = createSharedOps(roles);
+    sharedOpsByRoles.set(roles, ops);
+  }
+  return ops;
 }
 
 /**

@@ -54,8 +54,11 @@ export async function driveAsync<R>(sql: Sql, hooks: PgHooks, steps: Steps<R>): 
 export function createAsyncRunner(db: PgDb, hooks: PgHooks): AsyncRunner {
   const method = (op: AnyOperation): ((...args: unknown[]) => Promise<unknown>) => {
     if (op.kind === "list") {
-      const lists = createPgListSql<unknown>(db, op.columns);
+      // Made at the first call: a transaction's runner binds every operation (pg-store.ts),
+      // and a write's transaction lists nothing.
+      let lists: ReturnType<typeof createPgListSql<unknown>> | undefined;
       return async (query) => {
+        lists ??= createPgListSql<unknown>(db, op.columns);
         const q = query as Parameters<typeof lists.list>[0];
         const prepared = op.prepare?.(q) ?? { query: q, extra: [] };
         const extra = prepared.extra.map((c) => ({ sql: textFor(c.sql, "pg"), params: c.params }));
