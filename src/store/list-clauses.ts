@@ -25,6 +25,15 @@ export interface ListColumns {
    * kept on the row). `scope` checks it against the closure.
    */
   group: string;
+  /**
+   * The row's group is always the first segment of its uid (an event: `<organization>/...`,
+   * its `group` that organization): `scope` then compares that segment with the scope uids
+   * instead of asking the closure. An index holding the uid answers it without reading the
+   * row, so an events count over a time range reads only the (time, uid) index. The same
+   * answer as the closure's: a root is at or below a scope uid only when it is that uid
+   * (rootScopeCondition).
+   */
+  groupIsUidRoot?: boolean;
   /** The exact-match column of the `name` filter. */
   name: string;
   /**
@@ -87,6 +96,8 @@ export function whereOf(conditions: readonly { sql: string }[]): string {
 export interface UidSet<P> {
   match(column: string): string;
   bind(uids: readonly string[]): P;
+  /** The first segment of the uid in `column` (the whole uid when it has no `/`). */
+  rootOf(column: string): string;
 }
 
 /**
@@ -121,7 +132,9 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
   // subquery would only repeat it, at the cost of the whole subtree (111k rows: 0.5 s).
   const tree = q.descendantsOf ?? q.childrenOf;
   const scoped = tree !== undefined && q.scope?.some((s) => isAtOrBelow(tree, s)) === true;
-  if (q.scope !== undefined && !scoped) {
+  if (q.scope !== undefined && !scoped && t.groupIsUidRoot) {
+    out.push(rootScopeCondition(t, q.scope, uids));
+  } else if (q.scope !== undefined && !scoped) {
     out.push({
       sql: `t.${t.group} IN (SELECT g.uid FROM group_closure AS c JOIN groups AS g ON g.id = c.descendant
         WHERE c.ancestor IN (SELECT id FROM groups WHERE ${uids.match("uid")}))`,
@@ -129,6 +142,33 @@ export function filterConditions<C extends { sql: string; params: unknown[] }, P
     });
   }
   return [...out, ...extra];
+}
+
+/** At most this many scope uids are written as uid ranges (one SQL shape per number). */
+const maxScopeRanges = 8;
+
+/**
+ * The scope of a table whose rows' group is their uid's first segment (groupIsUidRoot): the
+ * rows below a scope uid that is a root, as uid ranges, which the planner checks on an index
+ * entry holding the uid (40,000 events' count: 6 ms, against 28 ms through a set of roots and
+ * 42 ms reading each row's group). A scope uid below a root holds none of them, as through the
+ * closure. Past a few roots, one set of them (one SQL shape for any number).
+ */
+function rootScopeCondition<P>(
+  t: ListColumns,
+  scope: readonly string[],
+  uids: UidSet<P>,
+): ListClause | { sql: string; params: P[] } {
+  const roots = scope.filter((s) => !s.includes("/"));
+  if (roots.length === 0) return { sql: "1 = 0", params: [] };
+  if (roots.length > maxScopeRanges) {
+    return { sql: uids.match(uids.rootOf(`t.${t.uid}`)), params: [uids.bind(roots)] };
+  }
+  const col = `t.${t.uid}`;
+  return {
+    sql: roots.map(() => `(${col} > ? AND ${col} < ?)`).join(" OR "),
+    params: roots.flatMap((r) => [`${r}/`, `${r}0`]),
+  };
 }
 
 /**

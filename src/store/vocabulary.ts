@@ -102,13 +102,21 @@ export interface ListQuery<F = Record<string, never>> {
    * Undefined: no restriction. Empty: nothing is visible.
    */
   scope?: readonly string[];
+  /**
+   * The caller needs no total (an export walking every page): the store skips the count,
+   * which costs in proportion to every match rather than to the page, and answers `total` 0.
+   */
+  noTotal?: boolean;
 }
 
 /** One page of results and the count of every match (ignoring cursor, skip and limit). */
 export interface ListPage<T> {
   /** At most `limit` items, in the query's order. */
   items: T[];
-  /** Every match of the filters and scope, ignoring `after`, `skip` and `limit`. */
+  /**
+   * Every match of the filters and scope, ignoring `after`, `skip` and `limit` (0, not
+   * counted, when the query says `noTotal`).
+   */
   total: number;
   /** Whether more matches follow the last item (so the list engine mints a next-page token). */
   hasMore: boolean;

@@ -61,6 +61,8 @@ export function createExportEvents(deps: ExportDeps) {
           ...first,
           ...(after ? { after } : {}),
           limit: exportPageSize,
+          // An export answers no total: the count would cost every page the whole range.
+          noTotal: true,
         });
         for (const r of page.items) yield toEvent(r);
         const last = page.items.at(-1);

@@ -57,7 +57,9 @@ export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
         const filter: PgCondition[] = filterConditions(t, query, extra, arrayUids);
         const subtreeOnly = query.descendantsOf !== undefined && filter.length === 1;
         let total: number;
-        if (subtreeOnly && t.below) {
+        if (query.noTotal) {
+          total = 0;
+        } else if (subtreeOnly && t.below) {
           total = await t.below(sql, query.descendantsOf!);
         } else {
           const [text, params] = numbered(
@@ -83,6 +85,7 @@ export function createPgListSql<Row>(db: PgDb, t: PgListTable): PgListSql<Row> {
 const arrayUids: UidSet<string[]> = {
   match: (column) => `${column} = ANY(?::text[])`,
   bind: (uids) => [...uids],
+  rootOf: (column) => `split_part(${column}, '/', 1)`,
 };
 
 /** Number the `?` placeholders of `text` in order, and gather the conditions' parameters. */

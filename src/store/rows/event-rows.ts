@@ -26,6 +26,8 @@ export const eventListColumns: ListColumns = {
     params: [`${uid}/`, `${uid}0`, uid],
   }),
   group: "group_uid",
+  // group_uid is the organization of the subject, the uid's first segment (eventPlacement).
+  groupIsUidRoot: true,
   name: "type",
   sort: { name: "type", create_time: "time", update_time: "time", uid: "uid" },
 };
@@ -72,7 +74,7 @@ export function eventConditions(f: EventFilters): ListClause[] {
 
 /**
  * The statement of pruneEvents (ops/events.ts): the `limit` oldest events older than
- * `before`, found through the (time, seq) index; its `?` are before, then the limit.
+ * `before`, found through the (time, uid) index; its `?` are before, then the limit.
  *
  * An event still owed to a webhook subscriber outlives its retention: a webhook_deliveries row
  * exists only while its delivery is pending (delivered or abandoned, the row goes), so an
@@ -82,5 +84,5 @@ export function eventConditions(f: EventFilters): ListClause[] {
 export const pruneEventsSql = `DELETE FROM events WHERE seq IN (
     SELECT e.seq FROM events AS e WHERE e.time < ?
       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
-    ORDER BY e.time, e.seq LIMIT ?
+    ORDER BY e.time, e.uid LIMIT ?
   )`;

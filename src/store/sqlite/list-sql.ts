@@ -66,7 +66,8 @@ export interface ListSql<Row> {
  * Pages: ORDER BY the sort column then uid, both in the requested direction, so the order is
  * total and the cursor `(col, uid) > (?, ?)` (`<` descending) resumes exactly after the last
  * item. OFFSET applies `skip` from there. LIMIT asks for one row more than the page to tell
- * whether more follow. The count uses the same filters without cursor, skip or limit.
+ * whether more follow. The count uses the same filters without cursor, skip or limit, and is
+ * skipped for a query that says `noTotal`.
  *
  * With `treeCounts` (groups), a subtree is not counted or sorted row by row:
  * - when `descendantsOf` is the only filter left, the count is the subtree size the table
@@ -101,7 +102,9 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
         ? t.treeCounts.below(query.descendantsOf)
         : undefined;
     let total: number;
-    if (subtree !== undefined && subtreeOnly) {
+    if (query.noTotal) {
+      total = 0;
+    } else if (subtree !== undefined && subtreeOnly) {
       total = subtree;
     } else {
       const count = prepared(`SELECT COUNT(*) AS n FROM ${t.table} AS t${whereOf(filter)}`);
@@ -116,7 +119,10 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
     const pageFilter = walk
       ? [unindexedDescendants(t, query.descendantsOf!), ...filter.slice(1)]
       : filter;
-    const page = query.after ? [...pageFilter, cursorCondition(t, query)] : pageFilter;
+    // The cursor first: where it and a filter bound the same index column (an events page's
+    // `(time, uid) > cursor` and `time >= since`), SQLite without statistics seeks with the
+    // first it meets, and seeking with `since` read every earlier page's rows again.
+    const page = query.after ? [cursorCondition(t, query), ...pageFilter] : pageFilter;
     const select = prepared(
       `SELECT t.* FROM ${t.table} AS t${whereOf(page)} ORDER BY ${orderBy(t, query)} LIMIT ? OFFSET ?`,
     );
@@ -133,6 +139,7 @@ export function createListSql<Row>(db: Database, t: ListTable): ListSql<Row> {
 const jsonUids: UidSet<string> = {
   match: (column) => `${column} IN (SELECT value FROM json_each(?))`,
   bind: (uids) => JSON.stringify(uids),
+  rootOf: (column) => `substr(${column}, 1, instr(${column} || '/', '/') - 1)`,
 };
 
 /**
