@@ -7,6 +7,8 @@ declare module "autocannon" {
       headers?: Record<string, string>;
       body?: string;
       connections?: number;
+      /** Requests each connection has in flight at once (HTTP/1.1 pipelining). */
+      pipelining?: number;
       overallRate?: number;
       duration?: number;
       /** Stop after this many requests (instead of after `duration`). */
@@ -23,7 +25,9 @@ declare module "autocannon" {
       requests: { average: number; total: number };
       latency: { p50: number; p99: number; average: number };
       non2xx: number;
+      "2xx": number;
       errors: number;
+      timeouts: number;
     }
   }
   function autocannon(opts: autocannon.Options): Promise<autocannon.Result>;

@@ -258,7 +258,8 @@ const page = readdirSync(consoleDir)
   .map((f) => ({ f, size: statSync(join(consoleDir, f)).size }))
   .sort((a, b) => b.size - a.size)[0];
 if (!page) throw new Error("the console is not built: npm run build");
-const pagePath = `/console/${page.f}`;
+/** `--page=/no-such-page` floods with a small answer (a 404): what the requests cost, not the bytes. */
+const pagePath = arg("page") ?? `/console/${page.f}`;
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-hostile-"));
 const port = await freePort();

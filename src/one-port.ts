@@ -3,6 +3,13 @@ import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { createFairStarts, type FairStarts } from "./fair-starts.js";
+import {
+  boundReadAhead,
+  listenersNow,
+  type ReadAhead,
+  type ServerListeners,
+  serverListenersAdded,
+} from "./read-ahead.js";
 
 /** Takes an HTTP/2 stream (returns true) or leaves it for the request handler. */
 export type StreamTaker = (
@@ -195,9 +202,23 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   const h1Connections = new Map<Duplex, Pipeline>();
   /** HTTP/1.1 connections that have not asked anything yet, and since when they are open. */
   const h1Fresh = new Map<Duplex, number>();
-  const fresh = (socket: Duplex) => {
+  /** HTTP/1.1 connections whose parser is fed no further ahead than the pipelining bound. */
+  const readAheads = new WeakMap<Duplex, ReadAhead>();
+  /** A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`). */
+  const fresh = (socket: Duplex, listeners: ServerListeners | undefined) => {
     h1Fresh.set(socket, Date.now());
     socket.once("close", () => h1Fresh.delete(socket));
+    if (!listeners) return;
+    readAheads.set(
+      socket,
+      boundReadAhead(socket, listeners, {
+        room: () => {
+          const p = h1Connections.get(socket);
+          return limits.maxPipelinedRequests - (p ? p.pending.size + p.waiting.length : 0);
+        },
+        dropping: () => h1Connections.get(socket)?.refused === true,
+      }),
+    );
   };
   let taker: StreamTaker | undefined;
   let shuttingDown = false;
@@ -310,12 +331,14 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             // with no way to send their answers. They are left unrun, as HTTP/1.1 allows.
             p.closing = true;
             p.waiting.length = 0;
-            return;
+          } else {
+            // Its turn comes from the fair starts: run at once, a deep pipeline would be
+            // served whole before anyone else.
+            const next = p.waiting.shift();
+            if (next) run(next[0], next[1]);
           }
-          // Its turn comes from the fair starts: run at once, a deep pipeline would be served
-          // whole before anyone else.
-          const next = p.waiting.shift();
-          if (next) run(next[0], next[1]);
+          // Room for one more request: the parser reads what was held for lack of it.
+          readAheads.get(rq.socket)?.more();
         });
         if (isProbe(rq.url)) {
           handler(rq, rs);
@@ -632,8 +655,15 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         listener.prependListener("connection", (s: Socket) => {
           admit(s);
         });
+        // Node's HTTP/1.1 server takes an http/1.1 connection in the TLS server's own
+        // 'secureConnection' listener: what it adds is what was added between these two.
+        const before = new WeakMap<Duplex, Set<unknown>>();
+        h2s.prependListener("secureConnection", (s: Duplex) => {
+          before.set(s, listenersNow(s));
+        });
         h2s.on("secureConnection", (s: Duplex & { alpnProtocol?: string | false }) => {
-          if (s.alpnProtocol !== "h2") fresh(s);
+          if (s.alpnProtocol === "h2") return;
+          fresh(s, serverListenersAdded(s, before.get(s) ?? new Set()));
         });
       } else {
         // noDelay, as Node's own HTTP servers set it when they listen: a response written in
@@ -647,7 +677,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       const server = listener;
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen({ host, port }, () => {
+        // The kernel's queue of connections not yet accepted holds as many as the server may
+        // have open (capped by net.core.somaxconn): with Node's default of 511, a burst of a
+        // thousand connections while the event loop was busy overflowed it, and a client
+        // connecting then had its handshake dropped and retried 1, 3, 7 s later (bench/RESULTS.md).
+        server.listen({ host, port, backlog: limits.maxConnections }, () => {
           server.off("error", reject);
           resolve();
         });
@@ -761,7 +795,7 @@ function dispatch(
   h1: http.Server,
   h2: http2.Http2Server,
   timeoutMs: number,
-  onH1: (socket: Socket) => void,
+  onH1: (socket: Socket, listeners: ServerListeners | undefined) => void,
 ): void {
   let seen = Buffer.alloc(0);
   // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
@@ -782,8 +816,9 @@ function dispatch(
       // handle; resuming the JS stream here would steal bytes from it (GOAWAY, code 2).
       h2.emit("connection", socket);
     } else {
-      onH1(socket);
+      const before = listenersNow(socket);
       h1.emit("connection", socket);
+      onH1(socket, serverListenersAdded(socket, before));
       socket.resume();
     }
   };

@@ -329,7 +329,7 @@ export const serviceTable = {
         connection: "GetScimConnection",
       },
     },
-    console: { none: "the console's SCIM page is to come (issue 39)" },
+    console: "scim",
     matrix: true,
   },
   accountAssociations: {
@@ -668,6 +668,8 @@ export const serviceTable = {
     ],
     rules: {
       ListEvents: { kind: "list", capability: "events.list" },
+      // The same rule as ListEvents: an export is its pages in one answer.
+      ExportEvents: { kind: "list", capability: "events.list" },
       ...crud(EventsService, "events.subscriptions", "subscription", { noun: "Subscription" }),
     },
     store: [

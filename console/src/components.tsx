@@ -428,16 +428,17 @@ export function time(t: { seconds: bigint; nanos: number } | undefined): string 
 
 /**
  * `text` in a code span with a button that copies it (a pull reference, say). `shown` is what
- * is displayed when it differs (a tag list shows only `:tag`); the button names the whole text.
+ * is displayed when it differs (a tag list shows only `:tag`); the button names the whole text,
+ * or `label` (a secret's button should not read the secret aloud).
  */
-export function CopyText(props: { text: string; shown?: string }) {
+export function CopyText(props: { text: string; shown?: string; label?: string }) {
   const [copied, setCopied] = useState("");
   return (
     <span class="copy">
       <code>{props.shown ?? props.text}</code>{" "}
       <button
         type="button"
-        aria-label={`Copy ${props.text}`}
+        aria-label={props.label ?? `Copy ${props.text}`}
         onClick={async () => {
           // No clipboard outside a secure context (plain http to a remote host): say so.
           try {

@@ -20,6 +20,7 @@ import { PeopleTab } from "./tabs/people.js";
 import { ProvidersTab } from "./tabs/providers.js";
 import { ReposTab } from "./tabs/repos.js";
 import { RolesTab } from "./tabs/roles.js";
+import { ScimTab } from "./tabs/scim.js";
 import { SubgroupsTab } from "./tabs/subgroups.js";
 import { TeamsTab } from "./tabs/teams.js";
 import { TreeTab } from "./tabs/tree.js";
@@ -33,12 +34,15 @@ interface TabProps {
 
 /**
  * The group page's tabs, in order: the one list of them (test/coverage fails on a tab module
- * not named here). One with a capability is offered only to a caller holding it.
+ * not named here). One with a capability is offered only to a caller holding it, one marked
+ * `organization` only on an organization's page; a tab not offered is not shown, even at its
+ * address.
  */
 const tabs: {
   id: string;
   label: string;
   capability?: Capability;
+  organization?: true;
   View: FunctionComponent<TabProps>;
 }[] = [
   { id: "subgroups", label: "Subgroups", View: SubgroupsTab },
@@ -53,6 +57,14 @@ const tabs: {
   { id: "roles", label: "Roles", View: RolesTab },
   { id: "invites", label: "Invites", View: InvitesTab },
   { id: "providers", label: "Identity providers", View: ProvidersTab },
+  // The organization's SCIM connection: its owners' (the API's rule for creating its token).
+  {
+    id: "scim",
+    label: "SCIM",
+    capability: "identity_providers.update",
+    organization: true,
+    View: ScimTab,
+  },
   { id: "account", label: "Account association", View: AccountTab },
   { id: "repos", label: "Repos", View: ReposTab },
   { id: "advisories", label: "Advisories", View: AdvisoriesTab },
@@ -80,9 +92,12 @@ export function GroupPage({ uid, tab }: { uid: string; tab: string }) {
   }, [uid, version]);
   if (problem) return <ProblemBox problem={problem} />;
   if (!group) return <p>Loading…</p>;
-  const offered = tabs.filter(({ capability }) => !capability || can(capability));
+  const offered = tabs.filter(
+    ({ capability, organization }) =>
+      (!capability || can(capability)) && (!organization || !uid.includes("/")),
+  );
   const current = tabs.find((t) => t.id === tab);
-  const Active = current?.View;
+  const Active = current && offered.includes(current) ? current.View : undefined;
   return (
     <>
       <nav aria-label="Breadcrumb" class="crumbs">

@@ -1,5 +1,5 @@
 import type { DescMessage, DescMethod } from "@bufbuild/protobuf";
-import type { Code, ConnectError } from "@connectrpc/connect";
+import type { Code, ConnectError, ContextValues, Transport } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
@@ -9,10 +9,14 @@ import {
   envelopeDecompress,
   type MethodSerializationLookup,
   readAllBytes,
+  type UniversalClientFn,
+  type UniversalHandler,
+  type UniversalServerRequest,
 } from "@connectrpc/connect/protocol";
 import {
   codeFromString,
   codeToHttpStatus,
+  createTransport,
   endStreamFlag,
   endStreamToJson,
   errorToJsonBytes,
@@ -27,7 +31,7 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 // What we take from them is what makes the lean paths answer exactly as the router does: its
 // envelopes, its compression negotiation, its serializers and its error encodings.
 
-export type { MethodSerializationLookup };
+export type { MethodSerializationLookup, UniversalHandler };
 
 /** What connect-node's router accepts: its default compressions, in its order. */
 const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
@@ -110,4 +114,42 @@ export function connectEndStreamFrame(err: ConnectError): Uint8Array {
  */
 export function grpcStatusFields(err: ConnectError): Headers {
   return setTrailerStatus(new Headers(), err);
+}
+
+/**
+ * A Connect transport to one handler of the router (`router.handlers`), in process: a call
+ * runs through the router's interceptors with `values` as its context values (the request's
+ * CallInfo, the principal admission found), as if it had come over the wire. The REST export
+ * of a server stream calls it (src/events/export-route.ts).
+ */
+export function inProcessTransport(handler: UniversalHandler, values: ContextValues): Transport {
+  const empty = async function* (): AsyncIterable<Uint8Array> {};
+  const httpClient: UniversalClientFn = async (req) => {
+    const res = await handler({
+      httpVersion: "1.1",
+      method: req.method,
+      url: req.url,
+      header: req.header,
+      body: req.body ?? empty(),
+      signal: req.signal ?? new AbortController().signal,
+      contextValues: values,
+    } satisfies UniversalServerRequest);
+    return {
+      status: res.status,
+      header: new Headers(res.header),
+      body: res.body ?? empty(),
+      trailer: new Headers(res.trailer),
+    };
+  };
+  return createTransport({
+    httpClient,
+    baseUrl: "http://in-process",
+    useBinaryFormat: true,
+    interceptors: [],
+    acceptCompression: [],
+    sendCompression: null,
+    compressMinBytes: Number.MAX_SAFE_INTEGER,
+    readMaxBytes: Number.MAX_SAFE_INTEGER,
+    writeMaxBytes: Number.MAX_SAFE_INTEGER,
+  });
 }

@@ -20,6 +20,7 @@ import { browserToConsole } from "../console-routes.js";
 import { createDeadlineGate } from "../deadline-gate.js";
 import { createV1Deprecation } from "../deprecation/v1-deprecation.js";
 import { callStore } from "../events/call-scope.js";
+import { addEventsExportRoute } from "../events/export-route.js";
 import { addBodyGate } from "../grpc/body-gate.js";
 import { createHealthService } from "../grpc/health.js";
 import { reflectionServices } from "../grpc/reflection.js";
@@ -242,6 +243,8 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   // have an authorization rule, or the server does not start.
   const served = router.handlers.map((h) => h.method);
   access.guard(served);
+  // ExportEvents over REST (JSON Lines): a server stream, which the gateway cannot bind.
+  addEventsExportRoute(app, { handlers: router.handlers, contextValues, domain: errorDomain, log });
   // Unary binary gRPC on HTTP/2 skips fastify and connect-node's pipeline: the same
   // implementations and interceptors, answered straight from the stream (src/grpc/unary-grpc.ts).
   if (config.leanPaths) {

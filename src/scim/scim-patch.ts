@@ -94,6 +94,26 @@ export function applyPatch(doc: Doc, body: unknown, schema: FilterSchema): Doc {
       throw badRequest("invalidSyntax", `${kind} needs a value`);
     }
     const path = op.path?.trim() ?? "";
+    // A path that is an extension's URN names the whole extension: its attributes are added
+    // or replaced as given, or all removed.
+    const wholeExt = Object.keys(schema.extensions).find(
+      (u) => u.toLowerCase() === path.toLowerCase(),
+    );
+    if (wholeExt) {
+      if (kind === "remove") {
+        delete out[wholeExt];
+        continue;
+      }
+      if (!isObject(op.value)) {
+        throw badRequest("invalidValue", `${wholeExt} takes an object of its attributes`);
+      }
+      for (const [inner, v] of Object.entries(op.value)) {
+        if (inner.toLowerCase() === "schemas") continue;
+        const target = targetOf(`${wholeExt}:${inner}`, schema);
+        if (target) apply(out, target, kind, v);
+      }
+      continue;
+    }
     if (path !== "") {
       const target = targetOf(path, schema);
       if (target) apply(out, target, kind, op.value);

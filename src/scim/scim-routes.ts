@@ -158,25 +158,27 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
   app.get("/:org/ServiceProviderConfig", async (req, reply) =>
     send(reply, 200, serviceProviderConfig(base(req))),
   );
-  app.get("/:org/ResourceTypes", async (req, reply) =>
-    send(reply, 200, listOf(resourceTypes(base(req)), 1, 100)),
-  );
+  // totalResults is how many there are (RFC 7644 3.4.2): all of them, on one page.
+  app.get("/:org/ResourceTypes", async (req, reply) => {
+    const all = resourceTypes(base(req));
+    return send(reply, 200, listOf(all, 1, all.length));
+  });
   app.get<{ Params: { id: string } }>("/:org/ResourceTypes/:id", async (req, reply) => {
     const found = resourceTypes(base(req)).find((r) => r.id === req.params.id);
     if (!found) throw new ScimError(404, `no ResourceType ${JSON.stringify(req.params.id)}`);
     return send(reply, 200, found);
   });
-  app.get("/:org/Schemas", async (req, reply) =>
-    send(reply, 200, listOf(schemas(base(req)), 1, 100)),
-  );
+  app.get("/:org/Schemas", async (req, reply) => {
+    const all = schemas(base(req));
+    return send(reply, 200, listOf(all, 1, all.length));
+  });
   app.get<{ Params: { id: string } }>("/:org/Schemas/:id", async (req, reply) => {
     const found = schemas(base(req)).find((s) => s.id === req.params.id);
     if (!found) throw new ScimError(404, `no Schema ${JSON.stringify(req.params.id)}`);
     return send(reply, 200, found);
   });
 
-  app.get<{ Querystring: Record<string, unknown> }>("/:org/Users", async (req, reply) => {
-    const q = req.query;
+  const searchUsers = async (req: FastifyRequest, reply: FastifyReply, q: Query) => {
     const page = pageOf(q);
     const filter =
       typeof q.filter === "string" && q.filter.trim() !== ""
@@ -185,7 +187,14 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     const { total, users } = await listUsers(store, org(req), filter, page, base(req));
     const shown = users.map((u) => project(renderUser(u, base(req)), q));
     return send(reply, 200, listOf(shown, page.startIndex, total));
-  });
+  };
+  app.get<{ Querystring: Query }>("/:org/Users", (req, reply) =>
+    searchUsers(req, reply, req.query),
+  );
+  // A query in a body (RFC 7644 3.4.3), as some clients send one too long for a URL.
+  app.post<{ Body: unknown }>("/:org/Users/.search", (req, reply) =>
+    searchUsers(req, reply, searchQuery(req.body)),
+  );
 
   app.post<{ Body: unknown }>("/:org/Users", async (req, reply) => {
     const body = objectBody(req.body);
@@ -245,8 +254,7 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     return reply.code(204).send();
   });
 
-  app.get<{ Querystring: Record<string, unknown> }>("/:org/Groups", async (req, reply) => {
-    const q = req.query;
+  const searchGroups = async (req: FastifyRequest, reply: FastifyReply, q: Query) => {
     const page = pageOf(q);
     const filter =
       typeof q.filter === "string" && q.filter.trim() !== ""
@@ -283,6 +291,59 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
         shown.map((g) => project(g, q)),
         page.startIndex,
         total,
+      ),
+    );
+  };
+  app.get<{ Querystring: Query }>("/:org/Groups", (req, reply) =>
+    searchGroups(req, reply, req.query),
+  );
+  app.post<{ Body: unknown }>("/:org/Groups/.search", (req, reply) =>
+    searchGroups(req, reply, searchQuery(req.body)),
+  );
+
+  // A search from the root (RFC 7644 3.4.3): Users, then Groups, each filtered by its own
+  // schema; a filter naming an attribute one type lacks matches none of that type.
+  app.post<{ Body: unknown }>("/:org/.search", async (req, reply) => {
+    const q = searchQuery(req.body);
+    const page = pageOf(q);
+    const text = typeof q.filter === "string" && q.filter.trim() !== "" ? q.filter : undefined;
+    const filterOf = (schema: typeof userResource) => {
+      if (text === undefined) return undefined;
+      try {
+        return parseFilter(text, schema);
+      } catch (err) {
+        if (err instanceof ScimError && err.scimType === "invalidFilter") return null;
+        throw err;
+      }
+    };
+    const users = filterOf(userResource);
+    const groups = filterOf(groupResource);
+    // Neither type takes it: the filter's own fault, as the Users endpoint words it.
+    if (users === null && groups === null) parseFilter(text!, userResource);
+    const found: Doc[] = [];
+    if (users !== null) {
+      const all = await store.listScimUsers(org(req), { by: "all" }, maxScan + 1, 0);
+      found.push(
+        ...all.map((u) => renderUser(u, base(req))).filter((u) => !users || users.matches(u)),
+      );
+    }
+    if (groups !== null) {
+      const all = await store.listScimGroups(org(req), { by: "all" }, maxScan + 1, 0);
+      found.push(
+        ...all.map((g) => renderGroup(g, base(req))).filter((g) => !groups || groups.matches(g)),
+      );
+    }
+    if (found.length > maxScan) {
+      throw badRequest("tooMany", `a search from the root finds more than ${maxScan} resources`);
+    }
+    const shown = found.slice(page.startIndex - 1, page.startIndex - 1 + page.count);
+    return send(
+      reply,
+      200,
+      listOf(
+        shown.map((r) => project(r, q)),
+        page.startIndex,
+        found.length,
       ),
     );
   });
@@ -342,6 +403,43 @@ export const scimRoutes: FastifyPluginAsync<ScimRoutesOptions> = async (app, opt
     return reply.code(204).send();
   });
 };
+
+/** A list request's parameters, as a query string gives them. */
+type Query = Record<string, unknown>;
+
+/** The URN of a query sent in a body (RFC 7644 3.4.3). */
+const searchRequestSchema = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
+
+/**
+ * A SearchRequest body (RFC 7644 3.4.3) as the query parameters of a GET: `attributes` and
+ * `excludedAttributes` are lists there, `startIndex` and `count` numbers.
+ */
+function searchQuery(body: unknown): Query {
+  const b = objectBody(body);
+  requireSchemas(b, searchRequestSchema);
+  const q: Query = {};
+  for (const [key, value] of Object.entries(b)) {
+    const name = ["filter", "attributes", "excludedAttributes", "startIndex", "count"].find(
+      (n) => n.toLowerCase() === key.toLowerCase(),
+    );
+    if (!name || value === undefined || value === null) continue;
+    if (name === "attributes" || name === "excludedAttributes") {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+        throw badRequest("invalidValue", `${name} must be a list of attribute names`);
+      }
+      q[name] = value.join(",");
+    } else if (name === "filter") {
+      if (typeof value !== "string") throw badRequest("invalidFilter", "filter must be a string");
+      q[name] = value;
+    } else {
+      if (typeof value !== "number" || !Number.isInteger(value)) {
+        throw badRequest("invalidValue", `${name} must be an integer`);
+      }
+      q[name] = String(value);
+    }
+  }
+  return q;
+}
 
 /** A member that is no User of the organization: the body's mistake (400), not a 404. */
 function memberNotFound(err: unknown): never {

@@ -28,6 +28,7 @@ export interface AttributeDef {
   readonly returned: "always" | "never" | "default" | "request";
   readonly uniqueness: "none" | "server" | "global";
   readonly subAttributes?: readonly AttributeDef[];
+  /** The resource types a reference may point to: required of a `reference` (RFC 7643 7). */
   readonly referenceTypes?: readonly string[];
 }
 
@@ -99,7 +100,11 @@ export const userAttributes: readonly AttributeDef[] = [
     mutability: "readOnly",
     subAttributes: [
       attr("value", "The team's id.", { mutability: "readOnly" }),
-      attr("$ref", "The team's URI.", { type: "reference", mutability: "readOnly" }),
+      attr("$ref", "The team's URI.", {
+        type: "reference",
+        referenceTypes: ["Group"],
+        mutability: "readOnly",
+      }),
       attr("display", "The team's name.", { mutability: "readOnly" }),
     ],
   }),
@@ -129,7 +134,11 @@ export const groupAttributes: readonly AttributeDef[] = [
     multiValued: true,
     subAttributes: [
       attr("value", "The member's id.", { mutability: "immutable" }),
-      attr("$ref", "The member's URI.", { type: "reference", mutability: "immutable" }),
+      attr("$ref", "The member's URI.", {
+        type: "reference",
+        referenceTypes: ["User"],
+        mutability: "immutable",
+      }),
       attr("display", "The member's name.", { mutability: "readOnly" }),
       attr("type", '"User".', { mutability: "immutable" }),
     ],

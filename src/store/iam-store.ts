@@ -150,6 +150,11 @@ export interface RoleBindingFilters {
   group?: string;
   role?: string;
   team?: string;
+  /**
+   * Bindings an identity holds: its own and those of the teams it is a member of (the people
+   * view's; no API filter).
+   */
+  heldBy?: string;
 }
 
 /** The OpenID Connect settings of an identity provider. */

@@ -1340,4 +1340,27 @@ export const schemaSteps: readonly SchemaStep[] = [
           JOIN identities AS i ON i.uid = a.requester_uid;
     `,
   },
+  {
+    // A SCIM user's DELETE leaves a tombstone of who it stood for (its matched person, its
+    // externalId, its email): the directory deleted them, so a later sign-in through the
+    // organization's identity provider is refused as an inactive user's is (src/scim/
+    // scim-standing.ts); a user the directory creates again for them lets them in again.
+    description: "SCIM deleted-user tombstones",
+    sql: (d) => `
+      CREATE TABLE scim_deleted_users (
+        org_uid ${d.key} NOT NULL,
+        id ${d.key} NOT NULL,
+        identity_uid ${d.key} NOT NULL,
+        external_id ${d.key} NOT NULL,
+        email_key ${d.key} NOT NULL,
+        delete_time ${d.int64} NOT NULL,
+        PRIMARY KEY (org_uid, id)
+      )${d.keyedTable};
+      CREATE INDEX scim_deleted_users_identity ON scim_deleted_users (org_uid, identity_uid);
+      CREATE INDEX scim_deleted_users_external_id ON scim_deleted_users (org_uid, external_id);
+      CREATE INDEX scim_deleted_users_email ON scim_deleted_users (org_uid, email_key);
+      CREATE INDEX scim_users_org_identity ON scim_users (org_uid, identity_uid);
+      CREATE INDEX scim_users_email ON scim_users (org_uid, email_key);
+    `,
+  },
 ];

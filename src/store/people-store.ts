@@ -4,8 +4,9 @@
  * `Store`; the same rules hold (atomic operations, times in ms since the epoch).
  *
  * The people of a group are the persons (root identities, made by signing in) who hold a role
- * binding at the group or below it, or who came in through an identity provider at or below
- * it (PersonOriginKind `identity_provider`), bound or not.
+ * binding at the group or below it, themselves or through a team they are a member of, or who
+ * came in through an identity provider at or below it (PersonOriginKind `identity_provider`),
+ * bound or not.
  */
 import type { ListPage, ListQuery } from "./vocabulary.js";
 
@@ -22,6 +23,12 @@ export interface PersonOrigin {
   createTime: number;
 }
 
+/** A team a person is a member of, by name. */
+export interface PersonTeam {
+  uid: string;
+  name: string;
+}
+
 /** A person as the people view reads them. */
 export interface PersonRecord {
   uid: string;
@@ -34,6 +41,11 @@ export interface PersonRecord {
   lastSeenTime: number;
   createTime: number;
   updateTime: number;
+  /**
+   * The person's teams that live at the query's group or below it, or that hold a role there;
+   * by name, at most 100.
+   */
+  teams: PersonTeam[];
   /** The first recorded way in to the organization of the query's group, if any. */
   origin?: PersonOrigin;
 }

@@ -92,6 +92,15 @@ export interface ScimStore {
   /** The SCIM Groups a SCIM user is a member of: id and name. */
   scimGroupsOfUser(orgUid: string, userId: string): Promise<{ id: string; name: string }[]>;
   /**
+   * What the organization's directory says of a person (src/scim/scim-standing.ts), by the
+   * strongest key that finds a SCIM user or a deleted one's tombstone: the user matched to
+   * `identityUid`, else one whose externalId is `externalId` (the person's subject at one of
+   * the organization's providers; "" for none), else one whose email is `email` (a verified
+   * email; "" for none). `active` if such a user is active, else `inactive`, else `deleted`
+   * (only tombstones); `unknown` if no key finds any (the directory does not manage them).
+   */
+  scimStanding(orgUid: string, person: ScimPersonKeys): Promise<ScimStanding>;
+  /**
    * When the tokens of identity `uid` were last cut off (milliseconds), or 0: a token issued
    * at or before it is refused. Read through the access caches.
    */
@@ -181,3 +190,15 @@ export interface ScimGroupRecord {
 export type ScimGroupNarrowing =
   | { by: "all" }
   | { by: "displayName" | "externalId"; value: string };
+
+/** The keys a person is found by among an organization's SCIM users (scimStanding). */
+export interface ScimPersonKeys {
+  identityUid: string;
+  /** The person's subject at one of the organization's identity providers, or "". */
+  externalId: string;
+  /** The person's verified email, or "". */
+  email: string;
+}
+
+/** What an organization's directory says of a person (ScimStore.scimStanding). */
+export type ScimStanding = "active" | "inactive" | "deleted" | "unknown";

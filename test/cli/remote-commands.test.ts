@@ -413,7 +413,7 @@ describe("gatehouse events", () => {
     expect(backwards.stderr).toContain("end_time");
     // export: the same range, every family, oldest first, as JSON Lines whatever -o says.
     const all = await runCli(
-      ["events", "export", "--since", "1h", "--descendants-of", group.uid, "--page-size", "2"],
+      ["events", "export", "--since", "1h", "--descendants-of", group.uid],
       env,
     );
     expect(all.code, all.stderr).toBe(0);

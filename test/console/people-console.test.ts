@@ -1,5 +1,6 @@
 import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
+import { builtinRoles } from "../../src/auth/capabilities.js";
 import { describeInBrowser, useConsoleSuite } from "../helpers/browser.js";
 import { restCall } from "../helpers/rest-client.js";
 
@@ -118,12 +119,30 @@ describeInBrowser("the console's people, organization creation and invite links"
         )
       ).json.sessions as unknown[];
     expect((await sessionsOf()).length).toBeGreaterThan(0);
+    // Alice is in the team "support", which holds editor at the organization.
+    const post = async (path: string, body: unknown) => {
+      const r = await restCall(gh.url, "POST", path, body, org.owner.headers);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      return r.json;
+    };
+    const support = await post(`/iam/v2beta1/teams/${org.uid}`, { name: "support" });
+    await post(`/iam/v2beta1/teams/${support.uid}:addMembers`, { identityUids: [alice.uid] });
+    await post(`/iam/v2beta1/roleBindings/${org.uid}`, {
+      teamUid: support.uid,
+      roleUid: builtinRoles.find((r) => r.name === "editor")!.uid,
+    });
 
     await ui.signIn(org.owner.token);
     await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(org.uid)}/people`);
     const people = page.getByRole("region", { name: "People" });
     await people.getByRole("cell", { name: "alice@example.com" }).waitFor();
     await people.getByRole("cell", { name: "Invite", exact: true }).waitFor();
+    // Her teams, and the role she holds through one, saying so.
+    await people.getByRole("cell", { name: "support", exact: true }).waitFor();
+    expect(await people.getByTitle(support.uid).textContent()).toBe("support");
+    await people
+      .getByRole("cell", { name: /editor at people-org \(through team support\)/ })
+      .waitFor();
     // Search by part of the email.
     await people.getByLabel("Name or email").fill("ALICE@");
     await people.getByRole("button", { name: "Filter" }).click();

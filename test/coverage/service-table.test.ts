@@ -71,8 +71,10 @@ describe.each(entries)("%s", (_name, entry: ServiceEntry) => {
         if (a.method.parent === service) reached.add(a.method.name);
       for (const r of group?.resources.filter((r) => r.service === service) ?? []) {
         for (const m of service.methods) {
-          const verb = /^(List|Get|Create|Update|Delete|Redeem|Approve|Deny)(\w+)$/.exec(m.name);
-          const noun = verb?.[1] === "List" ? r.plural : r.noun;
+          const verb = /^(List|Export|Get|Create|Update|Delete|Redeem|Approve|Deny)(\w+)$/.exec(
+            m.name,
+          );
+          const noun = verb?.[1] === "List" || verb?.[1] === "Export" ? r.plural : r.noun;
           if (verb && verb[2] === noun) reached.add(m.name);
         }
       }

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { type Client, type Code, createClient } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
@@ -799,6 +800,17 @@ const rpcs: RpcCase[] = [
     call: (c, fx) => c.events.listEvents({ uidp: within(fx) }),
     expect: list,
     list: true,
+  },
+  {
+    // A stream of the last hour: what ListEvents would list, all of it in one answer.
+    rpc: "ExportEvents",
+    call: async (c, fx) => {
+      const events = [];
+      const startTime = timestampFromMs(Date.now() - 3_600_000);
+      for await (const e of c.events.exportEvents({ uidp: within(fx), startTime })) events.push(e);
+      return { events };
+    },
+    expect: list,
   },
   {
     rpc: "ListSubscriptions",

@@ -1,12 +1,18 @@
-import { type Client, createClient } from "@connectrpc/connect";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GroupInvitesService } from "../../gen/gatehouse/iam/v2beta1/group_invites_pb.js";
-import { PeopleService, Person_Origin } from "../../gen/gatehouse/iam/v2beta1/people_pb.js";
+import {
+  PeopleService,
+  type Person,
+  Person_Origin,
+} from "../../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
-import { failure, transportFor } from "../helpers/iam-clients.js";
+import { connectTransports } from "../helpers/groups-clients.js";
+import { failure, iamClients, transportFor } from "../helpers/iam-clients.js";
 import { restCall } from "../helpers/rest-client.js";
+import { runCli } from "../helpers/run-cli.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
 import {
   backends,
@@ -22,6 +28,7 @@ import {
 // through the server's login provider, and the API is called with connect-node, gRPC and fetch.
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
+const editor = builtinRoles.find((r) => r.name === "editor")!.uid;
 
 interface Tokens {
   access: string;
@@ -72,6 +79,7 @@ describe.each(backends)("the people of an organization on %s", (backend) => {
         ada: { name: "Ada Lovelace", email: "ada@example.com", email_verified: true },
         alan: { name: "Alan Turing", email: "alan@example.com", email_verified: true },
         grace: { name: "Grace Hopper", email: "grace@example.com", email_verified: true },
+        hedy: { name: "Hedy Lamarr", email: "hedy@example.com", email_verified: true },
       },
     });
     gh = await startTestServer(
@@ -278,6 +286,132 @@ describe.each(backends)("the people of an organization on %s", (backend) => {
     );
     expect(events.status).toBe(200);
     expect(events.json.events.length).toBe(2);
+  });
+
+  it("counts and shows people who hold a role only through a team, on every protocol", async () => {
+    const asOwner = iamClients(transportFor("connect", gh.url, org.owner.headers));
+    const hedyTokens = await signIn("hedy");
+    const hedy = (await callerWith(gh.url, hedyTokens.access)).json.identity.uid as string;
+    const countAt = async (group: string) =>
+      (await people.listPeople({ groupUid: group, pageSize: 1 })).totalCount;
+    const before = await countAt(org.uid);
+    expect((await failure(people.getPerson({ uid: hedy, groupUid: org.uid }))).code).toBe(5);
+
+    // Hedy joins by invite (viewer at acme), then holds editor at acme/prod through the team
+    // "ops" and is in the team "idle" too, which holds nothing; the owner is in "ops" as well.
+    const invite = await asOwner.groupInvites.createGroupInvite({
+      parent: org.uid,
+      groupInvite: { roleUid: viewer },
+    });
+    await createClient(
+      GroupInvitesService,
+      transportFor("connect", gh.url, { authorization: `Bearer ${hedyTokens.access}` }),
+    ).redeemGroupInvite({ code: invite.code! });
+    const prod = await asOwner.groups.createGroup({ parent: org.uid, group: { name: "prod" } });
+    const ops = await asOwner.teams.createTeam({ parent: org.uid, team: { name: "ops" } });
+    const idle = await asOwner.teams.createTeam({ parent: org.uid, team: { name: "idle" } });
+    await asOwner.roleBindings.createRoleBinding({
+      parent: prod.uid,
+      roleBinding: { teamUid: ops.uid, roleUid: editor },
+    });
+    await asOwner.teams.addTeamMembers({ uid: ops.uid, identityUids: [hedy, org.owner.uid] });
+    await asOwner.teams.addTeamMembers({ uid: idle.uid, identityUids: [hedy] });
+    // Her own binding goes: from now on she holds a role only through "ops".
+    const own = await asOwner.roleBindings.listRoleBindings({ identity: hedy });
+    expect(own.roleBindings).toHaveLength(1);
+    await asOwner.roleBindings.deleteRoleBinding({ uid: own.roleBindings[0]!.uid });
+
+    /** A person as the test compares them, from any wire. */
+    const shape = (p: Person) => ({
+      uid: p.uid,
+      teams: p.teams.map((t) => `${t.name} ${t.uid}`),
+      roles: p.roleBindings.map((b) => `${b.role?.name}@${b.group?.name} team=${b.team?.name}`),
+    });
+    const atOrg = {
+      uid: hedy,
+      teams: [`idle ${idle.uid}`, `ops ${ops.uid}`],
+      roles: ["editor@prod team=ops"],
+    };
+    // At prod: through "ops" only ("idle" neither lives nor holds anything there).
+    const atProd = { ...atOrg, teams: [`ops ${ops.uid}`] };
+
+    // Over REST with fetch, searched by email.
+    for (const [group, want] of [
+      [org.uid, atOrg],
+      [prod.uid, atProd],
+    ] as const) {
+      const found = await restCall(
+        gh.url,
+        "GET",
+        `/iam/v2beta1/people?groupUid=${encodeURIComponent(group)}&query=HEDY%40`,
+        undefined,
+        org.owner.headers,
+      );
+      expect(found.status).toBe(200);
+      expect(found.json.totalCount).toBe("1");
+      const p = found.json.people[0];
+      expect({
+        uid: p.uid,
+        teams: p.teams.map((t: { name: string; uid: string }) => `${t.name} ${t.uid}`),
+        roles: p.roleBindings.map(
+          (b: { role: { name: string }; group: { name: string }; team?: { name: string } }) =>
+            `${b.role.name}@${b.group.name} team=${b.team?.name}`,
+        ),
+      }).toEqual(want);
+    }
+    // Over Connect, gRPC-Web and gRPC: listed, fetched, counted once; paging finds everyone
+    // once (the owner is bound and in "ops": still one person).
+    for (const [wire, transport] of Object.entries(connectTransports(gh.url, org.owner.headers))) {
+      const client = createClient(PeopleService, transport as Transport);
+      const found = await client.listPeople({ groupUid: prod.uid, query: "lamarr" });
+      expect(found.people.map(shape), wire).toEqual([atProd]);
+      expect(shape(await client.getPerson({ uid: hedy, groupUid: org.uid })), wire).toEqual(atOrg);
+      const seen: string[] = [];
+      let token = "";
+      let total = 0n;
+      do {
+        const page = await client.listPeople({
+          groupUid: org.uid,
+          pageSize: 2,
+          orderBy: "name",
+          pageToken: token,
+        });
+        seen.push(...page.people.map((p) => p.uid));
+        total = page.totalCount;
+        token = page.nextPageToken ?? "";
+      } while (token !== "");
+      expect(total, wire).toBe(before + 1n);
+      expect(seen.length, wire).toBe(Number(total));
+      expect(new Set(seen).size, wire).toBe(seen.length);
+      expect(seen, wire).toEqual(expect.arrayContaining([hedy, org.owner.uid]));
+    }
+
+    // The owner's own roles say which come through a team.
+    const owner = await people.getPerson({ uid: org.owner.uid, groupUid: org.uid });
+    expect(shape(owner).roles).toEqual(
+      expect.arrayContaining(["owner@acme team=undefined", "editor@prod team=ops"]),
+    );
+
+    // The CLI's line ends with her roles, each saying its team, and her teams.
+    const cli = await runCli(
+      ["iam", "person", "--uid", hedy, "--group-uid", org.uid, "--output", "table"],
+      { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token },
+    );
+    expect(cli.stderr).toBe("");
+    expect(cli.stdout).toMatch(/\teditor@prod via team ops\tidle,ops\n$/);
+
+    // Out of "ops", she is no longer one of prod's people, at once; out of "idle" too, no
+    // longer one of acme's either.
+    await asOwner.teams.removeTeamMembers({ uid: ops.uid, identityUids: [hedy] });
+    expect((await failure(people.getPerson({ uid: hedy, groupUid: prod.uid }))).code).toBe(5);
+    expect(shape(await people.getPerson({ uid: hedy, groupUid: org.uid }))).toEqual({
+      uid: hedy,
+      teams: [`idle ${idle.uid}`],
+      roles: [],
+    });
+    await asOwner.teams.removeTeamMembers({ uid: idle.uid, identityUids: [hedy] });
+    expect((await failure(people.getPerson({ uid: hedy, groupUid: org.uid }))).code).toBe(5);
+    expect(await countAt(org.uid)).toBe(before);
   });
 
   it("refuses bad input with INVALID_ARGUMENT, not a server error", async () => {

@@ -7,6 +7,7 @@ import { okta } from "./scim-fixtures.js";
 const errorSchema = "urn:ietf:params:scim:api:messages:2.0:Error";
 const userSchema = "urn:ietf:params:scim:schemas:core:2.0:User";
 const patchOp = "urn:ietf:params:scim:api:messages:2.0:PatchOp";
+const searchRequest = "urn:ietf:params:scim:api:messages:2.0:SearchRequest";
 
 describe.each(backends)("SCIM across organizations on %s", (backend) => {
   const gh = useTestServer({}, { backend });
@@ -31,6 +32,8 @@ describe.each(backends)("SCIM across organizations on %s", (backend) => {
       { method: "DELETE", path: `/Users/${bobId}` },
       { method: "GET", path: "/ServiceProviderConfig" },
       { method: "GET", path: "/Nowhere" },
+      { method: "POST", path: "/Users/.search", body: { schemas: [searchRequest] } },
+      { method: "POST", path: "/.search", body: { schemas: [searchRequest] } },
     ] as const) {
       const res = await aOnB.send(step);
       expect(res.status).toBe(401);
@@ -41,6 +44,12 @@ describe.each(backends)("SCIM across organizations on %s", (backend) => {
     expect((await scimA.send(okta.get(bobId))).status).toBe(404);
     expect((await scimA.send(okta.lookup("test.user@okta.local"))).json.totalResults).toBe(0);
     expect((await scimA.send({ method: "GET", path: "/Users" })).json.totalResults).toBe(0);
+    const searched = await scimA.send({
+      method: "POST",
+      path: "/.search",
+      body: { schemas: [searchRequest] },
+    });
+    expect(searched.json.totalResults).toBe(0);
     // B's user is untouched.
     expect((await scimB.send(okta.get(bobId))).json.active).toBe(true);
 

@@ -99,6 +99,69 @@ export function peopleCases(store: () => Store): void {
     expect(desc.items.map((p) => p.name)).toEqual(["Alan Turing", "Ada Lovelace"]);
   });
 
+  it("counts people through their teams once, with the teams the group may name", async () => {
+    await setUp();
+    const s = store();
+    const ops = `${org}/7000000000000001`;
+    const idle = `${team}/7000000000000002`;
+    await s.createTeam({ uid: ops, groupUid: org, name: "ops", description: "", now: 1 });
+    await s.createTeam({ uid: idle, groupUid: team, name: "idle", description: "", now: 1 });
+    // Grace (the other organization's) holds viewer at the team group through ops, and is in
+    // idle, which holds nothing; Ada is in ops and bound herself; Edsger is in idle.
+    await s.createRoleBinding({
+      uid: `${team}/b000000000000009`,
+      groupUid: team,
+      identityUid: "",
+      teamUid: ops,
+      roleUid: viewer,
+      now: 1,
+    });
+    await s.addTeamMembers(ops, [person(0), person(2)], 2);
+    await s.addTeamMembers(idle, [person(3), person(2)], 2);
+    const listed = async (group: string) => {
+      const page = await s.listPeople(query(group));
+      return { total: page.total, people: page.items.map((p) => [p.name, p.teams]) };
+    };
+    // At the team group Ada is one of its people through ops alone.
+    expect(await listed(team)).toEqual({
+      total: 4,
+      people: [
+        ["Ada Lovelace", [{ uid: ops, name: "ops" }]],
+        ["Alan Turing", []],
+        ["Edsger 100%_Dijkstra", [{ uid: idle, name: "idle" }]],
+        [
+          "Grace Hopper",
+          [
+            { uid: idle, name: "idle" },
+            { uid: ops, name: "ops" },
+          ],
+        ],
+      ],
+    });
+    expect(await listed(org)).toEqual({
+      total: 4,
+      people: [
+        ["Ada Lovelace", [{ uid: ops, name: "ops" }]],
+        ["Alan Turing", []],
+        ["Edsger 100%_Dijkstra", [{ uid: idle, name: "idle" }]],
+        [
+          "Grace Hopper",
+          [
+            { uid: idle, name: "idle" },
+            { uid: ops, name: "ops" },
+          ],
+        ],
+      ],
+    });
+    // Out of ops she is still in idle, which lives in the team group; out of both, she is no
+    // longer one of the organization's people (she is the other's).
+    await s.removeTeamMembers(ops, [person(2)]);
+    expect((await s.getPerson(team, person(2)))?.teams).toEqual([{ uid: idle, name: "idle" }]);
+    await s.removeTeamMembers(idle, [person(2)]);
+    expect(await s.getPerson(org, person(2))).toBeUndefined();
+    expect((await listed(org)).total).toBe(3);
+  });
+
   it("records how people came in, first way in per kind", async () => {
     await setUp();
     expect((await store().getPerson(team, person(3)))?.origin).toMatchObject({

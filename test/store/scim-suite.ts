@@ -264,4 +264,42 @@ export function scimCases(store: () => Store): void {
     expect(matched.identityUid).toBe(L);
     expect((await s.listTeamMembers(g.teamUid, "", 10)).map((m) => m.identity.uid)).toEqual([L]);
   });
+
+  it("says what the directory says of a person, by the strongest key that finds a user", async () => {
+    const s = store();
+    await s.putScimConnection({ orgUid: R, tokenHash: "r", creatorUid: OWNER, now: 1 });
+    const keys = (identityUid: string, externalId: string, email: string) => ({
+      identityUid,
+      externalId,
+      email,
+    });
+    // Nobody the directory knows: not its to say.
+    expect(await s.scimStanding(R, keys(P, "p", "pat@corp.example"))).toBe("unknown");
+    // Matched by email to Pat, then deactivated: found by the match, the subject, the email.
+    await s.createScimUser(user("pat", { email: "pat@corp.example", externalId: "p" }));
+    expect(await s.scimStanding(R, keys(P, "", ""))).toBe("active");
+    await s.replaceScimUser(
+      user("pat", { email: "pat@corp.example", externalId: "p", active: false }),
+    );
+    expect(await s.scimStanding(R, keys(P, "", ""))).toBe("inactive");
+    expect(await s.scimStanding(R, keys("", "p", ""))).toBe("inactive");
+    expect(await s.scimStanding(R, keys("", "", "PAT@corp.example"))).toBe("inactive");
+    // Another organization's directory says nothing of Pat.
+    expect(await s.scimStanding(OTHER, keys(P, "p", "pat@corp.example"))).toBe("unknown");
+    // Deleted: a tombstone keeps what it stood for.
+    await s.deleteScimUser(R, "pat", 20, []);
+    expect(await s.scimStanding(R, keys(P, "", ""))).toBe("deleted");
+    expect(await s.scimStanding(R, keys("", "p", ""))).toBe("deleted");
+    // Created again, active: the directory's word now, by every key.
+    await s.createScimUser(user("pat2", { email: "pat@corp.example", externalId: "p" }));
+    expect(await s.scimStanding(R, keys(P, "p", "pat@corp.example"))).toBe("active");
+    // The strongest key decides: an inactive user of the person's subject outweighs an
+    // active one found only by the email (a former employee's address given to a new one).
+    await s.createScimUser(
+      user("x", { email: "shared@corp.example", externalId: "sx", active: false }),
+    );
+    await s.createScimUser(user("y", { email: "shared@corp.example", externalId: "sy" }));
+    expect(await s.scimStanding(R, keys("", "sx", "shared@corp.example"))).toBe("inactive");
+    expect(await s.scimStanding(R, keys("", "", "shared@corp.example"))).toBe("active");
+  });
 }

@@ -3,6 +3,7 @@ import type { Event } from "../../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { api } from "../api.js";
 import { ListView } from "../components.js";
 import { orgOf, usePickers } from "../pickers.js";
+import { groupHref } from "../routes.js";
 
 /** An event's type in words: `dev.gatehouse.iam.role_binding.created.v1` is "role binding created". */
 export function typeInWords(type: string): string {
@@ -64,8 +65,12 @@ function dataOf(e: Event) {
       ? data.changedFields.filter((f): f is string => typeof f === "string")
       : [];
   const reason = text(data.reason);
+  // Where the binding was made: a redeemed invite's subject is the invite, what it shows the
+  // binding, whose group's Role bindings is where a reviewer goes.
+  const bindingGroup = binding && isJson(binding.group) ? text(binding.group.uid) : "";
   return {
     ...(actor ? { actor } : {}),
+    ...(bindingGroup ? { bindingGroup } : {}),
     subject,
     changes,
     reason: reasonWords[reason] ?? reason,
@@ -79,26 +84,87 @@ function show(v: unknown): string {
   return typeof v === "string" ? v : JSON.stringify(v);
 }
 
-/** A uid by the name the console knows for it, or the event's own, the uid on hover. */
+/** The group a resource's uid sits in: its uid up to the last `/` ("" for a root uid). */
+function groupOfUid(uid: string): string {
+  const at = uid.lastIndexOf("/");
+  return at < 0 ? "" : uid.slice(0, at);
+}
+
+/** The group page's tab that lists each kind of resource, by the word of its event type. */
+const tabOfResource: Record<string, string> = {
+  identity: "identities",
+  role: "roles",
+  role_binding: "bindings",
+  team: "teams",
+  repo: "repos",
+  group_invite: "invites",
+  identity_provider: "providers",
+  advisory: "advisories",
+  access_request: "access-requests",
+};
+
+/**
+ * Where the console shows the subject of an event of `type` in organization `org`: a group's
+ * own page (a deleted one's parent), the tab of its group that lists it (a tag: its repo's
+ * group's repos), a person's organization's People; undefined where the console has no page
+ * (a webhook subscription, a built-in role, a signing key).
+ */
+export function subjectHref(type: string, subject: string, org: string): string | undefined {
+  const parts = type.split(".");
+  const [domain, resource, verb] = [parts[2], parts[3], parts[4]];
+  if (parts[0] !== "dev" || parts[1] !== "gatehouse" || !resource) return undefined;
+  const group = groupOfUid(subject);
+  // Outside the organization (nothing listed here should be): no link to someone else's page.
+  if (subject !== org && !subject.startsWith(`${org}/`) && domain !== "auth") return undefined;
+  if (resource === "group") {
+    if (verb !== "deleted") return groupHref(subject);
+    return group ? groupHref(group) : undefined;
+  }
+  if (resource === "account_association") return groupHref(subject, "account");
+  if (resource === "tag")
+    return groupOfUid(group) ? groupHref(groupOfUid(group), "repos") : undefined;
+  // A person lives in no group: the organization's People tab lists them.
+  if (domain === "auth" && (resource === "person" || resource === "session")) {
+    return groupHref(org, "people");
+  }
+  if (resource === "identity" && group === "") return groupHref(org, "people");
+  const tab = tabOfResource[resource];
+  return tab && group ? groupHref(group, tab) : undefined;
+}
+
+/** The Role bindings of the group where an event's binding was made, if it shows one. */
+function bindingHref(e: Event, org: string): string | undefined {
+  const { bindingGroup } = dataOf(e);
+  const inOrg = bindingGroup === org || bindingGroup?.startsWith(`${org}/`);
+  return bindingGroup && inOrg ? groupHref(bindingGroup, "bindings") : undefined;
+}
+
+/**
+ * A uid by the name the console knows for it, or the event's own, the uid on hover; a link to
+ * its page where the console has one.
+ */
 function Named({
   uid,
   names,
   fallback,
   kind,
+  href,
 }: {
   uid: string;
   names: Map<string, string>;
   fallback?: string;
   kind: string;
+  href?: string | undefined;
 }) {
   const name = names.get(uid) || fallback;
-  return name ? (
+  const shown = name ? (
     <span title={uid}>{name}</span>
   ) : (
     <span class="uid" title={uid}>
       {/^[aeiou]/.test(kind) ? "an" : "a"} {kind}
     </span>
   );
+  return href ? <a href={href}>{shown}</a> : shown;
 }
 
 /**
@@ -197,10 +263,13 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
             title: "Event",
             render: (e) => {
               const { reason } = dataOf(e);
+              const words = typeInWords(e.type);
+              // "group invite redeemed" says its reason already.
+              const why = reason && !words.endsWith(reason) ? reason : "";
               return (
                 <span title={e.type}>
-                  {typeInWords(e.type)}
-                  {reason ? <small class="reason"> ({reason})</small> : ""}
+                  {words}
+                  {why ? <small class="reason"> ({why})</small> : ""}
                 </span>
               );
             },
@@ -213,6 +282,7 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
                 names={names}
                 fallback={dataOf(e).subject}
                 kind={typeInWords(e.type).split(" ").slice(0, -1).join(" ")}
+                href={bindingHref(e, org) ?? subjectHref(e.type, e.subject, org)}
               />
             ),
           },
@@ -220,7 +290,12 @@ export function EventsTab({ uid, groupName }: { uid: string; groupName: string }
             title: "By",
             render: (e) => {
               const { actor } = dataOf(e);
-              return actor ? <Named uid={actor} names={names} kind="identity" /> : "";
+              if (!actor) return "";
+              // An identity of the organization: its Identities tab; a person: People.
+              const href = actor.includes("/")
+                ? subjectHref("dev.gatehouse.iam.identity.updated.v1", actor, org)
+                : groupHref(org, "people");
+              return <Named uid={actor} names={names} kind="identity" href={href} />;
             },
           },
           { title: "Changes", render: (e) => dataOf(e).changes.join("; ") },

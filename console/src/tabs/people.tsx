@@ -17,8 +17,9 @@ const origins: Record<Person_Origin, string> = {
 };
 
 /**
- * The people of a group (owners: people.list): name, email, how they came, last sign-in and
- * roles, searched by name or email; a person's sessions, which people.update ends.
+ * The people of a group (owners: people.list): name, email, how they came, last sign-in,
+ * roles (saying which come through a team) and teams, searched by name or email; a person's
+ * sessions, which people.update ends.
  */
 export function PeopleTab({ uid, can }: { uid: string; can: Can }) {
   const [chosen, setChosen] = useState<Person | undefined>();
@@ -54,8 +55,23 @@ export function PeopleTab({ uid, can }: { uid: string; can: Can }) {
             title: "Roles",
             render: (p) =>
               p.roleBindings
-                .map((b) => `${b.role?.name ?? ""} at ${b.group?.name ?? ""}`)
+                .map(
+                  (b) =>
+                    `${b.role?.name ?? ""} at ${b.group?.name ?? ""}` +
+                    (b.team ? ` (through team ${b.team.name})` : ""),
+                )
                 .join(", "),
+          },
+          {
+            title: "Teams",
+            // Names shown, uids on hover, as everywhere in the console.
+            render: (p) =>
+              p.teams.map((t, i) => (
+                <span key={t.uid} title={t.uid}>
+                  {i > 0 && ", "}
+                  {t.name}
+                </span>
+              )),
           },
           {
             title: "Sessions",

@@ -5,9 +5,10 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { Config } from "../../config.js";
 import { changeScope, signInScope } from "../../events/audit-scope.js";
 import { startPeriodic } from "../../periodic-job.js";
+import { directoryRefusal, refusalMessage } from "../../scim/scim-standing.js";
 import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { Store } from "../../store/store.js";
-import { isUid } from "../../uid.js";
+import { isUid, rootOf } from "../../uid.js";
 import { grantDefaultRole } from "../login/default-role.js";
 import { personLogin, verifiedEmail } from "../login/person.js";
 import { createSignInLimit } from "../login/sign-in-limit.js";
@@ -443,6 +444,31 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
       });
     }
     const login = personLogin(claims, now(), scope);
+    if (found.idp) {
+      // The organization's directory is the source of truth: a person its SCIM connection
+      // deactivated or deleted gets nothing through its provider (no session, default role
+      // or team), whatever the provider still says; the refusal is the owners' to see.
+      const refusal = await directoryRefusal(store, rootOf(found.idp.uid), {
+        identityUid: login.uid,
+        externalId: claims.sub,
+        email: login.email,
+      });
+      if (refusal) {
+        await store
+          .recording(
+            changeScope({
+              type: "dev.gatehouse.scim.sign_in.refused.v1",
+              source: "/oauth/callback",
+              requestId: req.id,
+              actorUid: login.uid,
+              reason: refusal === "inactive" ? "scim_inactive" : "scim_deleted",
+              via: { identityProviderUid: found.idp.uid, identityProviderName: found.idp.name },
+            }),
+          )
+          .recordChange(found.idp.uid);
+        return refuse(`scim_${refusal}`, refusalMessage(refusal));
+      }
+    }
     const created = !(await store.identityExists(login.uid));
     // The sign-in is in the audit trail: the person's record is written with its event.
     // Through an organization's provider, the sign-in is that organization's owners' to see.

@@ -149,7 +149,7 @@ const actionShown: Record<ActionCommand, Omit<Action, "command" | "method">> = {
   },
   people: {
     about:
-      "the people of a group (owners): name, email, how they came, last sign-in, roles; --query searches name and email",
+      "the people of a group (owners): name, email, how they came, last sign-in, roles (own or via a team), teams; --query searches name and email",
     text: (res) => {
       const page = res as ListPeopleResponse;
       const more = page.nextPageToken ? `next page: --page-token ${page.nextPageToken}\n` : "";
@@ -393,11 +393,18 @@ function isoOf(t: { seconds: bigint; nanos: number } | undefined): string {
   return t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString() : "";
 }
 
-/** A person as one line: uid, name, email, how they came, last sign-in, roles. */
+/**
+ * A person as one line: uid, name, email, how they came, last sign-in, roles (`role@group`,
+ * and ` via team <name>` for one held through a team), teams.
+ */
 function personLine(p: Person): string {
   const came = originWords[p.origin] + (p.identityProviderUid ? ` ${p.identityProviderUid}` : "");
-  const roles = p.roleBindings.map((b) => `${b.role?.name ?? "?"}@${b.group?.name ?? "?"}`);
-  return `${[p.uid, p.name, p.email || "-", came, isoOf(p.lastSignInTime), roles.join(",")].join("\t")}\n`;
+  const roles = p.roleBindings.map(
+    (b) =>
+      `${b.role?.name ?? "?"}@${b.group?.name ?? "?"}${b.team ? ` via team ${b.team.name}` : ""}`,
+  );
+  const teams = p.teams.map((t) => t.name).join(",") || "-";
+  return `${[p.uid, p.name, p.email || "-", came, isoOf(p.lastSignInTime), roles.join(","), teams].join("\t")}\n`;
 }
 
 /** A CheckAccess answer as sentences: the decision, then the bindings behind it. */
@@ -537,16 +544,11 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
   // A list with a time range (events) takes it relative to now too, and exports it.
   const timed = listFlags.some((f) => f.flag === "start-time");
   if (timed) timeRangeOptions(listCmd);
-  const listAction = (cmd: Command, exporting: boolean) =>
+  const listAction = (cmd: Command) =>
     run(ctx, cmd, async (call) => {
       const opts = cmd.opts();
       const values = givenValues(cmd, listFlags);
       if (timed) setTimeRange(values, opts, Date.now());
-      // An export is every page, oldest first, as JSON Lines.
-      if (exporting) {
-        call.format = "jsonl";
-        if (!values.has("order-by")) values.set("order-by", "create_time");
-      }
       if (opts.childrenOf) values.set("uidp.children-of", opts.childrenOf);
       if (opts.descendantsOf) values.set("uidp.descendants-of", opts.descendantsOf);
       const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
@@ -587,21 +589,42 @@ function addVerbs(parent: Command, r: Resource, ctx: RunContext): void {
         );
       }
     });
-  listCmd.action(() => listAction(listCmd, false));
-  if (timed) {
+  listCmd.action(() => listAction(listCmd));
+
+  // export (events): the server's stream of a time range, one JSON line an item as it comes.
+  const exportM = methodOf(r.service, `Export${r.plural}`);
+  if (exportM?.methodKind === "server_streaming") {
+    const exportFlags = messageFlags(exportM.input);
     const exportCmd = common(
       parent
         .command("export")
         .description(
-          `every ${spaced(r.noun)} of a time range as JSON Lines, oldest first (for a SIEM): --since 24h, --until ...`,
+          `every ${spaced(r.noun)} of a time range as JSON Lines, oldest first, in one streamed answer (for a SIEM): --since 24h (required), --until ... (at most 31 days)`,
         ),
     );
-    addFlags(exportCmd, listFlags);
+    addFlags(exportCmd, exportFlags, true);
     exportCmd
       .option("--descendants-of <group>", `anywhere below this group: ${nameHelp.group}`)
       .option("--children-of <group>", `about this one resource: ${nameHelp.group}`);
     timeRangeOptions(exportCmd);
-    exportCmd.action(() => listAction(exportCmd, true));
+    exportCmd.action(() =>
+      run(ctx, exportCmd, async (call) => {
+        const opts = exportCmd.opts();
+        const values = givenValues(exportCmd, exportFlags);
+        setTimeRange(values, opts, Date.now());
+        if (!values.has("start-time")) throw new CliError("--since (or --start-time) is required");
+        if (opts.childrenOf) values.set("uidp.children-of", opts.childrenOf);
+        if (opts.descendantsOf) values.set("uidp.descendants-of", opts.descendantsOf);
+        const scope = (values.get("uidp.descendants-of") ?? values.get("uidp.children-of")) as
+          | string
+          | undefined;
+        await resolveNames(call.list, values, { scope });
+        const req = messageFromFlags(exportM.input, exportFlags, values);
+        for await (const item of call.stream(exportM, req)) {
+          printJsonLine(ctx.io, exportM.output, item as never);
+        }
+      }),
+    );
   }
 
   // get
@@ -808,6 +831,8 @@ interface Call {
   /** The exit code of an answered call (0 unless the command's answer says otherwise). */
   exit: number;
   unary(method: DescMethod, req: Message): Promise<unknown>;
+  /** A server-streaming call: its messages as they come. */
+  stream(method: DescMethod, req: Message): AsyncIterable<Message>;
   /** unary for the name lookups (names.ts). */
   list(method: DescMethod, req: object): Promise<unknown>;
   print(desc: DescMessage, msg: Message): void;
@@ -830,18 +855,24 @@ async function run(ctx: RunContext, cmd: Command, body: (call: Call) => Promise<
     ],
   });
   const clients = new Map<DescService, Client<DescService>>();
+  const clientMethod = <R>(method: DescMethod) => {
+    let client = clients.get(method.parent);
+    if (!client) {
+      client = createClient(method.parent, transport);
+      clients.set(method.parent, client);
+    }
+    const fn = (client as Record<string, (r: Message) => R>)[method.localName];
+    if (!fn) throw new Error(`no client method ${method.localName}`);
+    return fn;
+  };
   const call: Call = {
     format,
     exit: 0,
-    async unary(method, req) {
-      let client = clients.get(method.parent);
-      if (!client) {
-        client = createClient(method.parent, transport);
-        clients.set(method.parent, client);
-      }
-      const fn = (client as Record<string, (r: Message) => Promise<unknown>>)[method.localName];
-      if (!fn) throw new Error(`no client method ${method.localName}`);
-      return fn(req);
+    unary(method, req) {
+      return clientMethod<Promise<unknown>>(method)(req);
+    },
+    stream(method, req) {
+      return clientMethod<AsyncIterable<Message>>(method)(req);
     },
     list(method, req) {
       return call.unary(method, req as Message);

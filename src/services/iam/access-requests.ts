@@ -20,6 +20,7 @@ import { maxBindingLifetimeMs } from "../../grants/binding-expiry.js";
 import { requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
+import { identityRefusal, refusalMessage } from "../../scim/scim-standing.js";
 import type {
   AccessRequestFilters,
   AccessRequestRecord,
@@ -27,7 +28,7 @@ import type {
 } from "../../store/access-request-store.js";
 import { accessRequests } from "../../store/rows/access-request-rows.js";
 import type { SortField, Store } from "../../store/store.js";
-import { isAtOrBelow, newChildUid, parentOf } from "../../uid.js";
+import { isAtOrBelow, newChildUid, parentOf, rootOf } from "../../uid.js";
 import { checkUid, type Violations, violations } from "../../validation/field-rules.js";
 import { atomically } from "../atomic.js";
 import { callerOf, listOptionsOf } from "../caller.js";
@@ -98,6 +99,20 @@ export function createAccessRequestsService(
           "Permission denied: nobody approves or denies their own access request",
           Code.PermissionDenied,
         );
+      }
+      // A person the organization's directory deactivated or deleted is let back in by the
+      // directory, never by a request (one filed before the deprovisioning may still be
+      // pending): it can be denied, not approved.
+      if (decision === "approved") {
+        const refusal = await identityRefusal(
+          tx,
+          rootOf(request.groupUid),
+          request.requesterUid,
+          "",
+        );
+        if (refusal) {
+          throw failedPrecondition(refusalMessage(refusal, "other"));
+        }
       }
       // Approval is a grant, bounded by the approver's own authority as any grant is.
       await requireGrantable(

@@ -17,6 +17,7 @@ import { setCallReason } from "../../events/call-scope.js";
 import { mayStillGrant, requireGrantable } from "../../grants/grant-rule.js";
 import type { ListEngine } from "../../list/list.js";
 import { sortFieldsOf } from "../../list/sort-fields.js";
+import { identityRefusal, refusalMessage } from "../../scim/scim-standing.js";
 import type { GroupInvitePatch, GroupInviteRecord } from "../../store/invite-store.js";
 import { groupInvites } from "../../store/rows/group-invite-rows.js";
 import type { SortField, Store } from "../../store/store.js";
@@ -199,6 +200,20 @@ export function createGroupInvitesService(
       // The creator's authority and the redemption commit together: an invite never grants
       // what its creator lost a moment before.
       const outcome = await atomically(store, async (tx, authorizer) => {
+        // A person the organization's directory deactivated or deleted comes back through it
+        // (or by an owner's own grant), never through a standing code.
+        const refusal = await identityRefusal(
+          tx,
+          rootOf(invite.groupUid),
+          principal.identityUid,
+          principal.email ?? "",
+        );
+        if (refusal) {
+          throw new ConnectError(
+            `Failed precondition: ${refusalMessage(refusal)}`,
+            Code.FailedPrecondition,
+          );
+        }
         if (!(await creatorMayGrant(invite, { store: tx, authorizer }))) {
           throw new ConnectError(
             "Failed precondition: the invite's creator no longer may grant its role; ask for a new invite",

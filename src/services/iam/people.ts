@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
+import { TeamRefSchema } from "../../../gen/gatehouse/common/v2beta1/common_pb.js";
 import {
   ListPeopleResponseSchema,
   ListPersonSessionsResponseSchema,
@@ -52,10 +53,13 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
     return person;
   };
 
-  /** The API message of a person, with their bindings at `group` and below. */
+  /**
+   * The API message of a person, with the bindings they hold at `group` and below (their own
+   * and their teams', each saying which team), and their teams.
+   */
   const toPerson = async (group: string, p: PersonRecord): Promise<Person> => {
     const page = await store.listRoleBindings({
-      filters: { identity: p.uid },
+      filters: { heldBy: p.uid },
       descendantsOf: group,
       order: { field: "create_time", desc: false },
       skip: 0,
@@ -69,6 +73,7 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
       lastSignInTime: timestampFromMs(p.lastSeenTime),
       createTime: timestampFromMs(p.createTime),
       roleBindings: page.items.map(toRoleBinding),
+      teams: p.teams.map((t) => create(TeamRefSchema, { uid: t.uid, name: t.name })),
     });
   };
 

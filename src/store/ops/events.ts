@@ -76,15 +76,24 @@ export function* appendEvent(row: EventRow): Steps<void> {
 
 /**
  * A person belongs to no organization, so their sign-ins, sign-outs and revoked sessions are
- * no organization's events: each organization where the person holds a role, or whose
- * identity provider the sign-in went through, gets its own copy, a child of the organization
- * (`<org>/<person>/<id>`, its own id) that its owners list like any of its events. A copy says
- * nothing of another organization: a provider named in `via` only in that provider's own.
+ * no organization's events: each organization where the person holds a role (directly or
+ * through a team), whose identity provider the person came through (person_origins), or
+ * whose provider this sign-in goes through, gets its own copy, a child of the organization
+ * (`<org>/<person>/<id>`, its own id) that its owners list like any of its events. The same
+ * organizations for a sign-in, its sign-out and its revocation: a sign-out names no provider.
+ * A copy says nothing of another organization: a provider named in `via` only in that
+ * provider's own.
  */
 function* shareWithOrganizations(row: EventRow, data: string): Steps<void> {
   const groups = yield* column<string>(
-    "SELECT DISTINCT group_uid FROM role_bindings WHERE identity_uid = ?",
+    `SELECT group_uid FROM role_bindings WHERE identity_uid = ?
+     UNION SELECT b.group_uid FROM team_members AS m
+       JOIN role_bindings AS b ON b.team_uid = m.team_uid WHERE m.identity_uid = ?
+     UNION SELECT group_uid FROM person_origins WHERE identity_uid = ? AND kind = ?`,
     row.subject,
+    row.subject,
+    row.subject,
+    "identity_provider",
   );
   const through = row.data.via?.identityProviderUid;
   const orgs = new Set(groups.map(rootOf));

@@ -11,6 +11,7 @@ import {
   registryComponentOf,
   releaseNamespaces,
 } from "./registry-namespaces.js";
+import { deleteScimRowsOf } from "./scim.js";
 
 /**
  * A groups row as either backend reads it, with the id the closure table refers to. SQLite
@@ -93,6 +94,8 @@ export const groupOps = {
       yield* deleteCascades("group", uid);
       // An organization's namespaces are free again once it is gone (none for a subgroup).
       if (parentOf(uid) === "") yield* releaseNamespaces(uid);
+      // Its SCIM connection ends with it: no row of a gone organization's directory stays.
+      if (parentOf(uid) === "") yield* deleteScimRowsOf(uid);
       yield* run(countAbove, id);
       // A group can only be deleted as a leaf: its only row as an ancestor is its depth-0 row.
       yield* run("DELETE FROM group_closure WHERE descendant = ? OR ancestor = ?", id, id);

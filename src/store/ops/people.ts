@@ -4,6 +4,7 @@ import type {
   PersonOrigin,
   PersonOriginKind,
   PersonRecord,
+  PersonTeam,
   SessionRecord,
   SessionsRevoked,
 } from "../people-store.js";
@@ -49,19 +50,46 @@ function subtree(column: string, group: string): { sql: string; params: Param[] 
 }
 
 /**
- * The people of `group`: persons (no group of their own) bound at or below it, or who came in
- * through an identity provider at or below it.
+ * The people of `group`: persons (no group of their own) bound at or below it, themselves or
+ * through a team they are a member of; members of a team that lives at or below it (being in
+ * one of its teams is being in the organization, as AddTeamMembers has it), bound or not; and
+ * those who came in through an identity provider at or below it, bound or not. Each way is
+ * one EXISTS, so a person who qualifies several ways is counted once.
  */
 function peopleOf(group: string): { sql: string; params: Param[] } {
   const bound = subtree("b.group_uid", group);
+  const teamBound = subtree("tb.group_uid", group);
+  const teamLives = subtree("m.team_uid", group);
   const came = subtree("o.group_uid", group);
   return {
     sql: `i.group_uid IS NULL AND (
       EXISTS (SELECT 1 FROM role_bindings AS b WHERE b.identity_uid = i.uid AND ${bound.sql})
+      OR EXISTS (SELECT 1 FROM team_members AS m
+        WHERE m.identity_uid = i.uid AND (${teamLives.sql} OR EXISTS (
+          SELECT 1 FROM role_bindings AS tb WHERE tb.team_uid = m.team_uid AND ${teamBound.sql})))
       OR EXISTS (SELECT 1 FROM person_origins AS o WHERE o.identity_uid = i.uid
         AND o.kind = 'identity_provider' AND ${came.sql}))`,
-    params: [...bound.params, ...came.params],
+    params: [...bound.params, ...teamLives.params, ...teamBound.params, ...came.params],
   };
+}
+
+/** The most teams a person's record carries. */
+const maxTeams = 100;
+
+// The person's teams that live at or below `group` (a team's uid is a child of its group's)
+// or that hold a role there: the teams the people view of `group` may name.
+function* teamsOf(uid: string, group: string): Steps<PersonTeam[]> {
+  const lives = subtree("t.uid", group);
+  const bound = subtree("tb.group_uid", group);
+  return yield* rows<PersonTeam>(
+    `SELECT t.uid, t.name FROM team_members AS m JOIN teams AS t ON t.uid = m.team_uid
+     WHERE m.identity_uid = ? AND (${lives.sql} OR EXISTS (SELECT 1 FROM role_bindings AS tb
+       WHERE tb.team_uid = t.uid AND ${bound.sql}))
+     ORDER BY t.name, t.uid LIMIT ${maxTeams}`,
+    uid,
+    ...lives.params,
+    ...bound.params,
+  );
 }
 
 /** A LIKE pattern for text contained anywhere, `\` escaping the wildcards. */
@@ -110,6 +138,7 @@ function* originOf(uid: string, group: string): Steps<PersonOrigin | undefined> 
 
 function* recordOf(row: PersonRow, group: string): Steps<PersonRecord> {
   const origin = yield* originOf(row.uid, group);
+  const teams = yield* teamsOf(row.uid, group);
   return {
     uid: row.uid,
     name: row.name,
@@ -119,6 +148,7 @@ function* recordOf(row: PersonRow, group: string): Steps<PersonRecord> {
     lastSeenTime: row.last_seen_time,
     createTime: row.create_time,
     updateTime: row.update_time,
+    teams,
     ...(origin ? { origin } : {}),
   };
 }

@@ -5,6 +5,8 @@ import type {
   ScimGroupNarrowing,
   ScimGroupRecord,
   ScimGroupWrite,
+  ScimPersonKeys,
+  ScimStanding,
   ScimUserNarrowing,
   ScimUserRecord,
   ScimUserWrite,
@@ -304,6 +306,23 @@ function* joinTeams(userId: string, identityUid: string, now: number) {
   );
 }
 
+/**
+ * Delete every SCIM row of organization `orgUid` (its delete, groups.ts): its connection (the
+ * token stops working with it), its users and their tombstones, its Groups' rows. The people's
+ * token cutoffs stay: they are the people's, not the organization's.
+ */
+export function* deleteScimRowsOf(orgUid: string): Steps<void> {
+  yield* run(
+    `DELETE FROM scim_group_members
+     WHERE team_uid IN (SELECT team_uid FROM scim_groups WHERE org_uid = ?)`,
+    orgUid,
+  );
+  yield* run("DELETE FROM scim_groups WHERE org_uid = ?", orgUid);
+  yield* run("DELETE FROM scim_users WHERE org_uid = ?", orgUid);
+  yield* run("DELETE FROM scim_deleted_users WHERE org_uid = ?", orgUid);
+  yield* run("DELETE FROM scim_connections WHERE org_uid = ?", orgUid);
+}
+
 // The condition and parameter of a narrowing (userName and email are compared without case).
 function narrowing(narrow: ScimUserNarrowing): [string, string[]] {
   switch (narrow.by) {
@@ -460,6 +479,18 @@ export function createScimOps(ownerRoleUid: string) {
       }
       yield* run("DELETE FROM scim_users WHERE org_uid = ? AND id = ?", orgUid, id);
       yield* run("DELETE FROM scim_group_members WHERE user_id = ?", id);
+      // Who the user stood for, kept: the person's next sign-in through the organization's
+      // provider is refused as an inactive user's is (scimStanding).
+      yield* run(
+        `INSERT INTO scim_deleted_users (org_uid, id, identity_uid, external_id, email_key,
+           delete_time) VALUES (?, ?, ?, ?, ?, ?)`,
+        orgUid,
+        id,
+        identityUid,
+        current.externalId,
+        current.email.toLowerCase(),
+        now,
+      );
     }),
 
     createScimGroup: write(function* (g: ScimGroupWrite): Steps<ScimGroupRecord> {
@@ -557,6 +588,33 @@ export function createScimOps(ownerRoleUid: string) {
       return found.map((r) => ({ id: r.team_uid.slice(orgUid.length + 1), name: r.name }));
     }),
 
+    scimStanding: read(function* (orgUid: string, person: ScimPersonKeys): Steps<ScimStanding> {
+      const keys = [
+        ["identity_uid", person.identityUid],
+        ["external_id", person.externalId],
+        ["email_key", person.email.toLowerCase()],
+      ] as const;
+      for (const [column, value] of keys) {
+        if (value === "") continue;
+        const users = yield* rows<{ active: number | string }>(
+          `SELECT active FROM scim_users WHERE org_uid = ? AND ${column} = ?`,
+          orgUid,
+          value,
+        );
+        // Any active user of the person's lets them in: a user the directory made again
+        // after deleting (or deactivating) an earlier one is the directory's word now.
+        if (users.some((u) => Number(u.active) === 1)) return "active";
+        if (users.length > 0) return "inactive";
+        const deleted = yield* one(
+          `SELECT 1 AS x FROM scim_deleted_users WHERE org_uid = ? AND ${column} = ?`,
+          orgUid,
+          value,
+        );
+        if (deleted) return "deleted";
+      }
+      return "unknown";
+    }),
+
     tokenCutoff: read(function* (uid: string) {
       const row = yield* one<{ cutoff_time: number | string }>(
         "SELECT cutoff_time FROM identity_token_cutoffs WHERE identity_uid = ?",
@@ -583,6 +641,7 @@ export function createScimOps(ownerRoleUid: string) {
     | "replaceScimGroup"
     | "deleteScimGroup"
     | "scimGroupsOfUser"
+    | "scimStanding"
     | "tokenCutoff"
   >;
 }

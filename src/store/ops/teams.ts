@@ -99,6 +99,9 @@ export const teamOps = {
     // What the team held ends with it: its bindings go, wherever they are.
     yield* run("DELETE FROM role_bindings WHERE team_uid = ?", uid);
     yield* run("DELETE FROM team_members WHERE team_uid = ?", uid);
+    // A SCIM Group is its team: the Group goes with it (none of its rows left orphaned).
+    yield* run("DELETE FROM scim_group_members WHERE team_uid = ?", uid);
+    yield* run("DELETE FROM scim_groups WHERE team_uid = ?", uid);
     yield* run("DELETE FROM teams WHERE uid = ?", uid);
     return teamRecordOf(row);
   }),

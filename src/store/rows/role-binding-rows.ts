@@ -121,5 +121,12 @@ export function roleBindingConditions(f: RoleBindingFilters): ListClause[] {
   if (f.group) out.push({ sql: "t.group_uid = ?", params: [f.group] });
   if (f.role) out.push({ sql: "t.role_uid = ?", params: [f.role] });
   if (f.team) out.push({ sql: "t.team_uid = ?", params: [f.team] });
+  if (f.heldBy) {
+    out.push({
+      sql: `(t.identity_uid = ? OR t.team_uid IN
+        (SELECT m.team_uid FROM team_members AS m WHERE m.identity_uid = ?))`,
+      params: [f.heldBy, f.heldBy],
+    });
+  }
   return out;
 }

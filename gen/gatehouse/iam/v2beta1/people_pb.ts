@@ -4,6 +4,8 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { TeamRef } from "../../common/v2beta1/common_pb.js";
+import { file_gatehouse_common_v2beta1_common } from "../../common/v2beta1/common_pb.js";
 import type { RoleBinding } from "./role_bindings_pb.js";
 import { file_gatehouse_iam_v2beta1_role_bindings } from "./role_bindings_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/iam/v2beta1/people.proto.
  */
 export const file_gatehouse_iam_v2beta1_people: GenFile = /*@__PURE__*/
-  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvcGVvcGxlLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEiygMKBlBlcnNvbhIQCgN1aWQYASABKAlCA+BBAxIRCgRuYW1lGAIgASgJQgPgQQMSEgoFZW1haWwYAyABKAlCA+BBAxI5CgZvcmlnaW4YBCABKA4yJC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUGVyc29uLk9yaWdpbkID4EEDEiIKFWlkZW50aXR5X3Byb3ZpZGVyX3VpZBgFIAEoCUID4EEDEjoKEWxhc3Rfc2lnbl9pbl90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEj4KDXJvbGVfYmluZGluZ3MYByADKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdCA+BBAxI0CgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyJ2CgZPcmlnaW4SFgoST1JJR0lOX1VOU1BFQ0lGSUVEEAASEgoOT1JJR0lOX1NJR05fSU4QARIcChhPUklHSU5fSURFTlRJVFlfUFJPVklERVIQAhIRCg1PUklHSU5fSU5WSVRFEAMSDwoLT1JJR0lOX1NDSU0QBCKBAQoRTGlzdFBlb3BsZVJlcXVlc3QSFgoJZ3JvdXBfdWlkGAEgASgJQgPgQQISDQoFcXVlcnkYAiABKAkSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSEAoIb3JkZXJfYnkYBSABKAkSDAoEc2tpcBgGIAEoBSKbAQoSTGlzdFBlb3BsZVJlc3BvbnNlEi0KBnBlb3BsZRgBIAMoCzIdLmdhdGVob3VzZS5pYW0udjJiZXRhMS5QZXJzb24SHAoPbmV4dF9wYWdlX3Rva2VuGAIgASgJSACIAQESEwoLdG90YWxfY291bnQYAyABKAMSDwoHc2tpcHBlZBgEIAEoBUISChBfbmV4dF9wYWdlX3Rva2VuIjwKEEdldFBlcnNvblJlcXVlc3QSEAoDdWlkGAEgASgJQgPgQQISFgoJZ3JvdXBfdWlkGAIgASgJQgPgQQIingEKB1Nlc3Npb24SDwoCaWQYASABKAlCA+BBAxIWCgljbGllbnRfaWQYAiABKAlCA+BBAxI0CgtjcmVhdGVfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI0CgtleHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAyJMChlMaXN0UGVyc29uU2Vzc2lvbnNSZXF1ZXN0EhcKCnBlcnNvbl91aWQYASABKAlCA+BBAhIWCglncm91cF91aWQYAiABKAlCA+BBAiJOChpMaXN0UGVyc29uU2Vzc2lvbnNSZXNwb25zZRIwCghzZXNzaW9ucxgBIAMoCzIeLmdhdGVob3VzZS5pYW0udjJiZXRhMS5TZXNzaW9uImIKG1Jldm9rZVBlcnNvblNlc3Npb25zUmVxdWVzdBIXCgpwZXJzb25fdWlkGAEgASgJQgPgQQISFgoJZ3JvdXBfdWlkGAIgASgJQgPgQQISEgoKc2Vzc2lvbl9pZBgDIAEoCSI1ChxSZXZva2VQZXJzb25TZXNzaW9uc1Jlc3BvbnNlEhUKDXJldm9rZWRfY291bnQYASABKAUy/wQKDVBlb3BsZVNlcnZpY2USgQEKCkxpc3RQZW9wbGUSKC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdFBlb3BsZVJlcXVlc3QaKS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdFBlb3BsZVJlc3BvbnNlIh6QAgGC0+STAhUSEy9pYW0vdjJiZXRhMS9wZW9wbGUSeQoJR2V0UGVyc29uEicuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkdldFBlcnNvblJlcXVlc3QaHS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUGVyc29uIiSQAgGC0+STAhsSGS9pYW0vdjJiZXRhMS9wZW9wbGUve3VpZH0SrwEKEkxpc3RQZXJzb25TZXNzaW9ucxIwLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0UGVyc29uU2Vzc2lvbnNSZXF1ZXN0GjEuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RQZXJzb25TZXNzaW9uc1Jlc3BvbnNlIjSQAgGC0+STAisSKS9pYW0vdjJiZXRhMS9wZW9wbGUve3BlcnNvbl91aWR9L3Nlc3Npb25zErwBChRSZXZva2VQZXJzb25TZXNzaW9ucxIyLmdhdGVob3VzZS5pYW0udjJiZXRhMS5SZXZva2VQZXJzb25TZXNzaW9uc1JlcXVlc3QaMy5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUmV2b2tlUGVyc29uU2Vzc2lvbnNSZXNwb25zZSI7gtPkkwI1OgEqIjAvaWFtL3YyYmV0YTEvcGVvcGxlL3twZXJzb25fdWlkfS9zZXNzaW9uczpyZXZva2ViBnByb3RvMw", [file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp]);
+  fileDesc("CiJnYXRlaG91c2UvaWFtL3YyYmV0YTEvcGVvcGxlLnByb3RvEhVnYXRlaG91c2UuaWFtLnYyYmV0YTEigQQKBlBlcnNvbhIQCgN1aWQYASABKAlCA+BBAxIRCgRuYW1lGAIgASgJQgPgQQMSEgoFZW1haWwYAyABKAlCA+BBAxI5CgZvcmlnaW4YBCABKA4yJC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUGVyc29uLk9yaWdpbkID4EEDEiIKFWlkZW50aXR5X3Byb3ZpZGVyX3VpZBgFIAEoCUID4EEDEjoKEWxhc3Rfc2lnbl9pbl90aW1lGAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEID4EEDEj4KDXJvbGVfYmluZGluZ3MYByADKAsyIi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUm9sZUJpbmRpbmdCA+BBAxI0CgtjcmVhdGVfdGltZRgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCA+BBAxI1CgV0ZWFtcxgJIAMoCzIhLmdhdGVob3VzZS5jb21tb24udjJiZXRhMS5UZWFtUmVmQgPgQQMidgoGT3JpZ2luEhYKEk9SSUdJTl9VTlNQRUNJRklFRBAAEhIKDk9SSUdJTl9TSUdOX0lOEAESHAoYT1JJR0lOX0lERU5USVRZX1BST1ZJREVSEAISEQoNT1JJR0lOX0lOVklURRADEg8KC09SSUdJTl9TQ0lNEAQigQEKEUxpc3RQZW9wbGVSZXF1ZXN0EhYKCWdyb3VwX3VpZBgBIAEoCUID4EECEg0KBXF1ZXJ5GAIgASgJEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJEhAKCG9yZGVyX2J5GAUgASgJEgwKBHNraXAYBiABKAUimwEKEkxpc3RQZW9wbGVSZXNwb25zZRItCgZwZW9wbGUYASADKAsyHS5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUGVyc29uEhwKD25leHRfcGFnZV90b2tlbhgCIAEoCUgAiAEBEhMKC3RvdGFsX2NvdW50GAMgASgDEg8KB3NraXBwZWQYBCABKAVCEgoQX25leHRfcGFnZV90b2tlbiI8ChBHZXRQZXJzb25SZXF1ZXN0EhAKA3VpZBgBIAEoCUID4EECEhYKCWdyb3VwX3VpZBgCIAEoCUID4EECIp4BCgdTZXNzaW9uEg8KAmlkGAEgASgJQgPgQQMSFgoJY2xpZW50X2lkGAIgASgJQgPgQQMSNAoLY3JlYXRlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMSNAoLZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgPgQQMiTAoZTGlzdFBlcnNvblNlc3Npb25zUmVxdWVzdBIXCgpwZXJzb25fdWlkGAEgASgJQgPgQQISFgoJZ3JvdXBfdWlkGAIgASgJQgPgQQIiTgoaTGlzdFBlcnNvblNlc3Npb25zUmVzcG9uc2USMAoIc2Vzc2lvbnMYASADKAsyHi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuU2Vzc2lvbiJiChtSZXZva2VQZXJzb25TZXNzaW9uc1JlcXVlc3QSFwoKcGVyc29uX3VpZBgBIAEoCUID4EECEhYKCWdyb3VwX3VpZBgCIAEoCUID4EECEhIKCnNlc3Npb25faWQYAyABKAkiNQocUmV2b2tlUGVyc29uU2Vzc2lvbnNSZXNwb25zZRIVCg1yZXZva2VkX2NvdW50GAEgASgFMv8ECg1QZW9wbGVTZXJ2aWNlEoEBCgpMaXN0UGVvcGxlEiguZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RQZW9wbGVSZXF1ZXN0GikuZ2F0ZWhvdXNlLmlhbS52MmJldGExLkxpc3RQZW9wbGVSZXNwb25zZSIekAIBgtPkkwIVEhMvaWFtL3YyYmV0YTEvcGVvcGxlEnkKCUdldFBlcnNvbhInLmdhdGVob3VzZS5pYW0udjJiZXRhMS5HZXRQZXJzb25SZXF1ZXN0Gh0uZ2F0ZWhvdXNlLmlhbS52MmJldGExLlBlcnNvbiIkkAIBgtPkkwIbEhkvaWFtL3YyYmV0YTEvcGVvcGxlL3t1aWR9Eq8BChJMaXN0UGVyc29uU2Vzc2lvbnMSMC5nYXRlaG91c2UuaWFtLnYyYmV0YTEuTGlzdFBlcnNvblNlc3Npb25zUmVxdWVzdBoxLmdhdGVob3VzZS5pYW0udjJiZXRhMS5MaXN0UGVyc29uU2Vzc2lvbnNSZXNwb25zZSI0kAIBgtPkkwIrEikvaWFtL3YyYmV0YTEvcGVvcGxlL3twZXJzb25fdWlkfS9zZXNzaW9ucxK8AQoUUmV2b2tlUGVyc29uU2Vzc2lvbnMSMi5nYXRlaG91c2UuaWFtLnYyYmV0YTEuUmV2b2tlUGVyc29uU2Vzc2lvbnNSZXF1ZXN0GjMuZ2F0ZWhvdXNlLmlhbS52MmJldGExLlJldm9rZVBlcnNvblNlc3Npb25zUmVzcG9uc2UiO4LT5JMCNToBKiIwL2lhbS92MmJldGExL3Blb3BsZS97cGVyc29uX3VpZH0vc2Vzc2lvbnM6cmV2b2tlYgZwcm90bzM", [file_gatehouse_common_v2beta1_common, file_gatehouse_iam_v2beta1_role_bindings, file_google_api_annotations, file_google_api_field_behavior, file_google_protobuf_timestamp]);
 
 /**
  * Person is a person (a root identity made by signing in) as an owner of their organization
@@ -64,7 +66,9 @@ export type Person = Message<"gatehouse.iam.v2beta1.Person"> & {
   lastSignInTime?: Timestamp | undefined;
 
   /**
-   * The person's role bindings at the request's group and below it (at most 100), hydrated.
+   * The role bindings the person holds at the request's group and below it (at most 100),
+   * hydrated: their own, and those of the teams they are a member of (`team` set: held
+   * through that team).
    *
    * @generated from field: repeated gatehouse.iam.v2beta1.RoleBinding role_bindings = 7;
    */
@@ -76,6 +80,14 @@ export type Person = Message<"gatehouse.iam.v2beta1.Person"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 8;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * The teams the person is a member of that live at the request's group or below it, or
+   * that hold a role there (at most 100), by name.
+   *
+   * @generated from field: repeated gatehouse.common.v2beta1.TeamRef teams = 9;
+   */
+  teams: TeamRef[];
 };
 
 /**
@@ -387,8 +399,9 @@ export const RevokePersonSessionsResponseSchema: GenMessage<RevokePersonSessions
  * PeopleService is an owner's view of the people of an organization: who they are (name,
  * verified email), how they came, when they last signed in, what they hold, and their sign-in
  * sessions, which the owner may end. Every RPC names a group: it answers about the people who
- * hold a role at that group or below it (or who came through its identity providers), and
- * needs `people.list` (reads) or `people.update` (ending sessions) there; owners hold both.
+ * hold a role at that group or below it, themselves or through a team they are a member of
+ * (or who came through its identity providers), and needs `people.list` (reads) or
+ * `people.update` (ending sessions) there; owners hold both.
  *
  * @generated from service gatehouse.iam.v2beta1.PeopleService
  */
