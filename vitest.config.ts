@@ -14,11 +14,14 @@ const tiers = classify(root);
 // once a worker, not once a file. Fifty small api files took 488 s one process each and 139 s
 // sharing (load average 17-19 on 2 cores; the imports alone 212 s against 4 s). What they share
 // is harmless: every server, store and client is a file's own, started and closed by it (a
-// file that changes the environment, timers or globals puts them back). Not shared: the
-// reliability tier (crashes, SIGTERM, memory ceilings: a process's own state is what it
-// measures), PostgreSQL's (its helper keeps a file's databases in module state) and the
-// console's (three files, each a browser).
-const sharedWorkers = new Set<Tier>(["unit", "api"]);
+// file that changes the environment, timers or globals puts them back). PostgreSQL's too: its
+// helper's module state (helpers/postgres.ts: the migrated template, the databases leased)
+// then serves a worker's files as it serves a file's tests, a database freed by one test reset
+// for the next, and the template migrated once a worker instead of once a file (eight of its
+// files: 79 s one process each, 58 s sharing, the imports 34 s against 11 s, load 14-18). Not
+// shared: the reliability tier (crashes, SIGTERM, memory ceilings: a process's own state is
+// what it measures) and the console's (a few files, each a browser).
+const sharedWorkers = new Set<Tier>(["unit", "api", "postgres"]);
 
 const setupOf = (tier: Tier) => [
   // Every tier: the run's temporary files under one root, removed at the end (temp-root.ts).

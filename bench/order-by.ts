@@ -10,61 +10,22 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownerRole, storeRoles } from "../src/auth/capabilities.js";
-import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { Cursor } from "../src/store/store.js";
-import { newChildUid, newRootUid } from "../src/uid.js";
+import { seedGroupTree } from "./group-tree.js";
 
 const n = Number(process.argv[2] ?? 100_000);
 const samples = 100;
 const words = ["payments", "search", "mobile", "infra", "data", "web", "ml", "edge", "ops"];
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-order-by-"));
-const path = join(dir, "order.db");
-let store = createSqliteStore(path, { roles: storeRoles, synchronous: "NORMAL" });
-const now = Date.now();
-const admin = await store.upsertPerson({
-  uid: newRootUid(),
-  issuer: "https://users.bench",
-  subject: "admin",
-  name: "admin",
-  email: "",
-  now,
+// Descriptions in no relation to names or times: many repeat, as team names do.
+const describe = (i: number) => `${words[(i * 7) % words.length]} team ${(i * 7919) % 5000}`;
+const { store, root, groups } = await seedGroupTree(join(dir, "order.db"), {
+  groups: n,
+  name: "order",
+  description: describe,
 });
-const root = newRootUid();
-await store.createOrganization(
-  { uid: root, name: "order", description: "", now },
-  { bindingUid: newChildUid(root), identityUid: admin.uid, roleUid: ownerRole.uid },
-);
-store.db.exec("BEGIN");
-let made = 1;
-let frontier = [root];
-const descriptions: string[] = [];
-while (made < n) {
-  const next: string[] = [];
-  for (const parent of frontier) {
-    for (let i = 0; i < 10 && made < n; i++) {
-      const uid = newChildUid(parent);
-      // Descriptions in no relation to names or times: many repeat, as team names do.
-      const description = `${words[(made * 7) % words.length]} team ${(made * 7919) % 5000}`;
-      descriptions.push(description);
-      await store.createGroup({
-        uid,
-        parentUid: parent,
-        name: `g${made.toString().padStart(7, "0")}`,
-        description,
-        now: now + made,
-      });
-      next.push(uid);
-      if (++made % 5000 === 0) store.db.exec("COMMIT; BEGIN");
-    }
-    if (made >= n) break;
-  }
-  frontier = next;
-}
-store.db.exec("COMMIT");
-await store.close();
-store = createSqliteStore(path, { roles: storeRoles });
+const descriptions = groups.slice(1).map((_, k) => describe(k + 1));
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -9,9 +9,8 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownerRole, storeRoles } from "../src/auth/capabilities.js";
-import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
-import { newChildUid, newRootUid } from "../src/uid.js";
+import { newChildUid } from "../src/uid.js";
+import { seedGroupTree } from "./group-tree.js";
 
 const max = Number(process.argv[2] ?? 1_000_000);
 const sizes = [1_000, 10_000, 100_000, 1_000_000].filter((n) => n <= max);
@@ -56,48 +55,16 @@ async function measure(n: number): Promise<Row> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-scale-"));
   const path = join(dir, "scale.db");
   // Seeded with NORMAL commits in batches (as bench/seed.ts does), measured with FULL ones.
-  let store = createSqliteStore(path, { roles: storeRoles, synchronous: "NORMAL" });
-  const now = Date.now();
-  const admin = await store.upsertPerson({
-    uid: newRootUid(),
-    issuer: "https://users.bench",
-    subject: "admin",
-    name: "admin",
-    email: "",
+  const {
+    store,
+    root,
+    admin,
+    groups: all,
     now,
+  } = await seedGroupTree(path, {
+    groups: n,
+    name: "scale",
   });
-  const root = newRootUid();
-  await store.createOrganization(
-    { uid: root, name: "scale", description: "", now },
-    { bindingUid: newChildUid(root), identityUid: admin.uid, roleUid: ownerRole.uid },
-  );
-  store.db.exec("BEGIN");
-  let made = 1;
-  let frontier = [root];
-  const all: string[] = [root];
-  while (made < n) {
-    const next: string[] = [];
-    for (const parent of frontier) {
-      for (let i = 0; i < 10 && made < n; i++) {
-        const uid = newChildUid(parent);
-        await store.createGroup({
-          uid,
-          parentUid: parent,
-          name: `g${made.toString().padStart(7, "0")}`,
-          description: "",
-          now: now + made,
-        });
-        next.push(uid);
-        all.push(uid);
-        if (++made % 5000 === 0) store.db.exec("COMMIT; BEGIN");
-      }
-      if (made >= n) break;
-    }
-    frontier = next;
-  }
-  store.db.exec("COMMIT");
-  await store.close();
-  store = createSqliteStore(path, { roles: storeRoles });
   const deepest = all[all.length - 1] as string;
 
   const pick = (i: number) => all[(i * 7919) % all.length] as string;
@@ -124,7 +91,7 @@ async function measure(n: number): Promise<Row> {
   );
   // The role check of a call at the deepest group: the admin's capabilities along its path.
   const path5 = await store.getGroupPath(deepest);
-  const checks = await timeEach(samples, () => store.capabilitiesAt(admin.uid, path5));
+  const checks = await timeEach(samples, () => store.capabilitiesAt(admin, path5));
   const parent = all[Math.floor(all.length / 2)] as string;
   const creates = await timeEach(300, (i) =>
     store.createGroup({

@@ -1,20 +1,14 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // `gatehouse iam bind-batch`: BatchCreateRoleBindings from the command line, all or nothing.
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 const editor = builtinRoles.find((r) => r.name === "editor")!;
-let org: TestOrg;
-let env: Record<string, string>;
 
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("cli-batch");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env } = useCliSuite("cli-batch");
 
 const item = (identityUid: string, roleUid: string) =>
   JSON.stringify({ roleBinding: { identityUid, roleUid } });

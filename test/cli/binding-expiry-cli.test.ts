@@ -1,26 +1,13 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // `--for <duration>` on the role-binding commands: an expiry as a person thinks of it, sent as
 // expireTime; `--until-revoked` clears it. Through the command line against a real server.
 
-let org: TestOrg;
-let env: Record<string, string>;
 const hour = 3_600_000;
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON as the tests read it
-async function json(argv: string[]): Promise<any> {
-  const r = await runCli([...argv, "--output", "json"], env);
-  if (r.code !== 0) throw new Error(`gatehouse ${argv.join(" ")}: ${r.code} ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("cli-expiry");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env, json } = useCliSuite("cli-expiry");
 
 describe("gatehouse iam role-bindings --for", () => {
   it("creates a binding that expires, moves its expiry, and makes it last until revoked", async () => {

@@ -1,18 +1,12 @@
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // What a capability means and who would grant it, from the command line (issue 43): a denial
 // names the roles that would grant the capability, `iam capabilities` says what each one lets
 // you do, and the other spelling of a capability (repos.* for repo.*) is read as the catalog's.
 
-let org: TestOrg;
-let env: Record<string, string>;
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("caps-org");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env } = useCliSuite("caps-org");
 
 it("a denial lists the built-in and custom roles that would grant the capability", async () => {
   const viewer = await gh.makeIdentity(org.uid, ["viewer"]);

@@ -1,26 +1,12 @@
-import { beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // Names where a person types a uid (issue 43): a group by its path, an identity by name or
 // email, a role by name; a name that matches nothing, or several, is a usage error that says so.
 
-let org: TestOrg;
-let env: Record<string, string>;
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON as the test reads it
-async function json(argv: string[]): Promise<any> {
-  const r = await runCli([...argv, "--output", "json"], env);
-  if (r.code !== 0) throw new Error(`gatehouse ${argv.join(" ")}: ${r.code} ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("names-org");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env, json } = useCliSuite("names-org");
 
 it("takes a group's path wherever a group uid goes", async () => {
   const eng = await json(["iam", "groups", "create", "--parent", "names-org", "--name", "eng"]);

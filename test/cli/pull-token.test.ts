@@ -1,8 +1,9 @@
 import { decodeJwt } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { freePort, type TestOrg, useTestServer } from "../helpers/test-server.js";
+import { freePort } from "../helpers/test-server.js";
 
 // `gatehouse auth pull-token create|list|delete` against a real server: the token it prints
 // is taken by the registry token endpoint (as docker login sends it: Basic, the identity's uid
@@ -12,11 +13,10 @@ import { freePort, type TestOrg, useTestServer } from "../helpers/test-server.js
 const pullRole = builtinRoles.find((r) => r.name === "registry.pull")!;
 const day = 86_400_000;
 let service: string;
-let org: TestOrg;
-let env: Record<string, string>;
 const clock = { t: Date.now() };
 
-const gh = useTestServer(
+const { gh, org, env } = useCliSuite(
+  "pulls",
   async () => {
     service = `127.0.0.1:${await freePort()}`;
     return { GATEHOUSE_REGISTRY_AUDIENCE: service };
@@ -24,8 +24,6 @@ const gh = useTestServer(
   { now: () => clock.t },
 );
 beforeAll(async () => {
-  org = await gh.makeOrg("pulls");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
   const repo = await fetch(`${gh.url}/registry/v2beta1/repos/${org.uid}`, {
     method: "POST",
     headers: { ...org.owner.headers, "content-type": "application/json" },

@@ -1,27 +1,13 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { main } from "../../src/cli/main.js";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // The resource commands against a real server, over the generated Connect client: what a
 // person types, what they read back, and the exit codes.
 
-let org: TestOrg;
-let env: Record<string, string>;
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON as the tests read it
-async function json(argv: string[]): Promise<any> {
-  const r = await runCli([...argv, "--output", "json"], env);
-  if (r.code !== 0) throw new Error(`gatehouse ${argv.join(" ")}: ${r.code} ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("cli-org");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env, json } = useCliSuite("cli-org");
 
 describe("gatehouse iam groups", () => {
   it("creates, gets, updates (only the fields given), lists and deletes", async () => {

@@ -1,27 +1,14 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
+import { useCliSuite } from "../helpers/cli-suite.js";
 import { runCli } from "../helpers/run-cli.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 // `gatehouse iam teams ...` and the membership commands against a real server: what a person
 // types, and what they read back.
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
-let org: TestOrg;
-let env: Record<string, string>;
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON as the tests read it
-async function json(argv: string[]): Promise<any> {
-  const r = await runCli([...argv, "--output", "json"], env);
-  if (r.code !== 0) throw new Error(`gatehouse ${argv.join(" ")}: ${r.code} ${r.stderr}`);
-  return JSON.parse(r.stdout);
-}
-
-const gh = useTestServer();
-beforeAll(async () => {
-  org = await gh.makeOrg("cli-teams");
-  env = { GATEHOUSE_API: gh.url, GATEHOUSE_TOKEN: org.owner.token };
-});
+const { gh, org, env, json } = useCliSuite("cli-teams");
 
 describe("gatehouse iam teams", () => {
   it("creates a team, binds a role to it, adds, lists and removes members, deletes it", async () => {

@@ -1,53 +1,26 @@
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  axeViolations,
-  browserAvailable,
-  launchBrowser,
-  screenshotOnFailure,
-} from "../helpers/browser.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { expect, it } from "vitest";
+import { axeViolations, describeInBrowser, useConsoleSuite } from "../helpers/browser.js";
 
 // The console's Access requests tab, in headless Chromium against a real server: a viewer asks
 // for editor for 8 h, the owner sees the pending request and approves it with a reason, and the
 // expiring binding shows in the Role bindings tab; the store holds the answer and the grant.
 
-const run = browserAvailable();
 const hour = 3_600_000;
 
-let gh: TestServer;
-let browser: Browser;
-let page: Page | undefined;
-let org: TestOrg;
+describeInBrowser("access requests in the console", () => {
+  const ui = useConsoleSuite({ org: "requests-console" });
+  const { gh, org } = ui;
 
-describe.skipIf(!run)("access requests in the console", { timeout: 60_000 }, () => {
-  beforeAll(async () => {
-    gh = await startTestServer();
-    org = await gh.makeOrg("requests-console");
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await gh?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") await screenshotOnFailure(page, "access-requests");
-  });
-
-  async function signedIn(token: string): Promise<BrowserContext> {
-    const context = await browser.newContext();
-    context.setDefaultTimeout(20_000);
-    page = await context.newPage();
-    await page.goto(`${gh.url}/console/`);
-    await page.getByLabel("Token", { exact: true }).fill(token);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+  /** A fresh page signed in with `token`, at the organization's Access requests tab. */
+  async function signedIn(token: string) {
+    const page = await ui.freshPage();
+    await ui.signIn(token);
     await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(org.uid)}`);
     await page
       .getByRole("navigation", { name: "Group sections" })
       .getByText("Access requests")
       .click();
-    return context;
+    return page;
   }
 
   it("a viewer asks for editor, the owner approves, and the binding appears", async () => {
@@ -55,8 +28,8 @@ describe.skipIf(!run)("access requests in the console", { timeout: 60_000 }, () 
     const askerName = (await gh.store.getIdentity(asker.uid))!.name;
 
     // The viewer asks: no list of pending requests for one who may not answer them.
-    let context = await signedIn(asker.token);
-    const form = page!.getByRole("form", { name: "Request access" });
+    let page = await signedIn(asker.token);
+    const form = page.getByRole("form", { name: "Request access" });
     await form.getByLabel("Role", { exact: true }).selectOption({ label: "editor" });
     const durations = await form.getByLabel("Duration", { exact: true }).locator("option");
     expect((await durations.allTextContents()).filter((o) => o !== "choose…")).toEqual([
@@ -68,16 +41,16 @@ describe.skipIf(!run)("access requests in the console", { timeout: 60_000 }, () 
     await form.getByLabel("Duration", { exact: true }).selectOption({ label: "8 h" });
     await form.getByLabel("Reason", { exact: true }).fill("release night");
     await form.getByRole("button", { name: "Request access" }).click();
-    await page!
+    await page
       .getByRole("status")
       .getByText("Requested editor at requests-console for 8 h")
       .waitFor();
-    expect(await page!.getByRole("region", { name: "Pending access requests" }).count()).toBe(0);
-    await context.close();
+    expect(await page.getByRole("region", { name: "Pending access requests" }).count()).toBe(0);
+    await ui.context.close();
 
     // The owner answers it.
-    context = await signedIn(org.owner.token);
-    const pending = page!.getByRole("region", { name: "Pending access requests" });
+    page = await signedIn(org.owner.token);
+    const pending = page.getByRole("region", { name: "Pending access requests" });
     const row = pending.getByRole("row", {
       name: new RegExp(`${askerName} editor 8 h release night`),
     });
@@ -86,13 +59,13 @@ describe.skipIf(!run)("access requests in the console", { timeout: 60_000 }, () 
     await row.getByRole("button", { name: "Approve" }).click();
     await pending.getByText("None", { exact: true }).waitFor();
     const after = Date.now();
-    expect(await axeViolations(page!)).toEqual([]);
+    expect(await axeViolations(page)).toEqual([]);
 
-    await page!
+    await page
       .getByRole("navigation", { name: "Group sections" })
       .getByText("Role bindings")
       .click();
-    const bound = page!.getByRole("row", { name: new RegExp(`${askerName} editor`) });
+    const bound = page.getByRole("row", { name: new RegExp(`${askerName} editor`) });
     await bound.locator("time").waitFor();
 
     // What the store holds: the request approved with the reason, and an 8 h binding.
@@ -115,6 +88,5 @@ describe.skipIf(!run)("access requests in the console", { timeout: 60_000 }, () 
     ).items.filter((b) => b.expireTime !== undefined);
     expect(binding!.expireTime).toBeGreaterThanOrEqual(before + 8 * hour);
     expect(binding!.expireTime).toBeLessThanOrEqual(after + 8 * hour);
-    await context.close();
   });
 });

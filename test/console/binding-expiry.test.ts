@@ -1,55 +1,29 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  axeViolations,
-  browserAvailable,
-  launchBrowser,
-  screenshotOnFailure,
-} from "../helpers/browser.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
+import { expect, it } from "vitest";
+import { axeViolations, describeInBrowser, useConsoleSuite } from "../helpers/browser.js";
 
 // The console's grant form offers how long a grant lasts (1 h, 8 h, 1 d, 7 d or until
 // revoked) and the bindings list shows when each expires: in headless Chromium, against a real
 // server, the expiry checked through the store afterwards.
 
-const run = browserAvailable();
 const hour = 3_600_000;
 
-let gh: TestServer;
-let browser: Browser;
-let page: Page | undefined;
-let org: TestOrg;
-
-describe.skipIf(!run)("granting for a while in the console", { timeout: 60_000 }, () => {
-  beforeAll(async () => {
-    gh = await startTestServer();
-    org = await gh.makeOrg("expiry-console");
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await gh?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") await screenshotOnFailure(page, "binding-expiry");
-  });
+describeInBrowser("granting for a while in the console", () => {
+  const ui = useConsoleSuite({ org: "expiry-console" });
+  const { gh, org } = ui;
 
   it("grants for 8 h and until revoked, and the list shows each expiry", async () => {
     const worker = await gh.makeIdentity(org.uid);
     const other = await gh.makeIdentity(org.uid);
     const names = new Map<string, string>();
     for (const w of [worker, other]) names.set(w.uid, (await gh.store.getIdentity(w.uid))!.name);
-    const context = await browser.newContext();
-    context.setDefaultTimeout(20_000);
-    page = await context.newPage();
-    await page.goto(`${gh.url}/console/`);
-    await page.getByLabel("Token", { exact: true }).fill(org.owner.token);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    const page = await ui.freshPage();
+    await ui.signIn(org.owner.token);
     await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(org.uid)}/bindings`);
 
     const grant = page.getByRole("form", { name: "Grant a role" });
     const lasts = grant.getByLabel("Lasts", { exact: true });
+    // allTextContents does not wait: the form first (a loaded machine renders it late).
+    await lasts.waitFor();
     const offered = await lasts.locator("option").allTextContents();
     expect(offered.filter((o) => o !== "choose…")).toEqual([
       "until revoked",
@@ -103,6 +77,5 @@ describe.skipIf(!run)("granting for a while in the console", { timeout: 60_000 }
     ).items;
     expect(kept!.expireTime).toBeUndefined();
     expect(await axeViolations(page)).toEqual([]);
-    await context.close();
   });
 });

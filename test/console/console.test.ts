@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { BrowserContext, Page } from "playwright-core";
+import { afterEach, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import {
   createDomainVerification,
@@ -12,43 +12,20 @@ import {
 import { importAdvisories } from "../../src/import/import-advisories.js";
 import { parseRecords } from "../../src/import/read-records.js";
 import { newChildUid } from "../../src/uid.js";
-import {
-  axeViolations,
-  browserAvailable,
-  launchBrowser,
-  screenshotOnFailure,
-} from "../helpers/browser.js";
-import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
-import {
-  freePort,
-  startTestServer,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { axeViolations, describeInBrowser, useConsoleSuite } from "../helpers/browser.js";
+import { signInAtIdp } from "../helpers/test-idp.js";
+import type { TestOrg } from "../helpers/test-server.js";
 
 // The web console in headless Chromium against a real server: every page through
 // connect-web, the errors from google.rpc.Status, axe-core on each page.
 
-const run = browserAvailable();
-
-let gh: TestServer;
-let idp: TestIdp;
-let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let org: TestOrg;
 /** CSP violations the page reported, and requests to anything but the server and the IdP. */
 const pageErrors: string[] = [];
 const foreign: string[] = [];
 /** The API calls the console made: path, content type and Connect protocol version. */
 const apiCalls: { path: string; type: string; connect: string }[] = [];
-
-async function signInWithToken(token: string) {
-  await page.goto(`${gh.url}/console/`);
-  await page.getByLabel("Token", { exact: true }).fill(token);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Your groups" }).waitFor();
-}
 
 /**
  * No axe-core violation of any impact on the page. With GATEHOUSE_CONSOLE_SCREENSHOTS set to a
@@ -62,10 +39,6 @@ async function expectAccessible(where: string) {
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, `${where.replace(/\W+/g, "-")}.png`) });
   }
-}
-
-async function openGroup(uid: string, tab = "subgroups") {
-  await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
 }
 
 /** At the test identity provider's own pages: log in as alice, consent, back at the console. */
@@ -96,82 +69,57 @@ async function renameOpenGroup(name: string) {
 }
 
 // A browser under a loaded CI machine is slow: generous limits, and a screenshot on failure.
-describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
-  beforeAll(async () => {
-    const port = await freePort();
-    idp = await startTestIdp({
-      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-      people: {
-        alice: { name: "Alice Console", email: "alice@example.com", email_verified: true },
-      },
-    });
-    gh = await startTestServer(
-      {
-        GATEHOUSE_LOGIN_ISSUER: idp.issuer,
-        GATEHOUSE_LOGIN_CLIENT_ID: idp.clientId,
-        GATEHOUSE_LOGIN_CLIENT_SECRET: idp.clientSecret,
-        GATEHOUSE_LOGIN_NAME: "Test IdP",
-        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-        // The organization provider of the sign-in-by-name test is the test IdP on loopback.
-        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
-        // Repos show pull references on this registry host (nothing is fetched from it).
-        GATEHOUSE_REGISTRY_AUDIENCE: "registry.example.com",
-      },
-      { port },
-    );
-    org = await gh.makeOrg("console-org");
-    browser = await launchBrowser();
+describeInBrowser("the web console", () => {
+  const ui = useConsoleSuite({
+    idpPeople: {
+      alice: { name: "Alice Console", email: "alice@example.com", email_verified: true },
+    },
+    env: {
+      // The organization provider of the sign-in-by-name test is the test IdP on loopback.
+      GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
+      // Repos show pull references on this registry host (nothing is fetched from it).
+      GATEHOUSE_REGISTRY_AUDIENCE: "registry.example.com",
+    },
+    // Every page: what it asks of other origins and of the API, and the CSP violations it reports.
+    onPage(page, context) {
+      context.on("request", (r) => {
+        const url = new URL(r.url());
+        const from = new URL(r.frame().url() || r.url()).origin;
+        if (url.origin !== gh.url && url.origin !== idp.issuer && from === gh.url) {
+          foreign.push(r.url());
+        }
+        if (url.origin === gh.url && /^\/gatehouse\.[\w.]+\/\w+$/.test(url.pathname)) {
+          apiCalls.push({
+            path: url.pathname,
+            type: r.headers()["content-type"] ?? "",
+            connect: r.headers()["connect-protocol-version"] ?? "",
+          });
+        }
+      });
+      page.on("console", (m) => {
+        if (m.type() === "error" && /Content Security Policy|Refused to/.test(m.text())) {
+          pageErrors.push(m.text());
+        }
+      });
+    },
   });
+  const { gh, idp, org } = ui;
+  async function openGroup(uid: string, tab = "subgroups") {
+    await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
+  }
+  /** A fresh tab (and sessionStorage) for a test (ui.freshPage), as `page` and `context`. */
+  async function freshPage() {
+    page = await ui.freshPage();
+    context = ui.context;
+  }
 
-  afterAll(async () => {
-    await browser?.close();
-    await gh?.close();
-    await idp?.close();
-  });
-
-  // A fresh tab (and sessionStorage) for every test; confirm dialogs are accepted.
-  let current = "";
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") await screenshotOnFailure(page, current);
-    await context?.close();
-    // Every test: no CSP violation, nothing fetched from anywhere but the server (and the IdP).
+  // Every test: no CSP violation, nothing fetched from anywhere but the server (and the IdP).
+  afterEach(() => {
     const errors = pageErrors.splice(0);
     const elsewhere = foreign.splice(0);
     expect(errors, "CSP violations").toEqual([]);
     expect(elsewhere, "requests to other origins").toEqual([]);
   });
-  async function freshPage(name: string) {
-    current = name;
-    context = await browser.newContext();
-    context.setDefaultTimeout(20_000);
-    page = await context.newPage();
-    page.on("dialog", (d) => void d.accept());
-    // Tests talk only to 127.0.0.1: anything else is refused (the test IdP's own pages ask for
-    // web fonts) and, asked for by the console, recorded.
-    await context.route(
-      (url) => url.hostname !== "127.0.0.1",
-      (route) => route.abort("blockedbyclient"),
-    );
-    context.on("request", (r) => {
-      const url = new URL(r.url());
-      const from = new URL(r.frame().url() || r.url()).origin;
-      if (url.origin !== gh.url && url.origin !== idp.issuer && from === gh.url) {
-        foreign.push(r.url());
-      }
-      if (url.origin === gh.url && /^\/gatehouse\.[\w.]+\/\w+$/.test(url.pathname)) {
-        apiCalls.push({
-          path: url.pathname,
-          type: r.headers()["content-type"] ?? "",
-          connect: r.headers()["connect-protocol-version"] ?? "",
-        });
-      }
-    });
-    page.on("console", (m) => {
-      if (m.type() === "error" && /Content Security Policy|Refused to/.test(m.text())) {
-        pageErrors.push(m.text());
-      }
-    });
-  }
 
   it("is served with a strict CSP and cacheable hashed assets", async () => {
     const res = await fetch(`${gh.url}/console/`);
@@ -214,8 +162,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("signs in with a token; creates, renames, fails to delete the parent, deletes a subgroup", async () => {
-    await freshPage("groups");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await expectAccessible("home");
     await page
       .getByRole("row", { name: /^console-org owner/ })
@@ -282,8 +230,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
 
   it("offers a viewer no action it may not take", async () => {
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    await freshPage("viewer");
-    await signInWithToken(viewer.token);
+    await freshPage();
+    await ui.signIn(viewer.token);
     await openGroup(org.uid);
     await page.getByRole("region", { name: "Subgroups" }).getByRole("table").waitFor();
     expect(await page.getByRole("form", { name: "Create a subgroup" }).count()).toBe(0);
@@ -307,14 +255,14 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     const middle = await made(org.uid, "middle");
     const leaf = await made(middle, "leaf");
     const viewer = await gh.makeIdentity(middle, ["viewer"]);
-    await freshPage("viewer tree");
+    await freshPage();
     const noise: string[] = [];
     // What the browser console would show as "Failed to load resource": a 4xx answer.
     page.on("response", (r) => {
       if (r.status() >= 400 && r.status() < 500)
         noise.push(`${r.status()} ${new URL(r.url()).pathname}`);
     });
-    await signInWithToken(viewer.token);
+    await ui.signIn(viewer.token);
     await openGroup(leaf, "tree");
     const tree = page.getByRole("navigation", { name: "Group tree" });
     // The ancestor the viewer may read, open down to this group; not the organization above.
@@ -329,8 +277,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("lists an owner's change on the Events page, newest first; a viewer is not offered it", async () => {
-    await freshPage("events");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid);
     await page.getByRole("heading", { name: "console-org" }).waitFor();
     await createAndOpenSubgroup("audited");
@@ -394,8 +342,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await events.getByRole("cell", { name: "group updated" }).first().waitFor();
 
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    await freshPage("events viewer");
-    await signInWithToken(viewer.token);
+    await freshPage();
+    await ui.signIn(viewer.token);
     const caps = page.waitForResponse((r) => r.url().endsWith("/ListCallerCapabilities"));
     await openGroup(org.uid, "members");
     await (await caps).finished();
@@ -406,8 +354,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
 
   it("tells a caller whose role went while the page was open which capability it lacks (403)", async () => {
     const editor = await gh.makeIdentity(org.uid, ["owner"]);
-    await freshPage("forbidden");
-    await signInWithToken(editor.token);
+    await freshPage();
+    await ui.signIn(editor.token);
     await openGroup(org.uid);
     const create = page.getByRole("form", { name: "Create a subgroup" });
     await create.getByLabel("Name").fill("not-allowed");
@@ -427,8 +375,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates a workload identity and grants it viewer with the pickers", async () => {
-    await freshPage("identities");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "identities");
     const form = page.getByRole("form", { name: "Create a workload identity" });
     await form.getByLabel("Name", { exact: true }).fill("ci-deployer");
@@ -465,8 +413,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates an identity from patterns (a bad one shown at its field), edits and deletes it", async () => {
-    await freshPage("identity-edit");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "identities");
     const form = page.getByRole("form", { name: "Create a workload identity" });
     await form.getByLabel("Name", { exact: true }).fill("deploy-any");
@@ -525,8 +473,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates a custom role by picking capabilities, and grants it with the pickers", async () => {
-    await freshPage("roles");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "roles");
     await page.getByRole("row", { name: /^viewer built-in/ }).waitFor();
     await expectAccessible("roles");
@@ -563,9 +511,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates an invite and shows its code once", async () => {
-    await freshPage("invites");
+    await freshPage();
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
-    await signInWithToken(org.owner.token);
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "invites");
     const form = page.getByRole("form", { name: "Create an invite" });
     await form.getByLabel("Role", { exact: true }).selectOption({ label: "viewer" });
@@ -590,8 +538,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("adds and deletes an organization's identity provider, and associates accounts", async () => {
-    await freshPage("providers");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "providers");
     const form = page.getByRole("form", { name: "Add an identity provider" });
     await form.getByLabel("Name", { exact: true }).fill("corp-sso");
@@ -654,8 +602,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates a repo and tags it (a bad digest shown at its field)", async () => {
-    await freshPage("repos");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "repos");
     const form = page.getByRole("form", { name: "Create a repo" });
     await form.getByLabel("Name", { exact: true }).fill("app");
@@ -734,8 +682,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("creates a public repo and makes it private again", async () => {
-    await freshPage("public repos");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "repos");
     const form = page.getByRole("form", { name: "Create a repo" });
     await form.getByLabel("Name", { exact: true }).fill("site");
@@ -770,8 +718,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
         now: Date.now(),
       });
     }
-    await freshPage("paging");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(parent.uid);
     await page.getByText("1–50 of 120").waitFor();
     await page.getByRole("link", { name: "g000" }).waitFor();
@@ -815,9 +763,9 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       });
       expect(made.status).toBe(200);
     }
-    await freshPage("phone");
+    await freshPage();
     await page.setViewportSize({ width: 390, height: 844 });
-    await signInWithToken(org.owner.token);
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid);
     const menu = page.locator("details.tab-menu");
     await menu.locator("summary").click();
@@ -854,8 +802,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       }),
     });
     const provider = (await made.json()) as { uid: string; redirectUri: string };
-    await freshPage("edit provider");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "providers");
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
     const row = page.getByRole("row", { name: /^edit-sso / });
@@ -887,8 +835,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       err: () => {},
     });
     expect(summary.rejected).toEqual([]);
-    await freshPage("advisories");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "advisories");
     // Every imported advisory first, then the searches.
     await page.getByText(`1–50 of ${summary.created}`).waitFor();
@@ -939,7 +887,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("signs in through the login provider in the browser, and signs out", async () => {
-    await freshPage("browser-sign-in");
+    await freshPage();
     await page.goto(`${gh.url}/console/`);
     await expectAccessible("sign-in page");
     await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
@@ -1011,8 +959,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     await named((await gh.makeIdentity(platform, ["viewer"], org.uid)).uid, "ci-bot");
     await named((await gh.makeIdentity(platform, ["editor"], platform)).uid, "deployer");
 
-    await freshPage("members");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(platform, "members");
     const members = page.getByRole("table", { name: "Members" });
     await members
@@ -1105,7 +1053,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       `${gh.url}/oauth/callback`,
       `${gh.url}/oauth/idp-callback/${providerUid}`,
     ]);
-    await freshPage("org-provider-sign-in");
+    await freshPage();
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
       "Your work email, or your organization's identity provider (its name)",
@@ -1126,8 +1074,8 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
   });
 
   it("declares a provider's email domains and signs a person in by their email", async () => {
-    await freshPage("provider email domains");
-    await signInWithToken(org.owner.token);
+    await freshPage();
+    await ui.signIn(org.owner.token);
     await openGroup(org.uid, "providers");
     const form = page.getByRole("form", { name: "Add an identity provider" });
     await form.getByLabel("Name", { exact: true }).fill("console-org-mail");
@@ -1152,7 +1100,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
     idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${uid}`]);
 
     await context.close();
-    await freshPage("sign-in by email");
+    await freshPage();
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
       "Your work email, or your organization's identity provider (its name)",
@@ -1202,7 +1150,7 @@ describe.skipIf(!run)("the web console", { timeout: 60_000 }, () => {
       await page.getByRole("region", { name: "Matching providers" }).waitFor();
     };
     await declare(stranger, "squat-company-sso-0");
-    await freshPage("squatted domain");
+    await freshPage();
     await ask("bob@squat-company.example");
     // The one claim, the stranger's, is shown with who declares it, and not followed.
     const choices = page.getByRole("region", { name: "Matching providers" }).getByRole("button");

@@ -1,50 +1,20 @@
-import type { Browser, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  axeViolations,
-  browserAvailable,
-  launchBrowser,
-  screenshotOnFailure,
-} from "../helpers/browser.js";
+import { expect, it } from "vitest";
+import { axeViolations, describeInBrowser, useConsoleSuite } from "../helpers/browser.js";
 import { restCall } from "../helpers/rest-client.js";
-import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
 
 // The console's Teams tab, in headless Chromium against a real server: an owner creates a
 // team, adds a member by uid and grants the team a role; the team's members, its role and the
 // binding in the Role bindings tab show, and the API agrees.
 
-const run = browserAvailable();
-
-let gh: TestServer;
-let browser: Browser;
-let page: Page | undefined;
-let org: TestOrg;
-
-describe.skipIf(!run)("teams in the console", { timeout: 60_000 }, () => {
-  beforeAll(async () => {
-    gh = await startTestServer();
-    org = await gh.makeOrg("teams-console");
-    browser = await launchBrowser();
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await gh?.close();
-  });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === "fail") await screenshotOnFailure(page, "teams-console");
-  });
+describeInBrowser("teams in the console", () => {
+  const ui = useConsoleSuite({ org: "teams-console" });
+  const { gh, org } = ui;
 
   it("creates a team, adds a member, grants it a role, and the binding shows", async () => {
     const worker = await gh.makeIdentity(org.uid);
     const workerName = (await gh.store.getIdentity(worker.uid))!.name;
-    const context = await browser.newContext();
-    context.setDefaultTimeout(20_000);
-    page = await context.newPage();
-    page.on("dialog", (d) => void d.accept());
-    await page.goto(`${gh.url}/console/`);
-    await page.getByLabel("Token", { exact: true }).fill(org.owner.token);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Your groups" }).waitFor();
+    const page = await ui.freshPage();
+    await ui.signIn(org.owner.token);
     await page.goto(`${gh.url}/console/#/group/${encodeURIComponent(org.uid)}`);
     await page.getByRole("navigation", { name: "Group sections" }).getByText("Teams").click();
 
@@ -99,6 +69,5 @@ describe.skipIf(!run)("teams in the console", { timeout: 60_000 }, () => {
       .getByText("Role bindings")
       .click();
     await page.getByRole("row", { name: /team oncall viewer/ }).waitFor();
-    await context.close();
   });
 });

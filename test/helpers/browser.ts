@@ -1,7 +1,17 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { basename, join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, onTestFinished } from "vitest";
+import { late } from "./late.js";
+import { startTestIdp, type TestIdp, type TestIdpOptions } from "./test-idp.js";
+import {
+  freePort,
+  startTestServer,
+  type TestOrg,
+  type TestServer,
+  type TestServerOptions,
+} from "./test-server.js";
 
 /** Debian's Chromium, which CI installs with apt-get (.ci/run). */
 export const chromiumPath = process.env.GATEHOUSE_CHROMIUM ?? "/usr/bin/chromium";
@@ -64,4 +74,145 @@ export async function screenshotOnFailure(page: Page | undefined, name: string):
   await page
     .screenshot({ path: join(dir, `${name.replace(/\W+/g, "-")}.png`), fullPage: true })
     .catch(() => undefined);
+}
+
+/**
+ * A describe block of browser tests: skipped (loudly) where there is no Chromium outside CI,
+ * failed in CI (browserAvailable), with a generous limit a test for a loaded machine.
+ */
+export function describeInBrowser(name: string, body: () => void, timeoutMs = 60_000): void {
+  describe.skipIf(!browserAvailable())(name, { timeout: timeoutMs }, body);
+}
+
+/** How useConsoleSuite starts its server. */
+export interface ConsoleSuiteOptions {
+  /** The organization's name (made through the store, owned by a new person). */
+  org?: string;
+  /** The server's settings (startTestServer's env), besides the login provider's. */
+  env?: Record<string, string>;
+  /** The server's options besides its port (a clock, a log stream). */
+  server?: Omit<TestServerOptions, "port">;
+  /**
+   * Start a test identity provider (test-idp.ts) with these people, and make it the server's
+   * login provider, "Test IdP" (the server on a port known beforehand, for its redirect URI).
+   */
+  idpPeople?: TestIdpOptions["people"];
+  /** Called with each fresh page before a test uses it: listeners, recorders, permissions. */
+  onPage?: (page: Page, context: BrowserContext) => void | Promise<void>;
+}
+
+/** What useConsoleSuite gives a describe block; each part stands for what its beforeAll made. */
+export interface ConsoleSuite {
+  /** The server, with the console built for this run (test/setup/console.ts). */
+  gh: TestServer;
+  /** The organization (`org` of the options). */
+  org: TestOrg;
+  /** The login provider (with `idpPeople` only). */
+  idp: TestIdp;
+  /** One Chromium for the block. */
+  browser: Browser;
+  /** The page and context of the last freshPage. */
+  readonly page: Page;
+  readonly context: BrowserContext;
+  /**
+   * A new browser context and page (a fresh sessionStorage): 20 s a step, confirm dialogs
+   * accepted, anything but 127.0.0.1 refused (tests talk only to loopback). Closed after the
+   * test, with a screenshot under test-results/ first if it failed.
+   */
+  freshPage(): Promise<Page>;
+  /** On the current page (freshPage's), sign in to the console with `token`: its home page. */
+  signIn(token: string): Promise<void>;
+}
+
+/**
+ * The web console's test setup for a describe block (describeInBrowser): a server (with a
+ * test identity provider as its login provider if asked), an organization, and one Chromium,
+ * started in a beforeAll and closed in an afterAll; a fresh page a test, a screenshot of a
+ * failed test. Call it first in the block: hooks the block adds after it see all of it made.
+ */
+export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
+  let gh: TestServer | undefined;
+  let org: TestOrg | undefined;
+  let idp: TestIdp | undefined;
+  let browser: Browser | undefined;
+  let page: Page | undefined;
+  let context: BrowserContext | undefined;
+  const when = "useConsoleSuite(): its parts exist from the block's beforeAll to its afterAll";
+
+  beforeAll(async () => {
+    const port = await freePort();
+    let login: Record<string, string> = {};
+    if (opts.idpPeople) {
+      idp = await startTestIdp({
+        redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+        people: opts.idpPeople,
+      });
+      login = {
+        GATEHOUSE_LOGIN_ISSUER: idp.issuer,
+        GATEHOUSE_LOGIN_CLIENT_ID: idp.clientId,
+        GATEHOUSE_LOGIN_CLIENT_SECRET: idp.clientSecret,
+        GATEHOUSE_LOGIN_NAME: "Test IdP",
+        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
+      };
+    }
+    gh = await startTestServer({ ...login, ...opts.env }, { ...opts.server, port });
+    org = await gh.makeOrg(opts.org ?? "console-org");
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gh?.close();
+    await idp?.close();
+  });
+  const suite: ConsoleSuite = {
+    gh: late(() => gh, when),
+    org: late(() => org, when),
+    idp: late(() => idp, `${when}, with idpPeople`),
+    browser: late(() => browser, when),
+    get page() {
+      if (!page) throw new Error("useConsoleSuite(): no page yet; call freshPage() first");
+      return page;
+    },
+    get context() {
+      if (!context) throw new Error("useConsoleSuite(): no context yet; call freshPage() first");
+      return context;
+    },
+    async freshPage() {
+      if (!browser) throw new Error(when);
+      const made = await browser.newContext();
+      context = made;
+      made.setDefaultTimeout(20_000);
+      const opened = await made.newPage();
+      page = opened;
+      // Once the test is over, after its afterEach hooks (even one that failed): a screenshot
+      // of its last page if it failed, then its contexts closed, newest first. Opened outside
+      // a test (a beforeAll), a context lasts until the browser closes.
+      try {
+        onTestFinished(async (ctx) => {
+          if (ctx.task.result?.state === "fail" && page === opened) {
+            const file = basename(ctx.task.file.name, ".test.ts");
+            await screenshotOnFailure(opened, `${file} ${ctx.task.name}`);
+          }
+          await made.close().catch(() => undefined);
+        });
+      } catch {
+        // Not in a test.
+      }
+      opened.on("dialog", (d) => void d.accept());
+      await made.route(
+        (url) => url.hostname !== "127.0.0.1",
+        (route) => route.abort("blockedbyclient"),
+      );
+      await opts.onPage?.(opened, made);
+      return opened;
+    },
+    async signIn(token) {
+      const p = suite.page;
+      await p.goto(`${suite.gh.url}/console/`);
+      await p.getByLabel("Token", { exact: true }).fill(token);
+      await p.getByRole("button", { name: "Sign in", exact: true }).click();
+      await p.getByRole("heading", { name: "Your groups" }).waitFor();
+    },
+  };
+  return suite;
 }

@@ -11,7 +11,7 @@ declare module "vitest" {
   }
 }
 
-/** A database this test file made, and whether a later test may have it (after a reset). */
+/** A database this worker made, and whether a later test may have it (after a reset). */
 interface Lease {
   name: string;
   migrated: boolean;
@@ -36,7 +36,9 @@ let template: Promise<Template> | undefined;
  * Asked for in a test (or its beforeEach), the database is this test's until it finishes; a
  * later test of the file then gets the same database back, emptied by TRUNCATE (a few
  * milliseconds, where making a database costs tens to hundreds under load). Asked for outside a
- * test (beforeAll, the module), it is the file's for good. Migrations run once per file.
+ * test (beforeAll, the module), it is the file's for good. Migrations run once per worker
+ * (the postgres tier's files share theirs: vitest.config.ts), a later file's tests getting a
+ * database an earlier file's test freed, as a later test of one file does.
  */
 export async function newPgDatabase(opts: { migrated?: boolean } = {}): Promise<string> {
   const migrated = opts.migrated !== false;

@@ -7,6 +7,7 @@ import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
 import { freePort } from "./free-port.js";
+import { late } from "./late.js";
 import { newPgDatabase } from "./postgres.js";
 
 /** The store backends a suite runs against when it runs against each. */
@@ -201,17 +202,8 @@ export function useTestServer(
     current = undefined;
     await closing?.close();
   });
-  // Every property read goes to the running server, so the block's code reads as if it held
-  // the server itself; `then` stays undefined, so that awaiting it is not a thenable's trap.
-  return new Proxy({} as TestServer, {
-    get(_target, key) {
-      if (key === "then") return undefined;
-      if (!current) {
-        throw new Error(
-          "useTestServer(): the server runs from the block's beforeAll to its afterAll; use it in hooks and tests",
-        );
-      }
-      return Reflect.get(current, key);
-    },
-  });
+  return late(
+    () => current,
+    "useTestServer(): the server runs from the block's beforeAll to its afterAll; use it in hooks and tests",
+  );
 }
