@@ -31,6 +31,9 @@ function useRoute(): string[] {
   useEffect(() => {
     const on = () => setRoute(parse());
     addEventListener("hashchange", on);
+    // A hash changed between the first render and this effect (a link followed, or an address
+    // typed, as the console drew) fired no event we heard: read it once now.
+    on();
     return () => removeEventListener("hashchange", on);
   }, []);
   return route;
