@@ -225,13 +225,30 @@ function valueWriter(field: DescField, options: JsonWriterOptions): Write {
 }
 
 /**
+ * A Struct's JSON object as protobuf-es writes it, which drops every `__proto__` key at any
+ * depth (its Struct cannot hold one: the key is set on a plain object). JSON.parse makes such a
+ * key an own property, so an event's data could hold one; written as held, a REST or Connect
+ * caller would see what gRPC's binary answer drops. The replacer runs only when the key is
+ * there.
+ */
+function structText(v: unknown): string {
+  const text = JSON.stringify(v);
+  return text.includes('"__proto__"') ? JSON.stringify(v, withoutProtoKeys) : text;
+}
+
+/** JSON.stringify's replacer leaving out `__proto__` keys. */
+function withoutProtoKeys(key: string, value: unknown): unknown {
+  return key === "__proto__" ? undefined : value;
+}
+
+/**
  * The writer of a message held in a field of a message that is not a well-known type. A
  * google.protobuf.Struct is held there as the JSON object it stands for (protobuf-es's
  * representation), written as JSON.stringify writes it: what protobuf-es writes of it.
  * Any other type's writer is found when first used (a type may hold itself).
  */
 function messageValue(desc: DescMessage, options: JsonWriterOptions): Write {
-  if (desc.typeName === "google.protobuf.Struct") return (v) => JSON.stringify(v);
+  if (desc.typeName === "google.protobuf.Struct") return structText;
   let write: Write | undefined;
   return (v) => {
     write ??= messageWriter(desc, options);

@@ -19,6 +19,7 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { EventSchema } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb.js";
 import { createFieldJsonWriter, createJsonWriter } from "../../src/json/message-json.js";
 import { millisecondTimestamps } from "../../src/json/timestamp-json.js";
@@ -315,6 +316,16 @@ describe("createJsonWriter", () => {
       );
     },
   );
+
+  // The property above found it (seed 1359504845): JSON.parse makes a "__proto__" key an own
+  // property, which a Struct written as held kept and protobuf-es (and gRPC's binary) drops.
+  it("writes a Struct holding __proto__ keys as protobuf-es does, at any depth", () => {
+    const data = JSON.parse('{"":[{"__proto__":0}],"__proto__":{"x":1},"a":"__proto__"}');
+    const m = create(EventSchema, { data });
+    const written = createJsonWriter(EventSchema, connectOptions)(m);
+    expect(written).toBe(expected(EventSchema, m, {}));
+    expect(JSON.parse(written).data).toEqual({ "": [{}], a: "__proto__" });
+  });
 
   it("writes a whole-second Timestamp with .000 and keeps 3, 6 or 9 fraction digits", () => {
     const w = createJsonWriter(TimestampSchema);
