@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from "node:fs";
 import net from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort } from "../helpers/test-server.js";
-import { type ChildServer, startChildServer } from "./helpers/child-server.js";
+import { expect, it } from "vitest";
+import { useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: a burst of connections that arrives while the event loop is busy (the
 // red team's 1,000 HTTP/1.1 non-readers from two addresses) waits in the kernel's queue of
@@ -15,42 +11,23 @@ import { type ChildServer, startChildServer } from "./helpers/child-server.js";
 // connections from three addresses (under the 512 a client address may have), then the
 // server continues and answers every one.
 
-const dir = mkdtempSync(join(tmpdir(), "gatehouse-connection-burst-"));
-let port: number;
-let child: ChildServer | undefined;
-
-beforeAll(async () => {
-  port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  child = await startChildServer(
-    url,
-    {
-      GATEHOUSE_DB: join(dir, "gatehouse.db"),
-      GATEHOUSE_HOST: "127.0.0.1",
-      GATEHOUSE_PORT: String(port),
-      GATEHOUSE_BASE_URL: url,
-      GATEHOUSE_LOG_LEVEL: "warn",
-    },
-    60_000,
-  );
-});
-afterAll(async () => {
-  child?.process.kill("SIGKILL");
-  await child?.exited;
-  rmSync(dir, { recursive: true, force: true });
-});
+const served = useServedProcess("connection-burst");
 
 it("queues a burst of connections that comes while the server is busy, and serves them all", {
   timeout: 120_000,
 }, async () => {
-  const pid = child!.process.pid!;
+  const pid = served.child.process.pid!;
   const sockets: net.Socket[] = [];
   let connected = 0;
   const answered: Promise<boolean>[] = [];
   process.kill(pid, "SIGSTOP");
   try {
     for (let i = 0; i < 1_500; i++) {
-      const s = net.connect({ port, host: "127.0.0.1", localAddress: `127.0.0.${1 + (i % 3)}` });
+      const s = net.connect({
+        port: served.port,
+        host: "127.0.0.1",
+        localAddress: `127.0.0.${1 + (i % 3)}`,
+      });
       sockets.push(s);
       s.on("error", () => undefined);
       s.once("connect", () => {

@@ -1,11 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort } from "../helpers/test-server.js";
-import { type ChildServer, startChildServer } from "./helpers/child-server.js";
+import { loadavg } from "node:os";
+import { expect, it } from "vitest";
+import { controlClientOf, quantile, useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: HTTP/2 clients that never read, opening many connections of 100 streams
 // from one address, do not take the event loop from a client at another address. A server
@@ -20,32 +17,11 @@ import { type ChildServer, startChildServer } from "./helpers/child-server.js";
 // p99 alone (bench/RESULTS.md); past 4 connections of an address, a connection now may have 8
 // streams at once, and nghttp2 refuses the others before Node builds anything.
 
-const dir = mkdtempSync(join(tmpdir(), "gatehouse-hostile-fairness-"));
-let port: number;
-let child: ChildServer | undefined;
-
-beforeAll(async () => {
-  port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  child = await startChildServer(
-    url,
-    {
-      GATEHOUSE_DB: join(dir, "gatehouse.db"),
-      GATEHOUSE_HOST: "127.0.0.1",
-      GATEHOUSE_PORT: String(port),
-      GATEHOUSE_BASE_URL: url,
-      GATEHOUSE_LOG_LEVEL: "warn",
-      // Non-readers are reset after a second, and come back: a new burst of streams each time.
-      GATEHOUSE_UNSENT_STALL_MS: "1000",
-    },
-    60_000,
-  );
+const served = useServedProcess("hostile-fairness", {
+  // Non-readers are reset after a second, and come back: a new burst of streams each time.
+  GATEHOUSE_UNSENT_STALL_MS: "1000",
 });
-afterAll(async () => {
-  child?.process.kill("SIGKILL");
-  await child?.exited;
-  rmSync(dir, { recursive: true, force: true });
-});
+const { controlCall, controlCalls } = controlClientOf(served);
 
 /**
  * The attack, run by a process of its own for `ms`: `sessions` HTTP/2 connections from
@@ -81,7 +57,7 @@ Promise.all(Array.from({ length: sessions }, conn)).then(() => process.stdout.wr
 /** Run the attack; resolves with the number of connections it opened once it is over. */
 function attack(path: string, sessions: number, streams: number, ms: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const args = [String(port), path, String(sessions), String(streams), String(ms)];
+    const args = [String(served.port), path, String(sessions), String(streams), String(ms)];
     const p = spawn(process.execPath, ["-e", attackScript, ...args], {
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -93,48 +69,6 @@ function attack(path: string, sessions: number, streams: number, ms: number): Pr
       code === 0 ? resolve(Number(out)) : reject(new Error(`the attack exited ${code}`)),
     );
   });
-}
-
-/** One GET from 127.0.0.2 on a kept-alive connection: its time in ms (NaN if not 200). */
-function controlCall(agent: http.Agent, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const req = http.get({ host: "127.0.0.1", port, path, agent }, (res) => {
-      res.resume();
-      res.once("end", () => resolve(res.statusCode === 200 ? performance.now() - t0 : Number.NaN));
-    });
-    req.once("error", () => resolve(Number.NaN));
-  });
-}
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
-
-/**
- * The server's main thread (its event loop): ms it has run on a core. What it ran while a
- * control call waited is what was served before it, whatever share of the core the machine's
- * load left it (on a loaded machine a busy process waits for the core, so wall time would
- * measure the machine more than the order of service).
- */
-function serverCpuMs(): number {
-  const [run] = readFileSync(`/proc/${child!.process.pid}/schedstat`, "utf8").split(" ");
-  return Number(run) / 1e6;
-}
-
-/** Control calls one at a time, 20 ms apart, for `ms`: their times, and the server's CPU. */
-async function controlCalls(agent: http.Agent, ms: number) {
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const c0 = serverCpuMs();
-    wall.push(await controlCall(agent, "/docs/docs.js"));
-    cpu.push(serverCpuMs() - c0);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return { wall, cpu };
 }
 
 it("serves a client from another address beside HTTP/2 non-readers as it is served alone", {

@@ -1,15 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
-import { loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { loadavg } from "node:os";
+import { resolve } from "node:path";
 import tls from "node:tls";
 import autocannon from "autocannon";
 import { Pool } from "undici";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { freePort, startTestServer } from "../helpers/test-server.js";
-import { type ChildServer, startChildServer } from "./helpers/child-server.js";
+import { expect, it } from "vitest";
+import { startTestServer } from "../helpers/test-server.js";
+import { controlClientOf, quantile, useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: a pipelined HTTP/1.1 flood does not take the event loop from a client at
 // another address, and clients that pipeline within the bound are served in full. A server
@@ -22,30 +22,8 @@ import { type ChildServer, startChildServer } from "./helpers/child-server.js";
 // parsed every request of a packet (an IncomingMessage and a ServerResponse each) before
 // any of ours ran: 50,000 a round of the flood, for 3,200 answers.
 
-const dir = mkdtempSync(join(tmpdir(), "gatehouse-hostile-pipelining-"));
-let port: number;
-let child: ChildServer | undefined;
-
-beforeAll(async () => {
-  port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  child = await startChildServer(
-    url,
-    {
-      GATEHOUSE_DB: join(dir, "gatehouse.db"),
-      GATEHOUSE_HOST: "127.0.0.1",
-      GATEHOUSE_PORT: String(port),
-      GATEHOUSE_BASE_URL: url,
-      GATEHOUSE_LOG_LEVEL: "warn",
-    },
-    60_000,
-  );
-});
-afterAll(async () => {
-  child?.process.kill("SIGKILL");
-  await child?.exited;
-  rmSync(dir, { recursive: true, force: true });
-});
+const served = useServedProcess("hostile-pipelining");
+const { controlCall, controlCalls } = controlClientOf(served);
 
 /**
  * The flood, run by a process of its own for `ms`: `conns` connections from 127.0.0.1, each
@@ -76,7 +54,7 @@ Promise.all(Array.from({ length: conns }, conn)).then(() => process.stdout.write
 /** Run the flood; resolves with the connections it opened and the answers it read. */
 function flood(path: string, conns: number, depth: number, ms: number, restMs: number) {
   return new Promise<{ opened: number; answers: number }>((resolve, reject) => {
-    const args = [port, path, conns, depth, ms, restMs].map(String);
+    const args = [served.port, path, conns, depth, ms, restMs].map(String);
     const p = spawn(process.execPath, ["-e", floodScript, ...args], {
       stdio: ["ignore", "pipe", "inherit"],
     });
@@ -90,43 +68,6 @@ function flood(path: string, conns: number, depth: number, ms: number, restMs: n
       else reject(new Error(`the flood exited ${code}`));
     });
   });
-}
-
-/** One GET from 127.0.0.2 on a kept-alive connection: its time in ms (NaN if not 200). */
-function controlCall(agent: http.Agent, path: string): Promise<number> {
-  return new Promise((resolve) => {
-    const t0 = performance.now();
-    const req = http.get({ host: "127.0.0.1", port, path, agent }, (res) => {
-      res.resume();
-      res.once("end", () => resolve(res.statusCode === 200 ? performance.now() - t0 : Number.NaN));
-    });
-    req.once("error", () => resolve(Number.NaN));
-  });
-}
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-};
-
-/** The server's main thread (its event loop): ms it has run on a core. */
-function serverCpuMs(): number {
-  const [run] = readFileSync(`/proc/${child!.process.pid}/schedstat`, "utf8").split(" ");
-  return Number(run) / 1e6;
-}
-
-/** Control calls one at a time, 20 ms apart, for `ms`: their times, and the server's CPU. */
-async function controlCalls(agent: http.Agent, ms: number) {
-  const wall: number[] = [];
-  const cpu: number[] = [];
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    const c0 = serverCpuMs();
-    wall.push(await controlCall(agent, "/docs/docs.js"));
-    cpu.push(serverCpuMs() - c0);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return { wall, cpu };
 }
 
 it("serves a client from another address beside a pipelined flood as it is served alone", {
@@ -167,7 +108,7 @@ it("serves a client from another address beside a pipelined flood as it is serve
 it("serves clients that pipeline within the bound in full: undici, autocannon, bodies", {
   timeout: 60_000,
 }, async () => {
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${served.port}`;
   // undici with 10 requests in flight on each of 2 connections.
   const pool = new Pool(url, { connections: 2, pipelining: 10 });
   try {
@@ -198,7 +139,7 @@ it("serves clients that pipeline within the bound in full: undici, autocannon, b
   // cuts chunks at): every one is answered (404: no such route) on a connection that stays.
   const body = "a\r\n\r\nb\r\n\r\n\r\n\r\nc";
   const post = `POST /no-such-page HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
-  const socket = net.connect(port, "127.0.0.1");
+  const socket = net.connect(served.port, "127.0.0.1");
   let text = "";
   socket.on("data", (c: Buffer) => {
     text += c.toString("latin1");
