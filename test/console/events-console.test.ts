@@ -138,8 +138,9 @@ describe.skipIf(!run)("the console's Events tab", { timeout: 90_000 }, () => {
     // The type says the reason already: not "group invite redeemed (invite redeemed)".
     expect(await byInvite.textContent()).not.toContain("(invite redeemed)");
     expect(await byInvite.textContent()).toContain("as viewer at payments");
-    // Exactly those two grants, each with its own reason.
-    expect(await events.getByRole("row").count()).toBe(3);
+    // Exactly those two grants, each with its own reason. The rows above are in the unfiltered
+    // list too, which stays on screen until the filtered page arrives: wait for that page.
+    await expect.poll(() => events.getByRole("row").count(), { timeout: 20_000 }).toBe(3);
   });
 
   it("links an event's subject to the resource's page, and the link goes there", async () => {
