@@ -63,23 +63,26 @@ export function addUnaryConnect<S extends RawServerBase>(
     methods.set(path, { ...m, writeJson: createJsonWriter(m.method.output, connectJson) });
   }
 
-  app.addHook("onRequest", async (req, reply) => {
-    if (req.method !== "POST") return;
+  // A callback hook, not an async one: every request passes it (a REST call too), and an
+  // async hook costs each of them a promise and a turn of the microtask queue. Once `serve`
+  // has answered, done() finds the reply sent and fastify goes no further.
+  app.addHook("onRequest", (req, reply, done) => {
+    if (req.method !== "POST") return done();
     const m = methods.get(req.url);
-    if (!m) return;
+    if (!m) return done();
     const type = req.headers["content-type"];
-    if (type !== "application/json" && type !== "application/proto") return;
+    if (type !== "application/json" && type !== "application/proto") return done();
     const timeout = req.headers["connect-timeout-ms"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
       timeoutMs = typeof timeout === "string" ? connectTimeoutMs(timeout) : undefined;
       // A malformed one is the router's to refuse, in its words.
-      if (timeoutMs === undefined) return;
+      if (timeoutMs === undefined) return done();
     }
-    return serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
+    serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
       binary: type === "application/proto",
       timeoutMs,
-    });
+    }).then(() => done(), done);
   });
 
   async function serve(
