@@ -11,6 +11,7 @@ import {
 } from "../pipeline/connect-protocol.js";
 import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
 import type { ServiceRegistration } from "../service-registration.js";
+import { bodyReaderOf } from "./body-gate.js";
 import { connectTimeoutMs } from "./deadline-clamp.js";
 import { type LeanMethod, leanMethods, parseRequest } from "./lean-calls.js";
 
@@ -117,11 +118,12 @@ export function addUnaryConnect<S extends RawServerBase>(
     try {
       const output = await c.run(async () => {
         if (compression.error) throw compression.error;
-        let bytes = await readAllBytes(
-          req.raw as AsyncIterable<Uint8Array>,
-          opts.readMaxBytes,
-          (req.headers["content-length"] as string | undefined) ?? null,
-        );
+        const lengthHint = (req.headers["content-length"] as string | undefined) ?? null;
+        // The body gate's own reader, where it has one: the same read without an iterator.
+        const read = bodyReaderOf(req.raw);
+        let bytes = read
+          ? await read(opts.readMaxBytes, lengthHint)
+          : await readAllBytes(req.raw as AsyncIterable<Uint8Array>, opts.readMaxBytes, lengthHint);
         if (compression.request)
           bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
         return parseRequest(m, call.binary, bytes, opts.domain);
