@@ -165,6 +165,8 @@ export interface Config {
   webhookRetryMaxMs: number;
   /** The longest one delivery attempt may take. */
   webhookTimeoutMs: number;
+  /** How long past an attempt's timeout its lease still keeps other claims off. */
+  webhookLeaseMarginMs: number;
   /** Delivery attempts in flight at once, per server. */
   webhookConcurrency: number;
   /** Delivery attempts in flight at once for one organization, across servers. */
@@ -650,6 +652,14 @@ const table = [
     help: "longest one delivery attempt may take (connection to the end of the answer)",
   },
   {
+    key: "webhookLeaseMarginMs",
+    env: "GATEHOUSE_WEBHOOK_LEASE_MARGIN_MS",
+    flag: "webhook-lease-margin-ms",
+    kind: integer(100, 600_000),
+    default: "5000",
+    help: "how long past an attempt's timeout its lease keeps other servers off the delivery (time to record the outcome); a server killed mid-attempt delays it by the timeout plus this",
+  },
+  {
     key: "webhookConcurrency",
     env: "GATEHOUSE_WEBHOOK_CONCURRENCY",
     flag: "webhook-concurrency",
@@ -860,6 +870,7 @@ export type WebhookSettings = Pick<
   | "webhookRetryBaseMs"
   | "webhookRetryMaxMs"
   | "webhookTimeoutMs"
+  | "webhookLeaseMarginMs"
   | "webhookConcurrency"
   | "webhookOrganizationConcurrency"
   | "webhookSubscriptionConcurrency"

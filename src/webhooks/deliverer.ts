@@ -23,6 +23,11 @@ export interface DeliverySettings {
   pollMs: number;
   /** The longest one attempt may take. */
   timeoutMs: number;
+  /**
+   * Past an attempt's own timeout, how long its lease still keeps other claims off: the time
+   * to record the outcome. A server that dies mid-attempt delays that delivery by this much.
+   */
+  leaseMarginMs: number;
 }
 
 /** Options of startDeliverer. */
@@ -48,10 +53,6 @@ export interface Deliverer {
  * opens: its deliveries pause, then one attempt at a time probes the sink until one succeeds.
  */
 export const breakerFailures = 5;
-
-// Past an attempt's own timeout, how long its lease still keeps other claims off: the time to
-// record the outcome. A replica that dies mid-attempt delays that delivery by this much.
-const leaseMarginMs = 5_000;
 
 /** The wait before attempt `made + 1`: exponential, capped, with equal jitter (50-100%). */
 export function retryDelayMs(
@@ -175,7 +176,7 @@ export function startDeliverer(opts: DelivererOptions): Deliverer {
       ...due,
       limit: room,
       lease,
-      leaseUntil: now + opts.timeoutMs + leaseMarginMs,
+      leaseUntil: now + opts.timeoutMs + opts.leaseMarginMs,
     });
     for (const d of claimed) {
       const p: Promise<void> = attempt(d, lease)

@@ -52,6 +52,7 @@ export function createWebhookDelivery(deps: WebhookDeliveryDeps): WebhookDeliver
         perSubscription: config.webhookSubscriptionConcurrency,
         pollMs: config.webhookPollMs,
         timeoutMs: config.webhookTimeoutMs,
+        leaseMarginMs: config.webhookLeaseMarginMs,
         log: deps.log,
         ...(onAttempt ? { onAttempt } : {}),
       });

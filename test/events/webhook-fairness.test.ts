@@ -71,9 +71,15 @@ describe.each(backends)("fair webhook delivery on %s", (backend) => {
     };
     const noisy = await boot("noisy");
     const calm = await boot("calm");
-    for (const port of ports) {
-      children.push(await startChildServer(`http://127.0.0.1:${port}`, envOf(port)));
-    }
+    // The replicas start side by side: each is a process loading the sources, seconds apiece,
+    // and one after the other they were a third of a PostgreSQL try (8.3 s of 24 at load 5).
+    // Given longer than the helper's 15 s, as two starting together on a loaded machine take
+    // (12 s at load 19 on 2 cores).
+    children.push(
+      ...(await Promise.all(
+        ports.map((port) => startChildServer(`http://127.0.0.1:${port}`, envOf(port), 60_000)),
+      )),
+    );
     const urls = ports.map((p) => `http://127.0.0.1:${p}`);
     const call = (who: { token: string }, i: number, path: string, body: unknown) =>
       fetch(`${urls[i % urls.length]}${path}`, {
@@ -139,8 +145,12 @@ describe.each(backends)("fair webhook delivery on %s", (backend) => {
       }
     })();
     try {
-      // Every slot the noise may take is taken before the calm events are measured.
-      await hanging.waitFor(16, 30_000);
+      // The noise holds every slot it may take (GATEHOUSE_WEBHOOK_ORGANIZATION_CONCURRENCY,
+      // 4) before the calm events are measured, and has held them once to their timeout and
+      // taken them again in its turn: 8 attempts, the attack in its steady state. (16 waited
+      // out four rounds of 2 s timeouts, a quarter of a try, for nothing more: the calm events
+      // are measured over another 3-4 s of it, one or two more rounds.)
+      await hanging.waitFor(8, 30_000);
       const loaded = median(await latencies(16));
       console.log(
         `${backend}: calm delivery p50 ${unloaded} ms unloaded, ${loaded} ms under attack (x${(loaded / unloaded).toFixed(2)}); hanging sink got ${hanging.received.length} attempts`,

@@ -29,6 +29,7 @@ describe("expiring role bindings on two replicas", () => {
     const { env, org } = pair;
     const [r0, r1] = pair.replicas;
     const identities: string[] = [];
+    const creating = Date.now();
     for (let i = 0; i < bindings; i++) {
       const made = await call(r0.url, "POST", `/iam/v2beta1/identities/${org.orgUid}`, org.token, {
         name: `temporary ${i}`,
@@ -37,8 +38,10 @@ describe("expiring role bindings on two replicas", () => {
       expect(made.status, JSON.stringify(made.body)).toBe(200);
       identities.push(made.body!.uid as string);
     }
-    // One expiry for all, far enough ahead for the creates (a loaded machine is slow).
-    const expireMs = Date.now() + 8_000;
+    // One expiry for all, far enough ahead for the bindings' creates and the reads before it:
+    // three times what as many identity creates just took on this machine, 2 s at least. (A
+    // fixed 8 s was mostly waited out: the creates take about a second when it is quiet.)
+    const expireMs = Date.now() + Math.max(2_000, 3 * (Date.now() - creating));
     const expireTime = new Date(expireMs).toISOString();
     for (const [i, identityUid] of identities.entries()) {
       const made = await call(

@@ -40,6 +40,9 @@ describe.each(backends)("webhook outbox across a crash on %s", (backend) => {
       GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
       GATEHOUSE_WEBHOOK_POLL_MS: "50",
       GATEHOUSE_WEBHOOK_TIMEOUT_MS: "1000",
+      // The dead process's lease ends 1.5 s after its claim (timeout and margin), not 6 s:
+      // the restarted one waited out the default 5 s margin for nothing.
+      GATEHOUSE_WEBHOOK_LEASE_MARGIN_MS: "500",
       GATEHOUSE_WEBHOOK_RETRY_BASE_MS: "100",
     };
     const boot = await runCli(["bootstrap", "--org", "crash"], env);
