@@ -41,3 +41,23 @@ export function withHeaders(headers: Record<string, string>): Interceptor {
     return next(req);
   };
 }
+
+/** Run `p` and return its normalized error; fail if it succeeds. */
+export async function failure(p: Promise<unknown>): Promise<ApiErr> {
+  try {
+    await p;
+  } catch (e) {
+    return connectErr(e);
+  }
+  throw new Error("expected the call to fail");
+}
+
+/** The gRPC code of `p`'s outcome: 0 if it succeeds. */
+export async function outcome(p: Promise<unknown>): Promise<number> {
+  try {
+    await p;
+    return 0;
+  } catch (e) {
+    return connectErr(e).code;
+  }
+}

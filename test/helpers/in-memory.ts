@@ -18,8 +18,10 @@ import { serviceEntries } from "../../src/service-table.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { withHeaders } from "./connect-errors.js";
+import type { IamClients } from "./iam-clients.js";
 import { late } from "./late.js";
 import { type TestOrgs, testOrgs } from "./test-orgs.js";
+import type { V1Clients } from "./v1-clients.js";
 
 // The API without a socket: the server's own implementations and interceptor chain
 // (src/rpc-calls.ts: errors, deadline, rate limits, admission, access control, the NUL gate,
@@ -36,6 +38,37 @@ export function apiClients(transport: Transport): ApiClients {
   const clients: Partial<Record<ServiceName, unknown>> = {};
   for (const e of serviceEntries) clients[e.name] = createClient(e.service, transport);
   return clients as ApiClients;
+}
+
+/** The IAM clients (iam-clients.ts's set) among `api`. */
+export function iamOf(api: ApiClients): IamClients {
+  return {
+    groups: api.groups,
+    identities: api.identities,
+    roles: api.roles,
+    roleBindings: api.roleBindings,
+    teams: api.teams,
+    scim: api.scim,
+    identityProviders: api.identityProviders,
+    accountAssociations: api.accountAssociations,
+    groupInvites: api.groupInvites,
+    accessRequests: api.accessRequests,
+  };
+}
+
+/** The v1 clients (v1-clients.ts's set) among `api`. */
+export function v1Of(api: ApiClients): V1Clients {
+  return {
+    groups: api.v1Groups,
+    identities: api.v1Identities,
+    roles: api.v1Roles,
+    roleBindings: api.v1RoleBindings,
+    identityProviders: api.v1IdentityProviders,
+    accountAssociations: api.v1AccountAssociations,
+    groupInvites: api.v1GroupInvites,
+    registry: api.v1Registry,
+    advisories: api.v1Advisories,
+  };
 }
 
 /** A store made for a server in memory, on its clock (role binding expiry is the store's). */

@@ -13,7 +13,7 @@ import { newChildUid, newRootUid } from "../../src/uid.js";
 import { connectErr } from "../helpers/connect-errors.js";
 import { digestOf } from "../helpers/digests.js";
 import type { IamClients } from "../helpers/iam-clients.js";
-import { type InMemoryServer, startInMemory } from "../helpers/in-memory.js";
+import { type InMemoryServer, iamOf, startInMemory, v1Of } from "../helpers/in-memory.js";
 import { type Backend, backends, storeOn } from "../helpers/in-memory-backends.js";
 import type { RegistryClients } from "../helpers/registry-clients.js";
 import type { TestOrg } from "../helpers/test-orgs.js";
@@ -1587,33 +1587,14 @@ async function setUp(backend: Backend): Promise<void> {
   for (const name of callers) {
     const api = ts.clients(headers[name]);
     clients[name] = {
-      groups: api.groups,
-      identities: api.identities,
-      roles: api.roles,
-      roleBindings: api.roleBindings,
-      teams: api.teams,
-      scim: api.scim,
-      identityProviders: api.identityProviders,
-      accountAssociations: api.accountAssociations,
-      groupInvites: api.groupInvites,
-      accessRequests: api.accessRequests,
+      ...iamOf(api),
       repos: api.repos,
       tags: api.tags,
       advisories: api.advisories,
       access: api.access,
       events: api.events,
       people: api.people,
-      v1: {
-        groups: api.v1Groups,
-        identities: api.v1Identities,
-        roles: api.v1Roles,
-        roleBindings: api.v1RoleBindings,
-        identityProviders: api.v1IdentityProviders,
-        accountAssociations: api.v1AccountAssociations,
-        groupInvites: api.v1GroupInvites,
-        registry: api.v1Registry,
-        advisories: api.v1Advisories,
-      },
+      v1: v1Of(api),
     };
   }
   Object.assign(uids, {
