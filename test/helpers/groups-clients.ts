@@ -1,12 +1,6 @@
 import { fromBinary, isMessage, type toJson } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import {
-  type Client,
-  ConnectError,
-  createClient,
-  type Interceptor,
-  type Transport,
-} from "@connectrpc/connect";
+import { type Client, createClient, type Transport } from "@connectrpc/connect";
 import {
   createConnectTransport,
   createGrpcTransport,
@@ -23,6 +17,10 @@ import {
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { errorDetailsRegistry } from "../../src/rest/error-body.js";
 import { apiJson } from "./api-json.js";
+import { type ApiErr, connectErr, withHeaders } from "./connect-errors.js";
+
+// Socket-free, for in-memory tests too (helpers/in-memory.ts); kept here for existing imports.
+export { type ApiErr, connectErr, withHeaders } from "./connect-errors.js";
 
 /** A group as every protocol's answer is normalized to. */
 export interface G {
@@ -38,16 +36,6 @@ export interface Page {
   nextPageToken: string;
   totalCount: string;
   skipped: number;
-}
-
-/** An error, normalized across protocols. */
-export interface ApiErr {
-  code: number;
-  message: string;
-  reason: string;
-  domain: string;
-  fields: string[];
-  preconditions: string[];
 }
 
 /** List parameters in their proto (camelCase JSON) form. */
@@ -197,30 +185,6 @@ export function connectGroups(transport: Transport): GroupsApi {
     async delete(uid) {
       await wrap(client.deleteGroup({ uid }));
     },
-  };
-}
-
-/** Normalize a connect-node error. */
-export function connectErr(e: unknown): ApiErr {
-  const ce = ConnectError.from(e);
-  const info = ce.findDetails(ErrorInfoSchema);
-  return {
-    code: ce.code,
-    message: ce.rawMessage,
-    reason: info[0]?.reason ?? "",
-    domain: info[0]?.domain ?? "",
-    fields: ce.findDetails(BadRequestSchema).flatMap((b) => b.fieldViolations.map((v) => v.field)),
-    preconditions: ce
-      .findDetails(PreconditionFailureSchema)
-      .flatMap((p) => p.violations.map((v) => v.type)),
-  };
-}
-
-/** An interceptor that sends `headers` (e.g. the bearer token) on every call. */
-export function withHeaders(headers: Record<string, string>): Interceptor {
-  return (next) => (req) => {
-    for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
-    return next(req);
   };
 }
 

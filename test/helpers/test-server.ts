@@ -1,14 +1,14 @@
 import { afterAll, beforeAll } from "vitest";
-import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
+import { storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
-import { newChildUid, newRootUid } from "../../src/uid.js";
 import { freePort } from "./free-port.js";
 import { late } from "./late.js";
 import { newPgDatabase } from "./postgres.js";
+import { type TestCaller, type TestOrg, testOrgs } from "./test-orgs.js";
 
 /** The store backends a suite runs against when it runs against each. */
 export const backends = ["sqlite", "postgres"] as const;
@@ -41,21 +41,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** An identity and a token for it. */
-export interface TestCaller {
-  uid: string;
-  token: string;
-  /** `{ authorization: "Bearer <token>" }`. */
-  headers: Record<string, string>;
-}
-
-/** An organization and its owner. */
-export interface TestOrg {
-  uid: string;
-  owner: TestCaller;
-}
-
-let people = 0;
+export type { TestCaller, TestOrg } from "./test-orgs.js";
 
 export { freePort };
 
@@ -111,59 +97,9 @@ export async function startTestServer(
   await server.listen();
   const tokenFor = async (uid: string, aud = config.baseUrl) =>
     (await server.tokens.issue(uid, aud)).token;
-  const caller = async (uid: string): Promise<TestCaller> => {
-    const token = await tokenFor(uid);
-    return { uid, token, headers: { authorization: `Bearer ${token}` } };
-  };
-  const roleUid = (r: string) => builtinRoles.find((b) => b.name === r)?.uid ?? r;
   return {
     tokenFor,
-    async makeOrg(name = "org") {
-      const n = ++people;
-      const person = await store.upsertPerson({
-        uid: newRootUid(),
-        issuer: "https://users.test",
-        subject: `person-${n}`,
-        name: `Person ${n}`,
-        email: "",
-        now: Date.now(),
-      });
-      const uid = newRootUid();
-      await store.createOrganization(
-        { uid, name, description: "", now: Date.now() },
-        { bindingUid: newChildUid(uid), identityUid: person.uid, roleUid: ownerRole.uid },
-      );
-      return { uid, owner: await caller(person.uid) };
-    },
-    async makeIdentity(group, roles = [], at = group) {
-      const identity = await store.createIdentity({
-        uid: newChildUid(group),
-        groupUid: group,
-        name: `workload ${++people}`,
-        description: "",
-        claimMatch: {
-          issuer: "https://ci.test",
-          issuerPattern: "",
-          subject: `workload-${people}`,
-          subjectPattern: "",
-          audience: "",
-          audiencePattern: "",
-          claims: {},
-          claimPatterns: {},
-        },
-        now: Date.now(),
-      });
-      for (const r of roles) {
-        await store.createRoleBinding({
-          uid: newChildUid(at),
-          groupUid: at,
-          identityUid: identity.uid,
-          roleUid: roleUid(r),
-          now: Date.now(),
-        });
-      }
-      return caller(identity.uid);
-    },
+    ...testOrgs(store, (uid) => tokenFor(uid)),
     url: `http://127.0.0.1:${port}`,
     port,
     config,

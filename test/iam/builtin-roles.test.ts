@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { failure, type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
+import { failure } from "../helpers/connect-errors.js";
+import type { IamClients } from "../helpers/iam-clients.js";
+import { iamOf, useInMemory } from "../helpers/in-memory.js";
+import type { TestOrg } from "../helpers/test-orgs.js";
 
 // The built-in roles of the real service that clients written against it rely on: a viewer
 // pulls (test/registry/token-endpoint.test.ts), registry.push makes the groups and repos a push
@@ -9,12 +11,12 @@ import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
 const role = (name: string) => builtinRoles.find((r) => r.name === name)!;
 
-const ts = useTestServer();
+const ts = useInMemory();
 let org: TestOrg;
 let owner: IamClients;
 beforeAll(async () => {
   org = await ts.makeOrg("builtins");
-  owner = iamClients(transportFor("connect", ts.url, org.owner.headers));
+  owner = iamOf(ts.clients(org.owner.headers));
 });
 
 describe("built-in roles", () => {
@@ -34,7 +36,7 @@ describe("built-in roles", () => {
 
   it("lets registry.pull_token_creator make a pull identity and bind registry.pull, and no more", async () => {
     const creator = await ts.makeIdentity(org.uid, ["registry.pull_token_creator"]);
-    const c = iamClients(transportFor("grpc", ts.url, creator.headers));
+    const c = iamOf(ts.clients(creator.headers));
     const made = await c.identities.createIdentity({
       parent: org.uid,
       identity: {
@@ -67,7 +69,7 @@ describe("built-in roles", () => {
 
   it("lets registry.push create the nested groups and repos a push names", async () => {
     const pusher = await ts.makeIdentity(org.uid, ["registry.push"]);
-    const c = iamClients(transportFor("connect", ts.url, pusher.headers));
+    const c = iamOf(ts.clients(pusher.headers));
     const nested = await c.groups.createGroup({ parent: org.uid, group: { name: "images" } });
     expect(nested.name).toBe("images");
     const bind = await failure(

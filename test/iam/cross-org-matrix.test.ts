@@ -1,34 +1,30 @@
 import { readFileSync } from "node:fs";
 import { timestampFromMs } from "@bufbuild/protobuf/wkt";
-import { type Client, type Code, createClient } from "@connectrpc/connect";
+import type { Client, Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
-import { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
-import { PeopleService } from "../../gen/gatehouse/iam/v2beta1/people_pb.js";
-import { ReposService } from "../../gen/gatehouse/registry/v2beta1/repos_pb.js";
-import { TagsService } from "../../gen/gatehouse/registry/v2beta1/tags_pb.js";
-import { AdvisoriesService } from "../../gen/gatehouse/vulnerabilities/v2beta1/advisories_pb.js";
+import type { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
+import type { AccessService } from "../../gen/gatehouse/iam/v2beta1/access_pb.js";
+import type { PeopleService } from "../../gen/gatehouse/iam/v2beta1/people_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { eventTypeOf, isMutating } from "../../src/events/audit-interceptor.js";
 import { apiServices, serviceEntries } from "../../src/service-table.js";
 import { hashCode } from "../../src/services/iam/group-invites.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
-import { connectErr } from "../helpers/groups-clients.js";
-import { type IamClients, iamClients, transportFor } from "../helpers/iam-clients.js";
-import { digestOf, type RegistryClients } from "../helpers/registry-clients.js";
-import {
-  type Backend,
-  backends,
-  startTestServer,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
-import { type V1Clients, v1Clients } from "../helpers/v1-clients.js";
+import { connectErr } from "../helpers/connect-errors.js";
+import { digestOf } from "../helpers/digests.js";
+import type { IamClients } from "../helpers/iam-clients.js";
+import { type InMemoryServer, iamOf, startInMemory, v1Of } from "../helpers/in-memory.js";
+import { type Backend, backends, storeOn } from "../helpers/in-memory-backends.js";
+import type { RegistryClients } from "../helpers/registry-clients.js";
+import type { TestOrg } from "../helpers/test-orgs.js";
+import type { V1Clients } from "../helpers/v1-clients.js";
 
 /**
  * Every RPC, every kind of caller, against resources of organization A: the expected code per
  * cell, and nothing of A in any answer to a caller outside it. To cover another service, add
- * its clients to Clients and its rows to `rpcs`.
+ * its clients to Clients and its rows to `rpcs`. Served in memory (helpers/in-memory.ts: the
+ * server's own interceptors, access control and handlers, no socket): what a cell checks is
+ * the policy, the same on every protocol; test/e2e covers the protocols themselves.
  */
 
 // advisorA holds only advisories.admin at A: the one caller that may write advisories (the
@@ -1523,7 +1519,7 @@ rpcs.push(
   },
 );
 
-let ts: TestServer;
+let ts: InMemoryServer;
 let orgA: TestOrg;
 let orgB: TestOrg;
 const clients = {} as Record<CallerName, Clients>;
@@ -1545,7 +1541,10 @@ async function setUp(backend: Backend): Promise<void> {
   sharedSubscriptions.clear();
   // Every allowed CreateIdentityProvider of the matrix, over every protocol, stays in A: more
   // than the default bound of providers per organization.
-  ts = await startTestServer({ GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "1000" }, { backend });
+  ts = await startInMemory(
+    { GATEHOUSE_MAX_IDENTITY_PROVIDERS_PER_ORG: "1000" },
+    { store: storeOn(backend) },
+  );
   orgA = await ts.makeOrg(`${secret}-org`);
   orgB = await ts.makeOrg("bravo");
   const viewerA = await ts.makeIdentity(orgA.uid, ["viewer"]);
@@ -1586,16 +1585,16 @@ async function setUp(backend: Backend): Promise<void> {
     anonymous: {},
   };
   for (const name of callers) {
-    const transport = transportFor("connect", ts.url, headers[name]);
+    const api = ts.clients(headers[name]);
     clients[name] = {
-      ...iamClients(transport),
-      repos: createClient(ReposService, transport),
-      tags: createClient(TagsService, transport),
-      advisories: createClient(AdvisoriesService, transport),
-      access: createClient(AccessService, transport),
-      v1: v1Clients(transport),
-      events: createClient(EventsService, transport),
-      people: createClient(PeopleService, transport),
+      ...iamOf(api),
+      repos: api.repos,
+      tags: api.tags,
+      advisories: api.advisories,
+      access: api.access,
+      events: api.events,
+      people: api.people,
+      v1: v1Of(api),
     };
   }
   Object.assign(uids, {

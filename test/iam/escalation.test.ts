@@ -1,10 +1,20 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, capabilities, ownerRole } from "../../src/auth/capabilities.js";
+import { serviceEntries } from "../../src/service-table.js";
 import { newChildUid } from "../../src/uid.js";
-import { type IamClients, iamClients, outcome, transportFor } from "../helpers/iam-clients.js";
-import { backends, type TestCaller, type TestOrg, useTestServer } from "../helpers/test-server.js";
-import { type V1Clients, v1Clients, v1Services } from "../helpers/v1-clients.js";
+import { outcome } from "../helpers/connect-errors.js";
+import type { IamClients } from "../helpers/iam-clients.js";
+import { iamOf, useInMemory, v1Of } from "../helpers/in-memory.js";
+import { backends, storeOn } from "../helpers/in-memory-backends.js";
+import type { TestCaller, TestOrg } from "../helpers/test-orgs.js";
+import type { V1Clients } from "../helpers/v1-clients.js";
+
+// Policy, not protocol: served in memory (helpers/in-memory.ts), the server's own access
+// control and handlers without a socket.
+
+/** Every v1 service: the service table's adapters. */
+const v1Services = serviceEntries.filter((e) => e.adapter).map((e) => e.service);
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
 // What the admin holds: enough to manage bindings and roles, far from owner.
@@ -32,7 +42,7 @@ describe.each(backends)("escalation on %s", (backend) => {
   let v1Admin: V1Clients;
   let v1TeamAdmin: V1Clients;
 
-  const ts = useTestServer({}, { backend });
+  const ts = useInMemory({}, { store: storeOn(backend) });
   beforeAll(async () => {
     org = await ts.makeOrg("escalation");
     const now = Date.now();
@@ -66,10 +76,10 @@ describe.each(backends)("escalation on %s", (backend) => {
     // Bound below the root only.
     teamAdmin = await ts.makeIdentity(team, [adminRole]);
     target = await ts.makeIdentity(team);
-    asAdmin = iamClients(transportFor("connect", ts.url, admin.headers));
-    asTeamAdmin = iamClients(transportFor("connect", ts.url, teamAdmin.headers));
-    v1Admin = v1Clients(transportFor("connect", ts.url, admin.headers));
-    v1TeamAdmin = v1Clients(transportFor("connect", ts.url, teamAdmin.headers));
+    asAdmin = iamOf(ts.clients(admin.headers));
+    asTeamAdmin = iamOf(ts.clients(teamAdmin.headers));
+    v1Admin = v1Of(ts.clients(admin.headers));
+    v1TeamAdmin = v1Of(ts.clients(teamAdmin.headers));
   });
 
   const bind = (c: IamClients, parent: string, identityUid: string, roleUid: string) =>
@@ -251,9 +261,9 @@ describe.each(backends)("escalation on %s", (backend) => {
   describe("a canary identity with no bindings", () => {
     it("is never granted anything, whatever others do and whatever it tries", async () => {
       const canary = await ts.makeIdentity(org.uid);
-      const asCanary = iamClients(transportFor("connect", ts.url, canary.headers));
-      const asOwner = iamClients(transportFor("connect", ts.url, org.owner.headers));
-      const v1Canary = v1Clients(transportFor("connect", ts.url, canary.headers));
+      const asCanary = iamOf(ts.clients(canary.headers));
+      const asOwner = iamOf(ts.clients(org.owner.headers));
+      const v1Canary = v1Of(ts.clients(canary.headers));
       const groups = [org.uid, team];
       const roles = [...builtinRoles.map((r) => r.uid), adminRole, narrowRole];
       const others = [admin.uid, teamAdmin.uid, target.uid];
@@ -372,8 +382,8 @@ describe.each(backends)("escalation on %s", (backend) => {
       manager = await ts.makeIdentity(org.uid, [managerRole]);
       strong = await ts.makeIdentity(team, [ownerRole.uid], org.uid);
       weak = await ts.makeIdentity(team);
-      asManager = iamClients(transportFor("connect", ts.url, manager.headers));
-      v1Manager = v1Clients(transportFor("connect", ts.url, manager.headers));
+      asManager = iamOf(ts.clients(manager.headers));
+      v1Manager = v1Of(ts.clients(manager.headers));
     });
     let v1Manager: V1Clients;
     const myWorkload = {
@@ -516,7 +526,7 @@ describe.each(backends)("escalation on %s", (backend) => {
 
     it("is refused every write and shown nothing, and holds nothing after", async () => {
       const canary = await ts.makeIdentity(team);
-      const c = v1Clients(transportFor("connect", ts.url, canary.headers));
+      const c = v1Of(ts.clients(canary.headers));
       const table = calls(c, canary.uid);
       for (const [name, call] of Object.entries(table)) {
         if (name.includes("/List")) {
@@ -532,7 +542,7 @@ describe.each(backends)("escalation on %s", (backend) => {
     });
 
     it("covers every v1 method", () => {
-      const names = Object.keys(calls(v1Clients(transportFor("connect", ts.url, {})), ""));
+      const names = Object.keys(calls(v1Of(ts.clients({})), ""));
       for (const svc of v1Services) {
         for (const m of svc.methods) expect(names).toContain(`${svc.name}/${m.name}`);
       }

@@ -2,14 +2,10 @@ import { timestampDate, timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { exportJWK, generateKeyPair } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import {
-  failure,
-  type IamClients,
-  iamClients,
-  protocols,
-  transportFor,
-} from "../helpers/iam-clients.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
+import { failure } from "../helpers/connect-errors.js";
+import type { IamClients } from "../helpers/iam-clients.js";
+import { iamOf, useInMemory } from "../helpers/in-memory.js";
+import type { TestOrg } from "../helpers/test-orgs.js";
 
 const day = 24 * 3_600_000;
 const viewer = builtinRoles.find((r) => r.name === "viewer")!;
@@ -18,7 +14,7 @@ let org: TestOrg;
 let jwks: string | undefined;
 let privateJwks: string;
 
-const ts = useTestServer();
+const ts = useInMemory();
 beforeAll(async () => {
   org = await ts.makeOrg("identities");
   const { publicKey, privateKey } = await generateKeyPair("ES256", { extractable: true });
@@ -35,11 +31,11 @@ const staticKeys = (over: Record<string, unknown> = {}) => ({
   value: { issuer: "https://offline.test", subject: "job", issuerKeys: jwks ?? "PUBLIC", ...over },
 });
 
-describe.each(protocols)("identities over %s", (protocol) => {
+describe.each(["memory"])("identities in %s", (protocol) => {
   let c: IamClients;
   let group: string;
   beforeAll(async () => {
-    c = iamClients(transportFor(protocol, ts.url, org.owner.headers));
+    c = iamOf(ts.clients(org.owner.headers));
     group = (await c.groups.createGroup({ parent: org.uid, group: { name: `ids-${protocol}` } }))
       .uid;
   });
@@ -256,14 +252,14 @@ describe.each(protocols)("identities over %s", (protocol) => {
     const me = await c.identities.getIdentity({ uid: org.owner.uid });
     expect(me).toMatchObject({ uid: org.owner.uid, name: expect.stringMatching(/^Person /) });
     const other = await ts.makeOrg(`other-${protocol}`);
-    const asOther = iamClients(transportFor(protocol, ts.url, other.owner.headers));
+    const asOther = iamOf(ts.clients(other.owner.headers));
     expect(await failure(asOther.identities.getIdentity({ uid: org.owner.uid }))).toMatchObject({
       code: 7,
     });
     // A workload bound to nothing reads itself, not its sibling.
     const lone = await ts.makeIdentity(group);
     const sibling = await ts.makeIdentity(group);
-    const asLone = iamClients(transportFor(protocol, ts.url, lone.headers));
+    const asLone = iamOf(ts.clients(lone.headers));
     expect((await asLone.identities.getIdentity({ uid: lone.uid })).uid).toBe(lone.uid);
     expect(await failure(asLone.identities.getIdentity({ uid: sibling.uid }))).toMatchObject({
       code: 7,

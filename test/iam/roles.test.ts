@@ -1,26 +1,22 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
-import {
-  failure,
-  type IamClients,
-  iamClients,
-  protocols,
-  transportFor,
-} from "../helpers/iam-clients.js";
-import { type TestOrg, useTestServer } from "../helpers/test-server.js";
+import { failure } from "../helpers/connect-errors.js";
+import type { IamClients } from "../helpers/iam-clients.js";
+import { iamOf, useInMemory } from "../helpers/in-memory.js";
+import type { TestOrg } from "../helpers/test-orgs.js";
 
 let org: TestOrg;
 
-const ts = useTestServer();
+const ts = useInMemory();
 beforeAll(async () => {
   org = await ts.makeOrg("roles");
 });
 
-describe.each(protocols)("roles over %s", (protocol) => {
+describe.each(["memory"])("roles in %s", (protocol) => {
   let c: IamClients;
   let group: string;
   beforeAll(async () => {
-    c = iamClients(transportFor(protocol, ts.url, org.owner.headers));
+    c = iamOf(ts.clients(org.owner.headers));
     group = (await c.groups.createGroup({ parent: org.uid, group: { name: `r-${protocol}` } })).uid;
   });
 
@@ -109,12 +105,8 @@ describe.each(protocols)("roles over %s", (protocol) => {
     const beside = (
       await c.groups.createGroup({ parent: org.uid, group: { name: `b-${protocol}` } })
     ).uid;
-    const inside = iamClients(
-      transportFor(protocol, ts.url, (await ts.makeIdentity(below, ["viewer"])).headers),
-    );
-    const outside = iamClients(
-      transportFor(protocol, ts.url, (await ts.makeIdentity(beside, ["viewer"])).headers),
-    );
+    const inside = iamOf(ts.clients((await ts.makeIdentity(below, ["viewer"])).headers));
+    const outside = iamOf(ts.clients((await ts.makeIdentity(beside, ["viewer"])).headers));
     expect(await inside.roles.getRole({ uid: defined.uid })).toMatchObject({ name: "scoped" });
     const insideList = await inside.roles.listRoles({ name: "scoped" });
     expect(insideList.roles.map((r) => r.uid)).toEqual([defined.uid]);

@@ -11,8 +11,8 @@ import {
   OidcSchema,
 } from "../../../gen/gatehouse/iam/v2beta1/identity_providers_pb.js";
 import type { Authorizer } from "../../auth/authorizer.js";
+import { callbackUri, issuerShapeProblem } from "../../auth/login/issuer-url.js";
 import { isPrivateAddress } from "../../auth/login/private-address.js";
-import { callbackUri, issuerShapeProblem } from "../../auth/login/upstream.js";
 import { isEmailDomain, maxEmailDomains } from "../../auth/oauth/email-domains.js";
 import { isAllowedIssuerUrl } from "../../auth/oidc/fetch-json.js";
 import { storeOf } from "../../call-store.js";
