@@ -135,6 +135,8 @@ export interface Config {
    * statements and its commit) before it answers UNAVAILABLE.
    */
   dbTimeoutMs: number;
+  /** PostgreSQL: the change feed's heartbeat; a feed silent 1.5 times this is presumed lost. */
+  dbHeartbeatMs: number;
   /** Requests to /oauth/authorize, and callbacks of a login in flight, per client address a minute. */
   oauthRateLimit: number;
   /** Sign-ins completed through one organization identity provider per minute. */
@@ -546,6 +548,14 @@ const table = [
     kind: integer(50, 600_000),
     default: "5000",
     help: "PostgreSQL: longest wait of a call on the database before UNAVAILABLE",
+  },
+  {
+    key: "dbHeartbeatMs",
+    env: "GATEHOUSE_DB_HEARTBEAT_MS",
+    flag: "db-heartbeat-ms",
+    kind: integer(100, 60_000),
+    default: "1000",
+    help: "PostgreSQL: heartbeat of the change feed; silent 1.5 times this, it is presumed lost",
   },
   {
     key: "oauthRateLimit",

@@ -106,6 +106,7 @@ async function openStore(config: Config, onCheckpointError: (err: Error) => void
       return await createPostgresStore(config.databaseUrl, {
         roles: storeRoles,
         timeoutMs: config.dbTimeoutMs,
+        heartbeatMs: config.dbHeartbeatMs,
         onFeedState: (up, err) => onFeedState?.(up, err),
       });
     } catch (err) {

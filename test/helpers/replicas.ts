@@ -63,11 +63,13 @@ export async function startReplicas(
     timeoutMs?: number;
     /** A database URL of its own for a replica, by name (through a proxy, say). */
     databaseUrls?: Record<string, string>;
+    /** More settings for every replica (GATEHOUSE_...), over the defaults. */
+    env?: Record<string, string>;
   } = {},
 ): Promise<{ replicas: Replica[]; baseUrl: string; env: Record<string, string> }> {
   const ports = await Promise.all(names.map(() => freePort()));
   const baseUrl = opts.baseUrl ?? `http://127.0.0.1:${ports[0]}`;
-  const env = replicaEnv(databaseUrl, baseUrl);
+  const env = { ...replicaEnv(databaseUrl, baseUrl), ...opts.env };
   const replicas = names.map((name, i) => {
     const url = new URL(opts.databaseUrls?.[name] ?? databaseUrl);
     url.searchParams.set("application_name", name);

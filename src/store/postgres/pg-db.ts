@@ -92,6 +92,11 @@ export interface PgDbOptions {
   maxAttempts?: number;
   /** Listen for other replicas' changes; default true (off for one-shot commands). */
   listen?: boolean;
+  /**
+   * The change feed's heartbeat interval; default 1 s. A feed silent 1.5 times this long is
+   * presumed lost (nothing cached until it listens again).
+   */
+  heartbeatMs?: number;
   /** Told when the change feed's connection is lost or back, for the log. */
   onFeedState?: (up: boolean, err?: Error) => void;
 }
@@ -104,9 +109,6 @@ export const changeChannel = "gatehouse_changes";
  * (hashed as PostgreSQL does, hashtextextended); an organization's uid never starts with ':'.
  */
 const writersLock = ":writers";
-
-/** The heartbeat of the listening connection: a feed silent this long is presumed lost. */
-const heartbeatMs = 1_000;
 
 // int8 (bigint) columns hold times in ms and counts: well inside 2^53, so numbers, not strings.
 const types = {
@@ -149,7 +151,7 @@ export function openPgDb(url: string, opts: PgDbOptions = {}): PgDb {
   const feed =
     opts.listen === false
       ? undefined
-      : startFeed(config, opts.onFeedState, () => {
+      : startFeed(config, opts.heartbeatMs ?? 1_000, opts.onFeedState, () => {
           localEpoch++;
         });
 
@@ -460,11 +462,12 @@ function cut(client: pg.PoolClient): void {
 
 /**
  * The listening side of the change feed: one connection of its own, LISTENing on the channel,
- * counting notifications. A heartbeat checks it every second; a connection that errors, ends
+ * counting notifications. A heartbeat checks it every heartbeatMs; a connection that errors, ends
  * or misses a heartbeat is "down" (nothing cached) until a new one listens again.
  */
 function startFeed(
   config: pg.PoolConfig,
+  heartbeatMs: number,
   onState: ((up: boolean, err?: Error) => void) | undefined,
   onReconnect: () => void,
 ): { up(): boolean; count(): number; stop(): Promise<void> } {
