@@ -1,0 +1,182 @@
+/**
+ * What a page of the people view costs (the review of issue 39 item 5): each person on a page
+ * cost a store call for their role bindings, another for the organization's identity providers
+ * (for a person scoped to one), and two statements in the store (their origin, their teams).
+ * Gatehouse here runs on a SQLite store that counts its calls and the statements it runs; the
+ * page is asked for over HTTP with fetch, as the console does. The bound: a page of thirty
+ * costs what a page of three does.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
+import { providerPersonUid } from "../../src/auth/login/person.js";
+import { loadConfig } from "../../src/config.js";
+import { createServer, type Server } from "../../src/server.js";
+import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { newChildUid, newRootUid } from "../../src/uid.js";
+import { freePort } from "../helpers/test-server.js";
+
+const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
+const editor = builtinRoles.find((r) => r.name === "editor")!.uid;
+const issuer = "https://sso.people.test";
+const people = 30;
+
+let server: Server;
+let store: SqliteStore;
+let url: string;
+let org: string;
+let team: string;
+let provider: string;
+let headers: Record<string, string>;
+let calls = 0;
+let statements = 0;
+
+/** Count every execution of the statements `db` prepares from now on. */
+function countStatements(db: SqliteStore["db"]): void {
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((text: string) => {
+    const stmt = prepare(text);
+    for (const m of ["all", "get", "run", "iterate"] as const) {
+      const run = stmt[m].bind(stmt) as (...a: unknown[]) => unknown;
+      (stmt as unknown as Record<string, unknown>)[m] = (...a: unknown[]) => {
+        statements++;
+        return run(...a);
+      };
+    }
+    return stmt;
+  }) as typeof db.prepare;
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  const config = loadConfig([], {
+    GATEHOUSE_DB: ":memory:",
+    GATEHOUSE_LOG_LEVEL: "silent",
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
+  });
+  store = createSqliteStore(config.dbPath, { roles: storeRoles });
+  countStatements(store.db);
+  // Every store method call counted (the server's own, as it serves the requests).
+  const counting = new Proxy(store as Store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        calls++;
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  server = await createServer({ config, store: counting });
+  await server.listen();
+  url = config.baseUrl;
+  const now = Date.now();
+  const owner = await store.upsertPerson({
+    uid: newRootUid(),
+    issuer: "https://users.test",
+    subject: "owner",
+    name: "Owner",
+    email: "owner@people.test",
+    now,
+  });
+  org = newRootUid();
+  await store.createOrganization(
+    { uid: org, name: "acme", description: "", now },
+    { bindingUid: newChildUid(org), identityUid: owner.uid, roleUid: ownerRole.uid },
+  );
+  headers = { authorization: `Bearer ${(await server.tokens.issue(owner.uid, url)).token}` };
+  provider = newChildUid(org);
+  await store.createIdentityProvider({
+    uid: provider,
+    groupUid: org,
+    name: "SSO",
+    description: "",
+    defaultRole: "",
+    oidc: { issuer, clientId: "c", clientSecret: "s", additionalScopes: [], groupsClaim: "" },
+    writerUid: owner.uid,
+    now,
+  });
+  team = newChildUid(org);
+  await store.createTeam({ uid: team, groupUid: org, name: "eng", description: "", now });
+  await store.createRoleBinding({
+    uid: newChildUid(org),
+    groupUid: org,
+    identityUid: "",
+    teamUid: team,
+    roleUid: editor,
+    now,
+  });
+  // Every person signed in through the organization's provider before origins were recorded
+  // (so the view finds the provider from their uid), holds viewer and is in the team.
+  const uids: string[] = [];
+  for (let i = 0; i < people; i++) {
+    const subject = `p${String(i).padStart(2, "0")}`;
+    const person = await store.upsertPerson({
+      uid: providerPersonUid(provider, issuer, subject),
+      issuer,
+      subject,
+      name: `Person ${subject}`,
+      email: `${subject}@people.test`,
+      now: now + i,
+    });
+    uids.push(person.uid);
+    await store.createRoleBinding({
+      uid: newChildUid(org),
+      groupUid: org,
+      identityUid: person.uid,
+      roleUid: viewer,
+      now: now + i,
+    });
+  }
+  await store.addTeamMembers(team, uids, now);
+});
+
+afterAll(async () => {
+  await server?.close();
+  await store?.close();
+});
+
+/** One page of the people whose name has "Person", as the console asks; what it cost. */
+async function page(size: number) {
+  const before = { calls, statements };
+  const res = await fetch(
+    `${url}/iam/v2beta1/people?groupUid=${org}&query=Person&pageSize=${size}&orderBy=name`,
+    { headers },
+  );
+  const json = (await res.json()) as {
+    people: {
+      name: string;
+      origin: string;
+      identityProviderUid: string;
+      roleBindings: { role: { uid: string }; team?: { uid: string } }[];
+      teams: { uid: string }[];
+    }[];
+  };
+  expect(res.status, JSON.stringify(json)).toBe(200);
+  return { json, calls: calls - before.calls, statements: statements - before.statements };
+}
+
+it("costs a page of thirty people what it costs a page of three", async () => {
+  // Warmed once: the access caches and the statements prepared.
+  await page(3);
+  const small = await page(3);
+  const large = await page(people);
+  expect(small.json.people).toHaveLength(3);
+  expect(large.json.people).toHaveLength(people);
+  // Each person as the view shows them, whatever the batching.
+  for (const [i, p] of large.json.people.entries()) {
+    expect(p.name).toBe(`Person p${String(i).padStart(2, "0")}`);
+    expect(p.origin).toBe("ORIGIN_IDENTITY_PROVIDER");
+    expect(p.identityProviderUid).toBe(provider);
+    expect(p.teams.map((t) => t.uid)).toEqual([team]);
+    expect(p.roleBindings.map((b) => [b.role.uid, b.team?.uid ?? ""]).sort()).toEqual(
+      [
+        [editor, team],
+        [viewer, ""],
+      ].sort(),
+    );
+  }
+  expect(large.calls).toBe(small.calls);
+  expect(large.statements).toBe(small.statements);
+});
