@@ -5,12 +5,10 @@
  * registry client's would. The bound: one store read per distinct repository name, whatever
  * its depth, at most 16 scopes a request. CPU figures: bench/registry-token.ts.
  *
- * Counted: the calls made while serving a request, and only those. The server's own sweeps
- * (binding expiry, access-request lapses, webhook deliveries: a few a second) call the store
- * too, and under load one fell inside a request's window now and then; and the server's clock
- * stands still, so that no cache (the signing keys' refresh a minute) expires mid-test.
+ * Counted: the calls made while serving a request, and only those (createRequestCounter: the
+ * server's own sweeps call the store too); and the server's clock stands still, so that no
+ * cache (the signing keys' refresh a minute) expires mid-test.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ownerRole, storeRoles } from "../../src/auth/capabilities.js";
@@ -19,6 +17,7 @@ import { createServer, type Server } from "../../src/server.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
+import { createRequestCounter } from "../helpers/request-cost.js";
 import { freePort } from "../helpers/test-server.js";
 
 const service = "registry.cost.test";
@@ -26,9 +25,7 @@ const depth = 50;
 let server: Server;
 let store: Store;
 let url: string;
-let calls = 0;
-/** Set in the server's request listener: what runs on a request's behalf sees it. */
-const serving = new AsyncLocalStorage<true>();
+const cost = createRequestCounter();
 
 beforeAll(async () => {
   const port = await freePort();
@@ -40,21 +37,9 @@ beforeAll(async () => {
     GATEHOUSE_REGISTRY_AUDIENCE: service,
   });
   store = createSqliteStore(config.dbPath, { roles: storeRoles });
-  // Every store method call made serving a request counted (the server's own calls).
-  const counting = new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        if (serving.getStore()) calls++;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
   const started = Date.now();
-  server = await createServer({ config, store: counting, now: () => started });
-  // Before fastify's listener: the request's handling, and all it awaits, runs in the context.
-  server.app.server.prependListener("request", () => serving.enterWith(true));
+  server = await createServer({ config, store: cost.store(store), now: () => started });
+  cost.attach(server);
   await server.listen();
   url = config.authUrl;
   const now = Date.now();
@@ -99,11 +84,11 @@ const deepName = (last: string) => `acme/${"a/".repeat(depth)}${last}`;
 
 /** Ask anonymously for pull on each name; the store calls it cost, and what it granted. */
 async function ask(names: readonly string[]) {
-  const before = calls;
+  const before = cost.counts.calls;
   const scopes = names.map((n) => `&scope=repository:${n}:pull`).join("");
   const res = await fetch(`${url}/registry/token?service=${service}${scopes}`);
   const json = (await res.json()) as { token?: string; error?: string; error_description?: string };
-  return { status: res.status, json, calls: calls - before };
+  return { status: res.status, json, calls: cost.counts.calls - before };
 }
 
 it("reads the store once per distinct name, whatever its depth", async () => {
