@@ -1,6 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Server } from "../../src/server.js";
-import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { storeRoles } from "../../src/auth/capabilities.js";
+import { type Config, loadConfig } from "../../src/config.js";
+import { createServer, type Server } from "../../src/server.js";
+import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { freePort } from "./free-port.js";
 
 /** What a server did on its requests' behalf so far: store calls, SQLite statements run. */
 export interface RequestCosts {
@@ -59,6 +63,51 @@ export function createRequestCounter(): RequestCounter {
     },
     attach(server) {
       server.app.server.prependListener("request", () => serving.enterWith(true));
+    },
+  };
+}
+
+/** An in-process server whose request costs are counted (startCountedServer). */
+export interface CountedServer {
+  server: Server;
+  /** The store itself: what a test seeds through it is not counted. */
+  store: SqliteStore;
+  config: Config;
+  /** The server's clock: it stands still, so that no cache expires between two requests. */
+  now: number;
+  counts: RequestCosts;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a server on an in-memory SQLite store (settings: `env` over a quiet loopback one),
+ * counting the store calls and statements it makes serving requests (createRequestCounter).
+ */
+export async function startCountedServer(env: Record<string, string> = {}): Promise<CountedServer> {
+  const port = await freePort();
+  const config = loadConfig([], {
+    GATEHOUSE_DB: ":memory:",
+    GATEHOUSE_LOG_LEVEL: "silent",
+    GATEHOUSE_PORT: String(port),
+    GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
+    ...env,
+  });
+  const store = createSqliteStore(config.dbPath, { roles: storeRoles });
+  const cost = createRequestCounter();
+  cost.statements(store.db);
+  const now = Date.now();
+  const server = await createServer({ config, store: cost.store(store as Store), now: () => now });
+  cost.attach(server);
+  await server.listen();
+  return {
+    server,
+    store,
+    config,
+    now,
+    counts: cost.counts,
+    async close() {
+      await server.close();
+      await store.close();
     },
   };
 }

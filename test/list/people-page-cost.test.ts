@@ -3,51 +3,34 @@
  * cost a store call for their role bindings, another for the organization's identity providers
  * (for a person scoped to one), and two statements in the store (their origin, their teams).
  * Gatehouse here runs on a SQLite store that counts the calls and statements made serving
- * requests (createRequestCounter); the page is asked for over HTTP with fetch, as the console
+ * requests (startCountedServer); the page is asked for over HTTP with fetch, as the console
  * does. The bound: a page of thirty costs what a page of three does.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
+import { builtinRoles, ownerRole } from "../../src/auth/capabilities.js";
 import { providerPersonUid } from "../../src/auth/login/person.js";
-import { loadConfig } from "../../src/config.js";
-import { createServer, type Server } from "../../src/server.js";
-import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { Store } from "../../src/store/store.js";
+import type { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
-import { createRequestCounter } from "../helpers/request-cost.js";
-import { freePort } from "../helpers/test-server.js";
+import { type CountedServer, startCountedServer } from "../helpers/request-cost.js";
 
 const viewer = builtinRoles.find((r) => r.name === "viewer")!.uid;
 const editor = builtinRoles.find((r) => r.name === "editor")!.uid;
 const issuer = "https://sso.people.test";
 const people = 30;
 
-let server: Server;
+let counted: CountedServer;
 let store: SqliteStore;
 let url: string;
 let org: string;
 let team: string;
 let provider: string;
 let headers: Record<string, string>;
-const cost = createRequestCounter();
 
 beforeAll(async () => {
-  const port = await freePort();
-  const config = loadConfig([], {
-    GATEHOUSE_DB: ":memory:",
-    GATEHOUSE_LOG_LEVEL: "silent",
-    GATEHOUSE_PORT: String(port),
-    GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
-  });
-  store = createSqliteStore(config.dbPath, { roles: storeRoles });
-  cost.statements(store.db);
-  // The clock stands still: no cache expires between the pages compared.
-  const started = Date.now();
-  server = await createServer({ config, store: cost.store(store as Store), now: () => started });
-  cost.attach(server);
-  await server.listen();
-  url = config.baseUrl;
-  const now = started;
+  counted = await startCountedServer();
+  store = counted.store;
+  url = counted.config.baseUrl;
+  const now = counted.now;
   const owner = await store.upsertPerson({
     uid: newRootUid(),
     issuer: "https://users.test",
@@ -61,7 +44,9 @@ beforeAll(async () => {
     { uid: org, name: "acme", description: "", now },
     { bindingUid: newChildUid(org), identityUid: owner.uid, roleUid: ownerRole.uid },
   );
-  headers = { authorization: `Bearer ${(await server.tokens.issue(owner.uid, url)).token}` };
+  headers = {
+    authorization: `Bearer ${(await counted.server.tokens.issue(owner.uid, url)).token}`,
+  };
   provider = newChildUid(org);
   await store.createIdentityProvider({
     uid: provider,
@@ -109,13 +94,12 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await server?.close();
-  await store?.close();
+  await counted?.close();
 });
 
 /** One page of the people whose name has "Person", as the console asks; what it cost. */
 async function page(size: number) {
-  const before = { ...cost.counts };
+  const before = { ...counted.counts };
   const res = await fetch(
     `${url}/iam/v2beta1/people?groupUid=${org}&query=Person&pageSize=${size}&orderBy=name`,
     { headers },
@@ -130,7 +114,7 @@ async function page(size: number) {
     }[];
   };
   expect(res.status, JSON.stringify(json)).toBe(200);
-  const { calls, statements } = cost.counts;
+  const { calls, statements } = counted.counts;
   return { json, calls: calls - before.calls, statements: statements - before.statements };
 }
 
