@@ -11,10 +11,10 @@ import { type BudgetShare, budgetExhausted, isBudgetExhausted } from "../request
 import type { ServiceRegistration } from "../service-registration.js";
 import {
   copyHeaders,
+  createNoRouteReply,
   type ErrorShaping,
   fromFastifyError,
   methodNotAllowedError,
-  noRouteError,
   sendError,
   unsupportedEncodingError,
   unsupportedMediaTypeError,
@@ -95,6 +95,7 @@ const methodOrder = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
  */
 export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions): Promise<void> {
   const shaping: ErrorShaping = { domain: opts.domain, log: opts.log };
+  const noRouteReply = createNoRouteReply(shaping);
   const bodyLimit = opts.bodyLimit ?? defaultBodyLimit;
   const made = opts.contextValues ?? (() => createContextValues());
   // One ContextValues a request, whoever asks first: onRequest's refusal check hands the
@@ -154,7 +155,7 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
         if (info) info.code = 0;
         return reply;
       }
-      return sendError(reply, noRouteError(request.method, path), shaping, { info, status: 404 });
+      return noRouteReply(reply, request.method, path, info);
     }
     const allow = allowHeader(allowed);
     reply.header("allow", allow);

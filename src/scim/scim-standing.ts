@@ -59,6 +59,7 @@ export async function identityRefusal(
     identityUid,
     externalId,
     email: email || (identity?.email ?? ""),
+    ...(signIn && signIn.issuer !== "" ? { account: signIn } : {}),
   });
 }
 

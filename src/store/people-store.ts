@@ -8,6 +8,7 @@
  * came in through an identity provider at or below it (PersonOriginKind `identity_provider`),
  * bound or not.
  */
+import type { RoleBindingRecord } from "./iam-store.js";
 import type { ListPage, ListQuery } from "./vocabulary.js";
 
 /** The ways into an organization that are recorded (the rest are plain sign-ins). */
@@ -46,6 +47,11 @@ export interface PersonRecord {
    * by name, at most 100.
    */
   teams: PersonTeam[];
+  /**
+   * The role bindings the person holds at the query's group or below it, their own and their
+   * teams'; by create time, at most 100.
+   */
+  roleBindings: RoleBindingRecord[];
   /** The first recorded way in to the organization of the query's group, if any. */
   origin?: PersonOrigin;
 }

@@ -198,6 +198,12 @@ export interface ScimPersonKeys {
   externalId: string;
   /** The person's verified email, or "". */
   email: string;
+  /**
+   * Where the person signs in (their identity's issuer and subject), when known: found only by
+   * email, a User (or a deleted User's record) matched to another account of the same issuer is
+   * that account's person's, not this one's (an address handed on to a new hire).
+   */
+  account?: { issuer: string; subject: string };
 }
 
 /** What an organization's directory says of a person (ScimStore.scimStanding). */

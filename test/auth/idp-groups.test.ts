@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { providerPersonUid } from "../../src/auth/login/person.js";
 import { newChildUid } from "../../src/uid.js";
-import { cliAuthorizeUrl, cliRedirect, newPkce } from "../helpers/cli-sign-in.js";
-import { restCall } from "../helpers/rest-client.js";
-import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
-import {
-  backends,
-  freePort,
-  startTestServer,
-  type TestCaller,
-  type TestOrg,
-  type TestServer,
-} from "../helpers/test-server.js";
+import { useProviderSignIn } from "../helpers/provider-sign-in.js";
+import { backends, type TestCaller } from "../helpers/test-server.js";
 
 // An organization provider's groups claim sets, at each sign-in, the person's membership of
 // the teams its group mappings name: joined when the claim has the group, left when it no
@@ -20,64 +10,43 @@ import {
 
 const editor = builtinRoles.find((r) => r.name === "editor")!.uid;
 
-let gh: TestServer;
-let idp: TestIdp;
-let org: TestOrg;
-let group: string;
-let subOwner: TestCaller;
-
-/** The whole browser flow through provider `uid` as `account`, its ID token naming `groups`. */
-async function signIn(uid: string, account: string, groups: string[]): Promise<string> {
-  idp.tamperIdToken((c) => ({ ...c, groups }));
-  const url = cliAuthorizeUrl(gh.url, newPkce().challenge, { identity_provider: uid });
-  const back = await signInAtIdp(url, account, cliRedirect);
-  idp.tamperIdToken(undefined);
-  expect(back.searchParams.get("error_description")).toBeNull();
-  expect(back.searchParams.get("code")).not.toBeNull();
-  return providerPersonUid(uid, idp.issuer, account);
-}
-
-const api = (method: string, path: string, body?: unknown, as = org.owner) =>
-  restCall(gh.url, method, path, body, as.headers);
-
-async function membersOf(team: string): Promise<string[]> {
-  const res = await api("GET", `/iam/v2beta1/teams/${team}:listMembers?pageSize=200`);
-  expect(res.status, JSON.stringify(res.json)).toBe(200);
-  return res.json.members.map((m: { identity: { uid: string } }) => m.identity.uid);
-}
-
 describe.each(backends)("identity provider group mappings on %s", (backend) => {
+  const s = useProviderSignIn({
+    backend,
+    people: Object.fromEntries(["alice", "bob", "carol"].map((p) => [p, { name: p }])),
+  });
+  let group: string;
+  let subOwner: TestCaller;
+  const api = (method: string, path: string, body?: unknown, as?: TestCaller) =>
+    s.api(method, path, body, as);
+
+  /** The whole browser flow through provider `uid` as `account`, its ID token naming `groups`. */
+  async function signIn(uid: string, account: string, groups: string[]): Promise<string> {
+    const back = await s.signIn(uid, account, { groups });
+    expect(back.searchParams.get("error_description")).toBeNull();
+    expect(back.searchParams.get("code")).not.toBeNull();
+    return s.personOf(uid, account);
+  }
+
+  async function membersOf(team: string): Promise<string[]> {
+    const res = await api("GET", `/iam/v2beta1/teams/${team}:listMembers?pageSize=200`);
+    expect(res.status, JSON.stringify(res.json)).toBe(200);
+    return res.json.members.map((m: { identity: { uid: string } }) => m.identity.uid);
+  }
+
   beforeAll(async () => {
-    const port = await freePort();
-    idp = await startTestIdp({
-      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-      people: Object.fromEntries(["alice", "bob", "carol"].map((s) => [s, { name: s }])),
-    });
-    gh = await startTestServer(
-      {
-        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
-      },
-      { port, backend },
-    );
-    org = await gh.makeOrg("acme");
-    group = newChildUid(org.uid);
-    await gh.store.createGroup({
+    group = newChildUid(s.org.uid);
+    await s.gh.store.createGroup({
       uid: group,
-      parentUid: org.uid,
+      parentUid: s.org.uid,
       name: "eng",
       description: "",
       now: Date.now(),
     });
-    subOwner = await gh.makeIdentity(group, ["owner"]);
+    subOwner = await s.gh.makeIdentity(group, ["owner"]);
   });
 
-  afterAll(async () => {
-    await gh?.close();
-    await idp?.close();
-  });
-
-  async function teamWithEditor(name: string, as: TestCaller = org.owner): Promise<string> {
+  async function teamWithEditor(name: string, as: TestCaller = s.org.owner): Promise<string> {
     const team = await api("POST", `/iam/v2beta1/teams/${group}`, { name }, as);
     expect(team.status, JSON.stringify(team.json)).toBe(200);
     const bound = await api(
@@ -90,24 +59,8 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
     return team.json.uid as string;
   }
 
-  async function provider(mappings: { group: string; teamUid: string }[], as: TestCaller) {
-    const made = await api(
-      "POST",
-      `/iam/v2beta1/identityProviders/${group}`,
-      {
-        name: `SSO ${Math.random()}`,
-        oidc: {
-          issuer: idp.issuer,
-          clientId: idp.clientId,
-          clientSecret: idp.clientSecret,
-          groupsClaim: "groups",
-        },
-        groupMappings: mappings,
-      },
-      as,
-    );
-    return made;
-  }
+  const provider = (mappings: { group: string; teamUid: string }[], as: TestCaller) =>
+    s.createProvider(group, { oidc: { groupsClaim: "groups" }, groupMappings: mappings }, as);
 
   it("adds and removes members to match the claim at each sign-in, with events", async () => {
     const eng = await teamWithEditor("engineers");
@@ -117,7 +70,7 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
         { group: "eng", teamUid: eng },
         { group: "ops", teamUid: ops },
       ],
-      org.owner,
+      s.org.owner,
     );
     expect(made.status, JSON.stringify(made.json)).toBe(200);
     expect(made.json.groupMappings).toEqual([
@@ -125,7 +78,6 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
       { group: "ops", teamUid: ops },
     ]);
     const uid = made.json.uid as string;
-    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${uid}`]);
 
     const alice = await signIn(uid, "alice", ["eng", "unmapped"]);
     expect(await membersOf(eng)).toEqual([alice]);
@@ -148,7 +100,7 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
       (
         await api(
           "GET",
-          `/events/v2beta1/events?uidp.descendantsOf=${org.uid}&type=${type}&actor=${alice}`,
+          `/events/v2beta1/events?uidp.descendantsOf=${s.org.uid}&type=${type}&actor=${alice}`,
         )
       ).json.events as { source: string; subject: string }[];
     const added = await events("dev.gatehouse.iam.team_members.added.v1");
@@ -161,14 +113,13 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
     const made = await provider([{ group: "eng", teamUid: team }], subOwner);
     expect(made.status, JSON.stringify(made.json)).toBe(200);
     const uid = made.json.uid as string;
-    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${uid}`]);
     const bob = await signIn(uid, "bob", ["eng"]);
     expect(await membersOf(team)).toEqual([bob]);
 
     // The organization's owner removes the sub-owner's binding: its authority is gone.
     const bindings = await api(
       "GET",
-      `/iam/v2beta1/roleBindings?uidp.descendants_of=${org.uid}&identity=${subOwner.uid}`,
+      `/iam/v2beta1/roleBindings?uidp.descendants_of=${s.org.uid}&identity=${subOwner.uid}`,
     );
     for (const b of bindings.json.roleBindings) {
       expect((await api("DELETE", `/iam/v2beta1/roleBindings/${b.uid}`)).status).toBe(200);
@@ -185,7 +136,7 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
     const team = await teamWithEditor("owners-only");
     // A writer who holds identity_providers.create and teams.update but not editor's
     // capabilities cannot map people into a team that holds editor.
-    const role = await api("POST", `/iam/v2beta1/roles/${org.uid}`, {
+    const role = await api("POST", `/iam/v2beta1/roles/${s.org.uid}`, {
       name: "sso-admin",
       capabilities: [
         "groups.list",
@@ -196,12 +147,12 @@ describe.each(backends)("identity provider group mappings on %s", (backend) => {
       ],
     });
     expect(role.status, JSON.stringify(role.json)).toBe(200);
-    const admin = await gh.makeIdentity(org.uid, [role.json.uid]);
+    const admin = await s.gh.makeIdentity(s.org.uid, [role.json.uid]);
     const refused = await provider([{ group: "eng", teamUid: team }], admin);
     expect(refused.status).toBe(403);
-    const other = await gh.makeOrg("other");
+    const other = await s.gh.makeOrg("other");
     const theirs = await api("POST", `/iam/v2beta1/teams/${other.uid}`, { name: "x" }, other.owner);
-    const foreign = await provider([{ group: "eng", teamUid: theirs.json.uid }], org.owner);
+    const foreign = await provider([{ group: "eng", teamUid: theirs.json.uid }], s.org.owner);
     expect(foreign.status).toBe(400);
     expect(JSON.stringify(foreign.json)).not.toContain(theirs.json.uid);
   });

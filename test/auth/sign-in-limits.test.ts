@@ -5,21 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { providerPersonUid } from "../../src/auth/login/person.js";
 import { createSignInPurge } from "../../src/auth/oauth/sign-in-purge.js";
 import { newChildUid } from "../../src/uid.js";
-import { cliAuthorizeUrl, cliRedirect, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
+import { cliAuthorizeUrl, newPkce, redeemCode } from "../helpers/cli-sign-in.js";
+import { useProviderSignIn } from "../helpers/provider-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
-import {
-  type CookieJar,
-  cookieHeaderOf,
-  signInAtIdp,
-  startTestIdp,
-  type TestIdp,
-} from "../helpers/test-idp.js";
+import { type CookieJar, cookieHeaderOf, signInAtIdp } from "../helpers/test-idp.js";
 import {
   backends,
-  freePort,
   startTestServer,
   type TestOrg,
   type TestServer,
@@ -203,45 +196,25 @@ describe.each(backends)("forged callbacks on %s", (backend) => {
 });
 
 describe.each(backends)("sign-ins through an organization's provider on %s", (backend) => {
-  let gh: TestServer;
-  let org: TestOrg;
-  let idp: TestIdp;
-  let provider: string;
   let clock = Date.now();
+  const s = useProviderSignIn({
+    backend,
+    people: anyone,
+    env: { GATEHOUSE_SIGN_IN_RATE_LIMIT: "3" },
+    now: () => clock,
+  });
+  let provider: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    idp = await startTestIdp({
-      redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
-      people: anyone,
-    });
-    gh = await startTestServer(
-      {
-        GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-        GATEHOUSE_ALLOW_PRIVATE_ISSUER_ADDRESSES: "true",
-        GATEHOUSE_SIGN_IN_RATE_LIMIT: "3",
-      },
-      { port, now: () => clock, backend },
-    );
-    org = await gh.makeOrg("acme");
-    provider = await createProvider(gh, org, idp.issuer, idp.clientSecret);
-    // Each provider has its own redirect URI, registered at it.
-    idp.setRedirectUris([`${gh.url}/oauth/idp-callback/${provider}`]);
-  });
-  afterAll(async () => {
-    await gh?.close();
-    await idp?.close();
+    const made = await s.createProvider(s.org.uid, { name: "SSO" });
+    expect(made.status).toBe(200);
+    provider = made.json.uid;
   });
 
   /** Sign `account` in through the provider; the client's answer and the PKCE verifier. */
   async function signIn(account: string, jar: CookieJar = new Map()) {
     const { verifier, challenge } = newPkce();
-    const back = await signInAtIdp(
-      authorizeUrl(gh, provider, challenge),
-      account,
-      cliRedirect,
-      jar,
-    );
+    const back = await s.signIn(provider, account, { challenge, jar });
     return { back, verifier };
   }
 
@@ -249,24 +222,24 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     const jar: CookieJar = new Map();
     // A stranger's page starts twenty sign-ins in the visitor's browser.
     for (let i = 0; i < 20; i++) {
-      expect((await authorize(authorizeUrl(gh, provider, newPkce().challenge), jar)).status).toBe(
+      expect((await authorize(authorizeUrl(s.gh, provider, newPkce().challenge), jar)).status).toBe(
         302,
       );
     }
-    const ours = jar.get(new URL(gh.url).host) as Map<string, string>;
+    const ours = jar.get(new URL(s.gh.url).host) as Map<string, string>;
     expect([...ours.keys()]).toEqual(["gatehouse_login"]);
-    expect(cookieHeaderOf(jar, new URL(gh.url)).length).toBeLessThanOrEqual(4096);
+    expect(cookieHeaderOf(jar, new URL(s.gh.url)).length).toBeLessThanOrEqual(4096);
 
     // Two tabs start a sign-in each, then both finish at the provider and come back.
     const tabs = [newPkce(), newPkce()];
     const starts = [];
     for (const t of tabs) {
-      const res = await authorize(authorizeUrl(gh, provider, t.challenge), jar);
+      const res = await authorize(authorizeUrl(s.gh, provider, t.challenge), jar);
       starts.push(res.headers.get("location") as string);
     }
     const answers = [];
     for (const start of starts) {
-      answers.push(await signInAtIdp(start, "two-tabs", `${gh.url}/oauth/idp-callback/`, jar));
+      answers.push(await signInAtIdp(start, "two-tabs", `${s.gh.url}/oauth/idp-callback/`, jar));
     }
     for (const [i, answer] of answers.entries()) {
       const res = await fetch(answer, {
@@ -277,7 +250,9 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
       const back = new URL(res.headers.get("location") as string);
       expect(back.searchParams.get("error_description")).toBeNull();
       const code = back.searchParams.get("code") as string;
-      expect((await redeem(gh, code, (tabs[i] as { verifier: string }).verifier)).status).toBe(200);
+      expect((await redeem(s.gh, code, (tabs[i] as { verifier: string }).verifier)).status).toBe(
+        200,
+      );
       // Each callback takes its own login out of the one cookie and keeps the rest.
       const line = res.headers.getSetCookie()[0] ?? "";
       expect(line).toMatch(/^gatehouse_login=[\w.-]*; Path=\/oauth\/; /);
@@ -292,14 +267,16 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     // A page the person visited made their browser send more forged callbacks than the
     // address may make a minute (GATEHOUSE_OAUTH_RATE_LIMIT, 60): none is counted.
     for (let i = 0; i < 70; i++) {
-      const res = await fetch(`${gh.url}/oauth/idp-callback/${provider}?code=x&state=forged-${i}`);
+      const res = await fetch(
+        `${s.gh.url}/oauth/idp-callback/${provider}?code=x&state=forged-${i}`,
+      );
       expect(res.status).toBe(400);
       await res.arrayBuffer();
     }
     const { back, verifier } = await signIn("after-forgeries");
     const code = back.searchParams.get("code") as string;
     expect(back.searchParams.get("error_description")).toBeNull();
-    expect((await redeem(gh, code, verifier)).status).toBe(200);
+    expect((await redeem(s.gh, code, verifier)).status).toBe(200);
   });
 
   it("limit sign-ins per provider a minute", async () => {
@@ -311,9 +288,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     const { back } = await signIn("r4");
     expect(back.searchParams.get("error")).toBe("temporarily_unavailable");
     expect(back.searchParams.get("code")).toBeNull();
-    expect(
-      await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, "r4")),
-    ).toBeUndefined();
+    expect(await s.gh.store.getIdentity(s.personOf(provider, "r4"))).toBeUndefined();
     clock += 61_000;
     expect((await signIn("r4")).back.searchParams.get("code")).not.toBeNull();
   });
@@ -321,14 +296,14 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
   it("purge the people who never completed a sign-in, and expired sign-in rows", async () => {
     clock += 61_000;
     const purge = createSignInPurge({
-      store: gh.store,
+      store: s.gh.store,
       now: () => clock,
       log: () => {},
       idlePersonRetentionMs: 30 * 86_400_000,
     });
     const done = await signIn("finished");
     const code = done.back.searchParams.get("code") as string;
-    const tokens = (await (await redeem(gh, code, done.verifier)).json()) as {
+    const tokens = (await (await redeem(s.gh, code, done.verifier)).json()) as {
       access_token: string;
     };
     const thrown = ["throw-away-1", "throw-away-2"];
@@ -336,9 +311,7 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
       expect((await signIn(account)).back.searchParams.get("code")).not.toBeNull();
     }
     for (const account of thrown) {
-      expect(
-        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
-      ).toBeDefined();
+      expect(await s.gh.store.getIdentity(s.personOf(provider, account))).toBeDefined();
     }
     // Within the grace a sign-in has to complete, nobody goes.
     expect((await purge.run()).people).toBe(0);
@@ -348,16 +321,12 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     expect(report.people).toBe(6);
     expect(report.codes).toBeGreaterThan(0);
     for (const account of [...thrown, "r1", "r4"]) {
-      expect(
-        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
-      ).toBeUndefined();
+      expect(await s.gh.store.getIdentity(s.personOf(provider, account))).toBeUndefined();
     }
     for (const account of ["finished", "two-tabs"]) {
-      expect(
-        await gh.store.getIdentity(providerPersonUid(provider, idp.issuer, account)),
-      ).toBeDefined();
+      expect(await s.gh.store.getIdentity(s.personOf(provider, account))).toBeDefined();
     }
-    const me = await restCall(gh.url, "GET", "/iam/v2beta1/caller", undefined, {
+    const me = await restCall(s.gh.url, "GET", "/iam/v2beta1/caller", undefined, {
       authorization: `Bearer ${tokens.access_token}`,
     });
     expect(me.status).toBe(200);
@@ -367,16 +336,16 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
   it("purge the people who finished a sign-in but hold nothing, once unseen past the retention", async () => {
     const day = 86_400_000;
     const purge = createSignInPurge({
-      store: gh.store,
+      store: s.gh.store,
       now: () => clock,
       log: () => {},
       idlePersonRetentionMs: 30 * day,
     });
-    const uid = (account: string) => providerPersonUid(provider, idp.issuer, account);
+    const uid = (account: string) => s.personOf(provider, account);
     // two-tabs joined the organization meanwhile: a role binding keeps them.
-    await gh.store.createRoleBinding({
-      uid: newChildUid(org.uid),
-      groupUid: org.uid,
+    await s.gh.store.createRoleBinding({
+      uid: newChildUid(s.org.uid),
+      groupUid: s.org.uid,
       identityUid: uid("two-tabs"),
       roleUid: builtinRoles.find((r) => r.name === "viewer")!.uid,
       now: clock,
@@ -385,18 +354,18 @@ describe.each(backends)("sign-ins through an organization's provider on %s", (ba
     clock += 29 * day;
     expect((await purge.run()).idlePeople).toBe(0);
     for (const account of ["finished", "after-forgeries"]) {
-      expect(await gh.store.getIdentity(uid(account))).toBeDefined();
+      expect(await s.gh.store.getIdentity(uid(account))).toBeDefined();
     }
     clock += 2 * day;
     expect((await purge.run()).idlePeople).toBe(2);
     for (const account of ["finished", "after-forgeries"]) {
-      expect(await gh.store.getIdentity(uid(account))).toBeUndefined();
+      expect(await s.gh.store.getIdentity(uid(account))).toBeUndefined();
     }
-    expect(await gh.store.getIdentity(uid("two-tabs"))).toBeDefined();
-    expect(await gh.store.getIdentity(org.owner.uid)).toBeDefined();
+    expect(await s.gh.store.getIdentity(uid("two-tabs"))).toBeDefined();
+    expect(await s.gh.store.getIdentity(s.org.owner.uid)).toBeDefined();
     // Back the next day, a person is made again by their sign-in.
     const { back, verifier } = await signIn("finished");
     const code = back.searchParams.get("code") as string;
-    expect((await redeem(gh, code, verifier)).status).toBe(200);
+    expect((await redeem(s.gh, code, verifier)).status).toBe(200);
   });
 });

@@ -4,48 +4,28 @@
  * Gatehouse here runs on a store that counts its calls; requests go over HTTP with fetch, as a
  * registry client's would. The bound: one store read per distinct repository name, whatever
  * its depth, at most 16 scopes a request. CPU figures: bench/registry-token.ts.
+ *
+ * Counted: the calls made while serving a request, and only those (startCountedServer: the
+ * server's own sweeps call the store too); and the server's clock stands still, so that no
+ * cache (the signing keys' refresh a minute) expires mid-test.
  */
 import { decodeJwt } from "jose";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ownerRole, storeRoles } from "../../src/auth/capabilities.js";
-import { loadConfig } from "../../src/config.js";
-import { createServer, type Server } from "../../src/server.js";
-import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { ownerRole } from "../../src/auth/capabilities.js";
 import type { Store } from "../../src/store/store.js";
 import { newChildUid, newRootUid } from "../../src/uid.js";
-import { freePort } from "../helpers/test-server.js";
+import { type CountedServer, startCountedServer } from "../helpers/request-cost.js";
 
 const service = "registry.cost.test";
 const depth = 50;
-let server: Server;
+let counted: CountedServer;
 let store: Store;
 let url: string;
-let calls = 0;
 
 beforeAll(async () => {
-  const port = await freePort();
-  const config = loadConfig([], {
-    GATEHOUSE_DB: ":memory:",
-    GATEHOUSE_LOG_LEVEL: "silent",
-    GATEHOUSE_PORT: String(port),
-    GATEHOUSE_BASE_URL: `http://127.0.0.1:${port}`,
-    GATEHOUSE_REGISTRY_AUDIENCE: service,
-  });
-  store = createSqliteStore(config.dbPath, { roles: storeRoles });
-  // Every store method call counted (the server's own, as it serves the requests).
-  const counting = new Proxy(store, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls++;
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  server = await createServer({ config, store: counting });
-  await server.listen();
-  url = config.authUrl;
+  counted = await startCountedServer({ GATEHOUSE_REGISTRY_AUDIENCE: service });
+  store = counted.store;
+  url = counted.config.authUrl;
   const now = Date.now();
   const person = await store.upsertPerson({
     uid: newRootUid(),
@@ -80,24 +60,24 @@ beforeAll(async () => {
   await repo(group, "deep");
 });
 afterAll(async () => {
-  await server?.close();
-  await store?.close();
+  await counted?.close();
 });
 
 const deepName = (last: string) => `acme/${"a/".repeat(depth)}${last}`;
 
 /** Ask anonymously for pull on each name; the store calls it cost, and what it granted. */
 async function ask(names: readonly string[]) {
-  const before = calls;
+  const before = counted.counts.calls;
   const scopes = names.map((n) => `&scope=repository:${n}:pull`).join("");
   const res = await fetch(`${url}/registry/token?service=${service}${scopes}`);
   const json = (await res.json()) as { token?: string; error?: string; error_description?: string };
-  return { status: res.status, json, calls: calls - before };
+  return { status: res.status, json, calls: counted.counts.calls - before };
 }
 
 it("reads the store once per distinct name, whatever its depth", async () => {
   const plain = await ask(["acme/app"]);
   expect(plain.status).toBe(200);
+  expect(plain.calls).toBeGreaterThan(0);
   // Sixteen different names, each walking all fifty groups: none may cost more than a plain one.
   const names = Array.from({ length: 16 }, (_, i) => deepName(`x${i}`));
   names[0] = deepName("deep");

@@ -20,10 +20,11 @@ import {
   ListGroupsResponseSchema,
 } from "../../gen/gatehouse/iam/v2beta1/groups_pb.js";
 import { type CallInfo, kCallInfo } from "../../src/call-info.js";
-import { invalidField } from "../../src/errors.js";
+import { invalidField, toApiError } from "../../src/errors.js";
 import { createErrorInterceptor } from "../../src/interceptors.js";
 import { createUnaryPipeline } from "../../src/pipeline/unary-invocation.js";
-import { createFrameworkErrorHandler } from "../../src/rest/error-reply.js";
+import { toRestErrorBody } from "../../src/rest/error-body.js";
+import { createFrameworkErrorHandler, noRouteError } from "../../src/rest/error-reply.js";
 import { restGateway } from "../../src/rest/gateway.js";
 import { registerServices } from "../../src/service-impls.js";
 import { registration } from "../../src/service-registration.js";
@@ -520,6 +521,30 @@ describe("routing", () => {
     expectApiError(r, 404, Code.NotFound);
     expect(r.json.message).toContain(`no REST route for ${method} ${path}`);
     expect(lines[0]).toMatchObject({ code: 5, status: 404, rpc: undefined });
+  });
+
+  it("answers an unknown path with the body sendError makes of noRouteError, to the byte", async () => {
+    // What the 404 used to be built from per request (an Error, its stack, a protobuf
+    // rendering): the body written from the template must not differ from it.
+    const long = `/x/${"a".repeat(300)}`;
+    const paths = ["/nope", "/n%22o%5Cpe/%E2%9C%93", long, "/x?q=%22y%22"];
+    const sentType = (await call("PUT", "/iam/v2beta1/groups/r", { json: {} })).res.headers.get(
+      "content-type",
+    );
+    lines = [];
+    for (const path of paths) {
+      const r = await call("DELETE", path);
+      const asked = path.split("?")[0]!;
+      const expected = toRestErrorBody(toApiError(noRouteError("DELETE", asked), domain, () => {}));
+      expect(r.status).toBe(404);
+      // The headers sendError's answers carry (a 405's is one).
+      expect(r.res.headers.get("content-type")).toBe(sentType);
+      expect(r.text).toBe(JSON.stringify(expected));
+    }
+    expect(lines.map((l) => [l.code, l.status, l.rpc])).toEqual(
+      paths.map(() => [Code.NotFound, 404, undefined]),
+    );
+    expect(logged).toEqual([]);
   });
 
   it("answers a known path with another method 405 with Allow", async () => {

@@ -452,6 +452,7 @@ export const oauthRoutes: FastifyPluginAsync<OAuthRoutesOptions> = async (app, o
         identityUid: login.uid,
         externalId: claims.sub,
         email: login.email,
+        account: { issuer: login.issuer, subject: login.subject },
       });
       if (refusal) {
         await store

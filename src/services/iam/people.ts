@@ -15,6 +15,7 @@ import { personUid, providerPersonUid } from "../../auth/login/person.js";
 import { storeOf } from "../../call-store.js";
 import { notFound } from "../../errors.js";
 import type { ListEngine } from "../../list/list.js";
+import type { IdentityProviderRecord } from "../../store/iam-store.js";
 import type { PersonRecord } from "../../store/people-store.js";
 import type { Store } from "../../store/store.js";
 import { rootOf } from "../../uid.js";
@@ -29,8 +30,6 @@ export interface PeopleDeps {
   now: () => number;
 }
 
-/** The most role bindings a Person carries (those at the request's group and below). */
-const maxBindings = 100;
 // A session id is 16 random bytes in base64url (oauth-routes.ts); anything else finds nothing.
 const sessionIdPattern = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -55,27 +54,40 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
   };
 
   /**
-   * The API message of a person, with the bindings they hold at `group` and below (their own
-   * and their teams', each saying which team), and their teams.
+   * The API message of a person, with the bindings they hold at the request's group and below
+   * (their own and their teams', each saying which team), and their teams. `providers` gives the
+   * organization's identity providers, read once for a whole page.
    */
-  const toPerson = async (group: string, p: PersonRecord): Promise<Person> => {
-    const page = await store.listRoleBindings({
-      filters: { heldBy: p.uid },
-      descendantsOf: group,
-      order: { field: "create_time", desc: false },
-      skip: 0,
-      limit: maxBindings,
-    });
-    return create(PersonSchema, {
+  const toPerson = async (
+    p: PersonRecord,
+    providers: () => Promise<readonly IdentityProviderRecord[]>,
+  ): Promise<Person> =>
+    create(PersonSchema, {
       uid: p.uid,
       name: p.name,
       email: p.email,
-      ...(await originOf(store, group, p)),
+      ...(await originOf(providers, p)),
       lastSignInTime: timestampFromMs(p.lastSeenTime),
       createTime: timestampFromMs(p.createTime),
-      roleBindings: page.items.map(toRoleBinding),
+      roleBindings: p.roleBindings.map(toRoleBinding),
       teams: p.teams.map((t) => create(TeamRefSchema, { uid: t.uid, name: t.name })),
     });
+
+  /** The identity providers of `group`'s organization, read at the first need, then kept. */
+  const providersOf = (group: string) => {
+    let read: Promise<readonly IdentityProviderRecord[]> | undefined;
+    return () => {
+      read ??= store
+        .listIdentityProviders({
+          filters: {},
+          descendantsOf: rootOf(group),
+          order: { field: "uid", desc: false },
+          skip: 0,
+          limit: 10_000,
+        })
+        .then((page) => page.items);
+      return read;
+    };
   };
 
   return {
@@ -101,13 +113,15 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
               ? p.updateTime
               : p.createTime,
       );
+      const providers = providersOf(req.groupUid);
       const people: Person[] = [];
-      for (const p of items) people.push(await toPerson(req.groupUid, p));
+      for (const p of items) people.push(await toPerson(p, providers));
       return create(ListPeopleResponseSchema, { people, ...envelope });
     },
 
     async getPerson(req) {
-      return toPerson(req.groupUid, await personOf(req.groupUid, req.uid, "uid"));
+      const person = await personOf(req.groupUid, req.uid, "uid");
+      return toPerson(person, providersOf(req.groupUid));
     },
 
     async listPersonSessions(req) {
@@ -145,28 +159,20 @@ export function createPeopleService(deps: PeopleDeps): ServiceImpl<typeof People
 }
 
 /**
- * How a person came to the organization of `group`: through an identity provider when one is
- * recorded, or when their identity is scoped to one of the organization's providers
- * (providerPersonUid: people who signed in before origins were recorded); else the first
- * recorded way in (an invite, SCIM); else a plain sign-in.
+ * How a person came to the organization (`providers`: its identity providers): through an
+ * identity provider when one is recorded, or when their identity is scoped to one of the
+ * organization's providers (providerPersonUid: people who signed in before origins were
+ * recorded); else the first recorded way in (an invite, SCIM); else a plain sign-in.
  */
 async function originOf(
-  store: Store,
-  group: string,
+  providers: () => Promise<readonly IdentityProviderRecord[]>,
   p: PersonRecord,
 ): Promise<Pick<Person, "origin" | "identityProviderUid">> {
   if (p.origin?.kind === "identity_provider") {
     return { origin: Person_Origin.IDENTITY_PROVIDER, identityProviderUid: p.origin.sourceUid };
   }
   if (p.uid !== personUid(p.issuer, p.subject)) {
-    const providers = await store.listIdentityProviders({
-      filters: {},
-      descendantsOf: rootOf(group),
-      order: { field: "uid", desc: false },
-      skip: 0,
-      limit: 10_000,
-    });
-    const idp = providers.items.find(
+    const idp = (await providers()).find(
       (i) => providerPersonUid(i.uid, p.issuer, p.subject) === p.uid,
     );
     if (idp) return { origin: Person_Origin.IDENTITY_PROVIDER, identityProviderUid: idp.uid };

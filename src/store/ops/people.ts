@@ -1,4 +1,5 @@
 import { rootOf } from "../../uid.js";
+import type { RoleBindingRecord } from "../iam-store.js";
 import type {
   PeopleFilters,
   PersonOrigin,
@@ -8,6 +9,7 @@ import type {
   SessionRecord,
   SessionsRevoked,
 } from "../people-store.js";
+import { type BindingRow, roleBindingRecordOf } from "../rows/role-binding-rows.js";
 import { notFoundError } from "../store.js";
 import type { ListPage, ListQuery, SortField } from "../vocabulary.js";
 import {
@@ -19,6 +21,7 @@ import {
   rows,
   run,
   type Steps,
+  type Text,
   write,
 } from "./operation.js";
 
@@ -73,23 +76,77 @@ function peopleOf(group: string): { sql: string; params: Param[] } {
   };
 }
 
-/** The most teams a person's record carries. */
+/** The most teams, and the most role bindings, a person's record carries. */
 const maxTeams = 100;
+const maxBindings = 100;
 
-// The person's teams that live at or below `group` (a team's uid is a child of its group's)
-// or that hold a role there: the teams the people view of `group` may name.
-function* teamsOf(uid: string, group: string): Steps<PersonTeam[]> {
+/**
+ * A statement about the people of a page: `build` gets how to say that a column is one of the
+ * page's uids (one `?`, bound to the uid list: JSON text on SQLite, an array on PostgreSQL).
+ */
+function aboutPage(build: (isOne: (column: string) => string) => string): Text {
+  return {
+    sqlite: build((c) => `${c} IN (SELECT value FROM json_each(?))`),
+    pg: build((c) => `${c} = ANY(?::text[])`),
+  };
+}
+
+// The teams of the page's people that live at or below `group` (a team's uid is a child of
+// its group's) or that hold a role there, the teams the people view of `group` may name:
+// at most maxTeams a person, by name.
+function* teamsOf(uids: string[], group: string): Steps<Map<string, PersonTeam[]>> {
   const lives = subtree("t.uid", group);
   const bound = subtree("tb.group_uid", group);
-  return yield* rows<PersonTeam>(
-    `SELECT t.uid, t.name FROM team_members AS m JOIN teams AS t ON t.uid = m.team_uid
-     WHERE m.identity_uid = ? AND (${lives.sql} OR EXISTS (SELECT 1 FROM role_bindings AS tb
-       WHERE tb.team_uid = t.uid AND ${bound.sql}))
-     ORDER BY t.name, t.uid LIMIT ${maxTeams}`,
-    uid,
+  const found = yield* rows<{ identity_uid: string; uid: string; name: string }>(
+    aboutPage(
+      (isOne) => `SELECT x.identity_uid, x.uid, x.name FROM (
+        SELECT m.identity_uid, t.uid, t.name,
+          ROW_NUMBER() OVER (PARTITION BY m.identity_uid ORDER BY t.name, t.uid) AS n
+        FROM team_members AS m JOIN teams AS t ON t.uid = m.team_uid
+        WHERE ${isOne("m.identity_uid")} AND (${lives.sql} OR EXISTS (
+          SELECT 1 FROM role_bindings AS tb WHERE tb.team_uid = t.uid AND ${bound.sql}))
+      ) AS x WHERE x.n <= ${maxTeams} ORDER BY x.identity_uid, x.n`,
+    ),
+    uids,
     ...lives.params,
     ...bound.params,
   );
+  const out = new Map<string, PersonTeam[]>();
+  for (const r of found) push(out, r.identity_uid, { uid: r.uid, name: r.name });
+  return out;
+}
+
+// The role bindings the page's people hold at or below `group`, their own and their teams':
+// at most maxBindings a person, by create time (as ListRoleBindings orders them).
+function* bindingsOf(uids: string[], group: string): Steps<Map<string, RoleBindingRecord[]>> {
+  const at = subtree("v.group_uid", group);
+  const found = yield* rows<BindingRow & { holder: string }>(
+    aboutPage(
+      (isOne) => `SELECT x.* FROM (
+        SELECT h.holder, v.*,
+          ROW_NUMBER() OVER (PARTITION BY h.holder ORDER BY v.create_time, v.uid) AS n
+        FROM (SELECT b.identity_uid AS holder, b.uid AS binding FROM role_bindings AS b
+                WHERE ${isOne("b.identity_uid")}
+              UNION SELECT m.identity_uid, b.uid FROM team_members AS m
+                JOIN role_bindings AS b ON b.team_uid = m.team_uid
+                WHERE ${isOne("m.identity_uid")}) AS h
+          JOIN role_bindings_view AS v ON v.uid = h.binding
+        WHERE ${at.sql}
+      ) AS x WHERE x.n <= ${maxBindings} ORDER BY x.holder, x.n`,
+    ),
+    uids,
+    uids,
+    ...at.params,
+  );
+  const out = new Map<string, RoleBindingRecord[]>();
+  for (const r of found) push(out, r.holder, roleBindingRecordOf(r));
+  return out;
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
 
 /** A LIKE pattern for text contained anywhere, `\` escaping the wildcards. */
@@ -116,41 +173,56 @@ const sortColumns: Record<SortField, string> = {
 const personColumns = `i.uid, i.name, i.email, i.issuer, i.subject, i.last_seen_time,
   i.create_time, i.update_time`;
 
-// The first recorded way into the organization of `group` (the organization, not the group:
-// how someone came is the organization's story, wherever they are bound now).
-function* originOf(uid: string, group: string): Steps<PersonOrigin | undefined> {
+// The first recorded way of each of the page's people into the organization of `group` (the
+// organization, not the group: how someone came is the organization's story, wherever they
+// are bound now).
+function* originsOf(uids: string[], group: string): Steps<Map<string, PersonOrigin>> {
   const inOrg = subtree("o.group_uid", rootOf(group));
-  const row = yield* one<OriginRow>(
-    `SELECT o.kind, o.group_uid, o.source_uid, o.create_time FROM person_origins AS o
-     WHERE o.identity_uid = ? AND ${inOrg.sql} ORDER BY o.create_time, o.kind LIMIT 1`,
-    uid,
+  const found = yield* rows<OriginRow & { identity_uid: string }>(
+    aboutPage(
+      (isOne) => `SELECT o.identity_uid, o.kind, o.group_uid, o.source_uid, o.create_time
+        FROM person_origins AS o WHERE ${isOne("o.identity_uid")} AND ${inOrg.sql}
+        ORDER BY o.identity_uid, o.create_time, o.kind`,
+    ),
+    uids,
     ...inOrg.params,
   );
-  return (
-    row && {
-      kind: row.kind,
-      groupUid: row.group_uid,
-      sourceUid: row.source_uid,
-      createTime: row.create_time,
-    }
-  );
+  const out = new Map<string, PersonOrigin>();
+  for (const r of found) {
+    if (out.has(r.identity_uid)) continue;
+    out.set(r.identity_uid, {
+      kind: r.kind,
+      groupUid: r.group_uid,
+      sourceUid: r.source_uid,
+      createTime: r.create_time,
+    });
+  }
+  return out;
 }
 
-function* recordOf(row: PersonRow, group: string): Steps<PersonRecord> {
-  const origin = yield* originOf(row.uid, group);
-  const teams = yield* teamsOf(row.uid, group);
-  return {
-    uid: row.uid,
-    name: row.name,
-    email: row.email,
-    issuer: row.issuer,
-    subject: row.subject,
-    lastSeenTime: row.last_seen_time,
-    createTime: row.create_time,
-    updateTime: row.update_time,
-    teams,
-    ...(origin ? { origin } : {}),
-  };
+// The records of a page of people: three statements, whatever the page's size.
+function* recordsOf(found: PersonRow[], group: string): Steps<PersonRecord[]> {
+  if (found.length === 0) return [];
+  const uids = found.map((r) => r.uid);
+  const origins = yield* originsOf(uids, group);
+  const teams = yield* teamsOf(uids, group);
+  const bindings = yield* bindingsOf(uids, group);
+  return found.map((row) => {
+    const origin = origins.get(row.uid);
+    return {
+      uid: row.uid,
+      name: row.name,
+      email: row.email,
+      issuer: row.issuer,
+      subject: row.subject,
+      lastSeenTime: row.last_seen_time,
+      createTime: row.create_time,
+      updateTime: row.update_time,
+      teams: teams.get(row.uid) ?? [],
+      roleBindings: bindings.get(row.uid) ?? [],
+      ...(origin ? { origin } : {}),
+    };
+  });
 }
 
 // A session is live while it is not revoked and its code or a refresh token is unexpired
@@ -199,8 +271,7 @@ export const peopleOps = {
         q.limit + 1,
         q.skip,
       );
-      const items: PersonRecord[] = [];
-      for (const row of found.slice(0, q.limit)) items.push(yield* recordOf(row, group));
+      const items = yield* recordsOf(found.slice(0, q.limit), group);
       return { items, total: Number(counted?.n ?? 0), hasMore: found.length > q.limit };
     },
     { snapshot: true },
@@ -214,7 +285,7 @@ export const peopleOps = {
         uid,
         ...of.params,
       );
-      return row && (yield* recordOf(row, group));
+      return row && (yield* recordsOf([row], group))[0];
     },
     { snapshot: true },
   ),

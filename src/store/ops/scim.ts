@@ -88,23 +88,32 @@ const orgRange = (orgUid: string) => [orgUid, `${orgUid}/`, `${orgUid}0`] as con
 /**
  * The person a SCIM user stands for: who signs in through one of the organization's identity
  * providers with the user's externalId as subject (`personUids`, the uids that sign-in gives
- * them, computed by the caller), else a person whose verified email is the user's (one
- * holding a role in the organization first), else "" (not signed in yet).
+ * them, computed by the caller), else a person whose verified email is the user's and who is
+ * no other user of the organization (one holding a role in the organization first), else ""
+ * (not signed in yet).
  */
-function* matchPerson(u: Pick<ScimUserWrite, "orgUid" | "email" | "personUids">): Steps<string> {
+function* matchPerson(
+  u: Pick<ScimUserWrite, "orgUid" | "id" | "email" | "personUids">,
+): Steps<string> {
   for (const uid of u.personUids) {
     if (yield* one("SELECT 1 AS x FROM identities WHERE uid = ? AND group_uid IS NULL", uid)) {
       return uid;
     }
   }
   if (u.email === "") return "";
+  // An address passes from person to person (a new hire gets a departed one's): a person
+  // another user of the organization stands for is that user's, whatever their email.
   const person = yield* one<{ uid: string }>(
     `SELECT i.uid FROM identities AS i
      WHERE i.group_uid IS NULL AND lower(i.email) = ?
+       AND NOT EXISTS (SELECT 1 FROM scim_users AS o
+                       WHERE o.org_uid = ? AND o.identity_uid = i.uid AND o.id <> ?)
      ORDER BY (SELECT count(*) FROM role_bindings AS b
                WHERE b.identity_uid = i.uid AND ${inOrg("b.group_uid")}) DESC, i.uid
      LIMIT 1`,
     u.email.toLowerCase(),
+    u.orgUid,
+    u.id,
     ...orgRange(u.orgUid),
   );
   return person?.uid ?? "";
@@ -321,6 +330,23 @@ export function* deleteScimRowsOf(orgUid: string): Steps<void> {
   yield* run("DELETE FROM scim_users WHERE org_uid = ?", orgUid);
   yield* run("DELETE FROM scim_deleted_users WHERE org_uid = ?", orgUid);
   yield* run("DELETE FROM scim_connections WHERE org_uid = ?", orgUid);
+}
+
+/**
+ * The condition (on `t`, a scim_users or scim_deleted_users row) that leaves out, of what an
+ * email finds, a User matched to another account at the person's own issuer: an address is
+ * handed on (a new hire gets a departed person's), and the issuer itself says that account is
+ * someone else (another subject). A User matched to nobody yet, or to an account elsewhere (the
+ * same person's login at another provider, maybe), still counts: refusing is the safe side.
+ */
+function notAnotherAccount(person: ScimPersonKeys): [string, string[]] {
+  const account = person.account;
+  if (!account || account.issuer === "") return ["", []];
+  return [
+    `AND NOT EXISTS (SELECT 1 FROM identities AS o
+       WHERE o.uid = t.identity_uid AND o.issuer = ? AND o.subject <> ?)`,
+    [account.issuer, account.subject],
+  ];
 }
 
 // The condition and parameter of a narrowing (userName and email are compared without case).
@@ -596,19 +622,24 @@ export function createScimOps(ownerRoleUid: string) {
       ] as const;
       for (const [column, value] of keys) {
         if (value === "") continue;
+        const [mine, params]: [string, string[]] =
+          column === "email_key" ? notAnotherAccount(person) : ["", []];
         const users = yield* rows<{ active: number | string }>(
-          `SELECT active FROM scim_users WHERE org_uid = ? AND ${column} = ?`,
+          `SELECT t.active FROM scim_users AS t WHERE t.org_uid = ? AND t.${column} = ? ${mine}`,
           orgUid,
           value,
+          ...params,
         );
         // Any active user of the person's lets them in: a user the directory made again
         // after deleting (or deactivating) an earlier one is the directory's word now.
         if (users.some((u) => Number(u.active) === 1)) return "active";
         if (users.length > 0) return "inactive";
         const deleted = yield* one(
-          `SELECT 1 AS x FROM scim_deleted_users WHERE org_uid = ? AND ${column} = ?`,
+          `SELECT 1 AS x FROM scim_deleted_users AS t
+           WHERE t.org_uid = ? AND t.${column} = ? ${mine}`,
           orgUid,
           value,
+          ...params,
         );
         if (deleted) return "deleted";
       }
