@@ -4,6 +4,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
 import { kCallChange } from "../call-store.js";
+import { requestHeaderOf } from "../pipeline/unary-invocation.js";
 import { serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
 import { type AuditScope, unrecordable } from "./audit-scope.js";
@@ -66,10 +67,15 @@ const typeOf = (() => {
   };
 })();
 
+/** The field paths of a request's update mask, if it has one. */
+function maskOf(message: Record<string, unknown>): string[] | undefined {
+  return (message.updateMask as { paths?: string[] } | undefined)?.paths;
+}
+
 /** What a mutating call's request says about its change: its type, subject and mask. */
 function changeOf(method: DescMethod, request: unknown) {
   const message = request as Record<string, unknown>;
-  const mask = (message.updateMask as { paths?: string[] } | undefined)?.paths;
+  const mask = maskOf(message);
   return {
     type: typeOf(method),
     requestUid: requestUid(message, method.input),
@@ -111,14 +117,21 @@ export function createAuditInterceptor(store: Pick<Store, "recording">): Interce
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
     const adapter = adapterServices.has(req.service.typeName);
+    // One object of one shape, built by assignment (a spread of changeOf's made two more), and
+    // the protocol read without making the call's Headers (requestHeaderOf): this is on every
+    // mutating call's path.
+    const message = req.message as Record<string, unknown>;
     const scope: AuditScope = {
-      ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
+      type: adapter ? unrecordable : typeOf(req.method),
+      requestUid: adapter ? "" : requestUid(message, req.method.input),
       source: `/${req.service.typeName}`,
       actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
       requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
-      protocol: protocolOf(req.header, req.url),
+      protocol: protocolOf(req),
       recorded: false,
     };
+    const mask = adapter ? undefined : maskOf(message);
+    if (mask) (scope as { changedFields?: readonly string[] }).changedFields = [...mask];
     const view = store.recording(scope);
     req.contextValues.set(kCallChange, { scope, store: view });
     const res = await next(req);
@@ -170,13 +183,13 @@ function requestUid(message: Record<string, unknown>, desc: DescMessage): string
 }
 
 /** The protocol a call came in with, as the request log names it. */
-function protocolOf(header: Headers, url: string): string {
-  const ct = header.get("content-type") ?? "";
+function protocolOf(req: { readonly header: Headers; readonly url: string }): string {
+  const ct = requestHeaderOf(req, "content-type") ?? "";
   if (ct.startsWith("application/grpc-web")) return "grpc-web";
   if (ct.startsWith("application/grpc")) return "grpc";
-  if (header.get("connect-protocol-version") || ct.startsWith("application/connect")) {
+  if (requestHeaderOf(req, "connect-protocol-version") || ct.startsWith("application/connect")) {
     return "connect";
   }
-  const path = new URL(url, "http://x").pathname;
+  const path = new URL(req.url, "http://x").pathname;
   return /^\/[a-z0-9_.]+\.[A-Za-z0-9]+\/[A-Za-z0-9]+$/.test(path) ? "connect" : "rest";
 }
