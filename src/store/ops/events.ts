@@ -69,7 +69,13 @@ export function* appendEvent(row: EventRow): Steps<void> {
       row.actorUid,
       text.tail,
     );
-    yield* fanOut(row);
+    yield* fanOut({
+      id: row.id,
+      uid: at.uid,
+      subject: row.subject,
+      type: row.type,
+      time: row.time,
+    });
     return;
   }
   const who = yield* one<{ issuer: string; subject: string }>(
@@ -90,7 +96,7 @@ export function* appendEvent(row: EventRow): Steps<void> {
     row.actorUid,
     data,
   );
-  yield* fanOut(row);
+  yield* fanOut({ id: row.id, uid: at.uid, subject: row.subject, type: row.type, time: row.time });
   yield* shareWithOrganizations(row, data);
 }
 
@@ -163,10 +169,10 @@ const appendEventPg = `
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::text || COALESCE(
       (SELECT ',"issuer":' || to_json(issuer)::text || ',"subject":' || to_json(subject)::text
        FROM identities WHERE uid = ? AND issuer <> ''), '') || ?::text)
-    RETURNING id, group_uid, subject, type, time
+    RETURNING id, uid, group_uid, subject, type, time
   )
-  INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
-  SELECT gen_random_uuid()::text, s.uid, ev.id, GREATEST(ev.time, s.paused_until)
+  INSERT INTO webhook_deliveries (id, subscription_uid, event_id, event_uid, next_attempt_time)
+  SELECT gen_random_uuid()::text, s.uid, ev.id, ev.uid, GREATEST(ev.time, s.paused_until)
   FROM ev JOIN webhook_subscriptions s ON s.org_uid = ev.group_uid
   WHERE (ev.subject = s.group_uid OR starts_with(ev.subject, s.group_uid || '/'))
     AND jsonb_exists_any(s.event_types::jsonb, ?::text[])`;
