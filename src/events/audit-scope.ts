@@ -247,7 +247,7 @@ export function eventFor(
   if (prior && deleting) data.deleted = snapshotOf(prior);
   if (binding) data.roleBinding = binding;
   return {
-    // Time-ordered: the id index appends (event-id.ts).
+    // Time-ordered, as docs/events.md says (event-id.ts).
     id: newEventId(now),
     type,
     source: scope.source,

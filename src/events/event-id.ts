@@ -10,9 +10,8 @@ const hex = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"
 /**
  * A new CloudEvents id: a UUID version 7 (RFC 9562), the milliseconds since the epoch in its
  * first 48 bits and 74 random bits after. Ids of events written later sort after earlier ones
- * (to the millisecond), so the unique index on `events.id` grows at its end: with a random
- * UUID every event dirtied a leaf page of that index somewhere in the middle, and each such
- * page is one more page written to the WAL at the commit (bench/RESULTS.md, "Events cheaper").
+ * (to the millisecond), as docs/events.md tells consumers. (The events table has no index on
+ * id since the step "events without an index on id": the uid, subject/id, is its unique key.)
  */
 export function newEventId(now: number = Date.now()): string {
   if (used + 10 > pool.length) {
