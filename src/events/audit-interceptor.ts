@@ -67,10 +67,15 @@ const typeOf = (() => {
   };
 })();
 
+/** The field paths of a request's update mask, if it has one. */
+function maskOf(message: Record<string, unknown>): string[] | undefined {
+  return (message.updateMask as { paths?: string[] } | undefined)?.paths;
+}
+
 /** What a mutating call's request says about its change: its type, subject and mask. */
 function changeOf(method: DescMethod, request: unknown) {
   const message = request as Record<string, unknown>;
-  const mask = (message.updateMask as { paths?: string[] } | undefined)?.paths;
+  const mask = maskOf(message);
   return {
     type: typeOf(method),
     requestUid: requestUid(message, method.input),
@@ -112,14 +117,21 @@ export function createAuditInterceptor(store: Pick<Store, "recording">): Interce
   return (next) => async (req) => {
     if (!isMutating(req.method)) return next(req);
     const adapter = adapterServices.has(req.service.typeName);
+    // One object of one shape, built by assignment (a spread of changeOf's made two more), and
+    // the protocol read without making the call's Headers (requestHeaderOf): this is on every
+    // mutating call's path.
+    const message = req.message as Record<string, unknown>;
     const scope: AuditScope = {
-      ...(adapter ? { type: unrecordable, requestUid: "" } : changeOf(req.method, req.message)),
+      type: adapter ? unrecordable : typeOf(req.method),
+      requestUid: adapter ? "" : requestUid(message, req.method.input),
       source: `/${req.service.typeName}`,
       actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
       requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
       protocol: protocolOf(req, req.url),
       recorded: false,
     };
+    const mask = adapter ? undefined : maskOf(message);
+    if (mask) (scope as { changedFields?: readonly string[] }).changedFields = [...mask];
     const view = store.recording(scope);
     req.contextValues.set(kCallChange, { scope, store: view });
     const res = await next(req);

@@ -232,8 +232,22 @@ export function eventFor(
   const binding = bindingSummaryOf(type, record ? { binding: record } : result);
   // A command on the server's machine is the operator's reason unless it says a finer one.
   const reason = scope.reason ?? (scope.operator !== undefined ? "operator" : undefined);
+  // Built by assignment in the order the JSON has always had (conditional spreads made a
+  // temporary object each: this is on every audited write's path).
+  const data: { -readonly [K in keyof EventData]: EventData[K] } = {
+    requestId: scope.requestId,
+    protocol: scope.protocol,
+  };
+  if (scope.changedFields) data.changedFields = scope.changedFields;
+  if (scope.operator !== undefined) data.operator = scope.operator;
+  if (reason !== undefined) data.reason = reason;
+  if (scope.via !== undefined) data.via = scope.via;
+  if (record) data.resource = resourceOf(record);
+  if (prior && after && !deleting) data.changes = changesBetween(prior, after);
+  if (prior && deleting) data.deleted = snapshotOf(prior);
+  if (binding) data.roleBinding = binding;
   return {
-    // Time-ordered: the id index appends (event-id.ts).
+    // Time-ordered, as docs/events.md says (event-id.ts).
     id: newEventId(now),
     type,
     source: scope.source,
@@ -241,18 +255,7 @@ export function eventFor(
     time: now,
     // A call without a caller is a login: whoever logs in is its actor. An operator is none.
     actorUid: scope.operator !== undefined ? "" : scope.actorUid || subject,
-    data: {
-      requestId: scope.requestId,
-      protocol: scope.protocol,
-      ...(scope.changedFields ? { changedFields: scope.changedFields } : {}),
-      ...(scope.operator !== undefined ? { operator: scope.operator } : {}),
-      ...(reason !== undefined ? { reason } : {}),
-      ...(scope.via !== undefined ? { via: scope.via } : {}),
-      ...(record ? { resource: resourceOf(record) } : {}),
-      ...(prior && after && !deleting ? { changes: changesBetween(prior, after) } : {}),
-      ...(prior && deleting ? { deleted: snapshotOf(prior) } : {}),
-      ...(binding ? { roleBinding: binding } : {}),
-    },
+    data,
   };
 }
 
@@ -282,17 +285,34 @@ function subjectOf(args: readonly unknown[], result: unknown): string {
 
 /** The event's data with its actor: the identity uid, and a person's issuer and subject. */
 export function withActor(row: EventRow, who?: { issuer: string; subject: string }): string {
-  // One JSON text an event, written once (this is on every audited write's path).
-  return JSON.stringify({
-    actor: {
-      uid: row.actorUid,
-      ...(who?.issuer ? { issuer: who.issuer, subject: who.subject } : {}),
-    },
-    ...row.data,
-  });
+  const text = actorJsonOf(row);
+  return `${text.head}${who?.issuer ? actorIssuerJson(who.issuer, who.subject) : ""}${text.tail}`;
+}
+
+/**
+ * The event's data as JSON in two parts around the actor's issuer and subject: `head` ends
+ * inside the actor object after its uid, `tail` closes it and holds the rest of the data. The
+ * data is serialized once (JSON.stringify of the data, then spliced): a store completes it with
+ * the actor's issuer and subject, in JavaScript or in its INSERT (ops/events.ts).
+ */
+export function actorJsonOf(row: EventRow): { head: string; tail: string } {
+  // The data always holds requestId and protocol: `{"requestId":…}`, never `{}`.
+  return {
+    head: `{"actor":{"uid":${JSON.stringify(row.actorUid)}`,
+    tail: `},${JSON.stringify(row.data).slice(1)}`,
+  };
+}
+
+/** The part of an actor's JSON a person's issuer and subject add (withActor). */
+export function actorIssuerJson(issuer: string, subject: string): string {
+  return `,"issuer":${JSON.stringify(issuer)},"subject":${JSON.stringify(subject)}`;
 }
 
 /** The list columns of an event row: a child of its subject, in its organization. */
 export function eventPlacement(row: EventRow): { uid: string; groupUid: string } {
-  return { uid: `${row.subject}/${row.id}`, groupUid: row.subject.split("/")[0] ?? "" };
+  const slash = row.subject.indexOf("/");
+  return {
+    uid: `${row.subject}/${row.id}`,
+    groupUid: slash < 0 ? row.subject : row.subject.slice(0, slash),
+  };
 }

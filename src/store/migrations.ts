@@ -1376,4 +1376,40 @@ export const schemaSteps: readonly SchemaStep[] = [
       DROP INDEX IF EXISTS events_time;
     `,
   },
+  {
+    // The id index wrote a B-tree of its own at every append (a UUIDv7, at its end) for one
+    // reader: the webhook claim's join from a delivery to its event. A delivery now names its
+    // event's uid too (filled here for those pending), and the claim joins on the uid's
+    // unique index, which the list SQL's tree filters need anyway: an event's uid
+    // (subject/id) ends with its id, so it is unique as the id was. SQLite cannot drop a
+    // column's UNIQUE: the table is made again, the same columns and rows (seq kept).
+    description: "events without an index on id; deliveries name their event's uid",
+    sqlite: `
+      ALTER TABLE webhook_deliveries ADD COLUMN event_uid TEXT NOT NULL DEFAULT '';
+      UPDATE webhook_deliveries
+        SET event_uid = COALESCE((SELECT e.uid FROM events AS e WHERE e.id = event_id), '');
+      CREATE TABLE events_next (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        uid TEXT NOT NULL UNIQUE,
+        group_uid TEXT NOT NULL,
+        type TEXT NOT NULL,
+        source TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        time INTEGER NOT NULL,
+        actor_uid TEXT NOT NULL,
+        data TEXT NOT NULL
+      );
+      INSERT INTO events_next (seq, id, uid, group_uid, type, source, subject, time, actor_uid, data)
+        SELECT seq, id, uid, group_uid, type, source, subject, time, actor_uid, data FROM events;
+      DROP TABLE events;
+      ALTER TABLE events_next RENAME TO events;
+      CREATE INDEX events_time_uid ON events (time, uid);
+    `,
+    pg: `
+      ALTER TABLE webhook_deliveries ADD COLUMN event_uid TEXT COLLATE "C" NOT NULL DEFAULT '';
+      UPDATE webhook_deliveries AS d SET event_uid = e.uid FROM events AS e WHERE e.id = d.event_id;
+      ALTER TABLE events DROP CONSTRAINT IF EXISTS events_id_key;
+    `,
+  },
 ];

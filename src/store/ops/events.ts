@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import {
+  actorJsonOf,
   type EventRow,
   eventPlacement,
   personSessionTypes,
@@ -30,11 +30,11 @@ export function* appendEvent(row: EventRow): Steps<void> {
   // those take the statements of both backends.
   const shared = personSessionTypes.has(row.type) && !row.subject.includes("/");
   if (!shared && (yield* dialect()) === "pg") {
-    // The data with the actor's issuer and subject as markers, which the statement replaces
-    // with theirs as JSON strings: the text withActor writes, without asking for them first.
+    // The data serialized once, in two parts the statement joins around the actor's issuer
+    // and subject (actorJsonOf): the text withActor writes, without asking for them first.
+    const text = actorJsonOf(row);
     yield* run(
       appendEventPg,
-      row.actorUid,
       row.id,
       at.uid,
       at.groupUid,
@@ -43,13 +43,39 @@ export function* appendEvent(row: EventRow): Steps<void> {
       row.subject,
       row.time,
       row.actorUid,
-      withActor(row, actorMarkers),
-      JSON.stringify(actorMarkers.issuer),
-      JSON.stringify(actorMarkers.subject),
-      withActor(row),
+      text.head,
+      row.actorUid,
+      text.tail,
       // A subscription naming a legacy type takes what it was about (legacy-types.ts).
       namesTaking(row.type),
     );
+    return;
+  }
+  if (!shared) {
+    // One statement: the actor's issuer and subject are read inside the INSERT, and spliced
+    // into the data serialized once (actorJsonOf), as withActor writes them.
+    const text = actorJsonOf(row);
+    yield* run(
+      appendEventSqlite,
+      row.id,
+      at.uid,
+      at.groupUid,
+      row.type,
+      row.source,
+      row.subject,
+      row.time,
+      row.actorUid,
+      text.head,
+      row.actorUid,
+      text.tail,
+    );
+    yield* fanOut({
+      id: row.id,
+      uid: at.uid,
+      subject: row.subject,
+      type: row.type,
+      time: row.time,
+    });
     return;
   }
   const who = yield* one<{ issuer: string; subject: string }>(
@@ -70,9 +96,21 @@ export function* appendEvent(row: EventRow): Steps<void> {
     row.actorUid,
     data,
   );
-  yield* fanOut(row);
-  if (shared) yield* shareWithOrganizations(row, data);
+  yield* fanOut({ id: row.id, uid: at.uid, subject: row.subject, type: row.type, time: row.time });
+  yield* shareWithOrganizations(row, data);
 }
+
+/**
+ * appendEvent's INSERT on SQLite: the data's head, the actor's issuer and subject as JSON when
+ * the actor has an issuer (withActor's rule, actorIssuerJson), and its tail. json_quote
+ * writes a string as JSON.stringify does but for control characters, which it escapes as
+ * \u00XX where JSON.stringify may write \n: the same string either way.
+ */
+const appendEventSqlite = `
+  INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ? || COALESCE(
+    (SELECT ',"issuer":' || json_quote(issuer) || ',"subject":' || json_quote(subject)
+     FROM identities WHERE uid = ? AND issuer <> ''), '') || ?)`;
 
 /**
  * A person belongs to no organization, so their sign-ins, sign-outs and revoked sessions are
@@ -118,29 +156,23 @@ function* shareWithOrganizations(row: EventRow, data: string): Steps<void> {
   }
 }
 
-/** Strings no event's data holds (a random part per process), replaced by the actor's. */
-const actorMarkers = {
-  issuer: `gatehouse-actor-issuer-${randomUUID()}`,
-  subject: `gatehouse-actor-subject-${randomUUID()}`,
-};
-
 /**
  * appendEvent on PostgreSQL, one statement: the event, its data with the actor's issuer and
- * subject when the actor has an issuer (withActor's rule), and a delivery for each
- * subscription of its organization at or above its subject taking its type (fanOut's rule,
- * matchingSubscriptions; a paused subscription's delivery is due when the pause ends).
+ * subject when the actor has an issuer (withActor's rule: the data's head, then
+ * actorIssuerJson's text, then its tail), and a delivery for each subscription of its
+ * organization at or above its subject taking its type (fanOut's rule, matchingSubscriptions;
+ * a paused subscription's delivery is due when the pause ends).
  */
 const appendEventPg = `
-  WITH who AS (SELECT issuer, subject FROM identities WHERE uid = ? AND issuer <> ''),
-  ev AS (
+  WITH ev AS (
     INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, COALESCE(
-      (SELECT replace(replace(?, ?, to_json(issuer)::text), ?, to_json(subject)::text) FROM who),
-      ?))
-    RETURNING id, group_uid, subject, type, time
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::text || COALESCE(
+      (SELECT ',"issuer":' || to_json(issuer)::text || ',"subject":' || to_json(subject)::text
+       FROM identities WHERE uid = ? AND issuer <> ''), '') || ?::text)
+    RETURNING id, uid, group_uid, subject, type, time
   )
-  INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
-  SELECT gen_random_uuid()::text, s.uid, ev.id, GREATEST(ev.time, s.paused_until)
+  INSERT INTO webhook_deliveries (id, subscription_uid, event_id, event_uid, next_attempt_time)
+  SELECT gen_random_uuid()::text, s.uid, ev.id, ev.uid, GREATEST(ev.time, s.paused_until)
   FROM ev JOIN webhook_subscriptions s ON s.org_uid = ev.group_uid
   WHERE (ev.subject = s.group_uid OR starts_with(ev.subject, s.group_uid || '/'))
     AND jsonb_exists_any(s.event_types::jsonb, ?::text[])`;

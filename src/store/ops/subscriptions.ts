@@ -173,7 +173,7 @@ const claimedRows = (idsIn: string) =>
      e.source, e.subject, e.time, e.data
    FROM webhook_deliveries d
    JOIN webhook_subscriptions s ON s.uid = d.subscription_uid
-   LEFT JOIN events e ON e.id = d.event_id
+   LEFT JOIN events e ON e.uid = d.event_uid
    WHERE ${idsIn}
    ORDER BY d.next_attempt_time`;
 
@@ -183,6 +183,8 @@ const claimedRows = (idsIn: string) =>
  */
 export function* fanOut(event: {
   id: string;
+  /** The event's uid (subject/id): the claim reads the event through it (claimedRows). */
+  uid: string;
   subject: string;
   type: string;
   time: number;
@@ -199,11 +201,12 @@ export function* fanOut(event: {
   const pausedUntil = new Map(subscriptions.map((s) => [s.uid, Number(s.paused_until)]));
   for (const uid of matchingSubscriptions(subscriptions, event)) {
     yield* run(
-      `INSERT INTO webhook_deliveries (id, subscription_uid, event_id, next_attempt_time)
-       VALUES (?, ?, ?, ?)`,
+      `INSERT INTO webhook_deliveries (id, subscription_uid, event_id, event_uid, next_attempt_time)
+       VALUES (?, ?, ?, ?, ?)`,
       randomUUID(),
       uid,
       event.id,
+      event.uid,
       // A paused subscription's delivery is due when the pause ends: the claim never reads it
       // before (the due index), however many pile up behind a dead sink.
       Math.max(event.time, pausedUntil.get(uid) ?? 0),
