@@ -204,20 +204,31 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   const h1Fresh = new Map<Duplex, number>();
   /** HTTP/1.1 connections whose parser is fed no further ahead than the pipelining bound. */
   const readAheads = new WeakMap<Duplex, ReadAhead>();
-  /** A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`). */
-  const fresh = (socket: Duplex, listeners: ServerListeners | undefined) => {
+  /**
+   * A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`); Node
+   * parses `firstBytes` (read by the dispatcher) before it reads the socket itself.
+   */
+  const fresh = (socket: Duplex, listeners: ServerListeners | undefined, firstBytes?: Buffer) => {
     h1Fresh.set(socket, Date.now());
     socket.once("close", () => h1Fresh.delete(socket));
     if (!listeners) return;
+    const unanswered = () => {
+      const p = h1Connections.get(socket);
+      return p ? p.pending.size + p.waiting.length : 0;
+    };
     readAheads.set(
       socket,
-      boundReadAhead(socket, listeners, {
-        room: () => {
-          const p = h1Connections.get(socket);
-          return limits.maxPipelinedRequests - (p ? p.pending.size + p.waiting.length : 0);
+      boundReadAhead(
+        socket,
+        listeners,
+        {
+          room: () => limits.maxPipelinedRequests - unanswered(),
+          dropping: () => h1Connections.get(socket)?.refused === true,
+          pipelined: () => unanswered() > 1,
         },
-        dropping: () => h1Connections.get(socket)?.refused === true,
-      }),
+        // Node reads the socket itself until the connection pipelines (src/read-ahead.ts).
+        { firstBytes },
+      ),
     );
   };
   let taker: StreamTaker | undefined;
@@ -804,7 +815,7 @@ function dispatch(
   h1: http.Server,
   h2: http2.Http2Server,
   timeoutMs: number,
-  onH1: (socket: Socket, listeners: ServerListeners | undefined) => void,
+  onH1: (socket: Socket, listeners: ServerListeners | undefined, firstBytes: Buffer) => void,
 ): void {
   let seen = Buffer.alloc(0);
   // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
@@ -827,7 +838,7 @@ function dispatch(
     } else {
       const before = listenersNow(socket);
       h1.emit("connection", socket);
-      onH1(socket, serverListenersAdded(socket, before));
+      onH1(socket, serverListenersAdded(socket, before), seen);
       socket.resume();
     }
   };
