@@ -231,7 +231,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         {
           room: () => limits.maxPipelinedRequests - unanswered(),
           dropping: () => h1Connections.get(socket)?.refused === true,
-          pipelined: () => unanswered() > 1,
+          // Refused too (a bound of 1): what follows the refusal is then read and dropped.
+          pipelined: () => unanswered() > 1 || h1Connections.get(socket)?.refused === true,
         },
         // Node reads the socket itself until the connection pipelines (src/read-ahead.ts).
         { firstBytes },
