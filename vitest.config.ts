@@ -18,10 +18,12 @@ const tiers = classify(root);
 // helper's module state (helpers/postgres.ts: the migrated template, the databases leased)
 // then serves a worker's files as it serves a file's tests, a database freed by one test reset
 // for the next, and the template migrated once a worker instead of once a file (eight of its
-// files: 79 s one process each, 58 s sharing, the imports 34 s against 11 s, load 14-18). Not
-// shared: the reliability tier (crashes, SIGTERM, memory ceilings: a process's own state is
-// what it measures) and the console's (a few files, each a browser).
-const sharedWorkers = new Set<Tier>(["unit", "api", "postgres"]);
+// files: 79 s one process each, 58 s sharing, the imports 34 s against 11 s, load 14-18). The
+// browser tier's too: each file starts and closes its own server and Chromium, and a worker no
+// longer loads src/ once a file (seven console files side by side: 418 s one process each,
+// 350 s sharing, the imports 176 s against 47 s, load 17-25). Not shared: the reliability tier
+// (crashes, SIGTERM, memory ceilings: a process's own state is what it measures).
+const sharedWorkers = new Set<Tier>(["unit", "api", "postgres", "browser"]);
 
 const setupOf = (tier: Tier) => [
   // Every tier: the run's temporary files under one root, removed at the end (temp-root.ts).

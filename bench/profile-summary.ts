@@ -30,12 +30,21 @@ const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
+// FROM_MS=<ms>: leave out the samples of the profile's first ms (start-up, seeding), so that
+// the figures are those of the load alone (bench/profile-path.ts prints the figure).
+const fromUs = Number(process.env.FROM_MS ?? 0) * 1000;
+const busyOnly = process.env.BUSY === "1";
 const selfTime = new Map<number, number>();
 let total = 0;
+let at = 0;
 profile.samples.forEach((id, i) => {
   const dt = profile.timeDeltas[i] ?? 0;
+  at += dt;
+  if (at < fromUs) return;
   selfTime.set(id, (selfTime.get(id) ?? 0) + dt);
-  total += dt;
+  // BUSY=1: percentages of the time the process was not idle (a load generator that cannot
+  // keep the server busy leaves idle samples that would dilute every figure).
+  if (!busyOnly || byId.get(id)!.callFrame.functionName !== "(idle)") total += dt;
 });
 
 /** The package (node_modules/<pkg>) or our own file a frame belongs to. */
@@ -66,7 +75,9 @@ const print = (title: string, m: Map<string, number>) => {
     console.log(`${pct(t)}  ${k}`);
   }
 };
-console.log(`total ${(total / 1000).toFixed(0)} ms sampled`);
+console.log(
+  `total ${(total / 1000).toFixed(0)} ms sampled${busyOnly ? " (busy: idle left out)" : ""}`,
+);
 print("self time by function", fnSelf);
 print("self time by package or file", pkgSelf);
 
@@ -124,7 +135,10 @@ for (const name of inclusiveOf) {
     continue;
   }
   let t = 0;
+  let at = 0;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < fromUs) return;
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       if (byId.get(cur)!.callFrame.functionName === name) {
         t += profile.timeDeltas[i] ?? 0;

@@ -7,11 +7,8 @@ import { importTags } from "../import/import-tags.js";
 import { ImportFileError, readRecords } from "../import/read-records.js";
 import type { Store } from "../store/store.js";
 import { CliError } from "./cli-io.js";
+import { importUsage } from "./import-usage.js";
 import { openCommandDatabase } from "./open-database.js";
-
-/** The usage lines of `gatehouse import`, for the command's help. */
-export const importUsage = `  import advisories --group <uid> <file>   upsert OSV advisories (JSON, array, JSON lines; gzip ok)
-  import tags --repo <uid> <file>          upsert {name, digest} tags into a repo`;
 
 /** Where the command writes; the process streams by default. */
 export interface ImportCommandIo {

@@ -4,6 +4,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { kPrincipal } from "../auth/principal.js";
 import { kCallInfo } from "../call-info.js";
 import { kCallChange } from "../call-store.js";
+import { requestHeaderOf } from "../pipeline/unary-invocation.js";
 import { serviceEntries } from "../service-table.js";
 import type { Store } from "../store/store.js";
 import { type AuditScope, unrecordable } from "./audit-scope.js";
@@ -116,7 +117,7 @@ export function createAuditInterceptor(store: Pick<Store, "recording">): Interce
       source: `/${req.service.typeName}`,
       actorUid: req.contextValues.get(kPrincipal)?.identityUid ?? "",
       requestId: req.contextValues.get(kCallInfo)?.requestId ?? "",
-      protocol: protocolOf(req.header, req.url),
+      protocol: protocolOf(req, req.url),
       recorded: false,
     };
     const view = store.recording(scope);
@@ -169,14 +170,42 @@ function requestUid(message: Record<string, unknown>, desc: DescMessage): string
   return "";
 }
 
-/** The protocol a call came in with, as the request log names it. */
-function protocolOf(header: Headers, url: string): string {
-  const ct = header.get("content-type") ?? "";
+/**
+ * The protocol a call came in with, as the request log names it. Its headers are read
+ * without making the call's Headers (requestHeaderOf), and its URL's path is cut out of the
+ * string: both were on every create, update and delete.
+ */
+function protocolOf(req: { readonly header: Headers }, url: string): string {
+  const ct = requestHeaderOf(req, "content-type") ?? "";
   if (ct.startsWith("application/grpc-web")) return "grpc-web";
   if (ct.startsWith("application/grpc")) return "grpc";
-  if (header.get("connect-protocol-version") || ct.startsWith("application/connect")) {
+  if (requestHeaderOf(req, "connect-protocol-version") || ct.startsWith("application/connect")) {
     return "connect";
   }
-  const path = new URL(url, "http://x").pathname;
-  return /^\/[a-z0-9_.]+\.[A-Za-z0-9]+\/[A-Za-z0-9]+$/.test(path) ? "connect" : "rest";
+  return connectPath.test(pathOf(url)) ? "connect" : "rest";
+}
+
+const connectPath = /^\/[a-z0-9_.]+\.[A-Za-z0-9]+\/[A-Za-z0-9]+$/;
+
+/**
+ * The path of a call's URL as `new URL(url, "http://x").pathname` gives it to connectPath:
+ * cut out of the string when the parser would move nothing in it (no dot segment, backslash,
+ * tab or newline, and the path starts the URL or follows its `scheme://host`), parsed
+ * otherwise. A character the parser would percent-encode is left as it is: neither it nor
+ * its escape is one connectPath admits.
+ */
+function pathOf(url: string): string {
+  let start = url.charCodeAt(0) === 0x2f ? 0 : -1;
+  const scheme = start === 0 ? -1 : url.indexOf("://");
+  if (scheme > 0) {
+    // The host ends at the first "/", "?" or "#": a path only if it is a "/".
+    const host = url.slice(scheme + 3).search(/[/?#]/);
+    if (host >= 0 && url.charCodeAt(scheme + 3 + host) === 0x2f) start = scheme + 3 + host;
+  }
+  if (start >= 0) {
+    const rest = url.slice(start).search(/[?#]/);
+    const path = rest < 0 ? url.slice(start) : url.slice(start, start + rest);
+    if (!/\/\.|\\|[\t\n\r]/.test(url) && !path.startsWith("//")) return path;
+  }
+  return new URL(url, "http://x").pathname;
 }

@@ -29,7 +29,8 @@ export function connectTimeoutMs(value: string): number | undefined {
  * Malformed values are left for the protocol to refuse.
  */
 export function addDeadlineClamp<S extends RawServerBase>(app: FastifyInstance<S>): void {
-  app.addHook("onRequest", async (req) => {
+  // A callback hook, not an async one: every request passes it.
+  app.addHook("onRequest", (req, _reply, done) => {
     const headers = req.raw.headers;
     const grpc = headers["grpc-timeout"];
     if (typeof grpc === "string") {
@@ -43,5 +44,6 @@ export function addDeadlineClamp<S extends RawServerBase>(app: FastifyInstance<S
     if (typeof connect === "string" && (connectTimeoutMs(connect) ?? 0) > maxDeadlineMs) {
       headers["connect-timeout-ms"] = String(maxDeadlineMs);
     }
+    done();
   });
 }

@@ -31,7 +31,8 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
   app: FastifyInstance<S>,
   domain: string,
 ): void {
-  app.addHook("onRequest", async (req, reply) => {
+  // A callback hook, not an async one: every request passes it, and most are not gRPC.
+  app.addHook("onRequest", (req, reply, done) => {
     const type = req.headers["content-type"];
     // gRPC-Web carries its trailers in the body and its clients decode fully.
     if (
@@ -39,7 +40,7 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
       !type.startsWith("application/grpc") ||
       type.startsWith("application/grpc-web")
     ) {
-      return;
+      return done();
     }
     const raw = reply.raw as unknown as { addTrailers(t: Record<string, string>): void };
     const addTrailers = raw.addTrailers.bind(raw);
@@ -58,6 +59,7 @@ export function addGrpcMessageEncoding<S extends RawServerBase>(
       }
       addTrailers(trailers);
     };
+    done();
   });
 }
 

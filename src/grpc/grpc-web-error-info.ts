@@ -15,9 +15,10 @@ export function addGrpcWebErrorInfo<S extends RawServerBase>(
   app: FastifyInstance<S>,
   domain: string,
 ): void {
-  app.addHook("onRequest", async (req, reply) => {
+  // A callback hook, not an async one: every request passes it, and most are not gRPC-Web.
+  app.addHook("onRequest", (req, reply, done) => {
     const type = req.headers["content-type"];
-    if (typeof type !== "string" || !type.startsWith("application/grpc-web")) return;
+    if (typeof type !== "string" || !type.startsWith("application/grpc-web")) return done();
     const res = reply.raw as unknown as ServerResponse;
     const { write, end } = res;
     type Fn = (...a: unknown[]) => unknown;
@@ -30,6 +31,7 @@ export function addGrpcWebErrorInfo<S extends RawServerBase>(
         typeof chunk === "function" ? chunk : fix(chunk),
         ...rest,
       )) as unknown as typeof res.end;
+    done();
   });
 }
 

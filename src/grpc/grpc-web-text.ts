@@ -11,9 +11,10 @@ const textType = /^application\/grpc-web-text(\+proto)?\s*(;|$)/i;
  * (each padded on its own, as the protocol allows) under the text content type.
  */
 export function addGrpcWebText<S extends RawServerBase>(app: FastifyInstance<S>): void {
-  app.addHook("onRequest", async (req, reply) => {
+  // A callback hook, not an async one: every request passes it, and most are not gRPC-Web.
+  app.addHook("onRequest", (req, reply, done) => {
     const type = req.headers["content-type"];
-    if (typeof type !== "string" || !textType.test(type)) return;
+    if (typeof type !== "string" || !textType.test(type)) return done();
     const raw = req.raw as unknown as IncomingMessage;
     raw.headers["content-type"] = "application/grpc-web+proto";
     // Connect sizes its read by content-length; the decoded body is shorter.
@@ -21,6 +22,7 @@ export function addGrpcWebText<S extends RawServerBase>(app: FastifyInstance<S>)
     const source = raw[Symbol.asyncIterator].bind(raw);
     raw[Symbol.asyncIterator] = () => decodeBase64Stream(source());
     encodeResponse(reply.raw as unknown as ServerResponse);
+    done();
   });
 }
 

@@ -11,6 +11,7 @@ import {
 } from "../pipeline/connect-protocol.js";
 import type { UnaryPipeline } from "../pipeline/unary-invocation.js";
 import type { ServiceRegistration } from "../service-registration.js";
+import { bodyReaderOf } from "./body-gate.js";
 import { connectTimeoutMs } from "./deadline-clamp.js";
 import { type LeanMethod, leanMethods, parseRequest } from "./lean-calls.js";
 
@@ -63,23 +64,26 @@ export function addUnaryConnect<S extends RawServerBase>(
     methods.set(path, { ...m, writeJson: createJsonWriter(m.method.output, connectJson) });
   }
 
-  app.addHook("onRequest", async (req, reply) => {
-    if (req.method !== "POST") return;
+  // A callback hook, not an async one: every request passes it (a REST call too), and an
+  // async hook costs each of them a promise and a turn of the microtask queue. Once `serve`
+  // has answered, done() finds the reply sent and fastify goes no further.
+  app.addHook("onRequest", (req, reply, done) => {
+    if (req.method !== "POST") return done();
     const m = methods.get(req.url);
-    if (!m) return;
+    if (!m) return done();
     const type = req.headers["content-type"];
-    if (type !== "application/json" && type !== "application/proto") return;
+    if (type !== "application/json" && type !== "application/proto") return done();
     const timeout = req.headers["connect-timeout-ms"];
     let timeoutMs: number | undefined;
     if (timeout !== undefined) {
       timeoutMs = typeof timeout === "string" ? connectTimeoutMs(timeout) : undefined;
       // A malformed one is the router's to refuse, in its words.
-      if (timeoutMs === undefined) return;
+      if (timeoutMs === undefined) return done();
     }
-    return serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
+    serve(req as unknown as FastifyRequest, reply as unknown as FastifyReply, m, {
       binary: type === "application/proto",
       timeoutMs,
-    });
+    }).then(() => done(), done);
   });
 
   async function serve(
@@ -114,11 +118,12 @@ export function addUnaryConnect<S extends RawServerBase>(
     try {
       const output = await c.run(async () => {
         if (compression.error) throw compression.error;
-        let bytes = await readAllBytes(
-          req.raw as AsyncIterable<Uint8Array>,
-          opts.readMaxBytes,
-          (req.headers["content-length"] as string | undefined) ?? null,
-        );
+        const lengthHint = (req.headers["content-length"] as string | undefined) ?? null;
+        // The body gate's own reader, where it has one: the same read without an iterator.
+        const read = bodyReaderOf(req.raw);
+        let bytes = read
+          ? await read(opts.readMaxBytes, lengthHint)
+          : await readAllBytes(req.raw as AsyncIterable<Uint8Array>, opts.readMaxBytes, lengthHint);
         if (compression.request)
           bytes = await compression.request.decompress(bytes, opts.readMaxBytes);
         return parseRequest(m, call.binary, bytes, opts.domain);

@@ -30,21 +30,30 @@ export function addUnknownRpcAnswer<S extends RawServerBase>(
   app: FastifyInstance<S>,
   domain: string,
 ): void {
-  app.addHook("onRequest", async (req, reply) => {
+  // A callback hook, not an async one: every request passes it, and few are unknown RPCs.
+  app.addHook("onRequest", (req, reply, done) => {
     // Only the REST gateway's catch-all: served RPCs have exact routes.
-    if (req.routeOptions.url !== "/*") return;
+    if (req.routeOptions.url !== "/*") return done();
     const type = String(req.headers["content-type"] ?? "").toLowerCase();
     const q = req.url.indexOf("?");
     const path = q < 0 ? req.url : req.url.slice(0, q);
     const connectGet = req.method === "GET" && /[?&]connect=v1(&|$)/.test(req.url);
     const protocol = rpcProtocol(type, path, connectGet);
-    if (!protocol) return;
+    if (!protocol) return done();
     const err = protocolError(
       Code.Unimplemented,
       `${path.slice(1)} is not a method this server serves`,
       domain,
     );
-    return send(reply as unknown as FastifyReply, protocol, type, err);
+    // Answered here: the chain stops (a callback hook that replies does not call done). A
+    // microtask later, as when async hooks came before this one: a request whose head is
+    // followed by bytes that are no request (a body without a length) gets the parser's 400,
+    // which closes the connection, before this answer could go out ahead of it.
+    Promise.resolve()
+      .then(() => {
+        send(reply as unknown as FastifyReply, protocol, type, err);
+      })
+      .catch(done);
   });
 }
 

@@ -258,11 +258,21 @@ export async function restGateway(app: FastifyInstance, opts: RestGatewayOptions
       }
       return sendError(reply, refused, shaping, { rpc, info });
     },
-    // Every chunk read is charged to the call's share of the budget of all request bodies,
-    // and given back once the call has been answered.
+    // Every chunk read is charged to the call's share of the budget of all request bodies
+    // (a declared length at once, before it is read), and given back once the call has been
+    // answered.
     preParsing: async (request, reply, payload) => {
       const share = shares.get(request);
       if (!share) return payload;
+      // A body whose length is declared is charged whole before it is read, and given back
+      // the same way: the parser reads no more than that, so a Transform on every call (its
+      // streams' state and a pipe, on every REST create) would count the same bytes later.
+      const declared = declaredLength(request, bodyLimit);
+      if (declared !== undefined) {
+        if (!share.take(declared)) throw budgetExhausted();
+        reply.raw.once("close", () => share.give(declared));
+        return payload;
+      }
       let held = 0;
       reply.raw.once("close", () => share.give(held));
       return payload.pipe(
@@ -289,6 +299,7 @@ function rank(method: string): number {
 
 // Whether a Content-Type is JSON in UTF-8: `application/json`, any case, charset utf-8 or none.
 function isJsonContentType(type: string | undefined): boolean {
+  if (type === "application/json") return true;
   if (type === undefined) return false;
   const parts = type.split(";");
   if (parts[0]!.trim().toLowerCase() !== "application/json") return false;
@@ -321,6 +332,24 @@ function hasNoBody(request: FastifyRequest): boolean {
     headers["transfer-encoding"] === undefined &&
     (headers["content-length"] === undefined || headers["content-length"] === "0")
   );
+}
+
+/**
+ * The body length an HTTP/1.1 request declares (Content-Length, no Transfer-Encoding), when
+ * it is within `limit`; undefined otherwise (chunked, HTTP/2, or over the limit, which
+ * fastify refuses with 413 before reading). Node's HTTP/1.1 parser hands on no more than
+ * the declared length as the body (RFC 9112 6.3), so charging it up front bounds what the
+ * call will hold.
+ */
+function declaredLength(request: FastifyRequest, limit: number): number | undefined {
+  const raw = request.raw as { httpVersionMajor?: number };
+  if (raw.httpVersionMajor !== 1) return undefined;
+  const { headers } = request;
+  const length = headers["content-length"];
+  if (length === undefined || headers["transfer-encoding"] !== undefined) return undefined;
+  if (!/^\d{1,15}$/.test(length)) return undefined;
+  const n = Number(length);
+  return n <= limit ? n : undefined;
 }
 
 // Cancel the call when the connection closes before the response was written.

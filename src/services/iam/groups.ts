@@ -73,10 +73,11 @@ export function createGroupsService(deps: GroupsDeps): ServiceImpl<typeof Groups
       checkGroupName(v, "name", name);
       checkDescription(v, "description", description);
       v.throwIfAny();
-      if (req.parent !== "" && !(await store.getGroup(req.parent))) {
-        throw notFound("group", req.parent);
-      }
+      // A missing parent is NOT_FOUND: the store's create says so (both backends look the
+      // parent up in the write), so a create reads it only here, where a parent too deep
+      // must still be found first, as it always was.
       if (req.parent !== "" && depthOf(req.parent) >= maxGroupDepth) {
+        if (!(await store.getGroup(req.parent))) throw notFound("group", req.parent);
         throw failedPrecondition(
           `groups nest at most ${maxGroupDepth} levels below their organization`,
         );
