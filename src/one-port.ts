@@ -76,6 +76,12 @@ export interface ConnectionLimits {
    * reads nothing more. HTTP/2 has its own bound: 100 concurrent streams a connection.
    */
   maxPipelinedRequests: number;
+  /**
+   * Answer bytes one client address's requests may start a turn of the event loop, on average
+   * (src/fair-starts.ts): an address whose answers are large (a flood of console files) starts
+   * one every few turns, not 16 of them in one.
+   */
+  answerBytesPerTurn: number;
   /** Answer bytes a connection may have waiting for its client to read them... */
   maxUnsentBytes: number;
   /**
@@ -100,6 +106,7 @@ export const defaultLimits: ConnectionLimits = {
   maxStartsPerTurn: 16,
   wideSessionsPerAddress: 4,
   maxPipelinedRequests: 64,
+  answerBytesPerTurn: 64 * 1024,
   maxUnsentBytes: 4 * 1024 * 1024,
   unsentStallMs: 10_000,
   maxStalledBytes: 128 * 1024 * 1024,
@@ -204,20 +211,32 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   const h1Fresh = new Map<Duplex, number>();
   /** HTTP/1.1 connections whose parser is fed no further ahead than the pipelining bound. */
   const readAheads = new WeakMap<Duplex, ReadAhead>();
-  /** A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`). */
-  const fresh = (socket: Duplex, listeners: ServerListeners | undefined) => {
+  /**
+   * A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`); Node
+   * parses `firstBytes` (read by the dispatcher) before it reads the socket itself.
+   */
+  const fresh = (socket: Duplex, listeners: ServerListeners | undefined, firstBytes?: Buffer) => {
     h1Fresh.set(socket, Date.now());
     socket.once("close", () => h1Fresh.delete(socket));
     if (!listeners) return;
+    const unanswered = () => {
+      const p = h1Connections.get(socket);
+      return p ? p.pending.size + p.waiting.length : 0;
+    };
     readAheads.set(
       socket,
-      boundReadAhead(socket, listeners, {
-        room: () => {
-          const p = h1Connections.get(socket);
-          return limits.maxPipelinedRequests - (p ? p.pending.size + p.waiting.length : 0);
+      boundReadAhead(
+        socket,
+        listeners,
+        {
+          room: () => limits.maxPipelinedRequests - unanswered(),
+          dropping: () => h1Connections.get(socket)?.refused === true,
+          // Refused too (a bound of 1): what follows the refusal is then read and dropped.
+          pipelined: () => unanswered() > 1 || h1Connections.get(socket)?.refused === true,
         },
-        dropping: () => h1Connections.get(socket)?.refused === true,
-      }),
+        // Node reads the socket itself until the connection pipelines (src/read-ahead.ts).
+        { firstBytes },
+      ),
     );
   };
   let taker: StreamTaker | undefined;
@@ -225,6 +244,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   const fair: FairStarts = createFairStarts({
     perTurn: limits.maxStartsPerTurn,
     perAddress: limits.maxRunningPerAddress,
+    bytesPerTurn: limits.answerBytesPerTurn,
   });
 
   /** Count a new connection, or close it at once when a connection bound is reached. */
@@ -355,17 +375,20 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
             done();
             return;
           }
-          const finished = () => {
-            socket.off("close", finished);
-            done();
+          const finished = (answerBytes?: number) => {
+            socket.off("close", gone);
+            done(answerBytes);
           };
+          const gone = () => finished();
           const writeHead = rs.writeHead;
           rs.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
-            finished();
+            // The answer's size (its head's, or set before), for the fair starts' byte budget.
+            const head = args.findLast(isHeaders);
+            finished(contentLength(head) ?? byteCount(this.getHeader("content-length")));
             return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
           } as typeof rs.writeHead;
-          rs.once("close", finished);
-          socket.once("close", finished);
+          rs.once("close", gone);
+          socket.once("close", gone);
           handler(rq, rs);
         });
       };
@@ -588,7 +611,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           // lean gRPC path both call it).
           const respond = stream.respond;
           stream.respond = function (this: http2.ServerHttp2Stream, ...args: unknown[]) {
-            release();
+            release(contentLength(args.find(isHeaders)));
             return (respond as (...a: unknown[]) => void).apply(this, args);
           } as typeof stream.respond;
           done = release;
@@ -783,6 +806,29 @@ interface SessionWatch extends StallWatch {
   overSince?: number | undefined;
 }
 
+/** Whether a writeHead or respond argument is a headers object (not a status or a reason). */
+function isHeaders(arg: unknown): arg is Record<string, unknown> | unknown[] {
+  return typeof arg === "object" && arg !== null;
+}
+
+/** The content-length of `headers` (an object, or Node's flat [name, value, ...] list), if any. */
+function contentLength(
+  headers: Record<string, unknown> | unknown[] | undefined,
+): number | undefined {
+  if (!Array.isArray(headers)) return byteCount(headers?.["content-length"]);
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    if (String(headers[i]).toLowerCase() === "content-length") return byteCount(headers[i + 1]);
+  }
+  return undefined;
+}
+
+/** A content-length header's value as a number of bytes, if it is one. */
+function byteCount(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
 /** The request timeout of an HTTP/2 stream: reset it if its request has not fully arrived. */
 function cancelIncomplete(stream: http2.ServerHttp2Stream): void {
   if (!stream.destroyed && !stream.state.remoteClose) {
@@ -804,7 +850,7 @@ function dispatch(
   h1: http.Server,
   h2: http2.Http2Server,
   timeoutMs: number,
-  onH1: (socket: Socket, listeners: ServerListeners | undefined) => void,
+  onH1: (socket: Socket, listeners: ServerListeners | undefined, firstBytes: Buffer) => void,
 ): void {
   let seen = Buffer.alloc(0);
   // A deadline, not an idle timeout: a client dribbling the HTTP/2 preface one byte at a time
@@ -827,7 +873,7 @@ function dispatch(
     } else {
       const before = listenersNow(socket);
       h1.emit("connection", socket);
-      onH1(socket, serverListenersAdded(socket, before));
+      onH1(socket, serverListenersAdded(socket, before), seen);
       socket.resume();
     }
   };

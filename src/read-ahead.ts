@@ -13,52 +13,91 @@ export interface ReadAheadBounds {
   room(): number;
   /** Whether what the client sends now is read and dropped (its connection was refused). */
   dropping(): boolean;
+  /**
+   * Whether the connection has pipelined: more than one of its requests read and unanswered
+   * (asked right after a request was emitted; see boundReadAhead's `nativeUntilPipelined`).
+   */
+  pipelined(): boolean;
 }
 
 /** A connection whose parser is fed by boundReadAhead. */
 export interface ReadAhead {
   /** An answer is done: hand the parser what was held for lack of room. */
   more(): void;
+  /** Whether the connection is read the bounded way now (not by Node's parser itself). */
+  isBounded(): boolean;
 }
 
 /** Node's net.Socket, with the flag its HTTP server sets while it waits for answers to drain. */
 type ServerSocket = Duplex & { _paused?: boolean; parser?: unknown };
 
+/**
+ * What of Node's HTTP/1.1 parser (node:_http_common's HTTPParser, a C++ object) the native
+ * read path relies on: `_consumed` says the parser reads the socket's handle itself; `onIncoming`
+ * is called with each request's head, inside the parser's run over a chunk, and what it returns
+ * goes back to llhttp; the function at index `constructor.kOnExecute` is called after each chunk
+ * the parser read itself, with the bytes it parsed or its error.
+ */
+interface NodeParser {
+  _consumed?: boolean;
+  onIncoming?: (req: unknown, keepAlive: boolean) => number;
+  resume?: () => void;
+  getCurrentBuffer?: () => Buffer;
+  constructor: { kOnExecute?: unknown };
+  [index: number]: unknown;
+}
+
+/** llhttp's HPE_PAUSED: returned from a head's callback, the parser stops just after that head. */
+const hpePaused = 21;
+
 const headEnd = Buffer.from("\r\n\r\n");
 
 /**
- * Hand Node's HTTP/1.1 parser a connection's bytes only as far as the pipelining bound
- * allows, holding the rest (and pausing the socket) until earlier answers are done.
+ * Bound how far Node's HTTP/1.1 parser reads ahead on one connection: once the connection
+ * pipelines, its bytes are handed to the parser only as far as the pipelining bound allows,
+ * the rest held (and the socket paused) until earlier answers are done.
  *
  * Node parses every request of a chunk it is given in one go, building an IncomingMessage
  * and a ServerResponse for each before any of our code can say no; a flood of 50 connections
  * pipelining 1,000 requests in a packet each was 50,000 of them in one poll of the event loop,
  * 16-40x a control call's server CPU (bench/RESULTS.md, "Fair service under hostile clients").
- * Node's parser cannot be paused from inside a request callback, so the bytes are cut before
- * it sees them: after as many header ends ("\r\n\r\n") as the bound leaves room for. That count
+ * Node's parser cannot be paused from inside a request callback (its pause() takes effect
+ * once the chunk is parsed), so the bytes are cut before it sees them: after as many header ends ("\r\n\r\n") as the bound leaves room for. That count
  * only decides where a chunk is cut; whether a request is past the bound is still decided on
  * what Node parsed (a body holding "\r\n\r\n" only cuts a chunk in two). It cannot deadlock:
  * bytes are held only while the connection has `room() <= 0` requests parsed and unanswered,
  * and the bodies of all but the last of those were handed over before the next one's head.
  *
+ * Feeding the parser from a JS 'data' listener costs every call: Node otherwise has the parser
+ * read the socket's handle in C++, and a REST GetGroup took 12 us more of server CPU the JS way
+ * (113 -> 125 us, bench/RESULTS.md). So, with `nativeUntilPipelined`, a connection keeps Node's
+ * own read path until it pipelines: until a request's head is parsed while an earlier request of
+ * the connection is unanswered (`bounds.pipelined()`). There the parser is stopped right after
+ * that head (llhttp's pause, returned from the head's callback), the rest of the chunk is taken
+ * from it, and the connection is read the bounded way from then on. A flood therefore costs at
+ * most the requests of the bound whichever way it comes, in its first packet or after calls
+ * that behaved. Node's own path is kept only where this is known to hold: the parser reads the
+ * handle itself, and the bytes Node already read the JS way (`firstBytes`, the dispatcher's
+ * peek) hold at most one request's head, so no second head is ever parsed outside it.
+ *
  * Call it right after the HTTP server took the socket, with the 'data' and 'end' listeners the
- * server added: they are taken off the socket and called from here. (Adding a 'data' listener
- * makes Node's server stop reading the socket's handle itself, which it otherwise does in C++.)
+ * server added: once bounded, they are taken off the socket and called from here. (Adding a
+ * 'data' listener makes Node's server stop reading the socket's handle itself.)
  */
 export function boundReadAhead(
   socket: ServerSocket,
   serverListeners: ServerListeners,
   bounds: ReadAheadBounds,
+  nativeUntilPipelined?: { firstBytes?: Buffer | undefined },
 ): ReadAhead {
   const parser = socket.parser;
-  socket.removeListener("data", serverListeners.data);
-  socket.removeListener("end", serverListeners.end);
   let held: Buffer | undefined;
   let ended = false;
   let feeding = false;
+  let bounded = false;
 
   const feed = () => {
-    if (feeding) return;
+    if (feeding || !bounded) return;
     feeding = true;
     try {
       while (held !== undefined) {
@@ -92,18 +131,80 @@ export function boundReadAhead(
     }
   };
 
-  socket.on("data", (chunk: Buffer) => {
-    if (bounds.dropping()) return;
-    held = held === undefined ? chunk : Buffer.concat([held, chunk]);
-    feed();
-  });
-  socket.on("end", () => {
-    if (held === undefined) serverListeners.end();
-    else ended = true;
-  });
-  // Node resumes a connection whose answers drained; what is held goes first.
-  socket.on("resume", feed);
-  return { more: feed };
+  /** Read the connection the bounded way from now on, `rest` (bytes not yet parsed) first. */
+  const bound = (rest?: Buffer) => {
+    bounded = true;
+    if (rest !== undefined && rest.length > 0) held = rest;
+    socket.removeListener("data", serverListeners.data);
+    socket.removeListener("end", serverListeners.end);
+    // Through the socket's own `on`, which Node's server wraps: it stops the parser reading the
+    // handle (unconsume), and the handle's bytes come to this listener instead.
+    socket.on("data", (chunk: Buffer) => {
+      if (bounds.dropping()) return;
+      held = held === undefined ? chunk : Buffer.concat([held, chunk]);
+      feed();
+    });
+    socket.on("end", () => {
+      if (held === undefined) serverListeners.end();
+      else ended = true;
+    });
+    // Node resumes a connection whose answers drained; what is held goes first.
+    socket.on("resume", feed);
+  };
+
+  if (!(nativeUntilPipelined && keepNative(socket, parser, nativeUntilPipelined.firstBytes))) {
+    bound();
+    return { more: feed, isBounded: () => bounded };
+  }
+  const p = parser as NodeParser;
+  const onIncoming = p.onIncoming!;
+  const kOnExecute = p.constructor.kOnExecute as number;
+  const onExecute = p[kOnExecute] as (this: unknown, ret: unknown) => unknown;
+  /** The parser was told to stop after the head it just parsed: the connection pipelines. */
+  let stopped = false;
+  p.onIncoming = function (this: unknown, req, keepAlive) {
+    const r = onIncoming.call(this, req, keepAlive);
+    // 0: an ordinary request (not an upgrade), which Node has now emitted.
+    if (r !== 0 || bounded || stopped || !bounds.pipelined()) return r;
+    stopped = true;
+    return hpePaused;
+  };
+  p[kOnExecute] = function (this: unknown, ret: unknown) {
+    if (!stopped) return onExecute.call(this, ret);
+    stopped = false;
+    const parsed = (ret as { code?: unknown; bytesParsed?: unknown }) ?? {};
+    if (!(ret instanceof Error) || parsed.code !== "HPE_PAUSED") {
+      // Not the stop asked for (a parse error came first): Node handles it as always.
+      return onExecute.call(this, ret);
+    }
+    const at = Number(parsed.bytesParsed);
+    // A copy of the chunk the parser read: what follows the head it stopped at is the rest.
+    const rest = p.getCurrentBuffer!().subarray(at);
+    p.resume!();
+    // Node's bookkeeping of a chunk read (its timeouts, its own pause), as if it ended there.
+    const out = onExecute.call(this, at);
+    bound(rest);
+    // Not from inside the parser's read of the handle: the parser runs again in feed().
+    process.nextTick(feed);
+    return out;
+  };
+  return { more: feed, isBounded: () => bounded };
+}
+
+/**
+ * Whether a connection may keep Node's own read path until it pipelines (see boundReadAhead):
+ * its parser reads the handle itself and has what this module relies on, and what Node will
+ * parse from the JS side first (bytes already read: `firstBytes`) holds one head at most.
+ */
+function keepNative(socket: Duplex, parser: unknown, firstBytes: Buffer | undefined): boolean {
+  const p = parser as NodeParser | undefined;
+  if (!p?._consumed) return false;
+  if (typeof p.onIncoming !== "function" || typeof p.resume !== "function") return false;
+  if (typeof p.getCurrentBuffer !== "function") return false;
+  const k = p.constructor.kOnExecute;
+  if (typeof k !== "number" || typeof p[k] !== "function") return false;
+  if (socket.readableLength > (firstBytes?.length ?? 0)) return false;
+  return firstBytes === undefined || afterHeads(firstBytes, 2, 0) === 0;
 }
 
 /** The 'data' and 'end' listeners an HTTP server adds to a socket it takes. */

@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { createFairStarts } from "../src/fair-starts.js";
 
 /** A scheduler whose turns run when the test says, and a log of what started. */
-function harness(perTurn: number, perAddress: number) {
+function harness(perTurn: number, perAddress: number, bytesPerTurn = 64 * 1024) {
   let pending: (() => void)[] = [];
-  const fair = createFairStarts({ perTurn, perAddress }, (fn) => pending.push(fn));
+  const fair = createFairStarts({ perTurn, perAddress, bytesPerTurn }, (fn) => pending.push(fn));
   const started: string[] = [];
-  const dones = new Map<string, () => void>();
+  const dones = new Map<string, (answerBytes?: number) => void>();
   const enter = (address: string, id: string) =>
     fair.enter(address, (done) => {
       started.push(id);
@@ -61,6 +61,66 @@ describe("fair starts", () => {
     expect(h.fair.running("a")).toBe(1);
     h.dones.get("a4")!();
     expect(h.fair.running("a")).toBe(0);
+  });
+
+  it("starts an address's large answers a turn's worth of bytes at a time; small ones as before", () => {
+    const h = harness(16, 100, 64 * 1024);
+    const file = 264 * 1024;
+    // The first two start at once (their size is not known yet), and say it when their heads
+    // are written: the address owes 528 kB, eight turns' worth.
+    h.enter("files", "f1");
+    h.enter("files", "f2");
+    h.dones.get("f1")!(file);
+    h.dones.get("f2")!(file);
+    for (let i = 3; i <= 6; i++) h.enter("files", `f${i}`);
+    // Another address, with small answers, starts at once, and again.
+    h.enter("api", "a1");
+    h.dones.get("a1")!(300);
+    h.enter("api", "a2");
+    expect(h.started).toEqual(["f1", "f2", "a1", "a2"]);
+    // Each turn pays 64 kB off: the files start one every four turns or so (264 kB each).
+    const startedAt: number[] = [];
+    for (let t = 1; t <= 60 && !h.started.includes("f6"); t++) {
+      const before = h.started.length;
+      h.nextTurn();
+      for (const id of h.started.slice(before)) {
+        startedAt.push(t);
+        h.dones.get(id)!(file);
+      }
+      if (t === 3) {
+        h.enter("api", "a3"); // still at once, while the files wait
+        expect(h.started.at(-1)).toBe("a3");
+        h.dones.get("a3")!(300);
+      }
+    }
+    expect(h.started.filter((id) => id.startsWith("f"))).toEqual([
+      "f1",
+      "f2",
+      "f3",
+      "f4",
+      "f5",
+      "f6",
+    ]);
+    expect(startedAt[0]).toBeGreaterThanOrEqual(8);
+    for (let i = 1; i < startedAt.length; i++) {
+      expect(startedAt[i]! - startedAt[i - 1]!).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it("forgets what an idle address owed once turns paid it off", () => {
+    const h = harness(16, 100, 64 * 1024);
+    h.enter("a", "a1");
+    h.dones.get("a1")!(256 * 1024);
+    h.enter("a", "a2"); // owes four turns
+    expect(h.started).toEqual(["a1"]);
+    for (let t = 0; t < 4; t++) h.nextTurn();
+    expect(h.started).toEqual(["a1", "a2"]);
+    h.dones.get("a2")!(100);
+    // Idle and paid off after a turn: gone (its next request starts at once).
+    h.nextTurn();
+    expect(h.fair.running("a")).toBe(0);
+    h.enter("a", "a3");
+    expect(h.started.at(-1)).toBe("a3");
   });
 
   it("refuses nothing: every request waiting starts in the end", () => {

@@ -152,7 +152,42 @@ it("serves clients that pipeline within the bound in full: undici, autocannon, b
   expect(answered()).toBe(60);
   expect(text).not.toContain("HTTP/1.1 503 ");
   expect(socket.destroyed).toBe(false);
-  socket.destroy();
+  // The same connection, having pipelined within the bound, then floods: 1,000 GETs in one
+  // write, after calls that were answered. It is bounded as a flood in its first packet is
+  // (src/read-ahead.ts reads it the bounded way from its first pipelined request on): 64
+  // answered, the 65th refused, the connection closed.
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.on("error", () => undefined);
+  text = "";
+  socket.write("GET /no-such-page HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".repeat(1_000));
+  await closed;
+  expect(answered()).toBe(64);
+  expect(text.split("HTTP/1.1 503 ").length - 1).toBe(1);
+});
+
+it("bounds a connection that floods after calls one at a time", { timeout: 60_000 }, async () => {
+  // Node's parser reads a connection itself until it pipelines (src/read-ahead.ts): a client
+  // whose calls came one at a time and then sends 1,000 GETs in one write is stopped at the
+  // bound all the same: 64 answered, the 65th refused, the connection closed.
+  const socket = net.connect(served.port, "127.0.0.1");
+  let text = "";
+  socket.on("data", (c: Buffer) => {
+    text += c.toString("latin1");
+  });
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+  const get = "GET /no-such-page HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const count = (status: number) => text.split(`HTTP/1.1 ${status} `).length - 1;
+  for (let i = 1; i <= 3; i++) {
+    socket.write(get);
+    while (count(404) < i) await new Promise((r) => setTimeout(r, 5));
+  }
+  text = "";
+  socket.write(get.repeat(1_000));
+  await closed;
+  expect(count(404)).toBe(64);
+  expect(count(503)).toBe(1);
 });
 
 it("over TLS too: a pipeline within the bound is answered, the one past it refused", {

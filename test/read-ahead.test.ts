@@ -1,0 +1,213 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import net from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  boundReadAhead,
+  listenersNow,
+  type ReadAhead,
+  serverListenersAdded,
+} from "../src/read-ahead.js";
+
+// The HTTP/1.1 read-ahead bound of src/read-ahead.ts on a bare node:http server: a connection
+// keeps Node's own read path (the parser reading the socket itself) until it pipelines, and is
+// bounded from the request that pipelines on, however it behaved before. The handler refuses
+// the request past the bound as src/one-port.ts does (503, the connection closed after it).
+
+const bound = 8;
+
+interface Harness {
+  port: number;
+  /** Every request the server's parser emitted, by path, in order. */
+  seen: string[];
+  /** Whether the connection was read the bounded way when each request was emitted. */
+  boundedAt: boolean[];
+  /** Answers held (the handler answers none while `hold` is set). */
+  held: http.ServerResponse[];
+  hold: boolean;
+  close(): Promise<void>;
+}
+
+let open: Harness | undefined;
+afterEach(async () => {
+  await open?.close();
+  open = undefined;
+});
+
+/** A server whose connections go through boundReadAhead, answering each path with itself. */
+async function harness(): Promise<Harness> {
+  const unanswered = new Map<net.Socket, Set<http.ServerResponse>>();
+  const refused = new WeakSet<net.Socket>();
+  const readAheads = new WeakMap<net.Socket, ReadAhead>();
+  const pendingOf = (s: net.Socket) => {
+    let set = unanswered.get(s);
+    if (!set) {
+      set = new Set();
+      unanswered.set(s, set);
+    }
+    return set;
+  };
+  const h: Harness = {
+    port: 0,
+    seen: [],
+    boundedAt: [],
+    held: [],
+    hold: false,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+  const server = http.createServer((req, res) => {
+    const socket = req.socket;
+    h.seen.push(req.url ?? "");
+    h.boundedAt.push(readAheads.get(socket)?.isBounded() ?? false);
+    if (refused.has(socket)) return;
+    const pending = pendingOf(socket);
+    if (pending.size >= bound) {
+      refused.add(socket);
+      res.shouldKeepAlive = false;
+      res.writeHead(503, { "content-length": 0 }).end();
+      return;
+    }
+    pending.add(res);
+    res.once("close", () => {
+      pending.delete(res);
+      readAheads.get(socket)?.more();
+    });
+    const body: Buffer[] = [];
+    req.on("data", (c: Buffer) => body.push(c));
+    req.on("end", () => {
+      const answer = () => res.end(`${req.url} ${Buffer.concat(body).toString("latin1")}|`);
+      if (h.hold) h.held.push(Object.assign(res, { answer }));
+      else answer();
+    });
+  });
+  const before = new WeakMap<net.Socket, Set<unknown>>();
+  server.prependListener("connection", (s: net.Socket) => before.set(s, listenersNow(s)));
+  server.on("connection", (s: net.Socket) => {
+    const listeners = serverListenersAdded(s, before.get(s)!);
+    if (!listeners) throw new Error("Node's HTTP server added other listeners");
+    readAheads.set(
+      s,
+      boundReadAhead(
+        s,
+        listeners,
+        {
+          room: () => bound - pendingOf(s).size,
+          dropping: () => refused.has(s),
+          pipelined: () => pendingOf(s).size > 1,
+        },
+        {},
+      ),
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  h.port = (server.address() as AddressInfo).port;
+  open = h;
+  return h;
+}
+
+/** A raw client connection: what it has read so far, and a wait for a condition on it. */
+async function client(port: number) {
+  const socket = net.connect(port, "127.0.0.1");
+  await new Promise<void>((r) => socket.once("connect", () => r()));
+  const c = {
+    socket,
+    text: "",
+    closed: false,
+    async until(ok: () => boolean) {
+      for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(ok()).toBe(true);
+    },
+  };
+  socket.on("data", (d: Buffer) => {
+    c.text += d.toString("latin1");
+  });
+  socket.on("error", () => undefined);
+  socket.once("close", () => {
+    c.closed = true;
+  });
+  return c;
+}
+
+const get = (path: string) => `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`;
+const answers = (text: string, status: number) => text.split(`HTTP/1.1 ${status} `).length - 1;
+
+describe("read-ahead", () => {
+  it("keeps Node's own read path for a client that asks one call at a time", async () => {
+    const h = await harness();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let i = 0; i < 20; i++) {
+        const body = await new Promise<string>((resolve, reject) => {
+          http
+            .get({ host: "127.0.0.1", port: h.port, path: `/c${i}`, agent }, (res) => {
+              let t = "";
+              res.setEncoding("latin1").on("data", (d: string) => {
+                t += d;
+              });
+              res.on("end", () => resolve(t));
+            })
+            .on("error", reject);
+        });
+        expect(body).toBe(`/c${i} |`);
+      }
+    } finally {
+      agent.destroy();
+    }
+    expect(h.seen).toHaveLength(20);
+    expect(h.boundedAt.filter(Boolean)).toEqual([]);
+  });
+
+  it("bounds a connection from the request that pipelines, after calls that did not", async () => {
+    const h = await harness();
+    const c = await client(h.port);
+    c.socket.write(get("/first"));
+    await c.until(() => answers(c.text, 200) === 1);
+    // Then a flood in one write, its answers held: Node's parser sees the flood's first two
+    // requests by itself, is stopped after the second (the connection now pipelines), and the
+    // rest reaches it only as far as the bound: 8 unanswered, the 9th seen and refused.
+    h.hold = true;
+    c.socket.write(Array.from({ length: 500 }, (_, i) => get(`/f${i}`)).join(""));
+    await c.until(() => h.seen.length === bound + 2);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.seen).toEqual(["/first", ...Array.from({ length: bound + 1 }, (_, i) => `/f${i}`)]);
+    expect(h.boundedAt).toEqual([false, false, false, ...Array(bound - 1).fill(true)]);
+    // The held answers go out in order, then the refusal, and the connection closes.
+    for (const res of h.held) (res as unknown as { answer: () => void }).answer();
+    await c.until(() => c.closed);
+    const statuses = [...c.text.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]);
+    expect(statuses).toEqual([...Array(bound + 1).fill("200"), "503"]);
+    expect(c.text).toContain(`/f${bound - 1} |`);
+  });
+
+  it("hands the parser the rest of the chunk it was stopped in: bodies arrive whole, in order", async () => {
+    const h = await harness();
+    const c = await client(h.port);
+    c.socket.write(get("/first"));
+    await c.until(() => answers(c.text, 200) === 1);
+    // Six POSTs in one write, their bodies holding blank lines (where chunks are cut): the
+    // parser stops after the second one's head, before its body.
+    const body = "a\r\n\r\nb\r\n\r\n\r\n\r\nc";
+    const post = (i: number) =>
+      `POST /p${i} HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    c.socket.write([0, 1, 2, 3, 4, 5].map(post).join(""));
+    await c.until(() => answers(c.text, 200) === 7);
+    for (let i = 0; i < 6; i++) expect(c.text).toContain(`/p${i} ${body}|`);
+    expect(c.text.indexOf("/p5 ")).toBeGreaterThan(c.text.indexOf("/p4 "));
+    expect(h.boundedAt).toEqual([false, false, false, true, true, true, true]);
+    expect(c.closed).toBe(false);
+  });
+
+  it("bounds a connection whose first packet already pipelines", async () => {
+    const h = await harness();
+    h.hold = true;
+    const c = await client(h.port);
+    c.socket.write(Array.from({ length: 100 }, (_, i) => get(`/f${i}`)).join(""));
+    await c.until(() => h.seen.length === bound + 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.seen).toHaveLength(bound + 1);
+    expect(h.boundedAt).toEqual([false, false, ...Array(bound - 1).fill(true)]);
+  });
+});
