@@ -18,7 +18,7 @@
  * A commit without bench/guard-server.ts, one that does not build, or one
  * whose guard server does not start, is reported and skipped with exit 0 (CI's first run
  * after the guard, a broken previous commit);
- * `--lend-harness` copies this checkout's guard-server.ts into such a commit instead, for
+ * `--lend-harness` copies this checkout's guard-server.ts (and guard-dataset.ts) into such a commit instead, for
  * comparing with an older one by hand. `--before=<dir>` uses a checkout already built.
  * `--json=<file>` also writes the outcome as vitest's JSON reporter does (one test a path),
  * for .ci/run's count.
@@ -130,7 +130,10 @@ if (!before) {
   symlinkSync(realpathSync("node_modules"), join(worktree, "node_modules"));
   if (!existsSync(join(worktree, "bench/guard-server.ts"))) {
     if (!lend) skip(`${label} has no bench/guard-server.ts: it predates the guard`);
-    copyFileSync("bench/guard-server.ts", join(worktree, "bench/guard-server.ts"));
+    // The server and the dataset module it imports.
+    for (const file of ["bench/guard-server.ts", "bench/guard-dataset.ts"]) {
+      copyFileSync(file, join(worktree, file));
+    }
   }
   console.log(`bench:guard: building ${label} in ${worktree}`);
   try {
