@@ -42,6 +42,7 @@ import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const hasTaskset = pinToCore1();
 
@@ -210,20 +211,6 @@ interface Path {
 let made = 0;
 const uniqueName = () => `guard-${process.pid}-${made++}`;
 
-/** `send` with 50 calls in flight until `ms` have passed; the number of calls answered. */
-async function closedLoop(send: () => Promise<void>, ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
-
 // HTTP/1.1 over kept-alive connections, as autocannon's are, but counted exactly: autocannon
 // ends a run only on its one-second tick, and counts by those ticks. An agent per run: a
 // connection left idle while the other side runs may be closed by the server as it is reused.
@@ -239,12 +226,13 @@ const http =
   async (s, ms) => {
     const agent = new Agent({ keepAlive: true, maxSockets: 50 });
     const done = await closedLoop(
+      50,
+      performance.now() + ms,
       httpSender(agent, `http://127.0.0.1:${s.port}${path(s)}`, {
         method,
         headers: { ...headers(s), ...(body ? { "content-type": "application/json" } : {}) },
         ...(body ? { body: () => body(s) } : {}),
       }),
-      ms,
     );
     agent.destroy();
     return done;
@@ -261,9 +249,10 @@ const grpcRun =
     md.set("authorization", `Bearer ${s.token}`);
     const call = (client as unknown as Record<string, Unary>)[method]!.bind(client);
     const done = await closedLoop(
+      50,
+      performance.now() + ms,
       () =>
         new Promise<void>((ok, fail) => call(request(s), md, (err) => (err ? fail(err) : ok()))),
-      ms,
     );
     client.close();
     return done;

@@ -17,6 +17,7 @@ import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const [which = "rest", secondsArg = "8"] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const list = process.argv.includes("--list");
@@ -52,19 +53,6 @@ const served = await new Promise<{ port: number; leaf: string; org: string; toke
   },
 );
 
-async function closedLoop(send: () => Promise<void>, ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
-
 const auth = { authorization: `Bearer ${served.token}` };
 const base = `http://127.0.0.1:${served.port}`;
 const rpc = (m: string) => `${base}/gatehouse.iam.v2beta1.GroupsService/${m}`;
@@ -83,8 +71,9 @@ if (which === "grpc") {
     : { uid: served.leaf };
   run = (ms) =>
     closedLoop(
+      50,
+      performance.now() + ms,
       () => new Promise<void>((ok, fail) => call(request, md, (e) => (e ? fail(e) : ok()))),
-      ms,
     );
 } else {
   const agent = new Agent({ keepAlive: true, maxSockets: 50 });
@@ -104,7 +93,7 @@ if (which === "grpc") {
             : `${base}/iam/v2beta1/groups/${served.leaf}`,
           { headers: auth },
         );
-  run = (ms) => closedLoop(send, ms);
+  run = (ms) => closedLoop(50, performance.now() + ms, send);
 }
 
 await run(2000); // warm-up: the JIT compiles the path before the measured samples

@@ -19,6 +19,7 @@ import { pathToFileURL } from "node:url";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const [checkoutArg, pathArg, secondsArg, outArg] = process.argv
   .slice(2)
@@ -78,20 +79,10 @@ const send =
         },
       );
 
-async function closedLoop(ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
+/** `send` with 50 calls in flight for `ms`; the number of calls answered. */
+const load = (ms: number) => closedLoop(50, performance.now() + ms, send);
 
-await closedLoop(2000); // warm-up: the JIT's first pass
+await load(2000); // warm-up: the JIT's first pass
 // The server process is taskset's child when pinned; its CPU is read from the node process.
 const pid = proc.pid!;
 /** User and system CPU ticks of the server (/proc/<pid>/stat fields 14 and 15). */
@@ -102,7 +93,7 @@ const ticks = () => {
 };
 const t0 = ticks();
 const cpu0 = processCpuMs(pid);
-const calls = await closedLoop(seconds * 1000);
+const calls = await load(seconds * 1000);
 const perCall = ((processCpuMs(pid) - cpu0) * 1000) / calls;
 const t1 = ticks();
 // Clock ticks are 10 ms on Linux (USER_HZ 100).
