@@ -55,14 +55,7 @@ export function* appendEvent(row: EventRow): Steps<void> {
   yield* run(
     `INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    row.id,
-    at.uid,
-    at.groupUid,
-    row.type,
-    row.source,
-    row.subject,
-    row.time,
-    row.actorUid,
+    ...eventColumnParams(row, at),
     data,
   );
   yield* fanOut({ id: row.id, uid: at.uid, subject: row.subject, type: row.type, time: row.time });
@@ -75,22 +68,17 @@ export function* appendEvent(row: EventRow): Steps<void> {
  * actor's issuer and subject, read by the actor's uid: the text withActor writes, without
  * asking for them first.
  */
-function splicedEventParams(row: EventRow, at: { uid: string; groupUid: string }) {
+function splicedEventParams(row: EventRow, at: EventPlacement) {
   const text = actorJsonOf(row);
-  return [
-    row.id,
-    at.uid,
-    at.groupUid,
-    row.type,
-    row.source,
-    row.subject,
-    row.time,
-    row.actorUid,
-    text.head,
-    row.actorUid,
-    text.tail,
-  ];
+  return [...eventColumnParams(row, at), text.head, row.actorUid, text.tail];
 }
+
+/** The events table's columns but the data, in the INSERTs' order (id ... actor_uid). */
+function eventColumnParams(row: EventRow, at: EventPlacement) {
+  return [row.id, at.uid, at.groupUid, row.type, row.source, row.subject, row.time, row.actorUid];
+}
+
+type EventPlacement = ReturnType<typeof eventPlacement>;
 
 /**
  * appendEvent's INSERT on SQLite: the data's head, the actor's issuer and subject as JSON when
