@@ -23,7 +23,7 @@
  * `--json=<file>` also writes the outcome as vitest's JSON reporter does (one test a path),
  * for .ci/run's count.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -36,10 +36,10 @@ import {
 import { Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { type GuardServed as Served, startGuardServer } from "./guard-process.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
 import { closedLoop } from "./setting-ab.js";
@@ -150,15 +150,6 @@ if (!before) {
 }
 
 // --- the servers ------------------------------------------------------------------------------
-interface Served {
-  port: number;
-  baseUrl: string;
-  org: string;
-  leaf: string;
-  parent: string;
-  identity: string;
-  token: string;
-}
 interface Side {
   name: "before" | "after";
   proc: ChildProcess;
@@ -169,37 +160,16 @@ const issuer = await startOidcIssuer();
 const oidcToken = await issuer.issue();
 
 async function startSide(name: Side["name"], checkout: string): Promise<Side> {
-  // Each side with the Node flags it ships with.
-  const flagsFile = join(checkout, "dist/src/node-flags.js");
-  const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
-  const flags: string[] = [...(shipped.serverNodeFlags ?? [])];
-  // And the environment it ships with, if it names one (src/node-flags.ts).
-  const env = { ...process.env, ...(shipped.serverEnvironment ?? {}) };
+  // Each side with the Node flags and environment it ships with (src/node-flags.ts).
   const db = join(tmp, `${name}.db`);
-  const cmd = [
-    process.execPath,
-    ...flags,
-    join(checkout, "dist/bench/guard-server.js"),
+  const started = await startGuardServer({
+    checkout,
     db,
-    issuer.url,
-  ];
-  const proc = hasTaskset
-    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
-    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
-  const served = await new Promise<Served>((resolveServed, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`${name}: no answer in 60 s`)), 60_000);
-    proc.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) {
-        clearTimeout(timer);
-        resolveServed(JSON.parse(out.slice(0, nl)) as Served);
-      }
-    });
-    proc.once("exit", (code) => reject(new Error(`${name}: exited with ${code}`)));
+    issuerUrl: issuer.url,
+    pin: hasTaskset,
+    name,
   });
-  return { name, proc, served };
+  return { name, ...started };
 }
 
 // --- the paths ----------------------------------------------------------------------------------

@@ -10,13 +10,12 @@
  *   node dist/bench/write-profile.js <built checkout> <rest|connect> [seconds=8] [out dir]
  *     [--no-prof]
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
+import { startGuardServer } from "./guard-process.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
 import { closedLoop } from "./setting-ab.js";
@@ -35,28 +34,13 @@ const out = resolve(outArg ?? mkdtempSync(join(tmpdir(), "gatehouse-profile-")))
 const hasTaskset = pinToCore1();
 
 const issuer = await startOidcIssuer();
-const flagsFile = join(checkout, "dist/src/node-flags.js");
-const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
 const tmp = mkdtempSync(join(tmpdir(), "gatehouse-wp-"));
-const cmd = [
-  process.execPath,
-  ...(shipped.serverNodeFlags ?? []),
-  ...(profiling ? ["--cpu-prof", `--cpu-prof-dir=${out}`] : []),
-  join(checkout, "dist/bench/guard-server.js"),
-  join(tmp, "db"),
-  issuer.url,
-];
-const env = { ...process.env, ...(shipped.serverEnvironment ?? {}) };
-const proc = hasTaskset
-  ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
-  : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
-const served = await new Promise<{ port: number; parent: string; token: string }>((ok) => {
-  let buf = "";
-  proc.stdout!.on("data", (c: Buffer) => {
-    buf += c;
-    const nl = buf.indexOf("\n");
-    if (nl >= 0) ok(JSON.parse(buf.slice(0, nl)));
-  });
+const { proc, served } = await startGuardServer({
+  checkout,
+  db: join(tmp, "db"),
+  issuerUrl: issuer.url,
+  pin: hasTaskset,
+  flags: profiling ? ["--cpu-prof", `--cpu-prof-dir=${out}`] : [],
 });
 
 let made = 0;
