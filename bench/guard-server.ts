@@ -14,56 +14,19 @@ import { loadConfig } from "../src/config.js";
 import { createServer } from "../src/server.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { newChildUid, newRootUid } from "../src/uid.js";
+import { benchServerEnv, seedGuardGroups, seedOwnedOrganization } from "./guard-dataset.js";
 
 const [db, issuer] = process.argv.slice(2);
 if (!db || !issuer) {
   console.error("usage: guard-server <db file> <issuer url>");
   process.exit(2);
 }
-const config = loadConfig([], {
-  GATEHOUSE_HOST: "127.0.0.1",
-  GATEHOUSE_PORT: "0",
-  GATEHOUSE_DB: db,
-  // Per-request info lines would measure the logger; warnings and errors still show.
-  GATEHOUSE_LOG_LEVEL: "warn",
-  GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-});
+const config = loadConfig([], benchServerEnv(db));
 const store = createSqliteStore(config.dbPath, { roles: storeRoles, backgroundCheckpoints: {} });
 const now = Date.now();
-const person = await store.upsertPerson({
-  uid: newRootUid(),
-  issuer: "https://users.bench",
-  subject: "owner",
-  name: "owner",
-  email: "",
-  now,
-});
-const org = newRootUid();
-await store.createOrganization(
-  { uid: org, name: "guard", description: "", now },
-  { bindingUid: newChildUid(org), identityUid: person.uid, roleUid: ownerRole.uid },
-);
-// The seed's creates in one transaction: one commit instead of 1,110.
-let level = [org];
-await store.atomically(async (tx) => {
-  for (let depth = 1; depth <= 3; depth++) {
-    const next: string[] = [];
-    for (const parent of level) {
-      for (let i = 0; i < 10; i++) {
-        const uid = newChildUid(parent);
-        await tx.createGroup({
-          uid,
-          parentUid: parent,
-          name: `g${depth}-${next.length}`,
-          description: "a group of the guard's dataset",
-          now,
-        });
-        next.push(uid);
-      }
-    }
-    level = next;
-  }
-});
+const ids = { newRootUid, newChildUid, ownerRoleUid: ownerRole.uid };
+const { person, org } = await seedOwnedOrganization(store, ids, "guard", now);
+const level = await seedGuardGroups(store, ids, org, now);
 const leaf = level[level.length - 1]!;
 const parent = level[0]!;
 const identity = await store.createIdentity({
@@ -85,7 +48,7 @@ const identity = await store.createIdentity({
 });
 const server = await createServer({ config, store });
 const address = await server.listen();
-const { token } = await server.tokens.issue(person.uid, config.baseUrl);
+const { token } = await server.tokens.issue(person, config.baseUrl);
 console.log(
   JSON.stringify({
     port: address.port,

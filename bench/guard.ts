@@ -18,12 +18,12 @@
  * A commit without bench/guard-server.ts, one that does not build, or one
  * whose guard server does not start, is reported and skipped with exit 0 (CI's first run
  * after the guard, a broken previous commit);
- * `--lend-harness` copies this checkout's guard-server.ts into such a commit instead, for
+ * `--lend-harness` copies this checkout's guard-server.ts (and guard-dataset.ts) into such a commit instead, for
  * comparing with an older one by hand. `--before=<dir>` uses a checkout already built.
  * `--json=<file>` also writes the outcome as vitest's JSON reporter does (one test a path),
  * for .ci/run's count.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import {
   copyFileSync,
   existsSync,
@@ -36,12 +36,13 @@ import {
 import { Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { type GuardServed as Served, startGuardServer } from "./guard-process.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const hasTaskset = pinToCore1();
 
@@ -130,7 +131,10 @@ if (!before) {
   symlinkSync(realpathSync("node_modules"), join(worktree, "node_modules"));
   if (!existsSync(join(worktree, "bench/guard-server.ts"))) {
     if (!lend) skip(`${label} has no bench/guard-server.ts: it predates the guard`);
-    copyFileSync("bench/guard-server.ts", join(worktree, "bench/guard-server.ts"));
+    // The server and the dataset module it imports.
+    for (const file of ["bench/guard-server.ts", "bench/guard-dataset.ts"]) {
+      copyFileSync(file, join(worktree, file));
+    }
   }
   console.log(`bench:guard: building ${label} in ${worktree}`);
   try {
@@ -146,15 +150,6 @@ if (!before) {
 }
 
 // --- the servers ------------------------------------------------------------------------------
-interface Served {
-  port: number;
-  baseUrl: string;
-  org: string;
-  leaf: string;
-  parent: string;
-  identity: string;
-  token: string;
-}
 interface Side {
   name: "before" | "after";
   proc: ChildProcess;
@@ -165,37 +160,16 @@ const issuer = await startOidcIssuer();
 const oidcToken = await issuer.issue();
 
 async function startSide(name: Side["name"], checkout: string): Promise<Side> {
-  // Each side with the Node flags it ships with.
-  const flagsFile = join(checkout, "dist/src/node-flags.js");
-  const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
-  const flags: string[] = [...(shipped.serverNodeFlags ?? [])];
-  // And the environment it ships with, if it names one (src/node-flags.ts).
-  const env = { ...process.env, ...(shipped.serverEnvironment ?? {}) };
+  // Each side with the Node flags and environment it ships with (src/node-flags.ts).
   const db = join(tmp, `${name}.db`);
-  const cmd = [
-    process.execPath,
-    ...flags,
-    join(checkout, "dist/bench/guard-server.js"),
+  const started = await startGuardServer({
+    checkout,
     db,
-    issuer.url,
-  ];
-  const proc = hasTaskset
-    ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
-    : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
-  const served = await new Promise<Served>((resolveServed, reject) => {
-    let out = "";
-    const timer = setTimeout(() => reject(new Error(`${name}: no answer in 60 s`)), 60_000);
-    proc.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk;
-      const nl = out.indexOf("\n");
-      if (nl >= 0) {
-        clearTimeout(timer);
-        resolveServed(JSON.parse(out.slice(0, nl)) as Served);
-      }
-    });
-    proc.once("exit", (code) => reject(new Error(`${name}: exited with ${code}`)));
+    issuerUrl: issuer.url,
+    pin: hasTaskset,
+    name,
   });
-  return { name, proc, served };
+  return { name, ...started };
 }
 
 // --- the paths ----------------------------------------------------------------------------------
@@ -206,20 +180,6 @@ interface Path {
 }
 let made = 0;
 const uniqueName = () => `guard-${process.pid}-${made++}`;
-
-/** `send` with 50 calls in flight until `ms` have passed; the number of calls answered. */
-async function closedLoop(send: () => Promise<void>, ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
 
 // HTTP/1.1 over kept-alive connections, as autocannon's are, but counted exactly: autocannon
 // ends a run only on its one-second tick, and counts by those ticks. An agent per run: a
@@ -236,12 +196,13 @@ const http =
   async (s, ms) => {
     const agent = new Agent({ keepAlive: true, maxSockets: 50 });
     const done = await closedLoop(
+      50,
+      performance.now() + ms,
       httpSender(agent, `http://127.0.0.1:${s.port}${path(s)}`, {
         method,
         headers: { ...headers(s), ...(body ? { "content-type": "application/json" } : {}) },
         ...(body ? { body: () => body(s) } : {}),
       }),
-      ms,
     );
     agent.destroy();
     return done;
@@ -258,9 +219,10 @@ const grpcRun =
     md.set("authorization", `Bearer ${s.token}`);
     const call = (client as unknown as Record<string, Unary>)[method]!.bind(client);
     const done = await closedLoop(
+      50,
+      performance.now() + ms,
       () =>
         new Promise<void>((ok, fail) => call(request(s), md, (err) => (err ? fail(err) : ok()))),
-      ms,
     );
     client.close();
     return done;

@@ -17,6 +17,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { GetGroupRequestSchema } from "../gen/gatehouse/iam/v2beta1/groups_pb.js";
+import { benchServerEnv, seedOwnedOrganization } from "./guard-dataset.js";
 
 const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -47,28 +48,11 @@ async function startSide(name: string, dir: string): Promise<Side> {
   const { createSqliteStore } = await mod("src/store/sqlite/sqlite-store.js");
   const { newChildUid, newRootUid } = await mod("src/uid.js");
   const db = `/tmp/gatehouse-inproc-${process.pid}-${name}.db`;
-  const config = loadConfig([], {
-    GATEHOUSE_HOST: "127.0.0.1",
-    GATEHOUSE_PORT: "0",
-    GATEHOUSE_DB: db,
-    GATEHOUSE_LOG_LEVEL: "warn",
-    GATEHOUSE_ALLOW_INSECURE_LOOPBACK_ISSUERS: "true",
-  });
+  const config = loadConfig([], benchServerEnv(db));
   const store = createSqliteStore(config.dbPath, { roles: storeRoles });
   const now = Date.now();
-  const person = await store.upsertPerson({
-    uid: newRootUid(),
-    issuer: "https://users.bench",
-    subject: "owner",
-    name: "owner",
-    email: "",
-    now,
-  });
-  const org = newRootUid();
-  await store.createOrganization(
-    { uid: org, name: "inproc", description: "", now },
-    { bindingUid: newChildUid(org), identityUid: person.uid, roleUid: ownerRole.uid },
-  );
+  const ids = { newRootUid, newChildUid, ownerRoleUid: ownerRole.uid };
+  const { person, org } = await seedOwnedOrganization(store, ids, "inproc", now);
   let parent = org;
   for (let depth = 0; depth < 3; depth++) {
     const uid = newChildUid(parent);
@@ -77,7 +61,7 @@ async function startSide(name: string, dir: string): Promise<Side> {
   }
   const server = await createServer({ config, store });
   const address = await server.listen();
-  const { token } = await server.tokens.issue(person.uid, config.baseUrl);
+  const { token } = await server.tokens.issue(person, config.baseUrl);
   return {
     name,
     port: address.port,

@@ -12,18 +12,7 @@
  *   node dist/bench/profile-compare.js <a.cpuprofile> <a calls> <b.cpuprofile> <b calls>
  *     [--seconds=8] [--top=40] [--by=file] [--tree=<function>]
  */
-import { readFileSync } from "node:fs";
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameLabel, type ProfileNode, readProfile, where } from "./cpu-profile.js";
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const opt = (name: string) =>
@@ -41,19 +30,8 @@ const callersOf = opt("callers");
 const inclusiveOf = opt("inclusive")?.split(",");
 const depth = Number(process.env.DEPTH ?? 3);
 
-/** The package (node_modules/<pkg>) or our own file a frame belongs to. */
-function where(url: string): string {
-  if (!url) return "(native)";
-  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (nm) return nm[1]!;
-  if (url.startsWith("node:")) return url;
-  const ours = /\/(dist\/[^?]+)$/.exec(url);
-  return ours ? ours[1]! : url;
-}
-const fnLabel = (n: ProfileNode) =>
-  `${n.callFrame.functionName || "(anonymous)"} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 const label = (n: ProfileNode) =>
-  byFile ? (n.callFrame.url ? where(n.callFrame.url) : n.callFrame.functionName) : fnLabel(n);
+  byFile ? (n.callFrame.url ? where(n.callFrame.url) : n.callFrame.functionName) : frameLabel(n);
 
 interface Read {
   /** Self microseconds per call by label. */
@@ -65,7 +43,7 @@ interface Read {
 }
 
 function read(file: string, calls: number): Read {
-  const p = JSON.parse(readFileSync(file, "utf8")) as Profile;
+  const p = readProfile(file);
   const nodes = new Map(p.nodes.map((n) => [n.id, n]));
   // The samples' times from the end backwards: keep the last `seconds`.
   let t = 0;
@@ -97,7 +75,7 @@ if (inclusiveOf) {
     let sum = 0;
     const walk = (id: number, inside: boolean): number => {
       const n = r.nodes.get(id)!;
-      const hit = !inside && (n.callFrame.functionName === name || fnLabel(n) === name);
+      const hit = !inside && (n.callFrame.functionName === name || frameLabel(n) === name);
       let t = r.nodeSelf.get(id) ?? 0;
       for (const c of n.children ?? []) t += walk(c, inside || hit);
       if (hit) sum += t;
@@ -131,7 +109,7 @@ if (callersOf) {
       const chain: string[] = [];
       let p = parentOf.get(id);
       while (p !== undefined && chain.length < depth) {
-        chain.push(fnLabel(r.nodes.get(p)!));
+        chain.push(frameLabel(r.nodes.get(p)!));
         p = parentOf.get(p);
       }
       const key = chain.join(" < ");
@@ -158,7 +136,7 @@ if (tree) {
     const merged = new Map<string, number>();
     const walk = (id: number, level: number, prefix: string) => {
       const n = r.nodes.get(id)!;
-      const key = `${prefix}${fnLabel(n)}`;
+      const key = `${prefix}${frameLabel(n)}`;
       merged.set(key, (merged.get(key) ?? 0) + inclusive(id));
       if (level < depth) for (const c of n.children ?? []) walk(c, level + 1, `${key}\n  `);
     };

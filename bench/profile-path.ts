@@ -6,17 +6,17 @@
  * `FROM_MS=<printed> node dist/bench/profile-summary.js <file>`, which leaves out the samples
  * before the load (the seeding and start-up). GetGroup by default, ListGroups with `--list`.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { Agent } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { serverEnvironment, serverNodeFlags } from "../src/node-flags.js";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
 import { groupsServiceClient } from "./groups-proto.js";
+import { startGuardServer } from "./guard-process.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const [which = "rest", secondsArg = "8"] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
 const list = process.argv.includes("--list");
@@ -28,42 +28,14 @@ const before = new Set(readdirSync(dir));
 
 const issuer = await startOidcIssuer();
 const db = join(tmpdir(), `gatehouse-profile-${process.pid}.db`);
-const cmd = [
-  process.execPath,
-  ...serverNodeFlags,
-  "--cpu-prof",
-  `--cpu-prof-dir=${dir}`,
-  resolve("dist/bench/guard-server.js"),
-  db,
-  issuer.url,
-];
-const env = { ...process.env, ...serverEnvironment };
 const spawned = performance.now();
-const proc = hasTaskset
-  ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
-  : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
-const served = await new Promise<{ port: number; leaf: string; org: string; token: string }>(
-  (ok) => {
-    let out = "";
-    proc.stdout!.on("data", (c: Buffer) => {
-      out += c;
-      if (out.includes("\n")) ok(JSON.parse(out.slice(0, out.indexOf("\n"))));
-    });
-  },
-);
-
-async function closedLoop(send: () => Promise<void>, ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
+const { proc, served } = await startGuardServer({
+  checkout: resolve("."),
+  db,
+  issuerUrl: issuer.url,
+  pin: hasTaskset,
+  flags: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+});
 
 const auth = { authorization: `Bearer ${served.token}` };
 const base = `http://127.0.0.1:${served.port}`;
@@ -83,8 +55,9 @@ if (which === "grpc") {
     : { uid: served.leaf };
   run = (ms) =>
     closedLoop(
+      50,
+      performance.now() + ms,
       () => new Promise<void>((ok, fail) => call(request, md, (e) => (e ? fail(e) : ok()))),
-      ms,
     );
 } else {
   const agent = new Agent({ keepAlive: true, maxSockets: 50 });
@@ -104,7 +77,7 @@ if (which === "grpc") {
             : `${base}/iam/v2beta1/groups/${served.leaf}`,
           { headers: auth },
         );
-  run = (ms) => closedLoop(send, ms);
+  run = (ms) => closedLoop(50, performance.now() + ms, send);
 }
 
 await run(2000); // warm-up: the JIT compiles the path before the measured samples

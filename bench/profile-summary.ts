@@ -4,18 +4,7 @@
  * `node dist/bench/profile-summary.js <file.cpuprofile> [top=25] [fn ...]`; a `fn` written as
  * `tree:<name>` prints the call tree under that function instead (callees over 0.3%, DEPTH=4 deep).
  */
-import { readFileSync } from "node:fs";
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import { frameLabel, readProfile, where } from "./cpu-profile.js";
 
 const [file, topArg, ...inclusiveOf] = process.argv.slice(2);
 if (!file) {
@@ -24,7 +13,7 @@ if (!file) {
 }
 const top = Number(topArg ?? 25);
 const maxDepth = Number(process.env.DEPTH ?? 4);
-const profile = JSON.parse(readFileSync(file, "utf8")) as Profile;
+const profile = readProfile(file);
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -47,23 +36,11 @@ profile.samples.forEach((id, i) => {
   if (!busyOnly || byId.get(id)!.callFrame.functionName !== "(idle)") total += dt;
 });
 
-/** The package (node_modules/<pkg>) or our own file a frame belongs to. */
-function where(url: string): string {
-  if (!url) return "(native)";
-  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (nm) return nm[1]!;
-  if (url.startsWith("node:")) return url;
-  const ours = /\/(dist\/[^?]+)$/.exec(url);
-  return ours ? ours[1]! : url;
-}
-const label = (n: ProfileNode) =>
-  `${n.callFrame.functionName || "(anonymous)"} ${where(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
-
 const fnSelf = new Map<string, number>();
 const pkgSelf = new Map<string, number>();
 for (const [id, t] of selfTime) {
   const n = byId.get(id)!;
-  fnSelf.set(label(n), (fnSelf.get(label(n)) ?? 0) + t);
+  fnSelf.set(frameLabel(n), (fnSelf.get(frameLabel(n)) ?? 0) + t);
   const pkg = n.callFrame.url ? where(n.callFrame.url) : n.callFrame.functionName;
   pkgSelf.set(pkg, (pkgSelf.get(pkg) ?? 0) + t);
 }
@@ -104,7 +81,7 @@ function printTree(name: string): void {
     into.t += inclusiveOfNode(id);
     if (depth === maxDepth) return;
     for (const c of byId.get(id)!.children ?? []) {
-      const key = label(byId.get(c)!);
+      const key = frameLabel(byId.get(c)!);
       const k = into.kids.get(key) ?? { t: 0, kids: new Map() };
       into.kids.set(key, k);
       add(k, c, depth + 1);

@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import Sqlite from "better-sqlite3";
+import { type SeedingStore, seedGuardGroups, seedOwnedOrganization } from "./guard-dataset.js";
 
 const opt = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -31,11 +32,7 @@ if (checkouts.length === 0) {
 
 // Loose shapes: each checkout's own modules, whatever its types were then.
 type Any = Record<string, (...a: never[]) => unknown>;
-interface StoreLike {
-  upsertPerson(p: object): Promise<{ uid: string }>;
-  createOrganization(o: object, b: object): Promise<unknown>;
-  createGroup(g: object): Promise<{ uid: string }>;
-  atomically(fn: (tx: StoreLike) => Promise<void>): Promise<void>;
+interface StoreLike extends SeedingStore {
   recording(scope: object): StoreLike;
   close(): Promise<void>;
 }
@@ -64,43 +61,13 @@ async function measure(checkout: string): Promise<Record<string, unknown>> {
     store = open();
   }
   const now = Date.now();
-  const person = await store.upsertPerson({
-    uid: root(),
-    issuer: "https://users.bench",
-    subject: "owner",
-    name: "owner",
-    email: "",
-    now,
-  });
-  const org = root();
-  await store.createOrganization(
-    { uid: org, name: "pages", description: "", now },
-    {
-      bindingUid: child(org),
-      identityUid: person.uid,
-      roleUid: (ownerRole as unknown as { uid: string }).uid,
-    },
-  );
-  let level = [org];
-  await store.atomically(async (tx) => {
-    for (let depth = 1; depth <= 3; depth++) {
-      const next: string[] = [];
-      for (const parent of level) {
-        for (let i = 0; i < 10; i++) {
-          const uid = child(parent);
-          await tx.createGroup({
-            uid,
-            parentUid: parent,
-            name: `g${depth}-${next.length}`,
-            description: "a group of the guard's dataset",
-            now,
-          });
-          next.push(uid);
-        }
-      }
-      level = next;
-    }
-  });
+  const ids = {
+    newRootUid: root,
+    newChildUid: child,
+    ownerRoleUid: (ownerRole as unknown as { uid: string }).uid,
+  };
+  const { person, org } = await seedOwnedOrganization(store, ids, "pages", now);
+  const level = await seedGuardGroups(store, ids, org, now);
   const parent = level[0]!;
   let made = 0;
   const one = async () => {
@@ -110,7 +77,7 @@ async function measure(checkout: string): Promise<Record<string, unknown>> {
       source: "/gatehouse.iam.v2beta1.GroupsService",
       requestId: `r${i}`,
       protocol: "rest",
-      actorUid: person.uid,
+      actorUid: person,
     });
     const view = events ? store.recording(scope) : store;
     await view.createGroup({

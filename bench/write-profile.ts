@@ -10,15 +10,15 @@
  *   node dist/bench/write-profile.js <built checkout> <rest|connect> [seconds=8] [out dir]
  *     [--no-prof]
  */
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { Agent } from "node:http";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { startOidcIssuer } from "../test/helpers/oidc-issuer.js";
+import { startGuardServer } from "./guard-process.js";
 import { httpSender } from "./http-sender.js";
 import { pinToCore1, processCpuMs, stop } from "./processes.js";
+import { closedLoop } from "./setting-ab.js";
 
 const [checkoutArg, pathArg, secondsArg, outArg] = process.argv
   .slice(2)
@@ -34,28 +34,13 @@ const out = resolve(outArg ?? mkdtempSync(join(tmpdir(), "gatehouse-profile-")))
 const hasTaskset = pinToCore1();
 
 const issuer = await startOidcIssuer();
-const flagsFile = join(checkout, "dist/src/node-flags.js");
-const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
 const tmp = mkdtempSync(join(tmpdir(), "gatehouse-wp-"));
-const cmd = [
-  process.execPath,
-  ...(shipped.serverNodeFlags ?? []),
-  ...(profiling ? ["--cpu-prof", `--cpu-prof-dir=${out}`] : []),
-  join(checkout, "dist/bench/guard-server.js"),
-  join(tmp, "db"),
-  issuer.url,
-];
-const env = { ...process.env, ...(shipped.serverEnvironment ?? {}) };
-const proc = hasTaskset
-  ? spawn("taskset", ["-c", "0", ...cmd], { stdio: ["ignore", "pipe", "inherit"], env })
-  : spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "pipe", "inherit"], env });
-const served = await new Promise<{ port: number; parent: string; token: string }>((ok) => {
-  let buf = "";
-  proc.stdout!.on("data", (c: Buffer) => {
-    buf += c;
-    const nl = buf.indexOf("\n");
-    if (nl >= 0) ok(JSON.parse(buf.slice(0, nl)));
-  });
+const { proc, served } = await startGuardServer({
+  checkout,
+  db: join(tmp, "db"),
+  issuerUrl: issuer.url,
+  pin: hasTaskset,
+  flags: profiling ? ["--cpu-prof", `--cpu-prof-dir=${out}`] : [],
 });
 
 let made = 0;
@@ -78,20 +63,10 @@ const send =
         },
       );
 
-async function closedLoop(ms: number): Promise<number> {
-  let done = 0;
-  const until = performance.now() + ms;
-  const worker = async () => {
-    while (performance.now() < until) {
-      await send();
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: 50 }, worker));
-  return done;
-}
+/** `send` with 50 calls in flight for `ms`; the number of calls answered. */
+const load = (ms: number) => closedLoop(50, performance.now() + ms, send);
 
-await closedLoop(2000); // warm-up: the JIT's first pass
+await load(2000); // warm-up: the JIT's first pass
 // The server process is taskset's child when pinned; its CPU is read from the node process.
 const pid = proc.pid!;
 /** User and system CPU ticks of the server (/proc/<pid>/stat fields 14 and 15). */
@@ -102,7 +77,7 @@ const ticks = () => {
 };
 const t0 = ticks();
 const cpu0 = processCpuMs(pid);
-const calls = await closedLoop(seconds * 1000);
+const calls = await load(seconds * 1000);
 const perCall = ((processCpuMs(pid) - cpu0) * 1000) / calls;
 const t1 = ticks();
 // Clock ticks are 10 ms on Linux (USER_HZ 100).

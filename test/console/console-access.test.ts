@@ -1,4 +1,3 @@
-import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { describeInBrowser } from "../helpers/browser.js";
 import { useWebConsole } from "./web-console.js";
@@ -10,18 +9,8 @@ import { useWebConsole } from "./web-console.js";
 describeInBrowser("the web console, identities and access", () => {
   const ui = useWebConsole();
   const { gh, org, openGroup, expectAccessible } = ui;
-  let context: BrowserContext;
-  let page: Page;
-  /** A fresh tab (and sessionStorage) for a test (ui.freshPage), as `page` and `context`. */
-  async function freshPage() {
-    page = await ui.freshPage();
-    context = ui.context;
-  }
-
   it("creates a workload identity and grants it viewer with the pickers", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "identities");
+    const page = await ui.openAs(org.owner.token, org.uid, "identities");
     const form = page.getByRole("form", { name: "Create a workload identity" });
     await form.getByLabel("Name", { exact: true }).fill("ci-deployer");
     await form.getByLabel(/^Issuer/).fill("https://ci.example.com");
@@ -57,9 +46,7 @@ describeInBrowser("the web console, identities and access", () => {
   });
 
   it("creates an identity from patterns (a bad one shown at its field), edits and deletes it", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "identities");
+    const page = await ui.openAs(org.owner.token, org.uid, "identities");
     const form = page.getByRole("form", { name: "Create a workload identity" });
     await form.getByLabel("Name", { exact: true }).fill("deploy-any");
     await form.getByLabel(/^or issuer pattern/).fill("https://ci\\.example\\.com/.*");
@@ -117,9 +104,7 @@ describeInBrowser("the web console, identities and access", () => {
   });
 
   it("creates a custom role by picking capabilities, and grants it with the pickers", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "roles");
+    const page = await ui.openAs(org.owner.token, org.uid, "roles");
     await page.getByRole("row", { name: /^viewer built-in/ }).waitFor();
     await expectAccessible("roles");
     const form = page.getByRole("form", { name: "Create a custom role" });
@@ -155,8 +140,8 @@ describeInBrowser("the web console, identities and access", () => {
   });
 
   it("creates an invite and shows its code once", async () => {
-    await freshPage();
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
+    const page = await ui.freshPage();
+    await ui.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
     await ui.signIn(org.owner.token);
     await openGroup(org.uid, "invites");
     const form = page.getByRole("form", { name: "Create an invite" });
@@ -201,9 +186,7 @@ describeInBrowser("the web console, identities and access", () => {
     await named((await gh.makeIdentity(platform, ["viewer"], org.uid)).uid, "ci-bot");
     await named((await gh.makeIdentity(platform, ["editor"], platform)).uid, "deployer");
 
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(platform, "members");
+    const page = await ui.openAs(org.owner.token, platform, "members");
     const members = page.getByRole("table", { name: "Members" });
     await members
       .getByRole("row", { name: /^ci-bot workload viewer inherited from console-org/ })

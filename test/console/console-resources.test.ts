@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { importAdvisories } from "../../src/import/import-advisories.js";
 import { parseRecords } from "../../src/import/read-records.js";
@@ -16,18 +15,8 @@ import { useWebConsole } from "./web-console.js";
 describeInBrowser("the web console, providers, repos and advisories", () => {
   const ui = useWebConsole();
   const { gh, org, openGroup, expectAccessible } = ui;
-  let context: BrowserContext;
-  let page: Page;
-  /** A fresh tab (and sessionStorage) for a test (ui.freshPage), as `page` and `context`. */
-  async function freshPage() {
-    page = await ui.freshPage();
-    context = ui.context;
-  }
-
   it("adds and deletes an organization's identity provider, and associates accounts", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "providers");
+    const page = await ui.openAs(org.owner.token, org.uid, "providers");
     const form = page.getByRole("form", { name: "Add an identity provider" });
     await form.getByLabel("Name", { exact: true }).fill("corp-sso");
     const issuer = form.getByLabel("Issuer (https URL)");
@@ -89,15 +78,13 @@ describeInBrowser("the web console, providers, repos and advisories", () => {
   });
 
   it("creates a repo and tags it (a bad digest shown at its field)", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "repos");
+    const page = await ui.openAs(org.owner.token, org.uid, "repos");
     const form = page.getByRole("form", { name: "Create a repo" });
     await form.getByLabel("Name", { exact: true }).fill("app");
     await form.getByRole("button", { name: "Create repo" }).click();
     // The pull reference the server computed, copied by its button.
     const ref = "registry.example.com/console-org/app";
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
+    await ui.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
     const row = page.getByRole("row", { name: /^app / });
     await row.getByText(ref, { exact: true }).waitFor();
     await row.getByRole("button", { name: `Copy ${ref}`, exact: true }).click();
@@ -169,9 +156,7 @@ describeInBrowser("the web console, providers, repos and advisories", () => {
   });
 
   it("creates a public repo and makes it private again", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "repos");
+    const page = await ui.openAs(org.owner.token, org.uid, "repos");
     const form = page.getByRole("form", { name: "Create a repo" });
     await form.getByLabel("Name", { exact: true }).fill("site");
     await form.getByLabel("Public (anyone may pull)").check();
@@ -204,7 +189,7 @@ describeInBrowser("the web console, providers, repos and advisories", () => {
       });
       expect(made.status).toBe(200);
     }
-    await freshPage();
+    const page = await ui.freshPage();
     await page.setViewportSize({ width: 390, height: 844 });
     await ui.signIn(org.owner.token);
     await openGroup(org.uid);
@@ -243,10 +228,8 @@ describeInBrowser("the web console, providers, repos and advisories", () => {
       }),
     });
     const provider = (await made.json()) as { uid: string; redirectUri: string };
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "providers");
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
+    const page = await ui.openAs(org.owner.token, org.uid, "providers");
+    await ui.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gh.url });
     const row = page.getByRole("row", { name: /^edit-sso / });
     await row.getByRole("button", { name: `Copy ${provider.redirectUri}`, exact: true }).click();
     await expect
@@ -276,9 +259,7 @@ describeInBrowser("the web console, providers, repos and advisories", () => {
       err: () => {},
     });
     expect(summary.rejected).toEqual([]);
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "advisories");
+    const page = await ui.openAs(org.owner.token, org.uid, "advisories");
     // Every imported advisory first, then the searches.
     await page.getByText(`1–50 of ${summary.created}`).waitFor();
     const search = page.getByRole("form", { name: "Search advisories" });

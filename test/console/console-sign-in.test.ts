@@ -1,4 +1,3 @@
-import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import {
   createDomainVerification,
@@ -17,17 +16,9 @@ import { useWebConsole } from "./web-console.js";
 // A browser under a loaded CI machine is slow: generous limits, and a screenshot on failure.
 describeInBrowser("the web console, signing in through providers", () => {
   const ui = useWebConsole();
-  const { gh, idp, org, openGroup, expectAccessible, loginAtIdpAsAlice } = ui;
-  let context: BrowserContext;
-  let page: Page;
-  /** A fresh tab (and sessionStorage) for a test (ui.freshPage), as `page` and `context`. */
-  async function freshPage() {
-    page = await ui.freshPage();
-    context = ui.context;
-  }
-
+  const { gh, idp, org, expectAccessible, loginAtIdpAsAlice } = ui;
   it("signs in through the login provider in the browser, and signs out", async () => {
-    await freshPage();
+    const page = await ui.freshPage();
     await page.goto(`${gh.url}/console/`);
     await expectAccessible("sign-in page");
     await page.getByRole("button", { name: "Sign in with Test IdP" }).click();
@@ -100,7 +91,7 @@ describeInBrowser("the web console, signing in through providers", () => {
       `${gh.url}/oauth/callback`,
       `${gh.url}/oauth/idp-callback/${providerUid}`,
     ]);
-    await freshPage();
+    const page = await ui.freshPage();
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
       "Your work email, or your organization's identity provider (its name)",
@@ -121,9 +112,7 @@ describeInBrowser("the web console, signing in through providers", () => {
   });
 
   it("declares a provider's email domains and signs a person in by their email", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid, "providers");
+    let page = await ui.openAs(org.owner.token, org.uid, "providers");
     const form = page.getByRole("form", { name: "Add an identity provider" });
     await form.getByLabel("Name", { exact: true }).fill("console-org-mail");
     await form.getByLabel("Issuer (https URL)").fill(idp.issuer);
@@ -146,8 +135,8 @@ describeInBrowser("the web console, signing in through providers", () => {
       .identityProviders[0]!.uid;
     idp.setRedirectUris([`${gh.url}/oauth/callback`, `${gh.url}/oauth/idp-callback/${uid}`]);
 
-    await context.close();
-    await freshPage();
+    await ui.context.close();
+    page = await ui.freshPage();
     await page.goto(`${gh.url}/console/`);
     const field = page.getByLabel(
       "Your work email, or your organization's identity provider (its name)",
@@ -197,7 +186,7 @@ describeInBrowser("the web console, signing in through providers", () => {
       await page.getByRole("region", { name: "Matching providers" }).waitFor();
     };
     await declare(stranger, "squat-company-sso-0");
-    await freshPage();
+    const page = await ui.freshPage();
     await ask("bob@squat-company.example");
     // The one claim, the stranger's, is shown with who declares it, and not followed.
     const choices = page.getByRole("region", { name: "Matching providers" }).getByRole("button");

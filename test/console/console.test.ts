@@ -1,4 +1,3 @@
-import type { BrowserContext, Page } from "playwright-core";
 import { expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { newChildUid } from "../../src/uid.js";
@@ -16,14 +15,6 @@ describeInBrowser("the web console", () => {
   const ui = useWebConsole();
   const { gh, org, apiCalls, openGroup, expectAccessible, createAndOpenSubgroup, renameOpenGroup } =
     ui;
-  let context: BrowserContext;
-  let page: Page;
-  /** A fresh tab (and sessionStorage) for a test (ui.freshPage), as `page` and `context`. */
-  async function freshPage() {
-    page = await ui.freshPage();
-    context = ui.context;
-  }
-
   it("is served with a strict CSP and cacheable hashed assets", async () => {
     const res = await fetch(`${gh.url}/console/`);
     expect(res.status).toBe(200);
@@ -65,7 +56,7 @@ describeInBrowser("the web console", () => {
   });
 
   it("signs in with a token; creates, renames, fails to delete the parent, deletes a subgroup", async () => {
-    await freshPage();
+    const page = await ui.freshPage();
     await ui.signIn(org.owner.token);
     await expectAccessible("home");
     await page
@@ -119,7 +110,7 @@ describeInBrowser("the web console", () => {
     }
 
     // The token is in this tab's sessionStorage only: no cookie, nothing in localStorage.
-    expect(await context.cookies()).toEqual([]);
+    expect(await ui.context.cookies()).toEqual([]);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
     const kept = await page.evaluate(() => sessionStorage.getItem("gatehouse.session"));
     expect(kept).toContain(org.owner.token);
@@ -133,9 +124,7 @@ describeInBrowser("the web console", () => {
 
   it("offers a viewer no action it may not take", async () => {
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    await freshPage();
-    await ui.signIn(viewer.token);
-    await openGroup(org.uid);
+    const page = await ui.openAs(viewer.token, org.uid);
     await page.getByRole("region", { name: "Subgroups" }).getByRole("table").waitFor();
     expect(await page.getByRole("form", { name: "Create a subgroup" }).count()).toBe(0);
     expect(await page.getByText("Rename or delete this group").count()).toBe(0);
@@ -158,7 +147,7 @@ describeInBrowser("the web console", () => {
     const middle = await made(org.uid, "middle");
     const leaf = await made(middle, "leaf");
     const viewer = await gh.makeIdentity(middle, ["viewer"]);
-    await freshPage();
+    const page = await ui.freshPage();
     const noise: string[] = [];
     // What the browser console would show as "Failed to load resource": a 4xx answer.
     page.on("response", (r) => {
@@ -180,9 +169,7 @@ describeInBrowser("the web console", () => {
   });
 
   it("lists an owner's change on the Events page, newest first; a viewer is not offered it", async () => {
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(org.uid);
+    let page = await ui.openAs(org.owner.token, org.uid);
     await page.getByRole("heading", { name: "console-org" }).waitFor();
     await createAndOpenSubgroup("audited");
     await renameOpenGroup("audited-2");
@@ -245,7 +232,7 @@ describeInBrowser("the web console", () => {
     await events.getByRole("cell", { name: "group updated" }).first().waitFor();
 
     const viewer = await gh.makeIdentity(org.uid, ["viewer"]);
-    await freshPage();
+    page = await ui.freshPage();
     await ui.signIn(viewer.token);
     const caps = page.waitForResponse((r) => r.url().endsWith("/ListCallerCapabilities"));
     await openGroup(org.uid, "members");
@@ -257,9 +244,7 @@ describeInBrowser("the web console", () => {
 
   it("tells a caller whose role went while the page was open which capability it lacks (403)", async () => {
     const editor = await gh.makeIdentity(org.uid, ["owner"]);
-    await freshPage();
-    await ui.signIn(editor.token);
-    await openGroup(org.uid);
+    const page = await ui.openAs(editor.token, org.uid);
     const create = page.getByRole("form", { name: "Create a subgroup" });
     await create.getByLabel("Name").fill("not-allowed");
     const bindings = await gh.store.listRoleBindings({
@@ -294,9 +279,7 @@ describeInBrowser("the web console", () => {
         now: Date.now(),
       });
     }
-    await freshPage();
-    await ui.signIn(org.owner.token);
-    await openGroup(parent.uid);
+    const page = await ui.openAs(org.owner.token, parent.uid);
     await page.getByText("1–50 of 120").waitFor();
     await page.getByRole("link", { name: "g000" }).waitFor();
     await page.getByRole("button", { name: "Next page" }).click();

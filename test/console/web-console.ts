@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { Page } from "playwright-core";
 import { afterEach, expect } from "vitest";
 import { axeViolations, type ConsoleSuite, useConsoleSuite } from "../helpers/browser.js";
 
@@ -13,6 +14,11 @@ export interface WebConsole extends ConsoleSuite {
   apiCalls: { path: string; type: string; connect: string }[];
   /** Open the group `uid` at its tab `tab` (subgroups by default). */
   openGroup(uid: string, tab?: string): Promise<void>;
+  /**
+   * A fresh tab (freshPage) signed in with `token`, at the group `uid`'s tab `tab`: the page
+   * (the suite's `context` is its context). How most tests start.
+   */
+  openAs(token: string, uid: string, tab?: string): Promise<Page>;
   /**
    * No axe-core violation of any impact on the page. With GATEHOUSE_CONSOLE_SCREENSHOTS set to
    * a directory (docs/console for the README's), a screenshot of the page is kept there too.
@@ -83,6 +89,12 @@ export function useWebConsole(): WebConsole {
     apiCalls,
     async openGroup(uid: string, tab = "subgroups") {
       await ui.page.goto(`${ui.gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
+    },
+    async openAs(token: string, uid: string, tab?: string) {
+      const page = await ui.freshPage();
+      await ui.signIn(token);
+      await helpers.openGroup(uid, tab);
+      return page;
     },
     async expectAccessible(where: string) {
       const violations = await axeViolations(ui.page);

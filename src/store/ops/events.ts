@@ -30,45 +30,14 @@ export function* appendEvent(row: EventRow): Steps<void> {
   // those take the statements of both backends.
   const shared = personSessionTypes.has(row.type) && !row.subject.includes("/");
   if (!shared && (yield* dialect()) === "pg") {
-    // The data serialized once, in two parts the statement joins around the actor's issuer
-    // and subject (actorJsonOf): the text withActor writes, without asking for them first.
-    const text = actorJsonOf(row);
-    yield* run(
-      appendEventPg,
-      row.id,
-      at.uid,
-      at.groupUid,
-      row.type,
-      row.source,
-      row.subject,
-      row.time,
-      row.actorUid,
-      text.head,
-      row.actorUid,
-      text.tail,
-      // A subscription naming a legacy type takes what it was about (legacy-types.ts).
-      namesTaking(row.type),
-    );
+    // One statement, its deliveries too. A subscription naming a legacy type takes what it
+    // was about (legacy-types.ts).
+    yield* run(appendEventPg, ...splicedEventParams(row, at), namesTaking(row.type));
     return;
   }
   if (!shared) {
-    // One statement: the actor's issuer and subject are read inside the INSERT, and spliced
-    // into the data serialized once (actorJsonOf), as withActor writes them.
-    const text = actorJsonOf(row);
-    yield* run(
-      appendEventSqlite,
-      row.id,
-      at.uid,
-      at.groupUid,
-      row.type,
-      row.source,
-      row.subject,
-      row.time,
-      row.actorUid,
-      text.head,
-      row.actorUid,
-      text.tail,
-    );
+    // One statement: the actor's issuer and subject are read inside the INSERT.
+    yield* run(appendEventSqlite, ...splicedEventParams(row, at));
     yield* fanOut({
       id: row.id,
       uid: at.uid,
@@ -86,19 +55,30 @@ export function* appendEvent(row: EventRow): Steps<void> {
   yield* run(
     `INSERT INTO events (id, uid, group_uid, type, source, subject, time, actor_uid, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    row.id,
-    at.uid,
-    at.groupUid,
-    row.type,
-    row.source,
-    row.subject,
-    row.time,
-    row.actorUid,
+    ...eventColumnParams(row, at),
     data,
   );
   yield* fanOut({ id: row.id, uid: at.uid, subject: row.subject, type: row.type, time: row.time });
   yield* shareWithOrganizations(row, data);
 }
+
+/**
+ * The parameters of appendEventSqlite and appendEventPg's INSERT: the event's columns, then
+ * its data serialized once in two parts (actorJsonOf) that the statement joins around the
+ * actor's issuer and subject, read by the actor's uid: the text withActor writes, without
+ * asking for them first.
+ */
+function splicedEventParams(row: EventRow, at: EventPlacement) {
+  const text = actorJsonOf(row);
+  return [...eventColumnParams(row, at), text.head, row.actorUid, text.tail];
+}
+
+/** The events table's columns but the data, in the INSERTs' order (id ... actor_uid). */
+function eventColumnParams(row: EventRow, at: EventPlacement) {
+  return [row.id, at.uid, at.groupUid, row.type, row.source, row.subject, row.time, row.actorUid];
+}
+
+type EventPlacement = ReturnType<typeof eventPlacement>;
 
 /**
  * appendEvent's INSERT on SQLite: the data's head, the actor's issuer and subject as JSON when
