@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import http from "node:http";
 import { loadavg } from "node:os";
 import { expect, it } from "vitest";
+import { runAttacker } from "./helpers/attacker.js";
 import { controlClientOf, quantile, useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: HTTP/2 clients that never read, opening many connections of 100 streams
@@ -55,20 +55,9 @@ Promise.all(Array.from({ length: sessions }, conn)).then(() => process.stdout.wr
 `;
 
 /** Run the attack; resolves with the number of connections it opened once it is over. */
-function attack(path: string, sessions: number, streams: number, ms: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const args = [String(served.port), path, String(sessions), String(streams), String(ms)];
-    const p = spawn(process.execPath, ["-e", attackScript, ...args], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    p.stdout.setEncoding("utf8").on("data", (t: string) => {
-      out += t;
-    });
-    p.once("exit", (code) =>
-      code === 0 ? resolve(Number(out)) : reject(new Error(`the attack exited ${code}`)),
-    );
-  });
+async function attack(path: string, sessions: number, streams: number, ms: number) {
+  const [opened] = await runAttacker(attackScript, [served.port, path, sessions, streams, ms]);
+  return opened!;
 }
 
 it("serves a client from another address beside HTTP/2 non-readers as it is served alone", {

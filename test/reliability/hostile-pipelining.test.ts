@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -9,6 +8,7 @@ import autocannon from "autocannon";
 import { Pool } from "undici";
 import { expect, it } from "vitest";
 import { startTestServer } from "../helpers/test-server.js";
+import { runAttacker } from "./helpers/attacker.js";
 import { controlClientOf, quantile, useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: a pipelined HTTP/1.1 flood does not take the event loop from a client at
@@ -52,22 +52,10 @@ Promise.all(Array.from({ length: conns }, conn)).then(() => process.stdout.write
 `;
 
 /** Run the flood; resolves with the connections it opened and the answers it read. */
-function flood(path: string, conns: number, depth: number, ms: number, restMs: number) {
-  return new Promise<{ opened: number; answers: number }>((resolve, reject) => {
-    const args = [served.port, path, conns, depth, ms, restMs].map(String);
-    const p = spawn(process.execPath, ["-e", floodScript, ...args], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    p.stdout.setEncoding("utf8").on("data", (t: string) => {
-      out += t;
-    });
-    p.once("exit", (code) => {
-      const [opened, answers] = out.split(" ").map(Number);
-      if (code === 0) resolve({ opened: opened!, answers: answers! });
-      else reject(new Error(`the flood exited ${code}`));
-    });
-  });
+async function flood(path: string, conns: number, depth: number, ms: number, restMs: number) {
+  const args = [served.port, path, conns, depth, ms, restMs];
+  const [opened, answers] = await runAttacker(floodScript, args);
+  return { opened: opened!, answers: answers! };
 }
 
 it("serves a client from another address beside a pipelined flood as it is served alone", {

@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import http from "node:http";
 import { loadavg } from "node:os";
 import { expect, it } from "vitest";
+import { runAttacker } from "./helpers/attacker.js";
 import { controlClientOf, quantile, useServedProcess } from "./helpers/control-client.js";
 
 // Issue 36 item 3: a flood of requests for a large static file does not take the event loop
@@ -46,22 +46,9 @@ Promise.all(Array.from({ length: clients }, client)).then(() => {
 `;
 
 /** Run the flood; resolves with the answers it read and their bytes. */
-function flood(path: string, clients: number, ms: number) {
-  return new Promise<{ answers: number; bytes: number }>((resolve, reject) => {
-    const args = [served.port, path, clients, ms].map(String);
-    const p = spawn(process.execPath, ["-e", floodScript, ...args], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    p.stdout.setEncoding("utf8").on("data", (t: string) => {
-      out += t;
-    });
-    p.once("exit", (code) => {
-      const [answers, bytes] = out.split(" ").map(Number);
-      if (code === 0) resolve({ answers: answers!, bytes: bytes! });
-      else reject(new Error(`the flood exited ${code}`));
-    });
-  });
+async function flood(path: string, clients: number, ms: number) {
+  const [answers, bytes] = await runAttacker(floodScript, [served.port, path, clients, ms]);
+  return { answers: answers!, bytes: bytes! };
 }
 
 it("serves a client from another address beside a flood of large static files as it is served alone", {
