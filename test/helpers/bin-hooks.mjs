@@ -9,20 +9,21 @@
 // way and 0.8-1.1 s this way (load 13-16 on 2 cores), and the CLI suites start tens of such
 // processes.
 //
-// Types are stripped by Node itself (module.stripTypeScriptTypes, "transform" for the enums
-// of gen/), kept under a key of the Node version (its stripper) in
-// node_modules/.cache/gatehouse-bin-hooks.
-import { fileURLToPath } from "node:url";
-import { typeScriptHooks } from "./ts-module-hooks.mjs";
+// Types are stripped by rolldown, as for the reliability suites' children, into the same cache
+// (ts-module-hooks.mjs says why not Node's own stripper).
+import {
+  rolldownStrip,
+  rolldownStripperId,
+  strippedCacheDir,
+  typeScriptHooks,
+} from "./ts-module-hooks.mjs";
 
-/** The hooks for module.registerHooks, stripping with `strip` (module.stripTypeScriptTypes). */
-export function binHooks(strip) {
+/** The hooks for module.registerHooks. */
+export function binHooks() {
   return typeScriptHooks({
-    strip: (source, _fileName, url) => strip(source, { mode: "transform", sourceUrl: url }),
-    stripperId: process.version,
-    cacheDir: fileURLToPath(
-      new URL("../../node_modules/.cache/gatehouse-bin-hooks/", import.meta.url),
-    ),
+    strip: rolldownStrip,
+    stripperId: rolldownStripperId,
+    cacheDir: strippedCacheDir,
     distOf: {
       dist: new URL("../../dist/", import.meta.url).href,
       root: new URL("../../", import.meta.url).href,

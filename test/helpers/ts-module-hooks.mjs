@@ -2,12 +2,39 @@
 // (module.registerHooks) that resolve `./x.js` to `./x.ts` (NodeNext style) and load a .ts
 // file with its types stripped. Stripped text is kept on disk, one file per source text, so
 // that a process rarely strips anything (a suite starts tens of child processes, each loading
-// hundreds of modules). Two users, each with its own stripper and cache directory:
-// bin-hooks.mjs (Node's module.stripTypeScriptTypes; also maps ../dist/src/x.js to src/x.ts)
-// and ../reliability/child/ts-hooks.mjs (rolldown's transformSync).
+// hundreds of modules). Two users: bin-hooks.mjs (which also maps ../dist/src/x.js to
+// src/x.ts) and ../reliability/child/ts-hooks.mjs, both stripping with rolldown (below).
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The stripper both users share: rolldown's transformSync (the one under vite's
+ * transformWithOxc; vite is what vitest runs on, so it is installed wherever the tests run),
+ * loaded only on a cache miss. Node's own module.stripTypeScriptTypes is not enough: gen/
+ * declares enums, which need its "transform" mode, and Node 26 has only "strip".
+ */
+export function rolldownStrip(source, fileName) {
+  const { transformSync } = require("rolldown/utils");
+  const { code, errors } = transformSync(fileName, source, { sourcemap: false, lang: "ts" });
+  if (errors.length > 0) {
+    throw new Error(`${fileName}: ${errors.map((e) => e.message ?? String(e)).join("; ")}`);
+  }
+  return code;
+}
+
+/** rolldownStrip's version, part of each cache key: a new rolldown may strip differently. */
+export const rolldownStripperId = `rolldown ${
+  JSON.parse(readFileSync(require.resolve("rolldown/package.json"), "utf8")).version
+}`;
+
+/** The cache directory of stripped modules both users share (same stripper, same keys). */
+export const strippedCacheDir = fileURLToPath(
+  new URL("../../node_modules/.cache/gatehouse-ts-hooks/", import.meta.url),
+);
 
 /**
  * Module hooks `{resolve, load}` for module.registerHooks (synchronous, on the loading thread).

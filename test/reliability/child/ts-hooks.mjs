@@ -18,31 +18,18 @@
 // run on a thread of their own and answer each module by message. Loading the server's
 // modules cost a child 1.4-1.7 s of CPU through register and 0.77-0.84 s through
 // registerHooks (load average 15, each measured three times, the cache full).
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
-import { typeScriptHooks } from "../../helpers/ts-module-hooks.mjs";
-
-const require = createRequire(import.meta.url);
-// The stripper's version is part of each key: a new rolldown may strip differently.
-const stripperVersion = JSON.parse(
-  readFileSync(require.resolve("rolldown/package.json"), "utf8"),
-).version;
+import {
+  rolldownStrip,
+  rolldownStripperId,
+  strippedCacheDir,
+  typeScriptHooks,
+} from "../../helpers/ts-module-hooks.mjs";
 
 /** The hooks for module.registerHooks: synchronous, on the thread that loads. */
 export const hooks = typeScriptHooks({
-  strip(source, fileName) {
-    const { transformSync } = require("rolldown/utils");
-    const { code, errors } = transformSync(fileName, source, { sourcemap: false, lang: "ts" });
-    if (errors.length > 0) {
-      throw new Error(`${fileName}: ${errors.map((e) => e.message ?? String(e)).join("; ")}`);
-    }
-    return code;
-  },
-  stripperId: `rolldown ${stripperVersion}`,
-  cacheDir: fileURLToPath(
-    new URL("../../../node_modules/.cache/gatehouse-ts-hooks/", import.meta.url),
-  ),
+  strip: rolldownStrip,
+  stripperId: rolldownStripperId,
+  cacheDir: strippedCacheDir,
 });
 
 /** hooks.resolve for module.register. */
