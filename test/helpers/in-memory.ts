@@ -5,7 +5,6 @@ import {
   type Interceptor,
   type Transport,
 } from "@connectrpc/connect";
-import { afterAll, beforeAll } from "vitest";
 import { type AccessParts, createAccessParts } from "../../src/auth/access-parts.js";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -19,7 +18,7 @@ import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { withHeaders } from "./connect-errors.js";
 import type { IamClients } from "./iam-clients.js";
-import { late } from "./late.js";
+import { useForBlock } from "./late.js";
 import { type TestOrgs, testOrgs } from "./test-orgs.js";
 import type { V1Clients } from "./v1-clients.js";
 
@@ -209,20 +208,12 @@ export function useInMemory(
   env: Record<string, string> | (() => Record<string, string>) = {},
   opts: InMemoryOptions | (() => InMemoryOptions) = {},
 ): InMemoryServer {
-  let current: InMemoryServer | undefined;
-  beforeAll(async () => {
-    current = await startInMemory(
-      typeof env === "function" ? env() : env,
-      typeof opts === "function" ? opts() : opts,
-    );
-  });
-  afterAll(async () => {
-    const closing = current;
-    current = undefined;
-    await closing?.close();
-  });
-  return late(
-    () => current,
+  return useForBlock(
+    () =>
+      startInMemory(
+        typeof env === "function" ? env() : env,
+        typeof opts === "function" ? opts() : opts,
+      ),
     "useInMemory(): the API is built in the block's beforeAll and closed in its afterAll",
   );
 }

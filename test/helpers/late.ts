@@ -1,3 +1,5 @@
+import { afterAll, beforeAll } from "vitest";
+
 /**
  * A stand-in for something a block's beforeAll makes (a server, a browser, an organization):
  * every property read goes to what `current()` returns once it exists, so a file can hold it in
@@ -16,4 +18,24 @@ export function late<T extends object>(current: () => T | undefined, what: strin
       return typeof value === "function" ? value.bind(real) : value;
     },
   });
+}
+
+/**
+ * Something a block starts in its beforeAll (`start`) and closes in its afterAll, held as
+ * `late` holds it: the lifecycle of useTestServer and useInMemory, written once.
+ */
+export function useForBlock<T extends { close(): Promise<unknown> }>(
+  start: () => Promise<T>,
+  what: string,
+): T {
+  let current: T | undefined;
+  beforeAll(async () => {
+    current = await start();
+  });
+  afterAll(async () => {
+    const closing = current;
+    current = undefined;
+    await closing?.close();
+  });
+  return late(() => current, what);
 }

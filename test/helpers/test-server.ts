@@ -1,4 +1,3 @@
-import { afterAll, beforeAll } from "vitest";
 import { storeRoles } from "../../src/auth/capabilities.js";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createServer, type Server, type ServerDeps } from "../../src/server.js";
@@ -6,7 +5,7 @@ import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { freePort } from "./free-port.js";
-import { late } from "./late.js";
+import { useForBlock } from "./late.js";
 import { newPgDatabase } from "./postgres.js";
 import { type TestCaller, type TestOrg, testOrgs } from "./test-orgs.js";
 
@@ -126,20 +125,12 @@ export function useTestServer(
   env: WhenStarting<Record<string, string>> = {},
   opts: WhenStarting<TestServerOptions> = {},
 ): TestServer {
-  let current: TestServer | undefined;
-  beforeAll(async () => {
-    current = await startTestServer(
-      typeof env === "function" ? await env() : env,
-      typeof opts === "function" ? await opts() : opts,
-    );
-  });
-  afterAll(async () => {
-    const closing = current;
-    current = undefined;
-    await closing?.close();
-  });
-  return late(
-    () => current,
+  return useForBlock(
+    async () =>
+      startTestServer(
+        typeof env === "function" ? await env() : env,
+        typeof opts === "function" ? await opts() : opts,
+      ),
     "useTestServer(): the server runs from the block's beforeAll to its afterAll; use it in hooks and tests",
   );
 }
