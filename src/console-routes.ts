@@ -1,7 +1,8 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { brotliCompressSync, constants, gzipSync } from "node:zlib";
+import { promisify } from "node:util";
+import { brotliCompress, constants, gzip as gzipCompress } from "node:zlib";
 import negotiate from "@fastify/accept-negotiator";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 
@@ -39,47 +40,84 @@ const types: Record<string, string> = {
 const encodings = ["br", "gzip"] as const;
 type Encoding = (typeof encodings)[number];
 
+/** A console file's forms smaller than its bytes, by encoding. */
+export type Encoded = Partial<Record<Encoding, Buffer>>;
+
 /** A console file: its bytes, and the same compressed where that is smaller. */
 export interface ConsoleFile {
   body: Buffer;
   type: string;
-  encoded: Partial<Record<Encoding, Buffer>>;
+  /** Its compressed forms, made once a process at the first request that accepts one. */
+  encoded(): Promise<Encoded>;
 }
+
+const brotli = promisify(brotliCompress);
+const gzip = promisify(gzipCompress);
+
+/**
+ * The compressed forms of each file compressed here, by path, size and modification time: made
+ * once a process, whatever number of servers it starts (a test worker starts hundreds). The
+ * Swagger UI bundle alone (1.7 MB) took about 0.5 s of CPU to compress at every start.
+ */
+const compressedOnce = new Map<string, Promise<Encoded>>();
 
 /**
  * Read a built file and its compressed forms: those `console/build.mjs` wrote beside it
- * (`<name>.br`, `<name>.gz`), else compressed here once; each kept only if smaller.
+ * (`<name>.br`, `<name>.gz`), else compressed here, on libuv's threads (the event loop keeps
+ * answering), when a request first accepts them; each kept only if smaller.
  */
 export function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
-  const body = readFileSync(join(dir, name));
-  const encoded: ConsoleFile["encoded"] = {};
-  const made: Record<Encoding, () => Buffer> = {
-    br: () => brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
-    gzip: () => gzipSync(body, { level: 9 }),
-  };
+  const path = join(dir, name);
+  const body = readFileSync(path);
+  const beside: Encoded = {};
+  let missing = false;
   for (const e of encodings) {
-    const file = join(dir, `${name}.${e === "br" ? "br" : "gz"}`);
-    const bytes = existsSync(file) ? readFileSync(file) : made[e]();
-    if (bytes.length < body.length) encoded[e] = bytes;
+    const file = `${path}.${e === "br" ? "br" : "gz"}`;
+    if (existsSync(file)) beside[e] = readFileSync(file);
+    else missing = true;
   }
-  return { body, type, encoded };
+  const smaller = (all: Encoded): Encoded =>
+    Object.fromEntries(Object.entries(all).filter(([, b]) => b.length < body.length));
+  if (!missing) {
+    const ready = Promise.resolve(smaller(beside));
+    return { body, type, encoded: () => ready };
+  }
+  const { size, mtimeMs } = statSync(path);
+  const key = `${path}\0${size}\0${mtimeMs}`;
+  return {
+    body,
+    type,
+    encoded: () => {
+      let made = compressedOnce.get(key);
+      if (!made) {
+        made = Promise.all([
+          beside.br ?? brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
+          beside.gzip ?? gzip(body, { level: 9 }),
+        ]).then(([br, gz]) => smaller({ br, gzip: gz }));
+        compressedOnce.set(key, made);
+      }
+      return made;
+    },
+  };
 }
 
 /**
  * Send a console file in the best encoding the client accepts (Accept-Encoding), saying so in
  * Content-Encoding; Vary tells caches that the bytes depend on that header.
  */
-export function sendFile(
+export async function sendFile(
   req: FastifyRequest,
   reply: FastifyReply,
   file: ConsoleFile,
-): FastifyReply {
+): Promise<FastifyReply> {
   reply.header("vary", "Accept-Encoding").type(file.type);
   const header = req.headers["accept-encoding"];
-  const offered = encodings.filter((e) => file.encoded[e]);
-  const chosen = header && offered.length > 0 ? negotiate(header, offered) : null;
-  const encoded = chosen ? file.encoded[chosen] : undefined;
-  if (chosen && encoded) return reply.header("content-encoding", chosen).send(encoded);
+  if (!header) return reply.send(file.body);
+  const encoded = await file.encoded();
+  const offered = encodings.filter((e) => encoded[e]);
+  const chosen = offered.length > 0 ? negotiate(header, offered) : null;
+  const bytes = chosen ? encoded[chosen] : undefined;
+  if (chosen && bytes) return reply.header("content-encoding", chosen).send(bytes);
   return reply.send(file.body);
 }
 

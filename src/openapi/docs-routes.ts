@@ -24,7 +24,8 @@ const ownFiles: Record<string, string> = {
 /**
  * Serve the OpenAPI document at `/openapi.json` and its rendering at `/docs/` (Swagger UI from
  * the swagger-ui-dist package), under the console's CSP: no inline code, nothing from
- * elsewhere. The files are read (and compressed) once, when the routes are registered.
+ * elsewhere. The files are read when the routes are registered, and compressed once a process
+ * (readConsoleFile).
  */
 export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
   const json = Buffer.from(JSON.stringify(opts.document));
