@@ -50,17 +50,34 @@ export interface RestRule {
  * path segment, an unknown body or response body field, or a streaming method.
  */
 export function compileHttpRules(services: readonly DescService[]): RestRule[] {
+  return services.flatMap(rulesOf);
+}
+
+/**
+ * The rules of each service, compiled once a process: they follow from its descriptors alone,
+ * and a process that starts many servers (the tests start hundreds) compiled them for each.
+ */
+const compiled = new WeakMap<DescService, readonly RestRule[]>();
+
+function rulesOf(service: DescService): readonly RestRule[] {
+  let rules = compiled.get(service);
+  if (!rules) {
+    rules = compileService(service);
+    compiled.set(service, rules);
+  }
+  return rules;
+}
+
+function compileService(service: DescService): RestRule[] {
   const rules: RestRule[] = [];
-  for (const service of services) {
-    for (const method of service.methods) {
-      if (!hasOption(method, http)) continue;
-      const top = getOption(method, http);
-      for (const binding of [top, ...top.additionalBindings]) {
-        if (binding !== top && binding.additionalBindings.length > 0) {
-          throw ruleError(method, "additional_bindings may not nest");
-        }
-        rules.push(compileRule(service, method, binding));
+  for (const method of service.methods) {
+    if (!hasOption(method, http)) continue;
+    const top = getOption(method, http);
+    for (const binding of [top, ...top.additionalBindings]) {
+      if (binding !== top && binding.additionalBindings.length > 0) {
+        throw ruleError(method, "additional_bindings may not nest");
       }
+      rules.push(compileRule(service, method, binding));
     }
   }
   return rules;
