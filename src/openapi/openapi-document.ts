@@ -40,8 +40,28 @@ export const reservedExpansion = "x-gatehouse-reserved-expansion";
  * binding is an operation with its path and query parameters, request and response bodies
  * (proto3 JSON mapping), the google.rpc.Status error body, and the bearer scheme unless the
  * RPC is public. Field behaviours become `required` (REQUIRED) and `readOnly` (OUTPUT_ONLY).
+ * The document is shared by every caller with the same options: read it, never change it.
  */
 export function buildOpenApiDocument(opts: OpenApiOptions): JsonObject {
+  // Built once a process for each set of services, version and URL: a process that starts
+  // many servers (the tests start hundreds) built the same document for each.
+  let byOptions = built.get(opts.services);
+  if (!byOptions) {
+    byOptions = new Map();
+    built.set(opts.services, byOptions);
+  }
+  const key = `${opts.version}\0${opts.serverUrl}`;
+  let doc = byOptions.get(key);
+  if (!doc) {
+    doc = buildDocument(opts);
+    byOptions.set(key, doc);
+  }
+  return doc;
+}
+
+const built = new WeakMap<readonly DescService[], Map<string, JsonObject>>();
+
+function buildDocument(opts: OpenApiOptions): JsonObject {
   const schemas: Record<string, JsonObject> = { "google.rpc.Status": statusSchema };
   const ref = (m: DescMessage): JsonObject => {
     addMessage(m, schemas);
