@@ -40,14 +40,29 @@ const stringMessages = new Set([
  */
 export function messageFlags(
   desc: DescMessage,
-  opts: { keepIdentifier?: boolean; prefix?: FieldFlag[] } = {},
+  opts: { keepIdentifier?: boolean } = {},
 ): FieldFlag[] {
+  // Read from the descriptors once a process (the field options are decoded at each read):
+  // the tests run the CLI in-process hundreds of times, each building every command's flags.
+  const memo = opts.keepIdentifier ? withIdentifier : withoutIdentifier;
+  let flags = memo.get(desc);
+  if (!flags) {
+    flags = flagsOf(desc, opts.keepIdentifier === true);
+    memo.set(desc, flags);
+  }
+  return [...flags];
+}
+
+const withIdentifier = new WeakMap<DescMessage, readonly FieldFlag[]>();
+const withoutIdentifier = new WeakMap<DescMessage, readonly FieldFlag[]>();
+
+function flagsOf(desc: DescMessage, keepIdentifier: boolean): FieldFlag[] {
   const out: FieldFlag[] = [];
   const walk = (m: DescMessage, proto: string[], json: string[], depth: number) => {
     for (const field of m.fields) {
       const behavior = getOption(field, field_behavior);
       if (behavior.includes(FieldBehavior.OUTPUT_ONLY)) continue;
-      if (behavior.includes(FieldBehavior.IDENTIFIER) && !opts.keepIdentifier) continue;
+      if (behavior.includes(FieldBehavior.IDENTIFIER) && !keepIdentifier) continue;
       const protoPath = [...proto, field.name];
       const jsonPath = [...json, field.jsonName];
       const required = behavior.includes(FieldBehavior.REQUIRED);
