@@ -6,9 +6,10 @@ import { StoreError } from "../../src/store/store.js";
 import { sqliteFixture } from "./sqlite-fixture.js";
 import { runStoreSuite } from "./store-suite.js";
 
-// The store contract on a private in-memory database, each test's migrated from nothing. On a
-// file, with what only a file has (WAL, other connections, reopening): sqlite-store.test.ts.
-// Two files, so that two workers share the contract, this tier's largest (46 s in one file).
+// The store contract on a private in-memory database, each test's its own (a copy of the one
+// this process migrated first: sqlite-store.ts). On a file, with what only a file has (WAL,
+// other connections, reopening, a first migration): sqlite-store.test.ts. Two files, so that
+// two workers share the contract, this tier's largest (46 s in one file).
 runStoreSuite("sqlite :memory:", async () =>
   sqliteFixture(createSqliteStore(":memory:", { roles: storeRoles })),
 );
