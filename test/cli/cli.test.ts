@@ -71,7 +71,12 @@ describe("gatehouse bootstrap", () => {
     const events = trail.json.events as { type: string; data: Record<string, unknown> }[];
     // The list is by time, then by uid (subject/id): bootstrap's three changes often share a
     // millisecond, and then their order is the uids', not the order they were made in.
-    expect(events.slice(0, 3).map((e) => e.type).sort()).toEqual([
+    expect(
+      events
+        .slice(0, 3)
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual([
       "dev.gatehouse.iam.group.created.v1",
       "dev.gatehouse.iam.identity.created.v1",
       "dev.gatehouse.iam.role_binding.created.v1",

@@ -21,7 +21,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // The deliverers' idle poll. The calm events are spaced a random 1 to 3 polls apart, so each
 // lands at a uniformly random phase of the poll (a spacing narrower than two polls would lock
 // onto the poll that follows each delivery, and differ between the phases measured).
-const pollMs = 100;
+const pollMs = 50;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 describe.each(backends)("fair webhook delivery on %s", (backend) => {
@@ -53,10 +53,11 @@ describe.each(backends)("fair webhook delivery on %s", (backend) => {
       GATEHOUSE_LOG_LEVEL: "error",
       GATEHOUSE_WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
       GATEHOUSE_WEBHOOK_POLL_MS: String(pollMs),
-      // A hanging attempt holds its slot this long; retries come back soon after.
-      GATEHOUSE_WEBHOOK_TIMEOUT_MS: "2000",
-      GATEHOUSE_WEBHOOK_RETRY_BASE_MS: "500",
-      GATEHOUSE_WEBHOOK_RETRY_MAX_MS: "2000",
+      // A hanging attempt holds its slot this long; retries come back soon after. (2 s and
+      // 100 ms polls before: the try then waited about twice as long for the same figures.)
+      GATEHOUSE_WEBHOOK_TIMEOUT_MS: "1000",
+      GATEHOUSE_WEBHOOK_RETRY_BASE_MS: "250",
+      GATEHOUSE_WEBHOOK_RETRY_MAX_MS: "1000",
     };
     // Replicas behind one name: the first's address, which the tokens name.
     const envOf = (port: number) => ({
@@ -148,8 +149,8 @@ describe.each(backends)("fair webhook delivery on %s", (backend) => {
       // The noise holds every slot it may take (GATEHOUSE_WEBHOOK_ORGANIZATION_CONCURRENCY,
       // 4) before the calm events are measured, and has held them once to their timeout and
       // taken them again in its turn: 8 attempts, the attack in its steady state. (16 waited
-      // out four rounds of 2 s timeouts, a quarter of a try, for nothing more: the calm events
-      // are measured over another 3-4 s of it, one or two more rounds.)
+      // out four rounds of timeouts, a quarter of a try, for nothing more: the calm events are
+      // measured over another 1.5-2 s of it, one or two more rounds.)
       await hanging.waitFor(8, 30_000);
       const loaded = median(await latencies(16));
       console.log(
