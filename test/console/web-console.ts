@@ -15,8 +15,9 @@ export interface WebConsole extends ConsoleSuite {
   /** Open the group `uid` at its tab `tab` (subgroups by default). */
   openGroup(uid: string, tab?: string): Promise<void>;
   /**
-   * A fresh tab (freshPage) signed in with `token`, at the group `uid`'s tab `tab`: the page
-   * (the suite's `context` is its context). How most tests start.
+   * A tab signed in with `token` (signedInTab: the file's own for that token, as sign-in left
+   * it), at the group `uid`'s tab `tab`: the page (the suite's `context` is its context). How
+   * most tests start.
    */
   openAs(token: string, uid: string, tab?: string): Promise<Page>;
   /**
@@ -91,8 +92,7 @@ export function useWebConsole(): WebConsole {
       await ui.page.goto(`${ui.gh.url}/console/#/group/${encodeURIComponent(uid)}/${tab}`);
     },
     async openAs(token: string, uid: string, tab?: string) {
-      const page = await ui.freshPage();
-      await ui.signIn(token);
+      const page = await ui.signedInTab(token);
       await helpers.openGroup(uid, tab);
       return page;
     },

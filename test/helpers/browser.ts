@@ -57,7 +57,9 @@ const axeSource = readFileSync(
 /** Every accessibility violation of the page, whatever its impact, as axe-core finds them. */
 export async function axeViolations(page: Page): Promise<string[]> {
   // Evaluated over the DevTools protocol: the page's CSP (no inline scripts) stays enforced.
-  await page.evaluate(axeSource);
+  // Once a document: evaluating its 650 kB took about 0.3 s each time (load 8 on 2 cores), and
+  // a test checks several views of one page (a new document has no axe and gets it again).
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axeSource);
   const result = (await page.evaluate(async () => {
     // biome-ignore lint/suspicious/noExplicitAny: axe is a global the script tag defines
     const g = globalThis as any;
@@ -111,7 +113,7 @@ export interface ConsoleSuite {
   idp: TestIdp;
   /** One Chromium for the block. */
   browser: Browser;
-  /** The page and context of the last freshPage. */
+  /** The page and context of the last freshPage or signedInTab. */
   readonly page: Page;
   readonly context: BrowserContext;
   /**
@@ -122,6 +124,15 @@ export interface ConsoleSuite {
   freshPage(): Promise<Page>;
   /** On the current page (freshPage's), sign in to the console with `token`: its home page. */
   signIn(token: string): Promise<void>;
+  /**
+   * A tab signed in with `token`, made the current page: the first call for a token is
+   * freshPage and signIn (the console's home page); a later one, in a later test, takes that
+   * tab back as signIn left it, at an empty page of the server whose next load is a new
+   * document: its sessionStorage as signIn left it (the session), no cookies, no permission
+   * granted since. Kept for the block (a test that closes its context closes it: the next call
+   * opens another). A new tab and a sign-in took about 1.5 s a test (load 8 on 2 cores).
+   */
+  signedInTab(token: string): Promise<Page>;
 }
 
 /**
@@ -177,35 +188,7 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
       if (!context) throw new Error("useConsoleSuite(): no context yet; call freshPage() first");
       return context;
     },
-    async freshPage() {
-      if (!browser) throw new Error(when);
-      const made = await browser.newContext();
-      context = made;
-      made.setDefaultTimeout(20_000);
-      const opened = await made.newPage();
-      page = opened;
-      // Once the test is over, after its afterEach hooks (even one that failed): a screenshot
-      // of its last page if it failed, then its contexts closed, newest first. Opened outside
-      // a test (a beforeAll), a context lasts until the browser closes.
-      try {
-        onTestFinished(async (ctx) => {
-          if (ctx.task.result?.state === "fail" && page === opened) {
-            const file = basename(ctx.task.file.name, ".test.ts");
-            await screenshotOnFailure(opened, `${file} ${ctx.task.name}`);
-          }
-          await made.close().catch(() => undefined);
-        });
-      } catch {
-        // Not in a test.
-      }
-      opened.on("dialog", (d) => void d.accept());
-      await made.route(
-        (url) => url.hostname !== "127.0.0.1",
-        (route) => route.abort("blockedbyclient"),
-      );
-      await opts.onPage?.(opened, made);
-      return opened;
-    },
+    freshPage: () => open(false),
     async signIn(token) {
       const p = suite.page;
       await p.goto(`${suite.gh.url}/console/`);
@@ -213,6 +196,78 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
       await p.getByRole("button", { name: "Sign in", exact: true }).click();
       await p.getByRole("heading", { name: "Your groups" }).waitFor();
     },
+    async signedInTab(token) {
+      const tab = tabs.get(token);
+      if (!tab || tab.page.isClosed()) {
+        const opened = await open(true);
+        await suite.signIn(token);
+        const storage = await opened.evaluate(() => JSON.stringify({ ...sessionStorage }));
+        tabs.set(token, { context: suite.context, page: opened, storage });
+        return opened;
+      }
+      context = tab.context;
+      page = tab.page;
+      onFailure(tab.page, () => rest(tab.page));
+      await tab.context.clearCookies();
+      await tab.context.clearPermissions();
+      // A document of the server's origin that runs nothing, where its sessionStorage is set
+      // back; the console's next load starts from that alone.
+      await tab.page.goto(`${suite.gh.url}/healthz`);
+      await tab.page.evaluate((kept) => {
+        sessionStorage.clear();
+        for (const [k, v] of Object.entries(JSON.parse(kept) as Record<string, string>)) {
+          sessionStorage.setItem(k, v);
+        }
+      }, tab.storage);
+      return tab.page;
+    },
   };
+
+  /** Tabs signIn left signed in, by token, with their sessionStorage as it left it. */
+  const tabs = new Map<string, { context: BrowserContext; page: Page; storage: string }>();
+
+  /** Once the test is over, after its afterEach hooks: a screenshot of `shown` if it failed. */
+  function onFailure(shown: Page, then?: () => Promise<void>) {
+    try {
+      onTestFinished(async (ctx) => {
+        if (ctx.task.result?.state === "fail" && page === shown) {
+          const file = basename(ctx.task.file.name, ".test.ts");
+          await screenshotOnFailure(shown, `${file} ${ctx.task.name}`);
+        }
+        await then?.();
+      });
+    } catch {
+      // Not in a test.
+    }
+  }
+
+  /** A kept tab between tests: the console unloaded, nothing of it running on. */
+  const rest = (tab: Page) =>
+    tab.goto("about:blank").then(
+      () => undefined,
+      () => undefined,
+    );
+
+  /** A new context and page (freshPage's), closed after the test unless `kept` for the block. */
+  async function open(kept: boolean): Promise<Page> {
+    if (!browser) throw new Error(when);
+    const made = await browser.newContext();
+    context = made;
+    made.setDefaultTimeout(20_000);
+    const opened = await made.newPage();
+    page = opened;
+    // Once the test is over, after its afterEach hooks (even one that failed): a screenshot
+    // of its last page if it failed, then its contexts closed, newest first (a kept one is put
+    // to rest instead, and lasts until the browser closes). Opened outside a test (a
+    // beforeAll), a context lasts until the browser closes.
+    onFailure(opened, kept ? () => rest(opened) : () => made.close().catch(() => undefined));
+    opened.on("dialog", (d) => void d.accept());
+    await made.route(
+      (url) => url.hostname !== "127.0.0.1",
+      (route) => route.abort("blockedbyclient"),
+    );
+    await opts.onPage?.(opened, made);
+    return opened;
+  }
   return suite;
 }
