@@ -13,8 +13,10 @@
  *   (100 streams each) from two addresses (127.0.0.1 and 127.0.0.2), and a console-file
  *   flood of 100 keep-alive clients reading every answer.
  * For each: the control client's p99 against its p99 with no attack in the same run (goal:
- * within 2x), and the server's peak RSS during the attack and its RSS 5 s after (ceiling
- * 512 MB). Run: `npm run build && node_modules/node/bin/node dist/bench/hostile.js
+ * within 2x), the same p99 less the time the control's thread was runnable but waiting for
+ * its core during each call (the attacker's core, on a 2-core machine: much of a loaded run's
+ * tail, bench/RESULTS.md round 4), and the server's peak RSS during the
+ * attack and its RSS 5 s after (ceiling 512 MB). Run: `npm run build && node_modules/node/bin/node dist/bench/hostile.js
  * [--seconds=15]` (the project's Node: on an older one bin/gatehouse.js runs the server in a
  * child of its own, and the RSS measured would be the wrapper's); prints a
  * Markdown table for bench/RESULTS.md ("Hostile load"); `--only=pipelined,slowloris` runs those. The server runs on core 0 (taskset),
@@ -23,7 +25,8 @@
  * max (bench/loop-probe.ts, preloaded into it), and the kernel's peak TCP buffer memory
  * (/proc/net/sockstat, every socket of the machine). `--profile=<dir>` runs the server under
  * `--cpu-prof` and leaves its .cpuprofile there (one profile for the whole run: profile one
- * attack at a time with `--only`; summarize it with dist/bench/profile-summary.js).
+ * attack at a time with `--only`; summarize it with dist/bench/profile-summary.js, and what the
+ * server ran while the slowest control calls waited with dist/bench/profile-waits.js).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import {
@@ -34,6 +37,7 @@ import {
   rmSync,
   statSync,
   unlinkSync,
+  writeFileSync,
 } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
@@ -48,6 +52,8 @@ const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const seconds = Number(arg("seconds") ?? 15);
 const profileDir = arg("profile");
+/** `--server-flags=--trace-gc,--single-threaded-gc`: Node flags for the server, after its own. */
+const serverFlags = arg("server-flags")?.split(",") ?? [];
 /**
  * The control client's own loopback address (all of 127/8 is loopback): the server shares its
  * work fairly between client addresses (src/fair-starts.ts), and the attacks come from
@@ -59,13 +65,16 @@ const ceilingMb = 512;
 
 /** The attacks, by name: each runs in the attacker process until `until` (Date.now()). */
 const attacks: Record<string, (port: number, path: string, until: number) => Promise<void>> = {
+  // The floods that read count the bytes they read (`read`): how much they were served.
   async pipelined(port, path, until) {
     const flood = `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`.repeat(1_000);
     const conn = async () => {
       while (Date.now() < until) {
         await new Promise<void>((resolve) => {
           const s = net.connect(port, "127.0.0.1", () => s.write(flood));
-          s.on("data", () => undefined);
+          s.on("data", (chunk: Buffer) => {
+            read += chunk.length;
+          });
           s.on("error", () => undefined);
           s.once("close", () => resolve());
           setTimeout(() => s.destroy(), Math.max(0, until - Date.now())).unref();
@@ -173,7 +182,9 @@ const attacks: Record<string, (port: number, path: string, until: number) => Pro
     const one = () =>
       new Promise<void>((resolve) => {
         const req = http.get({ host: "127.0.0.1", port, path, agent }, (res) => {
-          res.resume();
+          res.on("data", (chunk: Buffer) => {
+            read += chunk.length;
+          });
           res.once("end", () => resolve());
           res.once("error", () => resolve());
         });
@@ -219,6 +230,9 @@ const attacks: Record<string, (port: number, path: string, until: number) => Pro
   },
 };
 
+/** Bytes the attacking clients read (the floods that read). */
+let read = 0;
+
 const descriptions: Record<string, string> = {
   pipelined: "pipelined HTTP/1.1 flood: 50 connections x 1,000 GETs of the page, reconnecting",
   unreadH1: "HTTP/1.1 clients that never read: 50 connections x 64 pipelined GETs of the page",
@@ -236,6 +250,7 @@ if (attackName) {
   const attack = attacks[attackName];
   if (!attack) throw new Error(`no attack ${attackName}`);
   await attack(Number(arg("port")), arg("path") ?? "/", Number(arg("until")));
+  if (read > 0) console.log(`${attackName}: the attackers read ${(read / 1e6).toFixed(0)} MB`);
   process.exit(0);
 }
 
@@ -247,7 +262,12 @@ const hasTaskset = (() => {
     return false;
   }
 })();
-if (hasTaskset) execFileSync("taskset", ["-pc", "1", String(process.pid)]);
+/**
+ * The control client's core: 1, the attacker's, by default. `--control-core=0` puts it beside
+ * the server instead, where a flood that saturates the attacker's core does not delay it.
+ */
+const controlCore = arg("control-core") ?? "1";
+if (hasTaskset) execFileSync("taskset", ["-pc", controlCore, String(process.pid)]);
 const onCore = (core: number, cmd: string[]): [string, string[]] =>
   hasTaskset ? ["taskset", ["-c", String(core), ...cmd]] : [cmd[0]!, cmd.slice(1)];
 
@@ -284,6 +304,7 @@ const [cmd, args] = onCore(0, [
   process.execPath,
   ...serverNodeFlags,
   ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+  ...serverFlags,
   "--import",
   probe,
   "bin/gatehouse.js",
@@ -376,37 +397,66 @@ try {
       );
       req.setTimeout(30_000, () => req.destroy());
     });
+  /**
+   * Every control call's start and end on the monotonic clock (us), by phase: with `--profile`
+   * they are written beside the profile, whose sample times are on the same clock, so that
+   * bench/profile-waits.ts can say what the server ran while the slowest calls waited.
+   */
+  const calls: { phase: string; from: number; to: number; clientWaitUs: number }[] = [];
+  /** This process's main thread: ns runnable but waiting for its core (it shares the attacker's). */
+  const ownWaitNs = () => Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[1]);
+  let phase = "none";
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
   /** Control calls every 20 ms for `ms`: p50, p99 and the calls that failed. */
   const control = async (ms: number) => {
     const times: number[] = [];
     // The server's main-thread CPU time while each call waited: what it served before the
     // control, whatever share of the core the machine's load left it.
     const cpu: number[] = [];
+    const unwaited: number[] = [];
     let failed = 0;
     const until = Date.now() + ms;
     while (Date.now() < until) {
-      const c0 = schedNs().run;
+      const s0 = schedNs();
+      const from = nowUs();
+      const w0 = ownWaitNs();
       const t = await getGroup();
       if (Number.isNaN(t)) failed++;
       else {
+        const clientWaitMs = (ownWaitNs() - w0) / 1e6;
+        const s1 = schedNs();
+        calls.push({ phase, from, to: nowUs(), clientWaitUs: clientWaitMs * 1000 });
         times.push(t);
-        cpu.push((schedNs().run - c0) / 1e6);
+        cpu.push((s1.run - s0.run) / 1e6);
+        // Less the time the control's own thread was runnable and waiting for its core (shared
+        // with the attacker's, or the machine's load): what the server's order of service and
+        // its own core left of the call. (Not the server's wait: a saturated server would
+        // spend that time on the flood, not on the control.)
+        unwaited.push(Math.max(0, t - clientWaitMs));
       }
       await new Promise((r) => setTimeout(r, 20));
     }
     times.sort((a, b) => a - b);
     cpu.sort((a, b) => a - b);
+    unwaited.sort((a, b) => a - b);
     const q = (p: number, xs = times) =>
       xs[Math.min(xs.length - 1, Math.ceil(p * xs.length) - 1)] ?? 0;
-    return { p50: q(0.5), p99: q(0.99), cpu99: q(0.99, cpu), n: times.length, failed };
+    return {
+      p50: q(0.5),
+      p99: q(0.99),
+      cpu99: q(0.99, cpu),
+      unwaited99: q(0.99, unwaited),
+      n: times.length,
+      failed,
+    };
   };
 
   for (let i = 0; i < 100; i++) await getGroup(); // warm-up
   const { result: idle, bounds: idleBounds } = await measured(() => control(seconds * 1_000));
   const rows: string[] = [
-    "| attack | control p50 / p99 | p99 vs unloaded | server CPU a control call, p99 (vs unloaded) | control calls failed | server RSS peak / 5 s after | ceiling | server CPU (of its core; main thread) | event-loop delay p99 / max | kernel TCP mem peak |",
-    "|---|---|---|---|---|---|---|---|---|---|",
-    `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.cpu99.toFixed(2)} ms (1x) | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - | ${idleBounds} |`,
+    "| attack | control p50 / p99 | p99 vs unloaded | p99 less the control's own wait for its core (vs unloaded) | server CPU a control call, p99 (vs unloaded) | control calls failed | server RSS peak / 5 s after | ceiling | server CPU (of its core; main thread) | event-loop delay p99 / max | kernel TCP mem peak |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.unwaited99.toFixed(2)} ms (1x) | ${idle.cpu99.toFixed(2)} ms (1x) | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - | ${idleBounds} |`,
   ];
   console.log(
     `page ${pagePath}: ${page.size} bytes; control from ${controlAddress}; unloaded control p99 ${idle.p99.toFixed(2)} ms; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`,
@@ -429,6 +479,7 @@ try {
     }, 100);
     // Let the attack build up for a second, then measure the control beside it.
     await new Promise((r) => setTimeout(r, 1_000));
+    phase = name;
     const { result: c, bounds } = await measured(() =>
       control(Math.max(1_000, until - Date.now())),
     );
@@ -446,11 +497,12 @@ try {
     const ratio = c.p99 / idle.p99;
     const met = (ok: boolean) => (ok ? "met" : "MISSED");
     rows.push(
-      `| ${descriptions[name]} | ${c.p50.toFixed(2)} / ${c.p99.toFixed(2)} ms | ${ratio.toFixed(1)}x ${met(ratio <= 2)} | ${c.cpu99.toFixed(2)} ms (${(c.cpu99 / idle.cpu99).toFixed(1)}x) | ${c.failed} of ${c.n + c.failed} | ${peak.toFixed(0)} / ${after.toFixed(0)} MB | ${ceilingMb} MB ${met(peak <= ceilingMb)} | ${bounds} |`,
+      `| ${descriptions[name]} | ${c.p50.toFixed(2)} / ${c.p99.toFixed(2)} ms | ${ratio.toFixed(1)}x ${met(ratio <= 2)} | ${c.unwaited99.toFixed(2)} ms (${(c.unwaited99 / idle.unwaited99).toFixed(1)}x) | ${c.cpu99.toFixed(2)} ms (${(c.cpu99 / idle.cpu99).toFixed(1)}x) | ${c.failed} of ${c.n + c.failed} | ${peak.toFixed(0)} / ${after.toFixed(0)} MB | ${ceilingMb} MB ${met(peak <= ceilingMb)} | ${bounds} |`,
     );
     console.log(rows.at(-1));
   }
   agent.destroy();
+  if (profileDir) writeFileSync(join(profileDir, "control-calls.json"), JSON.stringify(calls));
   const load = readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   console.log(`\n${rows.join("\n")}\nload average after: ${load}`);
   if (failures.size > 0) console.log(`control failures: ${JSON.stringify([...failures])}`);

@@ -18,6 +18,11 @@
  * few hundred bytes) never owe a turn's worth. A request over any bound waits; none is refused
  * (the connection limits bound how many can wait: pipelined requests a connection, streams a
  * session).
+ *
+ * A large answer is written a slice at a time (src/answer-slices.ts), each slice after the
+ * first at its address's turn (`send`), charged like a start: one answer's write then takes a
+ * slice's time of a turn, not the whole answer's (a 269 kB `writev` was a quarter of the
+ * server's time under a pipelined flood, each one a wait for every other client).
  */
 export interface FairStarts {
   /**
@@ -26,6 +31,12 @@ export interface FairStarts {
    * its answer's size in bytes when that is known (its head says it).
    */
   enter(address: string, start: (done: (answerBytes?: number) => void) => void): void;
+  /**
+   * Write the next slice of an answer of `address` already started, `bytes` long, now or at
+   * the address's turn (behind what the address has waiting), charging the address those
+   * bytes. A slice holds no running slot: it waits for no request of its address to finish.
+   */
+  send(address: string, bytes: number, write: () => void): void;
   /** Requests of `address` started and not yet done (for tests and the sweep). */
   running(address: string): number;
 }
@@ -40,11 +51,20 @@ export interface FairStartsLimits {
   bytesPerTurn: number;
 }
 
+/** A request waiting to start. */
+type Start = (done: (answerBytes?: number) => void) => void;
+
+/** A slice of an answer waiting to be written (see FairStarts.send). */
+interface Slice {
+  bytes: number;
+  write: () => void;
+}
+
 /** One address's requests: those running, those waiting their turn, and what it owes. */
 interface Lane {
   address: string;
   running: number;
-  queue: ((done: (answerBytes?: number) => void) => void)[];
+  queue: (Start | Slice)[];
   /** Whether the lane is in the round-robin (it has a request it may start). */
   queued: boolean;
   /** Answer bytes charged and not yet paid off, as of turn `paidAt`. */
@@ -89,7 +109,25 @@ export function createFairStarts(
   /** Whether the lane owes a turn's worth of answer bytes or more: it starts nothing now. */
   const owes = (lane: Lane) => settle(lane) >= limits.bytesPerTurn;
 
-  const run = (lane: Lane, start: (done: (answerBytes?: number) => void) => void) => {
+  /** Whether the lane's next waiting item may run now as far as its running cap goes. */
+  const underCap = (lane: Lane) =>
+    lane.running < limits.perAddress || typeof lane.queue[0] === "object";
+
+  /** Run what waits first in the lane: a start, or a slice. */
+  const runNext = (lane: Lane) => {
+    const next = lane.queue.shift()!;
+    if (typeof next === "function") run(lane, next);
+    else writeSlice(lane, next);
+  };
+
+  const writeSlice = (lane: Lane, slice: Slice) => {
+    startedThisTurn++;
+    lane.owed = settle(lane) + slice.bytes;
+    scheduleTurn();
+    slice.write();
+  };
+
+  const run = (lane: Lane, start: Start) => {
     lane.running++;
     startedThisTurn++;
     const guess = lane.lastAnswer;
@@ -104,9 +142,14 @@ export function createFairStarts(
       lane.owed = Math.max(0, settle(lane) - guess + (answerBytes ?? 0));
       if (answerBytes !== undefined) lane.lastAnswer = answerBytes;
       lane.running--;
-      if (lane.queue.length > 0) enqueue(lane);
-      else if (lane.running === 0) idle(lane);
+      after(lane);
     });
+  };
+
+  /** After a start is done or a slice written: the lane waits on, rests, or is dropped. */
+  const after = (lane: Lane) => {
+    if (lane.queue.length > 0) enqueue(lane);
+    else if (lane.running === 0) idle(lane);
   };
 
   /** A lane with nothing running or waiting: dropped, or kept until what it owes is paid. */
@@ -120,7 +163,7 @@ export function createFairStarts(
   };
 
   const enqueue = (lane: Lane) => {
-    if (!lane.queued && lane.running < limits.perAddress) {
+    if (!lane.queued && underCap(lane)) {
       lane.queued = true;
       ring.push(lane);
     }
@@ -149,15 +192,19 @@ export function createFairStarts(
       const served: Lane[] = [];
       const unserved: Lane[] = [];
       for (const lane of ring) {
-        if (lane.running >= limits.perAddress) {
+        if (lane.queue.length === 0 || !underCap(lane)) {
           lane.queued = false; // at its cap: it rejoins when one of its requests is done
+          if (lane.queue.length === 0 && lane.running === 0) idle(lane);
         } else if (startedThisTurn >= limits.perTurn || owes(lane)) {
           unserved.push(lane);
         } else {
-          run(lane, lane.queue.shift()!);
+          runNext(lane);
           startedThisRound = true;
-          if (lane.queue.length > 0 && lane.running < limits.perAddress) served.push(lane);
-          else lane.queued = false;
+          if (lane.queue.length > 0 && underCap(lane)) served.push(lane);
+          else {
+            lane.queued = false;
+            if (lane.queue.length === 0 && lane.running === 0) idle(lane);
+          }
         }
       }
       ring = [...unserved, ...served];
@@ -165,21 +212,26 @@ export function createFairStarts(
     if (ring.length > 0 || idleOwing.size > 0) scheduleTurn();
   };
 
+  const laneOf = (address: string): Lane => {
+    let lane = lanes.get(address);
+    if (!lane) {
+      lane = {
+        address,
+        running: 0,
+        queue: [],
+        queued: false,
+        owed: 0,
+        paidAt: turns,
+        lastAnswer: 0,
+      };
+      lanes.set(address, lane);
+    }
+    return lane;
+  };
+
   return {
     enter(address, start) {
-      let lane = lanes.get(address);
-      if (!lane) {
-        lane = {
-          address,
-          running: 0,
-          queue: [],
-          queued: false,
-          owed: 0,
-          paidAt: turns,
-          lastAnswer: 0,
-        };
-        lanes.set(address, lane);
-      }
+      const lane = laneOf(address);
       if (
         lane.queue.length === 0 &&
         lane.running < limits.perAddress &&
@@ -190,6 +242,17 @@ export function createFairStarts(
         return;
       }
       lane.queue.push(start);
+      enqueue(lane);
+    },
+    send(address, bytes, write) {
+      const lane = laneOf(address);
+      const slice = { bytes, write };
+      if (lane.queue.length === 0 && startedThisTurn < limits.perTurn && !owes(lane)) {
+        writeSlice(lane, slice);
+        after(lane);
+        return;
+      }
+      lane.queue.push(slice);
       enqueue(lane);
     },
     running(address) {

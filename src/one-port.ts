@@ -2,6 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
+import { type SlicedAnswer, sliceAnswer } from "./answer-slices.js";
 import { createFairStarts, type FairStarts } from "./fair-starts.js";
 import {
   boundReadAhead,
@@ -211,6 +212,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   const h1Fresh = new Map<Duplex, number>();
   /** HTTP/1.1 connections whose parser is fed no further ahead than the pipelining bound. */
   const readAheads = new WeakMap<Duplex, ReadAhead>();
+  /** Large HTTP/1.1 answers written a slice a turn (src/answer-slices.ts). */
+  const slicedAnswers = new WeakMap<http.ServerResponse, SlicedAnswer>();
   /**
    * A new HTTP/1.1 connection, just taken by Node's server (which added `listeners`); Node
    * parses `firstBytes` (read by the dispatcher) before it reads the socket itself.
@@ -384,7 +387,21 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
           rs.writeHead = function (this: http.ServerResponse, ...args: unknown[]) {
             // The answer's size (its head's, or set before), for the fair starts' byte budget.
             const head = args.findLast(isHeaders);
-            finished(contentLength(head) ?? byteCount(this.getHeader("content-length")));
+            const size = contentLength(head) ?? byteCount(this.getHeader("content-length"));
+            if (size !== undefined && size > limits.answerBytesPerTurn) {
+              // A large answer: the start pays its first slice, each next slice its own turn.
+              const address = p.address;
+              slicedAnswers.set(
+                this,
+                sliceAnswer(
+                  this,
+                  limits.answerBytesPerTurn,
+                  (bytes, write) => fair.send(address, bytes, write),
+                  (bytes) => fair.send(address, bytes, noop),
+                ),
+              );
+              finished(limits.answerBytesPerTurn);
+            } else finished(size);
             return (writeHead as (...a: unknown[]) => http.ServerResponse).apply(this, args);
           } as typeof rs.writeHead;
           rs.once("close", gone);
@@ -414,7 +431,11 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     const stalled: Stalled[] = [];
     for (const [socket, p] of h1Connections) {
       let unsent = socket.writableLength;
-      for (const res of p.pending) unsent += (res as { outputSize?: number }).outputSize ?? 0;
+      for (const res of p.pending) {
+        unsent += (res as { outputSize?: number }).outputSize ?? 0;
+        // What a sliced answer still holds is as unsent as what Node holds.
+        unsent += slicedAnswers.get(res as http.ServerResponse)?.held() ?? 0;
+      }
       // Bytes handed to the kernel: bytesWritten counts those still queued here too.
       const written = ((socket as Partial<Socket>).bytesWritten ?? 0) - socket.writableLength;
       if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) reset(socket);
@@ -805,6 +826,8 @@ interface SessionWatch extends StallWatch {
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
 }
+
+const noop = () => undefined;
 
 /** Whether a writeHead or respond argument is a headers object (not a status or a reason). */
 function isHeaders(arg: unknown): arg is Record<string, unknown> | unknown[] {

@@ -132,4 +132,51 @@ describe("fair starts", () => {
     }
     expect(new Set(h.started).size).toBe(50);
   });
+
+  it("writes an answer's slices one a turn's worth at a time, and another address's starts meanwhile", () => {
+    const h = harness(16, 100, 64 * 1024);
+    const slice = 64 * 1024;
+    const written: number[] = [];
+    let turn = 0;
+    // A 256 kB answer: its start pays the first slice, each next slice asks for its turn.
+    h.enter("files", "f1");
+    h.dones.get("f1")!(slice);
+    let left = 3;
+    const next = () => {
+      written.push(turn);
+      if (--left > 0) h.fair.send("files", slice, next);
+    };
+    h.fair.send("files", slice, next);
+    expect(written).toEqual([]); // it owes the first slice: the next waits a turn
+    h.enter("api", "a1"); // another address starts at once, between the slices
+    expect(h.started).toEqual(["f1", "a1"]);
+    for (turn = 1; turn <= 10 && written.length < 3; turn++) h.nextTurn();
+    expect(written).toEqual([1, 2, 3]);
+    // The address's next request waits behind what its last slice owes, as after any answer.
+    h.enter("files", "f2");
+    expect(h.started).toEqual(["f1", "a1"]);
+    h.nextTurn();
+    expect(h.started).toEqual(["f1", "a1", "f2"]);
+  });
+
+  it("writes a slice with the address's running slots all taken: it holds none", () => {
+    const h = harness(16, 1, 64 * 1024);
+    h.enter("a", "a1"); // running, not done: the address's one slot
+    h.enter("a", "a2"); // waits for the slot
+    let wrote = false;
+    h.fair.send("a", 1_000, () => {
+      wrote = true;
+    });
+    h.nextTurn();
+    h.nextTurn();
+    // Behind a2 in the address's queue, and a2 waits for a1: the slice waits with it...
+    expect(wrote).toBe(false);
+    h.dones.get("a1")!(100);
+    h.nextTurn();
+    h.nextTurn();
+    // ...and goes once a2 has started, though a2 still holds the slot.
+    expect(h.started).toEqual(["a1", "a2"]);
+    expect(wrote).toBe(true);
+    expect(h.fair.running("a")).toBe(1);
+  });
 });

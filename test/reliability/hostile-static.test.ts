@@ -13,8 +13,10 @@ import { controlClientOf, quantile, useServedProcess } from "./helpers/control-c
 // main thread's, /proc/<pid>/schedstat), whatever share of the core the machine's load left
 // it. Before, up to 16 such answers started in one turn of the event loop (27 MB handed to the
 // kernel in one go) ahead of the control's; now an address's answers start a turn's worth of
-// bytes at a time (src/fair-starts.ts), the control's at once. Measured alternating with main
-// (load 26-29): main 55.3x and 32.9x, after 4.6x and 11.3x, the flood served as much.
+// bytes at a time (src/fair-starts.ts), each written a 64 kB slice a turn (src/answer-slices.ts),
+// the control's at once. Measured alternating with main (load 26-29): main 55.3x and 32.9x,
+// after 4.6x and 11.3x, the flood served as much; with slices (load 9-10), main 5.1x and 3.5x,
+// after 5.0x and 12.5x: at that load the ratio moves more between runs than between builds.
 
 const served = useServedProcess("hostile-static");
 const { controlCall, controlCalls } = controlClientOf(served);
