@@ -53,11 +53,14 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: "forks",
-    // Two files at a time on a 2-core machine (one fewer than the cores on a bigger one, vitest's
+    // Three files at a time on a 2-core machine (one fewer than the cores on a bigger one, vitest's
     // default). That default ran the whole suite one file at a time on 2 cores: 1,040 s of wall
     // time for 675 s of files. A file's own work is a server and its clients in one process,
-    // and child processes that wait; two at a time keeps both cores busy.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // and child processes, browsers and PostgreSQL that it waits for: two at a time kept the
+    // two cores 1.3 busy (579 s of CPU in 459 s), three at a time took 343 s of vitest wall
+    // where two took 429 s (load 2-5). VITEST_MAX_WORKERS overrides it (.ci/run's other Node
+    // lines, which run side by side, take two each).
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     // Transformed modules kept between runs (node_modules/.experimental-vitest-cache, keyed by
     // content): a run of one api file spent more on transforming src/ and gen/ than on its
     // tests (transform 1.3-1.8 s, then 0.2 s; the file's wall time 5.1-5.4 s, then 3.4-4.0 s).
