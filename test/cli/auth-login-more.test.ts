@@ -59,15 +59,10 @@ describe("gatehouse auth, a workload", { timeout: 60_000 }, () => {
       now: Date.now(),
     });
     const file = join(env.XDG_CONFIG_HOME as string, "oidc-token");
+    const workloadLogin = () =>
+      gatehouse(["auth", "login", "--identity", identity.uid, "--identity-token", file]);
     writeFileSync(file, await workloads.issue({ sub: "deployer", aud: gh.url }));
-    const login = await gatehouse([
-      "auth",
-      "login",
-      "--identity",
-      identity.uid,
-      "--identity-token",
-      file,
-    ]);
+    const login = await workloadLogin();
     expect(login.stderr).toBe("");
     expect(login.code).toBe(0);
     expect(login.stdout).toContain(`as deployer (${identity.uid})`);
@@ -90,14 +85,7 @@ describe("gatehouse auth, a workload", { timeout: 60_000 }, () => {
 
     // A token for another subject is refused, with the server's message and exit 1.
     writeFileSync(file, await workloads.issue({ sub: "intruder", aud: gh.url }));
-    const refused = await gatehouse([
-      "auth",
-      "login",
-      "--identity",
-      identity.uid,
-      "--identity-token",
-      file,
-    ]);
+    const refused = await workloadLogin();
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/exchange was refused: .*cannot be exchanged/);
     await gatehouse(["auth", "logout"]);
