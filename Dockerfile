@@ -1,5 +1,5 @@
 # Gatehouse container image. No Docker engine on the development machines: instead,
-# test/docs/image-layout.test.ts follows this file's stages in a temporary directory (COPY,
+# test/package/image-layout.test.ts follows this file's stages in a temporary directory (COPY,
 # RUN, ENV, ENTRYPOINT, CMD, HEALTHCHECK) and starts the server from the runtime stage's files
 # alone; teach it any new instruction or RUN command. Build: docker build -t gatehouse .
 # Run:   docker run -p 8080:8080 -v gatehouse-data:/data gatehouse

@@ -9,8 +9,15 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 // listed anywhere; test/docs/tiers.test.ts checks that every test file is in exactly one tier,
 // and that every file using the shared PostgreSQL is in a tier that starts it.
 
+// The package tier (test/package/) builds and starts the package as its users do: `npm start`,
+// the container image's stages (npm run build, npm prune), a Node older than supported. npm's
+// scripts run the project's own Node (the devDependency `node`) whatever Node runs vitest, so
+// these files test the same thing on every Node line: CI's Node 22 and 26 runs (the unit and
+// api tiers) leave them out, where they cost 24-28 s of CPU a line (the image's build alone)
+// and two lines side by side built the checkout's dist/ at the same time.
+
 /** The tiers, in the order `npm test` reports them. */
-export const tierNames = ["unit", "api", "postgres", "browser", "reliability"] as const;
+export const tierNames = ["unit", "api", "postgres", "browser", "reliability", "package"] as const;
 /** One tier of the suite. */
 export type Tier = (typeof tierNames)[number];
 
@@ -22,6 +29,7 @@ export const tierSetup: Record<Tier, { postgres: boolean; console: boolean }> = 
   browser: { postgres: false, console: true },
   // Those on PostgreSQL (its faults and stalls) run in the postgres tier, which starts it.
   reliability: { postgres: false, console: false },
+  package: { postgres: false, console: false },
 };
 
 /** Where test files live: `*.test.ts` anywhere in these directories. */
@@ -266,6 +274,7 @@ export function reachOf(
 export function tierOf(file: string, reach: Reach): Tier {
   if (file.startsWith("test/postgres/") || asksForPostgres(reach.imports)) return "postgres";
   if (file.startsWith("test/reliability/")) return "reliability";
+  if (file.startsWith("test/package/")) return "package";
   if (file.startsWith("test/console/") || reach.modules.has(browserHelper)) return "browser";
   if (reach.sockets.size > 0) return "api";
   return "unit";
@@ -273,7 +282,8 @@ export function tierOf(file: string, reach: Reach): Tier {
 
 /**
  * Each test file's tier, first rule that matches: whatever asks for the shared PostgreSQL or
- * lives in test/postgres (postgres: only it starts one), then test/reliability, then the
+ * lives in test/postgres (postgres: only it starts one), then test/reliability, then
+ * test/package (the package as npm and the container image build and start it), then the
  * console and anything driving Chromium (browser), then anything whose imports reach a socket
  * or a process, directly or through helpers and src/ (api), and the rest: in-process only
  * (unit).

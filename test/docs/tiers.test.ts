@@ -146,5 +146,22 @@ describe("a file's tier, from what it imports", () => {
       "reliability",
     );
     expect(tierOfSource(server("backends"), "test/reliability/new.test.ts")).toBe("postgres");
+    expect(tierOfSource(server("startTestServer"), "test/package/new.test.ts")).toBe("package");
   });
+});
+
+it("builds and starts the package through npm only in the package tier, which CI's other Node lines leave out", () => {
+  const tiers = classify(root);
+  // npm's scripts run the project's own Node whatever Node runs vitest: a file that runs npm
+  // tests the same thing on every line, and two lines side by side would build one dist/.
+  const runsNpm = /spawn(?:Sync)?\(\s*["']npm["']/;
+  const elsewhere = [...tiers].filter(
+    ([file, tier]) => tier !== "package" && runsNpm.test(code(file)),
+  );
+  expect(elsewhere).toEqual([]);
+  expect(tiers.get("test/package/image-layout.test.ts")).toBe("package");
+  const ci = readFileSync(`${root}/.ci/run`, "utf8");
+  const lines = /vitest\.mjs run ([^\n]*)/.exec(ci)?.[1] ?? "";
+  expect(lines).toContain("--project api");
+  expect(lines).not.toContain("--project package");
 });

@@ -1,4 +1,4 @@
-// A reader of the Dockerfile's instructions, enough for test/docs/image-layout.test.ts to
+// A reader of the Dockerfile's instructions, enough for test/package/image-layout.test.ts to
 // rebuild the image's file layout without a container engine: stages, WORKDIR, COPY, ENV,
 // RUN and the exec forms of ENTRYPOINT, CMD and HEALTHCHECK.
 

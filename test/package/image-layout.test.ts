@@ -268,7 +268,7 @@ async function run(command: string, root: string, workdir: string): Promise<void
     // The test runs as its own user, who owns every file here already.
   } else {
     throw new Error(
-      `RUN ${command}: test/docs/image-layout.test.ts does not know how to reproduce it`,
+      `RUN ${command}: test/package/image-layout.test.ts does not know how to reproduce it`,
     );
   }
 }
