@@ -49,6 +49,23 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The worker's Chromium: launched on first use, then shared by every file the worker runs (the
+ * browser tier's workers run file after file, vitest.config.ts) and closed with the worker
+ * process (playwright kills it on exit). A file takes its own contexts from it (no cookie,
+ * storage, cache or permission shared: a context is a fresh profile) and closes them, never the
+ * browser. One that crashed or was closed is launched again. A launch took about 1.5 s of wall
+ * time a file (load 10 on 2 cores).
+ */
+export async function sharedBrowser(): Promise<Browser> {
+  const running = await shared?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  shared = launchBrowser();
+  return shared;
+}
+
 const axeSource = readFileSync(
   createRequire(import.meta.url).resolve("axe-core/axe.min.js"),
   "utf8",
@@ -111,7 +128,7 @@ export interface ConsoleSuite {
   org: TestOrg;
   /** The login provider (with `idpPeople` only). */
   idp: TestIdp;
-  /** One Chromium for the block. */
+  /** The worker's Chromium (sharedBrowser): the block's contexts are its own, the browser not. */
   browser: Browser;
   /** The page and context of the last freshPage or signedInTab. */
   readonly page: Page;
@@ -137,9 +154,10 @@ export interface ConsoleSuite {
 
 /**
  * The web console's test setup for a describe block (describeInBrowser): a server (with a
- * test identity provider as its login provider if asked), an organization, and one Chromium,
- * started in a beforeAll and closed in an afterAll; a fresh page a test, a screenshot of a
- * failed test. Call it first in the block: hooks the block adds after it see all of it made.
+ * test identity provider as its login provider if asked), an organization, and the worker's
+ * Chromium (sharedBrowser), made in a beforeAll; the server closed in an afterAll, with every
+ * context the block opened; a fresh page a test, a screenshot of a failed test. Call it first
+ * in the block: hooks the block adds after it see all of it made.
  */
 export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
   let gh: TestServer | undefined;
@@ -168,10 +186,11 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
     }
     gh = await startTestServer({ ...login, ...opts.env }, { ...opts.server, port });
     org = await gh.makeOrg(opts.org ?? "console-org");
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    // The browser outlives the block: what the block opened in it goes with the block.
+    await Promise.all([...contexts].map((c) => c.close().catch(() => undefined)));
     await gh?.close();
     await idp?.close();
   });
@@ -223,6 +242,9 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
     },
   };
 
+  /** The contexts the block opened and has not closed yet. */
+  const contexts = new Set<BrowserContext>();
+
   /** Tabs signIn left signed in, by token, with their sessionStorage as it left it. */
   const tabs = new Map<string, { context: BrowserContext; page: Page; storage: string }>();
 
@@ -252,14 +274,16 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
   async function open(kept: boolean): Promise<Page> {
     if (!browser) throw new Error(when);
     const made = await browser.newContext();
+    contexts.add(made);
+    made.on("close", () => contexts.delete(made));
     context = made;
     made.setDefaultTimeout(20_000);
     const opened = await made.newPage();
     page = opened;
     // Once the test is over, after its afterEach hooks (even one that failed): a screenshot
     // of its last page if it failed, then its contexts closed, newest first (a kept one is put
-    // to rest instead, and lasts until the browser closes). Opened outside a test (a
-    // beforeAll), a context lasts until the browser closes.
+    // to rest instead, and lasts until the block's end). Opened outside a test (a
+    // beforeAll), a context lasts until the block's end.
     onFailure(opened, kept ? () => rest(opened) : () => made.close().catch(() => undefined));
     opened.on("dialog", (d) => void d.accept());
     await made.route(
