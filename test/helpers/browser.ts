@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -32,9 +32,45 @@ export function browserAvailable(): boolean {
   return false;
 }
 
+/**
+ * Playwright's own `--disable-features` list (playwright-core 1.65.1, its chromiumSwitches).
+ * Chromium keeps only the last `--disable-features` of its command line, so the one we add
+ * must repeat it; launchBrowser checks that it still does.
+ */
+const playwrightDisabledFeatures = [
+  "AvoidUnnecessaryBeforeUnloadCheckSync",
+  "DestroyProfileOnBrowserClose",
+  "HttpsUpgrades",
+  "HttpsFirstBalancedModeAutoEnable",
+  "LensOverlay",
+  "MediaRouter",
+  "PaintHolding",
+  "ThirdPartyStoragePartitioning",
+  "AvoidCorsURLLoaderRestartOnRedirect",
+  "TcpPortRandomizationWin",
+  "OptimizationHints",
+  "NetworkTimeServiceQuerying",
+  "AimEnabled",
+  "PreconnectToSearch",
+  "msForceBrowserSignIn",
+  "msEdgeUpdateLaunchServicesPreferredVersion",
+];
+
+/**
+ * What the tests turn off besides: the address bar's WebUI popups. Headless Chromium still
+ * builds a window's top chrome, and every new window (a context's first page) loaded both
+ * popups, never shown, in a renderer of its own: about 1 s of CPU a page, a quarter of
+ * console.test.ts's (31 s of CPU against 22-25 s without, load 3-10).
+ */
+const disabledFeatures = [
+  ...playwrightDisabledFeatures,
+  "WebUIOmniboxPopup",
+  "WebUIOmniboxAimPopup",
+];
+
 /** Start headless Chromium with the flags this machine's closed network needs. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+export async function launchBrowser(): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: [
@@ -45,8 +81,48 @@ export function launchBrowser(): Promise<Browser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      `--disable-features=${disabledFeatures.join(",")}`,
     ],
   });
+  const lost = featuresOverridden();
+  if (lost.length > 0) {
+    await browser.close();
+    throw new Error(
+      `test/helpers/browser.ts: playwright now also disables ${lost.join(", ")}; add them to ` +
+        "playwrightDisabledFeatures (Chromium keeps only our --disable-features, the last one)",
+    );
+  }
+  return browser;
+}
+
+/**
+ * The features an earlier `--disable-features` of a Chromium this process started (its
+ * command line in /proc; none where there is no /proc) disables and its last one does not.
+ */
+function featuresOverridden(): string[] {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const lost = new Set<string>();
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== process.pid) continue;
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const lists = argv
+      .filter((a) => a.startsWith("--disable-features="))
+      .map((a) => a.slice("--disable-features=".length).split(","));
+    const kept = new Set(lists.at(-1));
+    for (const f of lists.flat()) if (!kept.has(f)) lost.add(f);
+  }
+  return [...lost];
 }
 
 let shared: Promise<Browser> | undefined;
