@@ -5,8 +5,8 @@ import { personUid } from "../../src/auth/login/person.js";
 import {
   axeViolations,
   browserAvailable,
-  launchBrowser,
   screenshotOnFailure,
+  sharedBrowser,
 } from "../helpers/browser.js";
 import { restCall } from "../helpers/rest-client.js";
 import { startTestIdp, type TestIdp } from "../helpers/test-idp.js";
@@ -38,7 +38,7 @@ describe.runIf(browserAvailable())("the device flow in Chromium", { timeout: 90_
       },
       { port },
     );
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
 
   afterEach(async (ctx) => {
@@ -47,8 +47,8 @@ describe.runIf(browserAvailable())("the device flow in Chromium", { timeout: 90_
     page = undefined;
   });
 
+  // The worker's browser stays open; each test closes its context (afterEach).
   afterAll(async () => {
-    await browser?.close();
     await gh?.close();
     await idp?.close();
   });

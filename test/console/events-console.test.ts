@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
-import { browserAvailable, launchBrowser, screenshotOnFailure } from "../helpers/browser.js";
+import { browserAvailable, screenshotOnFailure, sharedBrowser } from "../helpers/browser.js";
 import { cliAuthorizeUrl, cliRedirect, newPkce } from "../helpers/cli-sign-in.js";
 import { restCall } from "../helpers/rest-client.js";
 import { signInAtIdp, startTestIdp, type TestIdp } from "../helpers/test-idp.js";
@@ -92,11 +92,11 @@ describe.skipIf(!run)("the console's Events tab", { timeout: 90_000 }, () => {
       guest.headers,
     );
     expect(redeemed.status).toBe(200);
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
 
+  // The worker's browser stays open; each test closes its context (afterEach).
   afterAll(async () => {
-    await browser?.close();
     await gh?.close();
     await idp?.close();
   });

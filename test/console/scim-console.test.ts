@@ -3,8 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   axeViolations,
   browserAvailable,
-  launchBrowser,
   screenshotOnFailure,
+  sharedBrowser,
 } from "../helpers/browser.js";
 import { restCall } from "../helpers/rest-client.js";
 import { startTestServer, type TestOrg, type TestServer } from "../helpers/test-server.js";
@@ -29,11 +29,11 @@ describe.skipIf(!run)("the console's SCIM connection page", { timeout: 90_000 },
   beforeAll(async () => {
     gh = await startTestServer();
     org = await gh.makeOrg("scim-org");
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
 
+  // The worker's browser stays open; each test closes its contexts (afterEach).
   afterAll(async () => {
-    await browser?.close();
     await gh?.close();
   });
 

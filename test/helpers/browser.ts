@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
@@ -32,9 +32,45 @@ export function browserAvailable(): boolean {
   return false;
 }
 
+/**
+ * Playwright's own `--disable-features` list (playwright-core 1.65.1, its chromiumSwitches).
+ * Chromium keeps only the last `--disable-features` of its command line, so the one we add
+ * must repeat it; launchBrowser checks that it still does.
+ */
+const playwrightDisabledFeatures = [
+  "AvoidUnnecessaryBeforeUnloadCheckSync",
+  "DestroyProfileOnBrowserClose",
+  "HttpsUpgrades",
+  "HttpsFirstBalancedModeAutoEnable",
+  "LensOverlay",
+  "MediaRouter",
+  "PaintHolding",
+  "ThirdPartyStoragePartitioning",
+  "AvoidCorsURLLoaderRestartOnRedirect",
+  "TcpPortRandomizationWin",
+  "OptimizationHints",
+  "NetworkTimeServiceQuerying",
+  "AimEnabled",
+  "PreconnectToSearch",
+  "msForceBrowserSignIn",
+  "msEdgeUpdateLaunchServicesPreferredVersion",
+];
+
+/**
+ * What the tests turn off besides: the address bar's WebUI popups. Headless Chromium still
+ * builds a window's top chrome, and every new window (a context's first page) loaded both
+ * popups, never shown, in a renderer of its own: about 1 s of CPU a page, a quarter of
+ * console.test.ts's (31 s of CPU against 22-25 s without, load 3-10).
+ */
+const disabledFeatures = [
+  ...playwrightDisabledFeatures,
+  "WebUIOmniboxPopup",
+  "WebUIOmniboxAimPopup",
+];
+
 /** Start headless Chromium with the flags this machine's closed network needs. */
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
+export async function launchBrowser(): Promise<Browser> {
+  const browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: [
@@ -45,8 +81,65 @@ export function launchBrowser(): Promise<Browser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
+      `--disable-features=${disabledFeatures.join(",")}`,
     ],
   });
+  const lost = featuresOverridden();
+  if (lost.length > 0) {
+    await browser.close();
+    throw new Error(
+      `test/helpers/browser.ts: playwright now also disables ${lost.join(", ")}; add them to ` +
+        "playwrightDisabledFeatures (Chromium keeps only our --disable-features, the last one)",
+    );
+  }
+  return browser;
+}
+
+/**
+ * The features an earlier `--disable-features` of a Chromium this process started (its
+ * command line in /proc; none where there is no /proc) disables and its last one does not.
+ */
+function featuresOverridden(): string[] {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const lost = new Set<string>();
+  for (const pid of pids) {
+    let argv: string[];
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== process.pid) continue;
+      argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue; // gone meanwhile
+    }
+    const lists = argv
+      .filter((a) => a.startsWith("--disable-features="))
+      .map((a) => a.slice("--disable-features=".length).split(","));
+    const kept = new Set(lists.at(-1));
+    for (const f of lists.flat()) if (!kept.has(f)) lost.add(f);
+  }
+  return [...lost];
+}
+
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The worker's Chromium: launched on first use, then shared by every file the worker runs (the
+ * browser tier's workers run file after file, vitest.config.ts) and closed with the worker
+ * process (playwright kills it on exit). A file takes its own contexts from it (no cookie,
+ * storage, cache or permission shared: a context is a fresh profile) and closes them, never the
+ * browser. One that crashed or was closed is launched again. A launch took about 1.5 s of wall
+ * time a file (load 10 on 2 cores).
+ */
+export async function sharedBrowser(): Promise<Browser> {
+  const running = await shared?.catch(() => undefined);
+  if (running?.isConnected()) return running;
+  shared = launchBrowser();
+  return shared;
 }
 
 const axeSource = readFileSync(
@@ -111,7 +204,7 @@ export interface ConsoleSuite {
   org: TestOrg;
   /** The login provider (with `idpPeople` only). */
   idp: TestIdp;
-  /** One Chromium for the block. */
+  /** The worker's Chromium (sharedBrowser): the block's contexts are its own, the browser not. */
   browser: Browser;
   /** The page and context of the last freshPage or signedInTab. */
   readonly page: Page;
@@ -137,9 +230,10 @@ export interface ConsoleSuite {
 
 /**
  * The web console's test setup for a describe block (describeInBrowser): a server (with a
- * test identity provider as its login provider if asked), an organization, and one Chromium,
- * started in a beforeAll and closed in an afterAll; a fresh page a test, a screenshot of a
- * failed test. Call it first in the block: hooks the block adds after it see all of it made.
+ * test identity provider as its login provider if asked), an organization, and the worker's
+ * Chromium (sharedBrowser), made in a beforeAll; the server closed in an afterAll, with every
+ * context the block opened; a fresh page a test, a screenshot of a failed test. Call it first
+ * in the block: hooks the block adds after it see all of it made.
  */
 export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
   let gh: TestServer | undefined;
@@ -168,10 +262,11 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
     }
     gh = await startTestServer({ ...login, ...opts.env }, { ...opts.server, port });
     org = await gh.makeOrg(opts.org ?? "console-org");
-    browser = await launchBrowser();
+    browser = await sharedBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    // The browser outlives the block: what the block opened in it goes with the block.
+    await Promise.all([...contexts].map((c) => c.close().catch(() => undefined)));
     await gh?.close();
     await idp?.close();
   });
@@ -223,6 +318,9 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
     },
   };
 
+  /** The contexts the block opened and has not closed yet. */
+  const contexts = new Set<BrowserContext>();
+
   /** Tabs signIn left signed in, by token, with their sessionStorage as it left it. */
   const tabs = new Map<string, { context: BrowserContext; page: Page; storage: string }>();
 
@@ -252,14 +350,16 @@ export function useConsoleSuite(opts: ConsoleSuiteOptions = {}): ConsoleSuite {
   async function open(kept: boolean): Promise<Page> {
     if (!browser) throw new Error(when);
     const made = await browser.newContext();
+    contexts.add(made);
+    made.on("close", () => contexts.delete(made));
     context = made;
     made.setDefaultTimeout(20_000);
     const opened = await made.newPage();
     page = opened;
     // Once the test is over, after its afterEach hooks (even one that failed): a screenshot
     // of its last page if it failed, then its contexts closed, newest first (a kept one is put
-    // to rest instead, and lasts until the browser closes). Opened outside a test (a
-    // beforeAll), a context lasts until the browser closes.
+    // to rest instead, and lasts until the block's end). Opened outside a test (a
+    // beforeAll), a context lasts until the block's end.
     onFailure(opened, kept ? () => rest(opened) : () => made.close().catch(() => undefined));
     opened.on("dialog", (d) => void d.accept());
     await made.route(

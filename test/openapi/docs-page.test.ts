@@ -1,20 +1,17 @@
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { apiServices } from "../../src/service-table.js";
-import { browserAvailable, launchBrowser } from "../helpers/browser.js";
+import { browserAvailable, sharedBrowser } from "../helpers/browser.js";
 import { useTestServer } from "../helpers/test-server.js";
 
 // /docs in headless Chromium: Swagger UI from the package, under the console's CSP.
 const run = browserAvailable();
 let browser: Browser;
 
+// The worker's browser (sharedBrowser): stays open; the test closes its context.
 beforeAll(async () => {
   if (!run) return;
-  browser = await launchBrowser();
-});
-
-afterAll(async () => {
-  await browser?.close();
+  browser = await sharedBrowser();
 });
 
 describe.skipIf(!run)("/docs", { timeout: 60_000 }, () => {
