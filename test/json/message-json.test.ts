@@ -50,6 +50,25 @@ function responseTypes(): DescMessage[] {
   return [...seen.values()];
 }
 
+/**
+ * fast-check's "binary" string unit (any code point but a lone surrogate), written out: the
+ * same index drawn (nat up to 0x10FFFF less the 2,048 surrogates) and mapped to the same code
+ * point, so the same strings from the same seed (checked over 20,000 samples), dangerous ones
+ * ("__proto__") included. The built-in's inverse is a map of all 1.1 million code points,
+ * built once a process: 2.4 s of the file's CPU; this one's is arithmetic.
+ */
+const surrogates = 0xe000 - 0xd800;
+const binaryUnit = fc.nat({ max: 0x10ffff - surrogates }).map(
+  (i) => String.fromCodePoint(i < 0xd800 ? i : i + surrogates),
+  (s) => {
+    const cp = typeof s === "string" ? s.codePointAt(0) : undefined;
+    if (cp === undefined || String.fromCodePoint(cp) !== s || (cp >= 0xd800 && cp < 0xe000)) {
+      throw new Error("not one code point");
+    }
+    return cp < 0xd800 ? cp : cp - surrogates;
+  },
+);
+
 const int64Range = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
 const uint64Range = { min: 0n, max: 2n ** 64n - 1n };
 
@@ -74,7 +93,7 @@ function newScalar(type: ScalarType, longAsString: boolean): fc.Arbitrary<unknow
   const any = ((): fc.Arbitrary<unknown> => {
     switch (type) {
       case ScalarType.STRING:
-        return fc.string({ unit: "binary", maxLength: 12 });
+        return fc.string({ unit: binaryUnit, maxLength: 12 });
       case ScalarType.BOOL:
         return fc.boolean();
       case ScalarType.BYTES:
