@@ -62,13 +62,30 @@ const gzip = promisify(gzipCompress);
 const compressedOnce = new Map<string, Promise<Encoded>>();
 
 /**
+ * The bytes of each file read here, checked by size and modification time as compressedOnce:
+ * read once a process. The Swagger UI bundle (1.7 MB) was read again at every server start
+ * (about 10 ms of CPU, and as much garbage). Shared: never changed, only sent.
+ */
+const readBodies = new Map<string, { key: string; body: Buffer }>();
+function readOnce(key: string, path: string): Buffer {
+  const hit = readBodies.get(path);
+  if (hit?.key === key) return hit.body;
+  // A file rebuilt replaces its old bytes here (a path holds one copy).
+  const body = readFileSync(path);
+  readBodies.set(path, { key, body });
+  return body;
+}
+
+/**
  * Read a built file and its compressed forms: those `console/build.mjs` wrote beside it
  * (`<name>.br`, `<name>.gz`), else compressed here, on libuv's threads (the event loop keeps
  * answering), when a request first accepts them; each kept only if smaller.
  */
 export function readConsoleFile(dir: string, name: string, type: string): ConsoleFile {
   const path = join(dir, name);
-  const body = readFileSync(path);
+  const { size, mtimeMs } = statSync(path);
+  const key = `${path}\0${size}\0${mtimeMs}`;
+  const body = readOnce(key, path);
   const beside: Encoded = {};
   let missing = false;
   for (const e of encodings) {
@@ -82,8 +99,6 @@ export function readConsoleFile(dir: string, name: string, type: string): Consol
     const ready = Promise.resolve(smaller(beside));
     return { body, type, encoded: () => ready };
   }
-  const { size, mtimeMs } = statSync(path);
-  const key = `${path}\0${size}\0${mtimeMs}`;
   return {
     body,
     type,

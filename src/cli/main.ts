@@ -1,19 +1,21 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, settingsHelp } from "../config.js";
-import { authCommand } from "./auth/auth-cli.js";
 import { CliError, type CliIo, processIo, terminalSafeIo } from "./cli-io.js";
 import { type OwnOptions, ownOptionsHelp } from "./command-args.js";
 import { importUsage } from "./import-usage.js";
-import { remoteCommand, remoteGroups, remoteUsage } from "./remote/resource-commands.js";
 
-const usage = `Usage: gatehouse <command> [options]
+// The remote commands (built from the service table: every service's messages) are loaded only
+// for a remote command, the overall help, or an unknown command's.
+const remote = () => import("./remote/resource-commands.js");
+
+const usage = (remoteUsage: string) => `Usage: gatehouse <command> [options]
 
 Commands:
   auth login|token|status|logout|configure-docker|pull-token
                                 sign in to a Gatehouse server (browser or workload token) and
                                 print API tokens; pull-token create|list|delete: registry pull
                                 tokens that expire; see gatehouse help auth
-${remoteUsage()}
+${remoteUsage}
                                 manage a remote server's resources over the Connect protocol
                                 (--api or GATEHOUSE_API; the token of gatehouse auth, or
                                 GATEHOUSE_TOKEN); --output table|json; gatehouse iam groups
@@ -112,27 +114,29 @@ export async function main(argv: string[], io: CliIo = processIo): Promise<numbe
   const [command, ...rest] =
     first === "help" && after.length > 0 ? [...after, "--help"] : [first, ...after];
   if (command === undefined || command === "help" || command === "--help" || command === "-h") {
-    io.out(usage);
+    io.out(usage((await remote()).remoteUsage()));
     return 0;
   }
   // `registry trust-bundle` is an operator command on the database, beside the remote ones.
   if (command === "registry" && rest[0] === "trust-bundle") {
     return main(["trust-bundle", ...rest.slice(1)], io);
   }
-  // The remote commands parse their own arguments, help included (commander).
+  // The remote commands and auth parse their own arguments, help included (commander).
   // What these print comes from a server: never raw to the terminal.
-  if (remoteGroups[command]) {
-    const safe = terminalSafeIo(io);
-    return guarded(command, () => remoteCommand(command, rest, safe), safe);
-  }
   if (command === "auth") {
     const safe = terminalSafeIo(io);
+    const { authCommand } = await import("./auth/auth-cli.js");
     return guarded(command, () => authCommand(rest, safe), safe);
   }
   const run = commands[command];
   const help = commandHelp[command];
   if (!run || !help) {
-    io.err(`gatehouse: unknown command ${JSON.stringify(command)}\n\n${usage}`);
+    const { remoteCommand, remoteGroups, remoteUsage } = await remote();
+    if (Object.hasOwn(remoteGroups, command)) {
+      const safe = terminalSafeIo(io);
+      return guarded(command, () => remoteCommand(command, rest, safe), safe);
+    }
+    io.err(`gatehouse: unknown command ${JSON.stringify(command)}\n\n${usage(remoteUsage())}`);
     return 2;
   }
   if (rest.includes("--help") || rest.includes("-h")) {

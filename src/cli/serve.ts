@@ -2,7 +2,6 @@ import { accessSync, constants } from "node:fs";
 import { storeRoles } from "../auth/capabilities.js";
 import { type Config, ConfigError, loadConfig, redactedDatabaseUrl } from "../config.js";
 import { createServer, type Server } from "../server.js";
-import { createPostgresStore } from "../store/postgres/pg-store.js";
 import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
 import { checkDatabaseFile } from "./database-file.js";
@@ -102,6 +101,9 @@ function checkReadable(path: string, setting: string): void {
 
 async function openStore(config: Config, onCheckpointError: (err: Error) => void): Promise<Store> {
   if (config.databaseUrl !== "") {
+    // Loaded only for PostgreSQL: a server on an SQLite file need not load pg and the
+    // PostgreSQL store (46 of the 1,054 modules `gatehouse serve` loaded).
+    const { createPostgresStore } = await import("../store/postgres/pg-store.js");
     try {
       return await createPostgresStore(config.databaseUrl, {
         roles: storeRoles,

@@ -28,7 +28,9 @@ const ownFiles: Record<string, string> = {
  * (readConsoleFile).
  */
 export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => {
-  const json = Buffer.from(JSON.stringify(opts.document));
+  // Written at the first request for it: most servers (every test's) never serve it, and
+  // writing it took about 10 ms a start.
+  let json: Buffer | undefined;
   const renderer = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   // Beside this module: src/openapi/docs under the tests, dist/src/openapi/docs in a build
   // (scripts/copy-assets.mjs puts them there; the container image has no src/).
@@ -47,7 +49,7 @@ export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => 
       .header("content-type", "application/json")
       .header("cache-control", "no-cache")
       .header("access-control-allow-origin", "*")
-      .send(json),
+      .send((json ??= Buffer.from(JSON.stringify(opts.document)))),
   );
   app.get("/docs", async (_req, reply) => reply.redirect("/docs/", 301));
   app.get("/docs/", async (req, reply) => {

@@ -1,10 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { CallerService } from "../../../gen/gatehouse/iam/v2beta1/caller_pb.js";
+import type { ConnectError } from "@connectrpc/connect";
 import { CliError, type CliIo } from "../cli-io.js";
-import { browserLogin } from "./browser-login.js";
 import {
   forgetLogin,
   loadLogin,
@@ -12,7 +9,6 @@ import {
   saveLogin,
   withCredentialsLock,
 } from "./credentials.js";
-import { deviceLogin } from "./device-login.js";
 import { type Discovery, discover, TokenEndpointError, tokenRequest } from "./oauth-client.js";
 import { identityProviderUid } from "./provider-lookup.js";
 
@@ -74,12 +70,12 @@ export async function authLogin(opts: LoginOptions, io: CliIo): Promise<number> 
         ? undefined
         : await identityProviderUid(discovery, opts.identityProvider, io);
     const tokens = opts.headless
-      ? await deviceLogin({
+      ? await (await import("./device-login.js")).deviceLogin({
           discovery,
           ...(provider === undefined ? {} : { identityProvider: provider }),
           io,
         })
-      : await browserLogin({
+      : await (await import("./browser-login.js")).browserLogin({
           api,
           discovery,
           ...(provider === undefined ? {} : { identityProvider: provider }),
@@ -292,6 +288,14 @@ async function workloadExchange(
 }
 
 async function getCaller(api: string, token: string) {
+  // Loaded here, not at the top: `auth token` and `auth logout` make no Connect call, and the
+  // client, its transport and the service's messages are most of what a CLI process loads.
+  const [{ Code, ConnectError, createClient }, { createConnectTransport }, { CallerService }] =
+    await Promise.all([
+      import("@connectrpc/connect"),
+      import("@connectrpc/connect-node"),
+      import("../../../gen/gatehouse/iam/v2beta1/caller_pb.js"),
+    ]);
   const client = createClient(
     CallerService,
     createConnectTransport({ baseUrl: api, httpVersion: "1.1" }),

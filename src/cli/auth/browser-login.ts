@@ -4,7 +4,6 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import open from "open";
 import { CliError, type CliIo } from "../cli-io.js";
 import { type Discovery, TokenEndpointError, type TokenSet, tokenRequest } from "./oauth-client.js";
 
@@ -64,6 +63,8 @@ export async function browserLogin(opts: {
     if (opts.browser) {
       if (url.origin === new URL(opts.api).origin) {
         launcher = privateLauncher(url.href);
+        // Loaded only to open one: with --no-browser its fifteen modules are not needed.
+        const { default: open } = await import("open");
         await open(launcher.file).catch(() => {
           io.err("(could not open a browser; open the URL above yourself)\n");
         });
