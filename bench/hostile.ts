@@ -24,7 +24,8 @@
  * what an attacker on another machine takes of the control's core is nothing; before round 5
  * of bench/RESULTS.md it ran at nice 0). Beside each phase, what bounds the control:
  * the server's CPU time over the phase (share of its one core), its event loop's delay p99 and
- * max (bench/loop-probe.ts, preloaded into it), and the kernel's peak TCP buffer memory
+ * max and its garbage collector's pauses (bench/loop-probe.ts, preloaded into it), and the
+ * kernel's peak TCP buffer memory
  * (/proc/net/sockstat, every socket of the machine). `--profile=<dir>` runs the server under
  * `--cpu-prof` and leaves its .cpuprofile there (one profile for the whole run: profile one
  * attack at a time with `--only`; summarize it with dist/bench/profile-summary.js, and what the
@@ -339,9 +340,15 @@ try {
     if (existsSync(file)) unlinkSync(file);
     server.kill("SIGUSR2");
     for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
-    if (!existsSync(file)) return { p50: Number.NaN, p99: Number.NaN, max: Number.NaN };
+    const none = { count: 0, ms: Number.NaN, max: Number.NaN };
+    if (!existsSync(file)) return { p50: Number.NaN, p99: Number.NaN, max: Number.NaN, gc: none };
     await new Promise((r) => setTimeout(r, 20)); // the write may be under way
-    return JSON.parse(readFileSync(file, "utf8")) as { p50: number; p99: number; max: number };
+    return JSON.parse(readFileSync(file, "utf8")) as {
+      p50: number;
+      p99: number;
+      max: number;
+      gc: { count: number; ms: number; max: number };
+    };
   };
   /** The kernel's TCP buffer memory, in pages, for every socket of the machine. */
   const tcpMemPages = () =>
@@ -373,7 +380,8 @@ try {
     clearInterval(tcpSampler);
     const loop = await loopDelay();
     const pc = (x: number) => `${(100 * x).toFixed(0)}%`;
-    const bounds = `${pc(cpuShare)} (loop ${pc(mainRun)} running, ${pc(mainWait)} waiting for the core) | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} ms | ${tcpPeak} pages`;
+    const gc = `${loop.gc.count} pauses, ${loop.gc.ms.toFixed(0)} ms (${pc(loop.gc.ms / ms)}), longest ${loop.gc.max.toFixed(1)} ms`;
+    const bounds = `${pc(cpuShare)} (loop ${pc(mainRun)} running, ${pc(mainWait)} waiting for the core) | ${loop.p99.toFixed(0)} / ${loop.max.toFixed(0)} ms | ${gc} | ${tcpPeak} pages`;
     return { result, bounds };
   };
 
@@ -466,8 +474,8 @@ try {
   for (let i = 0; i < 100; i++) await getGroup(); // warm-up
   const { result: idle, bounds: idleBounds } = await measured(() => control(seconds * 1_000));
   const rows: string[] = [
-    "| attack | control p50 / p99 | p99 vs unloaded | p99 less the control's own wait for its core (vs unloaded) | server CPU a control call, p99 (vs unloaded) | control calls failed | server RSS peak / 5 s after | ceiling | server CPU (of its core; main thread) | event-loop delay p99 / max | kernel TCP mem peak |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| attack | control p50 / p99 | p99 vs unloaded | p99 less the control's own wait for its core (vs unloaded) | server CPU a control call, p99 (vs unloaded) | control calls failed | server RSS peak / 5 s after | ceiling | server CPU (of its core; main thread) | event-loop delay p99 / max | server GC pauses (share of the phase's wall time) | kernel TCP mem peak |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
     `| none (unloaded control) | ${idle.p50.toFixed(2)} / ${idle.p99.toFixed(2)} ms | 1x | ${idle.unwaited99.toFixed(2)} ms (1x) | ${idle.cpu99.toFixed(2)} ms (1x) | ${idle.failed} of ${idle.n + idle.failed} | ${rssMb().toFixed(0)} MB | - | ${idleBounds} |`,
   ];
   console.log(
