@@ -43,5 +43,5 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
 # Node flags for the server, and MALLOC_ARENA_MAX above: src/node-flags.ts says why
 # (test/docs/node-flags.test.ts checks that these and package.json's start script agree).
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--heap-growing-percent=100", "bin/gatehouse.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=100", "bin/gatehouse.js"]
 CMD ["serve"]

