@@ -44,13 +44,14 @@ export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => 
   }
   const index = files.get("index.html")!;
 
-  app.get("/openapi.json", async (_req, reply) =>
-    reply
+  app.get("/openapi.json", async (_req, reply) => {
+    json ??= Buffer.from(JSON.stringify(opts.document));
+    return reply
       .header("content-type", "application/json")
       .header("cache-control", "no-cache")
       .header("access-control-allow-origin", "*")
-      .send((json ??= Buffer.from(JSON.stringify(opts.document)))),
-  );
+      .send(json);
+  });
   app.get("/docs", async (_req, reply) => reply.redirect("/docs/", 301));
   app.get("/docs/", async (req, reply) => {
     reply
