@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { expect, it } from "vitest";
+import { childOutput } from "../helpers/child-output.js";
 import { freePort } from "../helpers/test-server.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -60,20 +61,8 @@ it("stops the server when npm start gets SIGTERM", { timeout: 300_000 }, async (
 
 /** Run an npm script of the checkout to its end: exit code and output. */
 function npmRun(args: string[], env: Record<string, string> = {}) {
-  const child = spawn("npm", args, {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (t: string) => {
-    stdout += t;
-  });
-  child.stderr.setEncoding("utf8").on("data", (t: string) => {
-    stderr += t;
-  });
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once("close", (code) => resolve({ code, stdout, stderr })),
+  return childOutput(
+    spawn("npm", args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] }),
   );
 }
 

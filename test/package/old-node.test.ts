@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { childOutput } from "../helpers/child-output.js";
 import { freePort } from "../helpers/test-server.js";
 
 // `node bin/gatehouse.js bootstrap` on the machine's Node 20 crashed with a segfault and no
@@ -38,21 +39,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Run `<node> [--import hooks] <script> <argv>` with a clean environment. */
 function run(node: string, args: string[], env: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(node, args, {
+  return childOutput(
+    spawn(node, args, {
       env: { PATH: process.env.PATH ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (t: string) => {
-      stdout += t;
-    });
-    child.stderr.setEncoding("utf8").on("data", (t: string) => {
-      stderr += t;
-    });
-    child.once("close", (code) => resolve({ code, stdout, stderr }));
-  });
+    }),
+  );
 }
 
 describe.skipIf(!oldNode)("bin/gatehouse.js on a Node older than 22", { timeout: 60_000 }, () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { normalizeApi } from "../../src/cli/auth/auth-commands.js";
 import { saveLogin } from "../../src/cli/auth/credentials.js";
+import { childOutput } from "../helpers/child-output.js";
 import { skopeo, startRegistry, type TestRegistry } from "../helpers/docker-registry.js";
 import {
   apiError,
@@ -406,18 +407,9 @@ function helper(argv: string[], input: string, env: Record<string, string>) {
       env: { PATH: process.env.PATH ?? "", ...env },
     },
   );
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (t: string) => {
-    stdout += t;
-  });
-  child.stderr.setEncoding("utf8").on("data", (t: string) => {
-    stderr += t;
-  });
+  const output = childOutput(child);
   child.stdin.end(input);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on("close", (code) => resolve({ code, stdout, stderr })),
-  );
+  return output;
 }
 
 /** Poll `check` until it yields a value (the registry notifies asynchronously). */
