@@ -152,6 +152,15 @@ export function createFairStarts(
     else if (lane.running === 0) idle(lane);
   };
 
+  /**
+   * A lane leaves the ring: at its cap it rejoins when one of its requests is done (enqueue);
+   * with nothing running or waiting it idles.
+   */
+  const leave = (lane: Lane) => {
+    lane.queued = false;
+    if (lane.queue.length === 0 && lane.running === 0) idle(lane);
+  };
+
   /** A lane with nothing running or waiting: dropped, or kept until what it owes is paid. */
   const idle = (lane: Lane) => {
     if (settle(lane) === 0) {
@@ -193,18 +202,14 @@ export function createFairStarts(
       const unserved: Lane[] = [];
       for (const lane of ring) {
         if (lane.queue.length === 0 || !underCap(lane)) {
-          lane.queued = false; // at its cap: it rejoins when one of its requests is done
-          if (lane.queue.length === 0 && lane.running === 0) idle(lane);
+          leave(lane);
         } else if (startedThisTurn >= limits.perTurn || owes(lane)) {
           unserved.push(lane);
         } else {
           runNext(lane);
           startedThisRound = true;
           if (lane.queue.length > 0 && underCap(lane)) served.push(lane);
-          else {
-            lane.queued = false;
-            if (lane.queue.length === 0 && lane.running === 0) idle(lane);
-          }
+          else leave(lane);
         }
       }
       ring = [...unserved, ...served];
