@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, expect, it } from "vitest";
+import { childOutput } from "../helpers/child-output.js";
 
 // Following the README from top to bottom ran `npm ci` three times, and its way of running
 // the command through npm (`npm run gatehouse -- bootstrap > data/owner.json`) put npm's
@@ -32,8 +33,8 @@ it("runs the command through npm only silently, so its output is the command's",
 it("npm run -s gatehouse -- bootstrap prints the JSON alone", { timeout: 60_000 }, async () => {
   // The npm script runs bin/gatehouse.js on the sources (the hooks stand for `npm run build`).
   const hooks = fileURLToPath(new URL("../helpers/register-bin.mjs", import.meta.url));
-  const out = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-    const child = spawn("npm", ["run", "-s", "gatehouse", "--", "bootstrap", "--org", "acme"], {
+  const out = await childOutput(
+    spawn("npm", ["run", "-s", "gatehouse", "--", "bootstrap", "--org", "acme"], {
       cwd: root,
       env: {
         PATH: process.env.PATH ?? "",
@@ -42,13 +43,8 @@ it("npm run -s gatehouse -- bootstrap prints the JSON alone", { timeout: 60_000 
         NODE_OPTIONS: `--no-warnings --import=${hooks}`,
       },
       stdio: ["ignore", "pipe", "inherit"],
-    });
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (t: string) => {
-      stdout += t;
-    });
-    child.once("close", (code) => resolve({ code, stdout }));
-  });
+    }),
+  );
   expect(out.code).toBe(0);
   expect(Object.keys(JSON.parse(out.stdout)).sort()).toEqual([
     "expiry",
