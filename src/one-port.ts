@@ -37,12 +37,22 @@ export interface Timeouts {
   requestTimeoutMs: number;
   /** Idle time before a keep-alive connection or HTTP/2 session is closed. */
   idleTimeoutMs: number;
+  /**
+   * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
+   * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
+   * client is about to send on would reset that request. A second covers clients that pause
+   * between calls (the red team's writers paused 150-350 ms and were reset at 250 ms); a
+   * request that still crosses the close is refused before it runs (see Pipeline.closing).
+   * In-process test servers, whose clients are done when they close, take 0.
+   */
+  shutdownIdleMs: number;
 }
 
 const defaultTimeouts: Timeouts = {
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
   idleTimeoutMs: 65_000,
+  shutdownIdleMs: 1_000,
 };
 
 /**
@@ -141,15 +151,6 @@ const maxConcurrentStreams = 100;
  * than 4 x 100 streams from one address is a proxy; it opens more connections.
  */
 const narrowSessionStreams = 8;
-
-/**
- * A shut-down server closes an HTTP/1.1 keep-alive connection idle this long. One its client
- * reuses sooner gets its answer with `Connection: close` instead: closing a connection a
- * client is about to send on would reset that request. A second covers clients that pause
- * between calls (the red team's writers paused 150-350 ms and were reset at 250 ms); a
- * request that still crosses the close is refused before it runs (see Pipeline.closing).
- */
-const shutdownIdleMs = 1_000;
 
 /** Options of createOnePort beyond TLS. */
 export interface OnePortOptions {
@@ -425,7 +426,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     const now = Date.now();
     if (shuttingDown) {
       for (const [socket, since] of h1Fresh) {
-        if (now - since >= shutdownIdleMs) socket.destroy();
+        if (now - since >= timeouts.shutdownIdleMs) socket.destroy();
       }
     }
     const stalled: Stalled[] = [];
@@ -450,7 +451,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         shuttingDown &&
         p.pending.size === 0 &&
         p.waiting.length === 0 &&
-        now - p.lastDone >= shutdownIdleMs
+        now - p.lastDone >= timeouts.shutdownIdleMs
       ) {
         // Idle for a while: its client is not about to send on it. (Node's own keep-alive
         // timeout closes such connections the same way.)
@@ -757,7 +758,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       // closeIdleConnections: it also closes a connection whose answer went out a moment ago,
       // which its client may be reusing right now.)
       sweep();
-      const idleSweep = setInterval(sweep, Math.min(50, shutdownIdleMs));
+      const idleSweep = setInterval(sweep, Math.max(10, Math.min(50, timeouts.shutdownIdleMs)));
       const timer = setTimeout(() => {
         for (const socket of sockets) socket.destroy();
       }, graceMs);

@@ -2,7 +2,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import type { Interceptor } from "@connectrpc/connect";
 import { createServer, type Server } from "../../src/server.js";
-import { type Backend, startTestServer, type TestServer } from "./test-server.js";
+import { type Backend, closeAtOnce, startTestServer, type TestServer } from "./test-server.js";
 
 // Two servers on one store, lean paths on and off, and one HTTP/2 session to each: what the
 // differential suite (differential-suite.ts) sends its requests through, by hand, so that
@@ -69,6 +69,7 @@ export async function startDifferentialPair(
     interceptors: [spies.router],
     logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
     ...(now ? { now } : {}),
+    timeouts: closeAtOnce,
   });
   const routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
   const sessions = { lean: h2Client(lean.url), router: h2Client(routerUrl) };

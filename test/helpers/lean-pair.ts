@@ -1,7 +1,7 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { expect } from "vitest";
 import { createServer, type Server } from "../../src/server.js";
-import { startTestServer, type TestServer } from "./test-server.js";
+import { closeAtOnce, startTestServer, type TestServer } from "./test-server.js";
 
 type Line = Record<string, unknown>;
 
@@ -32,6 +32,7 @@ export async function startLeanPair(
     store: lean.store,
     interceptors: [spy],
     logStream: { write: (l) => void logs.router.push(JSON.parse(l)) },
+    timeouts: closeAtOnce,
   });
   const routerUrl = `http://127.0.0.1:${(await router.listen()).port}`;
   return {

@@ -5,6 +5,7 @@ import { createServer, type Server } from "../../src/server.js";
 import { createSqliteStore, type SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { freePort } from "./free-port.js";
+import { closeAtOnce } from "./test-server.js";
 
 /** What a server did on its requests' behalf so far: store calls, SQLite statements run. */
 export interface RequestCosts {
@@ -96,7 +97,12 @@ export async function startCountedServer(env: Record<string, string> = {}): Prom
   const cost = createRequestCounter();
   cost.statements(store.db);
   const now = Date.now();
-  const server = await createServer({ config, store: cost.store(store as Store), now: () => now });
+  const server = await createServer({
+    config,
+    store: cost.store(store as Store),
+    now: () => now,
+    timeouts: closeAtOnce,
+  });
   cost.attach(server);
   await server.listen();
   return {
