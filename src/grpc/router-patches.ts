@@ -18,6 +18,8 @@ export interface RouterPatch {
 export interface RouterPatchOptions {
   /** ErrorInfo.domain of the errors the patches add. */
   readonly domain: string;
+  /** Each RPC path the router serves, and the HTTP methods it answers (connect-routes.ts). */
+  readonly served: ReadonlyMap<string, readonly string[]>;
 }
 
 /**
@@ -52,10 +54,11 @@ export const routerPatches: readonly RouterPatch[] = [
   },
   {
     // UNIMPLEMENTED for an RPC nobody serves, in the caller's protocol (it writes its own
-    // status, trailers-only, and needs no other patch).
+    // status, trailers-only, and needs no other patch); 405 for a method a served one does
+    // not answer.
     name: "unknown-rpc",
     after: [],
-    add: (app, o) => addUnknownRpcAnswer(app, o.domain),
+    add: (app, o) => addUnknownRpcAnswer(app, o.domain, o.served),
   },
   {
     // A request the router cannot decode is INVALID_ARGUMENT, not INTERNAL; ErrorInfo on the

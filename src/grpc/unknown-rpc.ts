@@ -29,14 +29,28 @@ function rpcProtocol(
 export function addUnknownRpcAnswer<S extends RawServerBase>(
   app: FastifyInstance<S>,
   domain: string,
+  served: ReadonlyMap<string, readonly string[]>,
 ): void {
   // A callback hook, not an async one: every request passes it, and few are unknown RPCs.
   app.addHook("onRequest", (req, reply, done) => {
-    // Only the REST gateway's catch-all: served RPCs have exact routes.
-    if (req.routeOptions.url !== "/*") return done();
-    const type = String(req.headers["content-type"] ?? "").toLowerCase();
+    // Only the REST gateway's catch-all, or no route at all: served RPCs have exact routes,
+    // for the methods they answer.
+    const route = req.routeOptions.url;
+    if (route !== "/*" && route !== undefined) return done();
     const q = req.url.indexOf("?");
     const path = q < 0 ? req.url : req.url.slice(0, q);
+    const allowed = served.get(path);
+    if (allowed) {
+      // A served RPC, another method (PUT, HEAD, OPTIONS...): 405, as connect-es answers it,
+      // with the methods it does answer.
+      Promise.resolve()
+        .then(() => {
+          reply.code(405).header("allow", allowed.join(", ")).send();
+        })
+        .catch(done);
+      return;
+    }
+    const type = String(req.headers["content-type"] ?? "").toLowerCase();
     const connectGet = req.method === "GET" && /[?&]connect=v1(&|$)/.test(req.url);
     const protocol = rpcProtocol(type, path, connectGet);
     if (!protocol) return done();

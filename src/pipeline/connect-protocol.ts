@@ -16,12 +16,25 @@ import {
 import {
   codeFromString,
   codeToHttpStatus,
+  contentTypeRegExp as connectContentTypeRegExp,
+  contentTypeStreamJson as connectContentTypeStreamJson,
+  contentTypeUnaryJson as connectContentTypeUnaryJson,
   createTransport,
   endStreamFlag,
   endStreamToJson,
   errorToJsonBytes,
 } from "@connectrpc/connect/protocol-connect";
-import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import {
+  contentTypeJson as grpcContentTypeJson,
+  contentTypeProto as grpcContentTypeProto,
+  contentTypeRegExp as grpcContentTypeRegExp,
+  setTrailerStatus,
+} from "@connectrpc/connect/protocol-grpc";
+import {
+  contentTypeJson as grpcWebContentTypeJson,
+  contentTypeProto as grpcWebContentTypeProto,
+  contentTypeRegExp as grpcWebContentTypeRegExp,
+} from "@connectrpc/connect/protocol-grpc-web";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 
 // The ONE file that imports connect-es's protocol modules (`@connectrpc/connect/protocol`,
@@ -34,7 +47,24 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 export type { MethodSerializationLookup, UniversalHandler };
 
 /** What connect-node's router accepts: its default compressions, in its order. */
-const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
+export const routerCompressions: Compression[] = [compressionGzip, compressionBrotli];
+
+/**
+ * The content types the router reads its bodies in (connect-fastify registers a parser that
+ * reads nothing for each, so that the router reads the body itself): the names, then the
+ * patterns of each protocol.
+ */
+export const routerContentTypes: { names: string[]; patterns: RegExp[] } = {
+  names: [
+    connectContentTypeUnaryJson,
+    connectContentTypeStreamJson,
+    grpcWebContentTypeProto,
+    grpcWebContentTypeJson,
+    grpcContentTypeProto,
+    grpcContentTypeJson,
+  ],
+  patterns: [grpcContentTypeRegExp, grpcWebContentTypeRegExp, connectContentTypeRegExp],
+};
 
 /** connect's default: smaller answers go out uncompressed. */
 export const compressMinBytes = 1024;

@@ -5,7 +5,6 @@ import {
   createContextValues,
   type Interceptor,
 } from "@connectrpc/connect";
-import { fastifyConnectPlugin } from "@connectrpc/connect-fastify";
 import type { FastifyRequest } from "fastify";
 import { SecurityTokenService } from "../../gen/gatehouse/sts/v1/sts_pb.js";
 import { file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
@@ -16,6 +15,7 @@ import type { Config } from "../config.js";
 import { browserToConsole } from "../console-routes.js";
 import { addEventsExportRoute } from "../events/export-route.js";
 import { addBodyGate } from "../grpc/body-gate.js";
+import { connectRoutes } from "../grpc/connect-routes.js";
 import { createHealthService } from "../grpc/health.js";
 import { reflectionServices } from "../grpc/reflection.js";
 import { registerOnRouter } from "../grpc/router-json.js";
@@ -151,14 +151,17 @@ export async function openRpcPlane(deps: RpcDeps): Promise<RpcPlane> {
     });
   }
   // Every patch to what the router reads and answers, in the order it keeps as code.
-  await app.register(routerPatchesPlugin, { domain: errorDomain });
+  // Each RPC's path and its HTTP methods, as the router's routes are added below: another
+  // method on one of them is refused (405) by the unknown-RPC patch.
+  const servedPaths = new Map<string, readonly string[]>();
+  await app.register(routerPatchesPlugin, { domain: errorDomain, served: servedPaths });
 
   let router: ConnectRouter | undefined;
-  await app.register(fastifyConnectPlugin, {
+  await app.register(connectRoutes, {
+    served: servedPaths,
     interceptors,
     contextValues,
-    // Not the plugin's shutdownTimeoutMs: its timer is never cleared, and would keep a
-    // stopped process alive for the whole grace period. close() aborts calls itself.
+    // Calls in flight are aborted when the grace period ends (edge-plane's close).
     shutdownSignal: edge.shutdownSignal,
     // API.md "Limits": 1 MiB a message on every protocol, after decompression. The library's
     // default is ~4 GiB; this bound also caps what a compressed message may inflate to.

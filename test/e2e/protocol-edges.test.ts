@@ -226,3 +226,30 @@ describe("gRPC-Web text mode (Google's grpc-web default)", () => {
     expect(trailer?.[1].toString()).toMatch(/grpc-status: ?0/);
   });
 });
+
+describe("an RPC's path asked with another method", () => {
+  const createGroup = "/gatehouse.iam.v2beta1.GroupsService/CreateGroup";
+  it("is 405 with the methods it takes, and nothing runs", async () => {
+    for (const method of ["PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]) {
+      const create = await fetch(`${ts.url}${createGroup}`, {
+        method,
+        headers: { ...org.owner.headers, "content-type": "application/json" },
+        ...(method === "HEAD" || method === "OPTIONS"
+          ? {}
+          : { body: JSON.stringify({ group: { parent: org.uid, name: `by-${method}` } }) }),
+      });
+      expect([method, create.status]).toEqual([method, 405]);
+      expect(create.headers.get("allow")).toBe("POST");
+      // GetGroup has no side effects: Connect's GET serves it too.
+      const get = await fetch(`${ts.url}${getGroup}`, { method });
+      expect([method, get.status, get.headers.get("allow")]).toEqual([method, 405, "POST, GET"]);
+    }
+    const children = await fetch(`${ts.url}/iam/v2beta1/groups?uidp.childrenOf=${org.uid}`, {
+      headers: org.owner.headers,
+    });
+    const names = ((await children.json()) as { groups: { name: string }[] }).groups.map(
+      (g) => g.name,
+    );
+    expect(names.filter((n) => n.startsWith("by-"))).toEqual([]);
+  });
+});
