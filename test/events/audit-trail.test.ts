@@ -236,13 +236,16 @@ describe.each(backends)("audit trail on %s", (backend) => {
       pageSize: 100,
     });
     const gone = res.events.at(-1)!.subject;
-    expect(res.events.map((e) => [e.type, e.subject])).toEqual([
+    const listed = res.events.map((e) => [e.type, e.subject]);
+    // The batch's two events: when they are of one millisecond the list orders them by uid,
+    // not in the order they were made (docs/events.md), so they are compared as a pair.
+    const pair = (events: string[][]) => [...events].sort((a, b) => (a[1]! < b[1]! ? -1 : 1));
+    expect([...listed.slice(0, 3), ...pair(listed.slice(3, 5)), ...listed.slice(5)]).toEqual([
       [groupCreated, group.id],
       ["dev.gatehouse.iam.group.updated.v1", group.id],
       // makeIdentity writes through the store: no event of its own.
       ["dev.gatehouse.iam.role_binding.created.v1", one.id],
-      ["dev.gatehouse.iam.role_binding.created.v1", batch.roleBindings[0]!.id],
-      ["dev.gatehouse.iam.role_binding.created.v1", batch.roleBindings[1]!.id],
+      ...pair(batch.roleBindings.map((b) => ["dev.gatehouse.iam.role_binding.created.v1", b.id])),
       ["dev.gatehouse.iam.role_binding.updated.v1", one.id],
       ["dev.gatehouse.iam.role_binding.deleted.v1", one.id],
       [groupCreated, gone],
