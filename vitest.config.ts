@@ -67,10 +67,16 @@ export default defineConfig({
     // where two took 429 s (load 2-5). VITEST_MAX_WORKERS overrides it (.ci/run's other Node
     // lines, which run side by side, take two each).
     maxWorkers: Math.max(3, availableParallelism() - 1),
-    // Transformed modules kept between runs (node_modules/.experimental-vitest-cache, keyed by
-    // content): a run of one api file spent more on transforming src/ and gen/ than on its
-    // tests (transform 1.3-1.8 s, then 0.2 s; the file's wall time 5.1-5.4 s, then 3.4-4.0 s).
-    experimental: { fsModuleCache: true },
+    // The test files and what they import run on Node's own ESM loader (`import`), with the
+    // TypeScript hooks the suites' child processes use (test/reliability/child/register-ts.mjs:
+    // types stripped by rolldown, kept on disk, and V8's compiled code kept too), not through
+    // vite's module runner, which evaluated each module through its own loader and resolved
+    // its imports by a call to the main process. The unit and api tiers: 109 s of CPU, then
+    // 102 s; the whole suite 526 s, then 500 s (imports 61 s of wall summed over files, then
+    // 38 s; one run each, load 2-6). What that runner alone offers, and the suites do not use:
+    // `vi.mock` and in-source tests (`import.meta.vitest`), hence nodeLoader off.
+    execArgv: ["--import", "./test/reliability/child/register-ts.mjs"],
+    experimental: { viteModuleRunner: false, nodeLoader: false },
     sequence: { sequencer: TierSequencer },
     projects: tierNames.map((tier) => ({
       extends: true,
