@@ -50,6 +50,8 @@ export function addUnknownRpcAnswer<S extends RawServerBase>(
         .catch(done);
       return;
     }
+    // An unknown RPC on a method nothing routes (OPTIONS without CORS) keeps the 404.
+    if (route === undefined) return done();
     const type = String(req.headers["content-type"] ?? "").toLowerCase();
     const connectGet = req.method === "GET" && /[?&]connect=v1(&|$)/.test(req.url);
     const protocol = rpcProtocol(type, path, connectGet);
