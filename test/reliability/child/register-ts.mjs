@@ -1,6 +1,8 @@
 // `node --import ./register-ts.mjs <file.ts>`: install the hooks of ts-hooks.mjs, on the
 // loading thread where Node allows it (registerHooks: about half the start-up CPU of a
-// hooks thread, see ts-hooks.mjs), else on a thread of their own (register).
+// hooks thread, see ts-hooks.mjs), else on a thread of their own (register). The suites'
+// server processes (reliability, replicas) start with it, and so do vitest's workers, which
+// load the test files with Node's own loader (vitest.config.ts).
 import * as module from "node:module";
 import { fileURLToPath } from "node:url";
 import { hooks } from "./ts-hooks.mjs";
