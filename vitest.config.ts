@@ -71,10 +71,11 @@ export default defineConfig({
     // TypeScript hooks the suites' child processes use (test/reliability/child/register-ts.mjs:
     // types stripped by rolldown, kept on disk, and V8's compiled code kept too), not through
     // vite's module runner, which evaluated each module through its own loader and resolved
-    // its imports by a call to the main process. The unit and api tiers: 109 s of CPU, then
-    // 102 s; the whole suite 526 s, then 500 s (imports 61 s of wall summed over files, then
-    // 38 s; one run each, load 2-6). What that runner alone offers, and the suites do not use:
-    // `vi.mock` and in-source tests (`import.meta.vitest`), hence nodeLoader off.
+    // its imports by a call to the main process. The unit and api tiers, one run each after
+    // the other: 109 s of CPU, then 102 s (57 s of wall, then 52 s). Whole runs: the imports,
+    // summed over files, 61 s, then 38-47 s; the suite's total CPU (500-567 s over four runs)
+    // varies more from run to run than it moved. What that runner alone offers, and the suites
+    // do not use: `vi.mock` and in-source tests (`import.meta.vitest`), hence nodeLoader off.
     execArgv: ["--import", "./test/reliability/child/register-ts.mjs"],
     experimental: { viteModuleRunner: false, nodeLoader: false },
     sequence: { sequencer: TierSequencer },
