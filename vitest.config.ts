@@ -42,8 +42,9 @@ const setupOf = (tier: Tier) => [
 // names: the unit tier came last, and its longest file (the SQLite store's, 15-33 s) ran alone
 // at the end of every run while the other worker idled. The heavy tiers first, then the api
 // tier's hundred short files, which two workers share out evenly to the end. The package
-// tier first of all: its image build is one file's 50-60 s, most of it a tsc child on one core,
-// which the unit and reliability tiers' files fill the other workers beside.
+// tier first of all: its image build is one file's longest wait (17 s alone, a cold build in
+// child processes; 50-60 s while the build still type-checked), which the unit and reliability
+// tiers' files fill the other workers beside.
 const tierOrder: readonly Tier[] = ["package", "unit", "reliability", "postgres", "browser", "api"];
 
 /** Vitest's order within a tier (longest, or largest, first), the tiers in tierOrder. */
