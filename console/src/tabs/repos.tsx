@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import type { Repo } from "../../../gen/gatehouse/registry/v2beta1/repos_pb.js";
+import type { Tag } from "../../../gen/gatehouse/registry/v2beta1/tags_pb.js";
 import { api } from "../api.js";
 import type { Can } from "../caps.js";
 import { ConfirmButton, CopyText, FormView, ListView, time } from "../components.js";
@@ -139,7 +140,7 @@ function TagsOf({ repo, can, opened }: { repo: Repo; can: Can; opened: number })
                 {
                   // By tag (moves with pushes) and by digest (pinned).
                   title: "Pull",
-                  render: (t: { name: string; digest: string }) => (
+                  render: (t: Tag) => (
                     <>
                       <CopyText text={`${repo.pullReference}:${t.name}`} shown={`:${t.name}`} />{" "}
                       <CopyText
