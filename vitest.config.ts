@@ -2,13 +2,13 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
-import { classify, filesOf, type Tier, tierNames, tierSetup } from "./test/tiers.js";
+import { classifyOnce, filesOf, type Tier, tierNames, tierSetup } from "./test/tiers.js";
 
 // The suite in tiers (test/tiers.ts says which file goes where, and why): `npm test` runs them
 // all; `npx vitest run --project unit` one of them; `npx vitest run test/foo` a file, paying
 // only for its own tier's setup.
 const root = fileURLToPath(new URL(".", import.meta.url));
-const tiers = classify(root);
+const tiers = classifyOnce(root);
 
 // Tiers whose files share a worker process, one file after another, instead of a fresh process
 // a file (vitest's `isolate`): their modules (src/, gen/, fastify, grpc-js, connect) are loaded

@@ -295,6 +295,29 @@ export function classify(root: string): Map<string, Tier> {
   return tiers;
 }
 
+/** Where classifyOnce keeps its classifications, on the process. */
+const keptTiers = Symbol.for("gatehouse.test-tiers");
+
+/**
+ * classify(root), made once a process for the same test files: vitest evaluates its config
+ * once for the root and once for each project, seven times a run, and each evaluation is a
+ * fresh bundle of this module, so the one made first is kept on the process (`globalThis`).
+ * Seven classifications were about 1.1 s of CPU before any test started (of 5.2 s for a run of
+ * one api file); a test file added or removed is a new key, classified again.
+ */
+export function classifyOnce(root: string): Map<string, Tier> {
+  const onProcess = globalThis as { [keptTiers]?: Map<string, Map<string, Tier>> };
+  onProcess[keptTiers] ??= new Map();
+  const kept = onProcess[keptTiers];
+  const files = `${root}\n${listTestFiles(root).join("\n")}`;
+  let tiers = kept.get(files);
+  if (!tiers) {
+    tiers = classify(root);
+    kept.set(files, tiers);
+  }
+  return tiers;
+}
+
 /** The files of one tier, from a classification. */
 export function filesOf(tiers: Map<string, Tier>, tier: Tier): string[] {
   return [...tiers].filter(([, t]) => t === tier).map(([f]) => f);

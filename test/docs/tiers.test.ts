@@ -1,9 +1,11 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import config from "../../vitest.config.js";
 import {
-  classify,
+  classifyOnce,
   type Import,
   importsOf,
   listTestFiles,
@@ -37,7 +39,7 @@ it("puts every test file in exactly one tier, and the tiers are the whole suite"
 });
 
 it("puts every file that uses the shared PostgreSQL in a tier that starts it", () => {
-  const tiers = classify(root);
+  const tiers = classifyOnce(root);
   // Read independently of the imports the tiers come from: what the code says it uses. A file
   // that spells `backend: "postgres"` without importing `postgresBackend` fails here (and in
   // helpers/postgres.ts when run), rather than in a tier without PostgreSQL.
@@ -57,7 +59,7 @@ it("puts every file that uses the shared PostgreSQL in a tier that starts it", (
 });
 
 it("keeps sockets and global setup out of the unit tier, and builds the console only for browser", () => {
-  const tiers = classify(root);
+  const tiers = classifyOnce(root);
   for (const [file, tier] of tiers) {
     // (This file names the patterns it looks for.) A socket's listen names a port or options:
     // `planes.listen()` of fakes (test/planes/planes.test.ts) opens nothing.
@@ -70,6 +72,24 @@ it("keeps sockets and global setup out of the unit tier, and builds the console 
   expect(withConsole).toEqual(["browser"]);
   expect(tiers.get("test/console/console.test.ts")).toBe("browser");
   expect(tierSetup.unit).toEqual({ postgres: false, console: false });
+});
+
+it("classifies once a process for the same test files, and again when they change", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-tiers-"));
+  try {
+    mkdirSync(join(dir, "test"));
+    writeFileSync(join(dir, "test/a.test.ts"), 'import { it } from "vitest";\n');
+    const first = classifyOnce(dir);
+    expect([...first]).toEqual([["test/a.test.ts", "unit"]]);
+    // vitest.config.ts's seven evaluations a run get the one classification.
+    expect(classifyOnce(dir)).toBe(first);
+    writeFileSync(join(dir, "test/b.test.ts"), 'import http from "node:http";\n');
+    const second = classifyOnce(dir);
+    expect(second).not.toBe(first);
+    expect(second.get("test/b.test.ts")).toBe("api");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 describe("a file's tier, from what it imports", () => {
@@ -151,7 +171,7 @@ describe("a file's tier, from what it imports", () => {
 });
 
 it("builds and starts the package through npm only in the package tier, which CI's other Node lines leave out", () => {
-  const tiers = classify(root);
+  const tiers = classifyOnce(root);
   // npm's scripts run the project's own Node whatever Node runs vitest: a file that runs npm
   // tests the same thing on every line, and two lines side by side would build one dist/.
   const runsNpm = /spawn(?:Sync)?\(\s*["']npm["']/;
