@@ -1,7 +1,7 @@
 // `npm test`: the type check (`npm run typecheck`) beside the suite (`vitest run`, with the
-// arguments given after `--`), not before it. The check (TypeScript 7's tsc) takes about 2 s
-// when nothing changed and 9 s from nothing (15 s of CPU, on its own threads); before the
-// suite, it held up the suite's start for that long. Its output is printed after the suite's, and `npm test` fails if either fails.
+// arguments given after `--`), not before it, where the suite would wait for it: with
+// TypeScript 7 about 2 s when nothing changed, and 9 s (15 s of CPU, on threads of its own)
+// from nothing. Its output is printed after the suite's, and `npm test` fails if either fails.
 import { spawn } from "node:child_process";
 
 /** A child's exit code (1 when a signal ended it). */
