@@ -87,18 +87,27 @@ export function refuseProtoKeyInJson(json: JsonValue): void {
   if (path !== undefined) throw protoKeyRefused(path);
 }
 
+/**
+ * The path of a `__proto__` key in `json`: depth first, an object's own keys before what its
+ * values hold. A loop over a stack of its own, not recursion: a request body is nested as deep
+ * as its bytes allow (JSON.parse reads any depth), and 3,346 levels of `{"group":` in a 33 kB
+ * REST body overflowed the call stack here, a 500 for a client's mistake (found by
+ * test/reliability/bad-input.test.ts; test/iam/input-rules.test.ts sends 50,000).
+ */
 function protoKeyPath(json: JsonValue, prefix: string): string | undefined {
-  if (Array.isArray(json)) {
-    for (const [i, item] of json.entries()) {
-      const p = protoKeyPath(item, `${prefix}[${i}]`);
-      if (p !== undefined) return p;
-    }
-  } else if (typeof json === "object" && json !== null) {
-    for (const key of Object.keys(json)) {
-      const at = prefix ? `${prefix}.${key}` : key;
-      if (key === protoKey) return at;
-      const p = protoKeyPath(json[key]!, at);
-      if (p !== undefined) return p;
+  const stack: [JsonValue, string][] = [[json, prefix]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [value, at] = top;
+    if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i]!, `${at}[${i}]`]);
+    } else if (typeof value === "object" && value !== null) {
+      const keys = Object.keys(value);
+      // This object's own keys are looked at before anything inside its values.
+      for (const key of keys) if (key === protoKey) return at ? `${at}.${key}` : key;
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push([value[key]!, at ? `${at}.${key}` : key]);
+      }
     }
   }
   return undefined;
