@@ -1,6 +1,6 @@
 // `npm test`: the type check (`npm run typecheck`) beside the suite (`vitest run`, with the
 // arguments given after `--`), not before it, where the suite would wait for it: with
-// TypeScript 7 about 2 s when nothing changed, and 9 s (15 s of CPU, on threads of its own)
+// TypeScript 7 about 2 s when nothing changed, and 9 s (17 s of CPU, on threads of its own)
 // from nothing. Its output is printed after the suite's, and `npm test` fails if either fails.
 import { spawn } from "node:child_process";
 

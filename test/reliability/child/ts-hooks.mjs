@@ -1,10 +1,11 @@
 // Module hooks that let `node` run the TypeScript sources, for the suites' child processes
 // and vitest's workers (register-ts.mjs): ../../helpers/ts-module-hooks.mjs's (shared with
 // the CLI's bin-hooks.mjs), stripping with rolldown. dist/ may not exist before `npm test`,
-// and building it with tsc costs about 9 s; transpiling each .ts file on its own with
-// typescript's transpileModule costs about 4 s at start-up. rolldown's transformSync (the
-// stripper under vite's transformWithOxc; vite is what vitest runs on, so it is installed
-// wherever the tests run) strips the types of all of src/ and gen/ in well under a second.
+// and building it costs a few seconds (9 s when tsc still type-checked it); transpiling each
+// .ts file on its own with TypeScript 5's transpileModule (7 has no such API) cost about 4 s
+// at start-up. rolldown's transformSync (the stripper under vite's transformWithOxc; vite is
+// what vitest runs on, so it is installed wherever the tests run) strips the types of all of
+// src/ and gen/ in well under a second.
 // Node's own type stripping is not enough: gen/ declares enums.
 //
 // What it strips is kept on disk (node_modules/.cache/gatehouse-ts-hooks, one file per source
