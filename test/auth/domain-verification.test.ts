@@ -5,6 +5,7 @@ import {
   verificationName,
   verificationRecord,
 } from "../../src/auth/oauth/domain-verification.js";
+import { listOrder } from "../helpers/list-order.js";
 import { restCall } from "../helpers/rest-client.js";
 import { backends, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
@@ -34,8 +35,11 @@ describe.each(backends)("domain claims on %s", (backend) => {
       org.owner.headers,
     );
     expect(res.status).toBe(200);
+    madeAt.set(res.json.uid, res.json.createTime);
     return res.json.uid as string;
   }
+  /** When each provider was made: when it claimed its domains. */
+  const madeAt = new Map<string, string>();
 
   const lookup = async (domain: string) =>
     ((await (await fetch(`${gh.url}/oauth/identity-providers?domain=${domain}`)).json()) as Found)
@@ -68,11 +72,13 @@ describe.each(backends)("domain claims on %s", (backend) => {
       now: () => clock,
       log: () => {},
     });
-    // Unverified, the oldest claim comes first.
-    expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual([
-      [first, false],
-      [real, false],
-    ]);
+    // Unverified, the oldest claim comes first (claims of one millisecond by uid).
+    const unverified = listOrder(
+      [first, real].map((uid) => ({ uid, createTime: madeAt.get(uid)! })),
+    );
+    expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual(
+      unverified.map((p) => [p.uid, false]),
+    );
     const run = await job.run();
     expect(run.verified).toBe(1);
     expect(asked).toContain("_gatehouse-verification.verified-corp.example");
@@ -108,10 +114,11 @@ describe.each(backends)("domain claims on %s", (backend) => {
         company.owner.headers,
       );
       expect(res.status).toBe(200);
+      madeAt.set(real, res.json.updateTime);
     }
-    expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual([
-      [first, false],
-      [real, false],
-    ]);
+    const again = listOrder([first, real].map((uid) => ({ uid, createTime: madeAt.get(uid)! })));
+    expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual(
+      again.map((p) => [p.uid, false]),
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { beforeAll, expect, it } from "vitest";
+import { listOrder } from "../helpers/list-order.js";
 import { restCall } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
@@ -15,6 +16,16 @@ beforeAll(async () => {
   b = await gh.makeOrg("bravo");
 });
 
+/** When each provider was made (its create_time, RFC 3339): when it claimed its name and domains. */
+const claimedAt = new Map<string, string>();
+
+/**
+ * `uids` in the lookups' order for claims of equal standing: the oldest claim first, and claims
+ * of one millisecond by uid (providers made one after the other can share one).
+ */
+const byClaim = (uids: string[]) =>
+  listOrder(uids.map((uid) => ({ uid, createTime: claimedAt.get(uid)! }))).map((p) => p.uid);
+
 async function provider(org: TestOrg, name: string, emailDomains: string[] = []): Promise<string> {
   const res = await restCall(
     gh.url,
@@ -29,6 +40,7 @@ async function provider(org: TestOrg, name: string, emailDomains: string[] = [])
     org.owner.headers,
   );
   expect(res.status).toBe(200);
+  claimedAt.set(res.json.uid, res.json.createTime);
   return res.json.uid as string;
 }
 
@@ -46,10 +58,15 @@ it("answers the providers of exactly that name, with who declares them, and no m
   expect(res.headers.get("cache-control")).toBe("no-store");
   const body = (await res.json()) as Found;
   // The oldest claim of the name first; a name is never verified.
-  expect(body.identityProviders).toEqual([
-    { uid: alpha, name: "corp sso", organization: "alpha", verified: false },
-    { uid: bravo, name: "corp sso", organization: "bravo", verified: false },
-  ]);
+  const organization = { [alpha]: "alpha", [bravo]: "bravo" };
+  expect(body.identityProviders).toEqual(
+    byClaim([alpha, bravo]).map((uid) => ({
+      uid,
+      name: "corp sso",
+      organization: organization[uid],
+      verified: false,
+    })),
+  );
   const text = JSON.stringify(body);
   // Neither its issuer, nor its secret, nor its description.
   for (const hidden of ["sso.example.com", "s3cret-value", "internal-only"]) {
@@ -111,7 +128,9 @@ it("answers the earliest claims of a domain first, at most three of one organiza
   const later: string[] = [];
   for (let i = 0; i < 11; i++) later.push(await provider(b, `later ${i}`, ["crowded.example"]));
   const body = (await (await lookup("domain=crowded.example")).json()) as Found;
-  expect(body.identityProviders.map((p) => p.uid)).toEqual([first, ...later.slice(0, 3)]);
+  expect(body.identityProviders.map((p) => p.uid)).toEqual(
+    byClaim([first, ...byClaim(later).slice(0, 3)]),
+  );
 });
 
 it("lists the company's own provider whatever older providers of another organization claim", async () => {
@@ -145,9 +164,11 @@ it("orders an old provider given the domain today by today's claim", async () =>
     a.owner.headers,
   );
   expect(res.status).toBe(200);
+  // Its claim is the update's: after the early one's, or of the same millisecond.
+  claimedAt.set(old, res.json.updateTime);
   const found = ((await (await lookup("domain=claimed-early.example")).json()) as Found)
     .identityProviders;
-  expect(found.map((p) => p.uid)).toEqual([early, old]);
+  expect(found.map((p) => p.uid)).toEqual(byClaim([early, old]));
 });
 
 it("refuses a bad, repeated, mixed, unknown or overlong query clearly", async () => {

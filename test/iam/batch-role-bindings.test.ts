@@ -9,6 +9,7 @@ import {
   protocols,
   transportFor,
 } from "../helpers/iam-clients.js";
+import { inMadeOrder } from "../helpers/list-order.js";
 import { badRequestFields, restCall } from "../helpers/rest-client.js";
 import {
   type Backend,
@@ -74,8 +75,14 @@ describe.each(backends)("BatchCreateRoleBindings on %s", (backend: Backend) => {
       const events = (await eventsAt()).filter((e) =>
         res.roleBindings.some((x) => x.uid === e.subject),
       );
-      expect(events.map((e) => [e.type, e.subject])).toEqual(
-        res.roleBindings.map((x) => [created, x.uid]),
+      // One event a binding; one transaction's events are of one millisecond, listed by uid.
+      const key = (e: { type: string; subject: string }) => `${e.type} ${e.subject}`;
+      expect(events.map(key)).toEqual(
+        inMadeOrder(
+          events,
+          res.roleBindings.map((x) => key({ type: created, subject: x.uid })),
+          key,
+        ),
       );
       // One call: one request id for both.
       expect(events[0]!.data?.requestId).toBe(events[1]!.data?.requestId);

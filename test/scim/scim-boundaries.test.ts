@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { listOrder } from "../helpers/list-order.js";
 import { restCall } from "../helpers/rest-client.js";
 import { backends, useTestServer } from "../helpers/test-server.js";
 import { connectScim, scimClient, scimFetch } from "./scim-client.js";
@@ -259,6 +260,7 @@ describe("SCIM refusals", () => {
   });
 
   it("pages and filters: startIndex, count, co, sw, pr, and, or on userName, externalId, displayName, emails.value", async () => {
+    const made: { uid: string; createTime: string; userName: string }[] = [];
     for (const n of [1, 2, 3, 4, 5]) {
       const res = await scim.send({
         method: "POST",
@@ -272,6 +274,11 @@ describe("SCIM refusals", () => {
         },
       });
       expect(res.status).toBe(201);
+      made.push({
+        uid: res.json.id,
+        createTime: res.json.meta.created,
+        userName: res.json.userName,
+      });
     }
     const q = async (filter: string, extra = "") =>
       (
@@ -283,10 +290,12 @@ describe("SCIM refusals", () => {
     expect((await q('userName sw "pager-"')).totalResults).toBe(5);
     const page = await q('userName sw "pager-"', "&startIndex=2&count=2");
     expect(page).toMatchObject({ totalResults: 5, startIndex: 2, itemsPerPage: 2 });
-    expect(page.Resources.map((r: { userName: string }) => r.userName)).toEqual([
-      "pager-2@example.com",
-      "pager-3@example.com",
-    ]);
+    // Users are listed by when they were made, those of one millisecond by id.
+    expect(page.Resources.map((r: { userName: string }) => r.userName)).toEqual(
+      listOrder(made)
+        .slice(1, 3)
+        .map((u) => u.userName),
+    );
     expect((await q('displayName eq "odd person"')).totalResults).toBe(3);
     expect((await q('emails.value co "-4@mail"')).totalResults).toBe(1);
     expect((await q('externalId eq "ext-2" or externalId eq "ext-5"')).totalResults).toBe(2);
