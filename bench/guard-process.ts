@@ -50,6 +50,8 @@ export async function startGuardServer(
   const cmd = [
     process.execPath,
     ...((shipped.serverNodeFlags as string[] | undefined) ?? []),
+    // Pinned to one core, the flags `gatehouse serve` restarts itself with on one CPU.
+    ...(start.pin ? ((shipped.oneCpuNodeFlags as string[] | undefined) ?? []) : []),
     ...(start.flags ?? []),
     join(start.checkout, "dist/bench/guard-server.js"),
     start.db,

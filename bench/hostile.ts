@@ -55,7 +55,11 @@ const arg = (name: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const seconds = Number(arg("seconds") ?? 15);
 const profileDir = arg("profile");
-/** `--server-flags=--trace-gc,--single-threaded-gc`: Node flags for the server, after its own. */
+/**
+ * `--server-flags=--trace-gc`: Node flags for the server, after its own. Pinned to one core,
+ * `gatehouse serve` restarts itself with src/node-flags.ts's oneCpuNodeFlags
+ * (`--single-threaded-gc`); `--server-flags=--no-single-threaded-gc` measures it without.
+ */
 const serverFlags = arg("server-flags")?.split(",") ?? [];
 /**
  * The control client's own loopback address (all of 127/8 is loopback): the server shares its

@@ -27,6 +27,37 @@ export const serverNodeFlags: readonly string[] = [
 ];
 
 /**
+ * What `gatehouse serve` adds to its flags when it may run on one CPU only (pinned with
+ * taskset, or given one CPU by a container's cgroup limit: Node's availableParallelism reads
+ * both): it restarts itself with them at once (bin/gatehouse.js, process.execve: same process,
+ * same pid), before anything else is loaded.
+ *
+ * `--single-threaded-gc`: V8 collects on the main thread alone, with no helper threads for
+ * scavenging, marking and sweeping. On one CPU those helpers cannot run beside the main thread:
+ * they take its CPU from it in the middle of its work, and a collection waits for them. Under
+ * hostile clients on one pinned core (bench/hostile.ts, two full runs each way, same hour), the
+ * server's main thread waited for its core 20-21% of the time with helpers and 4% without;
+ * the longest collection pauses went from 15-22 ms to 7-11 ms, and the control client's p99
+ * against its unloaded p99 went from 5.8x and 3.7x to 2.3x and 1.8x under a pipelined flood,
+ * and from 3.2x and 4.0x to 2.0x and 1.0x under a console-file flood (bench/RESULTS.md, round
+ * 8). With more than one CPU the helpers run beside the main thread and shorten its pauses:
+ * nothing is added there.
+ */
+export const oneCpuNodeFlags: readonly string[] = ["--single-threaded-gc"];
+
+/**
+ * The flags `gatehouse serve` restarts itself with: oneCpuNodeFlags when it may run on `cpus`
+ * CPUs (os.availableParallelism) and its `execArgv` does not already say how V8 should collect
+ * (`--single-threaded-gc`, or `--no-single-threaded-gc` to keep the helper threads); otherwise
+ * none, and it does not restart.
+ */
+export function oneCpuRestartFlags(cpus: number, execArgv: readonly string[]): string[] {
+  if (cpus > 1) return [];
+  if (execArgv.some((a) => /^--(no-)?single[-_]threaded[-_]gc$/.test(a))) return [];
+  return [...oneCpuNodeFlags];
+}
+
+/**
  * The environment the server is meant to start with, beside its flags (the same places pass
  * it: `npm start`, the Dockerfile, the benchmark; test/docs/node-flags.test.ts).
  *

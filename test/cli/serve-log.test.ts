@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { runBin } from "../helpers/run-bin.js";
+import { bin, runBin } from "../helpers/run-bin.js";
 import { freePort } from "../helpers/test-server.js";
 
 // The start log tells a newcomer where the console is and, on a fresh database, the one
@@ -37,4 +37,39 @@ it("names the console URL, and on an empty database the bootstrap command", {
   const second = lines((await serve()).stdout);
   expect(second.some((l) => l.msg === "gatehouse listening")).toBe(true);
   expect(second.some((l) => /no organization yet/.test(l.msg))).toBe(false);
+});
+
+// On one CPU, V8's collector helper threads only take the main thread's CPU from it:
+// `gatehouse serve` restarts itself, the same process, with --single-threaded-gc
+// (src/node-flags.ts); with more CPUs it keeps them.
+it("runs with V8's single-threaded collector on one CPU, and with its helper threads on more", {
+  timeout: 120_000,
+}, async () => {
+  const db = join(dir, "one-cpu.db");
+  const port = await freePort();
+  const env = { GATEHOUSE_HOST: "127.0.0.1", GATEHOUSE_PORT: String(port), GATEHOUSE_DB: db };
+  /** The serving process's command line, read once it listens (ps shows the same). */
+  const servedWith = async (oneCpu: boolean) => {
+    let pid = 0;
+    let argv: string[] = [];
+    const run = await runBin(["serve"], env, {
+      oneCpu,
+      onStart: (child) => {
+        pid = child.pid!;
+      },
+      stopWhenOut: (out) => {
+        if (!out.includes('"gatehouse listening"')) return false;
+        argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+        return true;
+      },
+    });
+    expect(run.stdout).toContain('"gatehouse listening"');
+    return argv;
+  };
+  const one = await servedWith(true);
+  expect(one).toContain("--single-threaded-gc");
+  // Restarted with it, not started again: what it was started with is all still there.
+  expect(one).toEqual(expect.arrayContaining(["--import", bin, "serve"]));
+  if (availableParallelism() > 1)
+    expect(await servedWith(false)).not.toContain("--single-threaded-gc");
 });

@@ -1,6 +1,11 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { serverEnvironment, serverNodeFlags } from "../../src/node-flags.js";
+import {
+  oneCpuNodeFlags,
+  oneCpuRestartFlags,
+  serverEnvironment,
+  serverNodeFlags,
+} from "../../src/node-flags.js";
 
 // The server's node flags and environment live in src/node-flags.ts; every way the repository
 // starts the server must pass the same ones, and the README must name them.
@@ -28,6 +33,16 @@ describe("the server's node flags", () => {
     expect(readFileSync("README.md", "utf8")).toContain(
       `${envLine()} node ${serverNodeFlags.join(" ")} bin/gatehouse.js serve`,
     );
+  });
+
+  it("gain the one-CPU flags on one CPU only, unless the command line already chose", () => {
+    expect(oneCpuRestartFlags(1, serverNodeFlags)).toEqual(oneCpuNodeFlags);
+    expect(oneCpuRestartFlags(2, serverNodeFlags)).toEqual([]);
+    expect(oneCpuRestartFlags(1, [...serverNodeFlags, "--single-threaded-gc"])).toEqual([]);
+    expect(oneCpuRestartFlags(1, ["--no-single-threaded-gc"])).toEqual([]);
+    expect(oneCpuRestartFlags(1, ["--single_threaded_gc"])).toEqual([]);
+    // The README says what happens on one CPU, by the flags' names.
+    for (const flag of oneCpuNodeFlags) expect(readFileSync("README.md", "utf8")).toContain(flag);
   });
 });
 

@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import type { CliRun } from "./run-cli.js";
 
 const register = fileURLToPath(new URL("register-bin.mjs", import.meta.url));
-const bin = fileURLToPath(new URL("../../bin/gatehouse.js", import.meta.url));
+/** The package's executable, bin/gatehouse.js. */
+export const bin = fileURLToPath(new URL("../../bin/gatehouse.js", import.meta.url));
 
 /** Options of runBin. */
 export interface RunBinOptions {
@@ -20,6 +21,8 @@ export interface RunBinOptions {
   stopWhenOut?: (stdout: string) => boolean;
   /** Called with the process once spawned (to signal it). */
   onStart?: (child: ChildProcess) => void;
+  /** Run it on one CPU (`taskset -c 0`, which execs it: the same pid). */
+  oneCpu?: boolean;
 }
 
 /**
@@ -32,7 +35,9 @@ export function runBin(
   env: Record<string, string>,
   opts: RunBinOptions = {},
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, ["--no-warnings", "--import", register, bin, ...argv], {
+  const cmd = [process.execPath, "--no-warnings", "--import", register, bin, ...argv];
+  if (opts.oneCpu) cmd.unshift("taskset", "-c", "0");
+  const child = spawn(cmd[0]!, cmd.slice(1), {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
