@@ -17,12 +17,20 @@ const lines = (stdout: string) =>
     .filter((l) => l.startsWith("{"))
     .map((l) => JSON.parse(l) as { msg: string; console?: string });
 
+/** A port and the environment that serves on it from the database `name` of this file's dir. */
+async function served(name: string) {
+  const port = await freePort();
+  const db = join(dir, name);
+  return {
+    port,
+    env: { GATEHOUSE_HOST: "127.0.0.1", GATEHOUSE_PORT: String(port), GATEHOUSE_DB: db },
+  };
+}
+
 it("names the console URL, and on an empty database the bootstrap command", {
   timeout: 120_000,
 }, async () => {
-  const db = join(dir, "gatehouse.db");
-  const port = await freePort();
-  const env = { GATEHOUSE_HOST: "127.0.0.1", GATEHOUSE_PORT: String(port), GATEHOUSE_DB: db };
+  const { port, env } = await served("gatehouse.db");
   const serve = () =>
     runBin(["serve"], env, { stopWhenOut: (out) => out.includes('"gatehouse listening"') });
   const first = lines((await serve()).stdout);
@@ -45,9 +53,7 @@ it("names the console URL, and on an empty database the bootstrap command", {
 it("runs with V8's single-threaded collector on one CPU, and with its helper threads on more", {
   timeout: 120_000,
 }, async () => {
-  const db = join(dir, "one-cpu.db");
-  const port = await freePort();
-  const env = { GATEHOUSE_HOST: "127.0.0.1", GATEHOUSE_PORT: String(port), GATEHOUSE_DB: db };
+  const { env } = await served("one-cpu.db");
   /** The serving process's command line, read once it listens (ps shows the same). */
   const servedWith = async (oneCpu: boolean) => {
     let pid = 0;
