@@ -43,5 +43,7 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "bin/healthcheck.js"]
 # Node flags for the server, and MALLOC_ARENA_MAX above: src/node-flags.ts says why
 # (test/docs/node-flags.test.ts checks that these and package.json's start script agree).
+# A container limited to one CPU needs nothing more: serve then restarts itself with
+# --single-threaded-gc (bin/gatehouse.js, on this image's Node 24).
 ENTRYPOINT ["node", "--max-semi-space-size=8", "--heap-growing-percent=100", "bin/gatehouse.js"]
 CMD ["serve"]
