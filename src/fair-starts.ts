@@ -81,7 +81,7 @@ export function createFairStarts(
 ): FairStarts {
   const lanes = new Map<string, Lane>();
   /** Lanes with a request that may start, in round-robin order. */
-  let ring: Lane[] = [];
+  const ring: Lane[] = [];
   let startedThisTurn = 0;
   let turnScheduled = false;
   /** Turns so far: each pays `bytesPerTurn` of every lane's charges off. */
@@ -183,28 +183,38 @@ export function createFairStarts(
    * A new turn: pay every lane's charges a turn's worth, start what waits, one request an
    * address a round, up to `perTurn`; lanes still owing wait for a later turn.
    */
+  /** The lanes a round served, kept for the ring's end: one array for every round. */
+  const served: Lane[] = [];
+
   const turn = () => {
     turnScheduled = false;
     turns++;
     startedThisTurn = 0;
-    for (const lane of idleOwing) {
-      if (lane.running > 0 || lane.queue.length > 0) idleOwing.delete(lane);
-      else if (settle(lane) === 0) {
-        idleOwing.delete(lane);
-        lanes.delete(lane.address);
+    if (idleOwing.size > 0) {
+      for (const lane of idleOwing) {
+        if (lane.running > 0 || lane.queue.length > 0) idleOwing.delete(lane);
+        else if (settle(lane) === 0) {
+          idleOwing.delete(lane);
+          lanes.delete(lane.address);
+        }
       }
     }
     let startedThisRound = true;
     while (ring.length > 0 && startedThisTurn < limits.perTurn && startedThisRound) {
       startedThisRound = false;
-      // Lanes served this round go behind those the round did not reach.
-      const served: Lane[] = [];
-      const unserved: Lane[] = [];
-      for (const lane of ring) {
+      // Lanes served this round go behind those the round did not reach. In place, with no
+      // array made a round (a turn runs for every few requests under load, and its arrays
+      // were a tenth of what a pipelined flood made the server allocate, bench/RESULTS.md
+      // round 8): those not reached are moved down to `kept`, those served wait in `served`.
+      // A lane that a start adds to the ring meanwhile (enqueue) is at its end, and is read
+      // in this same round, as it was.
+      let kept = 0;
+      for (let i = 0; i < ring.length; i++) {
+        const lane = ring[i]!;
         if (lane.queue.length === 0 || !underCap(lane)) {
           leave(lane);
         } else if (startedThisTurn >= limits.perTurn || owes(lane)) {
-          unserved.push(lane);
+          ring[kept++] = lane;
         } else {
           runNext(lane);
           startedThisRound = true;
@@ -212,7 +222,11 @@ export function createFairStarts(
           else leave(lane);
         }
       }
-      ring = [...unserved, ...served];
+      // Written over the ring's own slots: shortened only by the lanes that left (V8 trims
+      // an array's store when it shrinks by half, and the pushes after it made a new one).
+      for (let j = 0; j < served.length; j++) ring[kept + j] = served[j]!;
+      ring.length = kept + served.length;
+      served.length = 0;
     }
     if (ring.length > 0 || idleOwing.size > 0) scheduleTurn();
   };
