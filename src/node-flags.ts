@@ -37,11 +37,11 @@ export const serverNodeFlags: readonly string[] = [
  * they take its CPU from it in the middle of its work, and a collection waits for them. Under
  * hostile clients on one pinned core (bench/hostile.ts, two full runs each way, same hour), the
  * server's main thread waited for its core 20-21% of the time with helpers and 4% without;
- * the longest collection pauses went from 15-22 ms to 6-11 ms (one of 26 ms), and the control client's p99
- * against its unloaded p99 went from 5.8x and 3.7x to 2.3x and 1.8x under a pipelined flood,
- * and from 3.2x and 4.0x to 2.0x and 1.0x under a console-file flood (bench/RESULTS.md, round
- * 8). With more than one CPU the helpers run beside the main thread and shorten its pauses:
- * nothing is added there.
+ * the longest collection pauses went from 15-22 ms to 6-11 ms (one of 26 ms), and the
+ * control client's p99 against its unloaded p99 went from 5.8x and 3.7x to 2.3x and 1.8x
+ * under a pipelined flood, and from 3.2x and 4.0x to 2.0x and 1.0x under a console-file flood
+ * (bench/RESULTS.md, round 8). With more than one CPU the helpers run beside the main thread
+ * and shorten its pauses: nothing is added there.
  */
 export const oneCpuNodeFlags: readonly string[] = ["--single-threaded-gc"];
 
