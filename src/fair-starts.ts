@@ -179,13 +179,13 @@ export function createFairStarts(
     scheduleTurn();
   };
 
+  /** The lanes a round served, kept for the ring's end: one array for every round. */
+  const served: Lane[] = [];
+
   /**
    * A new turn: pay every lane's charges a turn's worth, start what waits, one request an
    * address a round, up to `perTurn`; lanes still owing wait for a later turn.
    */
-  /** The lanes a round served, kept for the ring's end: one array for every round. */
-  const served: Lane[] = [];
-
   const turn = () => {
     turnScheduled = false;
     turns++;
