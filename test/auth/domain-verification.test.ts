@@ -5,7 +5,7 @@ import {
   verificationName,
   verificationRecord,
 } from "../../src/auth/oauth/domain-verification.js";
-import { listOrder } from "../helpers/list-order.js";
+import { uidsByTime } from "../helpers/list-order.js";
 import { restCall } from "../helpers/rest-client.js";
 import { backends, type TestOrg, useTestServer } from "../helpers/test-server.js";
 
@@ -26,6 +26,9 @@ describe.each(backends)("domain claims on %s", (backend) => {
     company = await gh.makeOrg("company");
   });
 
+  /** When each provider claimed its domains: made with them, or given them again by an update. */
+  const claimedAt = new Map<string, string>();
+
   async function provider(org: TestOrg, name: string, emailDomains: string[]): Promise<string> {
     const res = await restCall(
       gh.url,
@@ -35,11 +38,9 @@ describe.each(backends)("domain claims on %s", (backend) => {
       org.owner.headers,
     );
     expect(res.status).toBe(200);
-    madeAt.set(res.json.uid, res.json.createTime);
+    claimedAt.set(res.json.uid, res.json.createTime);
     return res.json.uid as string;
   }
-  /** When each provider was made: when it claimed its domains. */
-  const madeAt = new Map<string, string>();
 
   const lookup = async (domain: string) =>
     ((await (await fetch(`${gh.url}/oauth/identity-providers?domain=${domain}`)).json()) as Found)
@@ -73,11 +74,8 @@ describe.each(backends)("domain claims on %s", (backend) => {
       log: () => {},
     });
     // Unverified, the oldest claim comes first (claims of one millisecond by uid).
-    const unverified = listOrder(
-      [first, real].map((uid) => ({ uid, createTime: madeAt.get(uid)! })),
-    );
     expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual(
-      unverified.map((p) => [p.uid, false]),
+      uidsByTime([first, real], claimedAt).map((uid) => [uid, false]),
     );
     const run = await job.run();
     expect(run.verified).toBe(1);
@@ -114,11 +112,10 @@ describe.each(backends)("domain claims on %s", (backend) => {
         company.owner.headers,
       );
       expect(res.status).toBe(200);
-      madeAt.set(real, res.json.updateTime);
+      claimedAt.set(real, res.json.updateTime);
     }
-    const again = listOrder([first, real].map((uid) => ({ uid, createTime: madeAt.get(uid)! })));
     expect((await lookup("verified-corp.example")).map((p) => [p.uid, p.verified])).toEqual(
-      again.map((p) => [p.uid, false]),
+      uidsByTime([first, real], claimedAt).map((uid) => [uid, false]),
     );
   });
 });

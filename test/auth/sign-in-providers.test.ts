@@ -1,5 +1,5 @@
 import { beforeAll, expect, it } from "vitest";
-import { listOrder } from "../helpers/list-order.js";
+import { uidsByTime } from "../helpers/list-order.js";
 import { restCall } from "../helpers/rest-client.js";
 import { type TestOrg, useTestServer } from "../helpers/test-server.js";
 
@@ -23,8 +23,7 @@ const claimedAt = new Map<string, string>();
  * `uids` in the lookups' order for claims of equal standing: the oldest claim first, and claims
  * of one millisecond by uid (providers made one after the other can share one).
  */
-const byClaim = (uids: string[]) =>
-  listOrder(uids.map((uid) => ({ uid, createTime: claimedAt.get(uid)! }))).map((p) => p.uid);
+const byClaim = (uids: string[]) => uidsByTime(uids, claimedAt);
 
 async function provider(org: TestOrg, name: string, emailDomains: string[] = []): Promise<string> {
   const res = await restCall(

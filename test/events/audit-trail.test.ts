@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventsService } from "../../gen/gatehouse/events/v2beta1/events_pb.js";
 import { builtinRoles } from "../../src/auth/capabilities.js";
 import { iamClients, transportFor } from "../helpers/iam-clients.js";
-import { inMadeOrder } from "../helpers/list-order.js";
+import { eventKey, inMadeOrder } from "../helpers/list-order.js";
 import { backends, startTestServer, type TestServer } from "../helpers/test-server.js";
 import { v1Clients } from "../helpers/v1-clients.js";
 import { startWebhookSink, type WebhookSink } from "../helpers/webhook-sink.js";
@@ -108,16 +108,15 @@ describe.each(backends)("audit trail on %s", (backend) => {
     ]);
     expect(aboutA.events.every((e) => e.subject === a.uid)).toBe(true);
     const belowA = await events.listEvents({ uidp: { descendantsOf: a.uid, childrenOf: "" } });
-    const key = (e: { type: string; subject: string }) => `${e.type} ${e.subject}`;
-    expect(belowA.events.map(key)).toEqual(
+    expect(belowA.events.map(eventKey)).toEqual(
       inMadeOrder(
         belowA.events,
         [
           "dev.gatehouse.iam.group.created.v1",
           "dev.gatehouse.iam.group.updated.v1",
           "dev.gatehouse.iam.group.created.v1",
-        ].map((type, i) => key({ type, subject: i < 2 ? a.uid : child.uid })),
-        key,
+        ].map((type, i) => eventKey({ type, subject: i < 2 ? a.uid : child.uid })),
+        eventKey,
       ),
     );
     const first = await events.listEvents({ pageSize: 2, orderBy: "create_time desc" });
@@ -249,7 +248,6 @@ describe.each(backends)("audit trail on %s", (backend) => {
     const gone = res.events.find((e) => e.type === "dev.gatehouse.iam.group.deleted.v1")!.subject;
     // In the order the calls were made, but events of one millisecond (the batch's two, one
     // transaction; calls that came quickly) by uid (docs/events.md).
-    const key = (e: { type: string; subject: string }) => `${e.type} ${e.subject}`;
     const made = [
       [groupCreated, group.id],
       ["dev.gatehouse.iam.group.updated.v1", group.id],
@@ -260,8 +258,8 @@ describe.each(backends)("audit trail on %s", (backend) => {
       ["dev.gatehouse.iam.role_binding.deleted.v1", one.id],
       [groupCreated, gone],
       ["dev.gatehouse.iam.group.deleted.v1", gone],
-    ].map(([type, subject]) => key({ type: type!, subject: subject! }));
-    expect(res.events.map(key)).toEqual(inMadeOrder(res.events, made, key));
+    ].map(([type, subject]) => eventKey({ type: type!, subject: subject! }));
+    expect(res.events.map(eventKey)).toEqual(inMadeOrder(res.events, made, eventKey));
     // The source names the API the caller used; the actor, protocol and mask are the call's.
     const of = (type: string, subject: string) =>
       res.events.find((e) => e.type === type && e.subject === subject);

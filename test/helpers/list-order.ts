@@ -47,3 +47,14 @@ export function inMadeOrder<T extends Listed>(
   if (items.some((x, i) => i > 0 && millis(x) < millis(items[i - 1]!))) return [...made];
   return listOrder(items).map(key);
 }
+
+/** An event's key for inMadeOrder: its type and subject (one event of each a test's calls). */
+export const eventKey = (e: { type: string; subject: string }) => `${e.type} ${e.subject}`;
+
+/**
+ * `uids` in list order, each at the time `timeOf` gives it (an RFC 3339 create_time, or the
+ * update that claimed something anew): the earliest first, those of one millisecond by uid.
+ */
+export function uidsByTime(uids: readonly string[], timeOf: ReadonlyMap<string, string>): string[] {
+  return listOrder(uids.map((uid) => ({ uid, createTime: timeOf.get(uid)! }))).map((x) => x.uid);
+}

@@ -9,7 +9,7 @@ import {
   protocols,
   transportFor,
 } from "../helpers/iam-clients.js";
-import { inMadeOrder } from "../helpers/list-order.js";
+import { eventKey, inMadeOrder } from "../helpers/list-order.js";
 import { badRequestFields, restCall } from "../helpers/rest-client.js";
 import {
   type Backend,
@@ -76,12 +76,11 @@ describe.each(backends)("BatchCreateRoleBindings on %s", (backend: Backend) => {
         res.roleBindings.some((x) => x.uid === e.subject),
       );
       // One event a binding; one transaction's events are of one millisecond, listed by uid.
-      const key = (e: { type: string; subject: string }) => `${e.type} ${e.subject}`;
-      expect(events.map(key)).toEqual(
+      expect(events.map(eventKey)).toEqual(
         inMadeOrder(
           events,
-          res.roleBindings.map((x) => key({ type: created, subject: x.uid })),
-          key,
+          res.roleBindings.map((x) => eventKey({ type: created, subject: x.uid })),
+          eventKey,
         ),
       );
       // One call: one request id for both.
