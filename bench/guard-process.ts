@@ -47,12 +47,18 @@ export async function startGuardServer(
   const name = start.name ?? start.checkout;
   const flagsFile = join(start.checkout, "dist/src/node-flags.js");
   const shipped = existsSync(flagsFile) ? await import(pathToFileURL(flagsFile).href) : {};
+  const flags = [
+    ...((shipped.serverNodeFlags as string[] | undefined) ?? []),
+    ...(start.flags ?? []),
+  ];
+  // Pinned to one core, what `gatehouse serve` restarts itself with there, by its own rule.
+  const oneCpu = shipped.oneCpuRestartFlags as
+    | ((cpus: number, execArgv: readonly string[]) => string[])
+    | undefined;
   const cmd = [
     process.execPath,
-    ...((shipped.serverNodeFlags as string[] | undefined) ?? []),
-    // Pinned to one core, the flags `gatehouse serve` restarts itself with on one CPU.
-    ...(start.pin ? ((shipped.oneCpuNodeFlags as string[] | undefined) ?? []) : []),
-    ...(start.flags ?? []),
+    ...(start.pin ? (oneCpu?.(1, flags) ?? []) : []),
+    ...flags,
     join(start.checkout, "dist/bench/guard-server.js"),
     start.db,
     start.issuerUrl,
