@@ -102,7 +102,8 @@ export interface ConnectionLimits {
   unsentStallMs: number;
   /**
    * What connections whose clients read nothing may hold together (answer bytes waiting, and
-   * a cost per request waiting or running on them): past it, the largest are reset at once.
+   * a cost per request waiting or running on them): past it, the largest are reset within
+   * a sweep or two (a few a turn: see createOnePort's resetQueue).
    */
   maxStalledBytes: number;
   /** ...and those from one client address. */
@@ -138,6 +139,9 @@ const requestCostBytes = 16 * 1024;
  * under a pipelined flood of 50 connections: bench/RESULTS.md "Hostile load").
  */
 const pipelineConcurrency = 1;
+
+/** Connections the sweep resets in one turn of the event loop (see createOnePort's resetQueue). */
+const resetsPerTurn = 8;
 
 /** HTTP/2 streams a client may have open at once on one connection (gRPC's usual 100). */
 const maxConcurrentStreams = 100;
@@ -287,8 +291,8 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       h1Connections.set(socket, p);
       const pipeline = p;
       // A connection refused past the pipelining bound has every request its client pipelined
-      // after the refusal parsed and left unanswered (a flood sends a thousand in one packet).
-      // When it closes, Node aborts each with an ECONNRESET error whose stack it captures and
+      // after the refusal parsed and left unanswered (a flood sends a thousand in one packet),
+      // and one the sweep resets has its client's unread ones. When it closes, Node aborts each with an ECONNRESET error whose stack it captures and
       // formats: about 1 ms a request, a second of blocked event loop for a flood's connection
       // closing (bench/RESULTS.md, "Fair service under hostile clients"). Nobody listens for
       // those errors, so Node's close handling of such a connection runs with no stack traces:
@@ -296,7 +300,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       // Node's, which was added when the connection came).
       let stackTraceLimit: number | undefined;
       socket.prependOnceListener("close", () => {
-        if (!pipeline.refused) return;
+        if (!pipeline.refused && !pipeline.reset) return;
         stackTraceLimit = Error.stackTraceLimit;
         Error.stackTraceLimit = 0;
       });
@@ -431,6 +435,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
     }
     const stalled: Stalled[] = [];
     for (const [socket, p] of h1Connections) {
+      if (p.reset) continue;
       let unsent = socket.writableLength;
       for (const res of p.pending) {
         unsent += (res as { outputSize?: number }).outputSize ?? 0;
@@ -439,13 +444,13 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
       // Bytes handed to the kernel: bytesWritten counts those still queued here too.
       const written = ((socket as Partial<Socket>).bytesWritten ?? 0) - socket.writableLength;
-      if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) reset(socket);
+      if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) resetH1(socket, p);
       else if (p.stallSince !== undefined) {
         const requests = p.pending.size + p.waiting.length;
         stalled.push({
           held: unsent + requests * requestCostBytes,
           address: p.address,
-          reset: () => reset(socket),
+          reset: () => resetH1(socket, p),
         });
       } else if (
         shuttingDown &&
@@ -460,19 +465,20 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
     }
     for (const [session, w] of sessions) {
+      if (w.reset) continue;
       let unsent = 0;
       for (const stream of w.streams) unsent += stream.writableLength;
       const sock = session.socket as Partial<Socket> | undefined;
       const written = (sock?.bytesWritten ?? 0) - (sock?.writableLength ?? 0);
       if (overBudget(w, unsent, now) || stalledTooLong(w, unsent, written, now)) {
-        session.destroy();
+        resetH2(session, w);
         continue;
       }
       if (w.stallSince !== undefined) {
         stalled.push({
           held: unsent + w.streams.size * requestCostBytes,
           address: w.address,
-          reset: () => session.destroy(),
+          reset: () => resetH2(session, w),
         });
       }
       // The HTTP/1.1 headers timeout, for HTTP/2: bytes that keep arriving on a connection
@@ -495,6 +501,48 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       }
     }
     shedStalled(stalled);
+  };
+  /**
+   * The connections the sweep resets, in the order it chose them, reset `resetsPerTurn` a turn
+   * of the event loop. Each reset costs Node its socket's close and every request and write it
+   * still held, and a sweep that sheds the budgets' excess may pick hundreds at once: 1,000
+   * non-readers from two addresses made one turn of 50-120 ms, a well-behaved client's call
+   * waiting behind it (bench/RESULTS.md, round 9). A connection waiting here is past the
+   * sweep's accounting (`reset` is set): it holds what it holds for a few turns more.
+   */
+  const resetQueue = new Map<object, () => void>();
+  let resetTurnScheduled = false;
+  const resetSoon = (connection: object, reset: () => void) => {
+    resetQueue.set(connection, reset);
+    if (!resetTurnScheduled) {
+      resetTurnScheduled = true;
+      setImmediate(resetSome);
+    }
+  };
+  const resetSome = () => {
+    resetTurnScheduled = false;
+    let n = 0;
+    for (const [connection, reset] of resetQueue) {
+      resetQueue.delete(connection);
+      reset();
+      if (++n >= resetsPerTurn) break;
+    }
+    if (resetQueue.size > 0) {
+      resetTurnScheduled = true;
+      setImmediate(resetSome);
+    }
+  };
+  const resetH1 = (socket: Duplex, p: Pipeline) => {
+    p.reset = true;
+    resetSoon(socket, () => {
+      if (!socket.destroyed) reset(socket);
+    });
+  };
+  const resetH2 = (session: http2.ServerHttp2Session, w: SessionWatch) => {
+    w.reset = true;
+    resetSoon(session, () => {
+      if (!session.destroyed) session.destroy();
+    });
   };
   /**
    * Whether a connection's client has read nothing of its waiting answers for too long: it
@@ -809,6 +857,8 @@ interface Pipeline extends StallWatch {
   refused: boolean;
   /** The server is closing the connection: a request arriving now is not run. */
   closing: boolean;
+  /** The sweep is resetting the connection (it is queued in the paced resets, or gone). */
+  reset?: boolean;
   /** When its last answer was done (or it was opened). */
   lastDone: number;
   overSince?: number | undefined;
@@ -826,6 +876,8 @@ interface SessionWatch extends StallWatch {
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
+  /** The sweep is closing the session (it is queued in the paced resets, or gone). */
+  reset?: boolean;
 }
 
 const noop = () => undefined;

@@ -21,3 +21,48 @@ export function runAttacker(script: string, args: (string | number)[]): Promise<
     });
   });
 }
+
+/** An attacking process started by startAttacker. */
+export interface Attacker {
+  /** Resolves once what it printed on stdout matches `what`; rejects if it exits before. */
+  printed(what: RegExp): Promise<string>;
+  kill(): void;
+}
+
+/**
+ * Start an attacking client in a Node process of its own (`node -e script ...args`), like
+ * runAttacker, for a test that acts on what it prints while it runs.
+ */
+export function startAttacker(script: string, args: (string | number)[]): Attacker {
+  const p = spawn(process.execPath, ["-e", script, ...args.map(String)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  let exited = false;
+  const waiting = new Set<() => void>();
+  const wake = () => {
+    for (const check of waiting) check();
+  };
+  p.stdout.setEncoding("utf8").on("data", (t: string) => {
+    out += t;
+    wake();
+  });
+  p.once("exit", () => {
+    exited = true;
+    wake();
+  });
+  return {
+    printed: (what) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          if (what.test(out)) resolve(out);
+          else if (exited) reject(new Error(`the attacking process exited, having printed ${out}`));
+          else return;
+          waiting.delete(check);
+        };
+        waiting.add(check);
+        check();
+      }),
+    kill: () => p.kill(),
+  };
+}
