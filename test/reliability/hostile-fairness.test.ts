@@ -173,8 +173,8 @@ it("serves a client from another address while the sweep resets hundreds of HTTP
     expect(reset).toBeGreaterThanOrEqual(connections / 2);
     // The longest a control call waited on the server's work, against a call's median alone
     // (the steadiest figure of the same run). Reset in one turn: 309x and 435x (177 and 256 ms
-    // of server CPU in one call); 8 a turn: 19-44x (8-20 ms: a full collection of a heap that
-    // holds 32,000 requests is one) in five runs, two of them beside two CPU burners.
+    // of server CPU in one call); 8 a turn: 19-44x (8-20 ms) in five runs, three of them beside
+    // two CPU burners.
     expect(ratio).toBeLessThan(150);
   } finally {
     attacker?.kill();
