@@ -292,11 +292,12 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       const pipeline = p;
       // A connection refused past the pipelining bound has every request its client pipelined
       // after the refusal parsed and left unanswered (a flood sends a thousand in one packet),
-      // and one the sweep resets has its client's unread ones. When it closes, Node aborts each with an ECONNRESET error whose stack it captures and
-      // formats: about 1 ms a request, a second of blocked event loop for a flood's connection
-      // closing (bench/RESULTS.md, "Fair service under hostile clients"). Nobody listens for
-      // those errors, so Node's close handling of such a connection runs with no stack traces:
-      // set before Node's 'close' listener (prepended), restored after it (appended now, after
+      // and one the sweep resets has those its client left unread. When it closes, Node aborts
+      // each with an ECONNRESET error whose stack it captures and formats: about 1 ms a
+      // request, a second of blocked event loop for a flood's connection closing
+      // (bench/RESULTS.md, "Fair service under hostile clients"). Nobody listens for those
+      // errors, so Node's close handling of such a connection runs with no stack traces: set
+      // before Node's 'close' listener (prepended), restored after it (appended now, after
       // Node's, which was added when the connection came).
       let stackTraceLimit: number | undefined;
       socket.prependOnceListener("close", () => {
