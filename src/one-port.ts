@@ -511,10 +511,12 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
    * waiting behind it (bench/RESULTS.md, round 9). A connection waiting here is past the
    * sweep's accounting (`reset` is set): it holds what it holds for a few turns more.
    */
-  const resetQueue = new Map<object, () => void>();
+  const resetQueue: (() => void)[] = [];
   let resetTurnScheduled = false;
-  const resetSoon = (connection: object, reset: () => void) => {
-    resetQueue.set(connection, reset);
+  /** Reset a connection at its turn in resetQueue: `c` is out of the sweep's accounting now. */
+  const resetSoon = (c: StallWatch, close: () => void) => {
+    c.reset = true;
+    resetQueue.push(close);
     if (!resetTurnScheduled) {
       resetTurnScheduled = true;
       setImmediate(resetSome);
@@ -522,29 +524,20 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
   };
   const resetSome = () => {
     resetTurnScheduled = false;
-    let n = 0;
-    for (const [connection, reset] of resetQueue) {
-      resetQueue.delete(connection);
-      reset();
-      if (++n >= resetsPerTurn) break;
-    }
-    if (resetQueue.size > 0) {
+    for (const close of resetQueue.splice(0, resetsPerTurn)) close();
+    if (resetQueue.length > 0) {
       resetTurnScheduled = true;
       setImmediate(resetSome);
     }
   };
-  const resetH1 = (socket: Duplex, p: Pipeline) => {
-    p.reset = true;
-    resetSoon(socket, () => {
+  const resetH1 = (socket: Duplex, p: Pipeline) =>
+    resetSoon(p, () => {
       if (!socket.destroyed) reset(socket);
     });
-  };
-  const resetH2 = (session: http2.ServerHttp2Session, w: SessionWatch) => {
-    w.reset = true;
-    resetSoon(session, () => {
+  const resetH2 = (session: http2.ServerHttp2Session, w: SessionWatch) =>
+    resetSoon(w, () => {
       if (!session.destroyed) session.destroy();
     });
-  };
   /**
    * Whether a connection's client has read nothing of its waiting answers for too long: it
    * has answer bytes waiting, and none went out since the last sweep for `unsentStallMs`.
@@ -841,6 +834,8 @@ interface StallWatch {
   written: number;
   /** Since when answers wait and none of them goes out. */
   stallSince?: number | undefined;
+  /** The sweep is resetting the connection (it waits in the paced resets, or is gone). */
+  reset?: boolean;
 }
 
 /** A connection found stalled by a sweep: what it holds, and how to reset it. */
@@ -858,8 +853,6 @@ interface Pipeline extends StallWatch {
   refused: boolean;
   /** The server is closing the connection: a request arriving now is not run. */
   closing: boolean;
-  /** The sweep is resetting the connection (it is queued in the paced resets, or gone). */
-  reset?: boolean;
   /** When its last answer was done (or it was opened). */
   lastDone: number;
   overSince?: number | undefined;
@@ -877,8 +870,6 @@ interface SessionWatch extends StallWatch {
   /** Since when bytes arrive with no frame completing. */
   dribbleSince?: number | undefined;
   overSince?: number | undefined;
-  /** The sweep is closing the session (it is queued in the paced resets, or gone). */
-  reset?: boolean;
 }
 
 const noop = () => undefined;
