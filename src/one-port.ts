@@ -238,6 +238,10 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         listeners,
         {
           room: () => limits.maxPipelinedRequests - unanswered(),
+          unanswered,
+          refuseNext: () => {
+            pipelineOf(socket).refuseNext = true;
+          },
           dropping: () => h1Connections.get(socket)?.refused === true,
           // Refused too (a bound of 1): what follows the refusal is then read and dropped.
           pipelined: () => unanswered() > 1 || h1Connections.get(socket)?.refused === true,
@@ -283,6 +287,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         pending: new Set(),
         waiting: [],
         refused: false,
+        refuseNext: false,
         closing: false,
         lastDone: Date.now(),
         address: (socket as { remoteAddress?: string }).remoteAddress ?? "",
@@ -338,7 +343,7 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
         (req.socket as Socket).destroySoon();
         return;
       }
-      if (p.pending.size + p.waiting.length >= limits.maxPipelinedRequests) {
+      if (p.refuseNext || p.pending.size + p.waiting.length >= limits.maxPipelinedRequests) {
         p.refused = true;
         r.shouldKeepAlive = false;
         r.writeHead(503, {
@@ -448,8 +453,10 @@ export function createOnePort(tls?: TlsOptions, opts: OnePortOptions = {}): OneP
       if (overBudget(p, unsent, now) || stalledTooLong(p, unsent, written, now)) resetH1(socket, p);
       else if (p.stallSince !== undefined) {
         const requests = p.pending.size + p.waiting.length;
+        // Requests read but not yet parsed are only their bytes (src/read-ahead.ts).
+        const unparsed = readAheads.get(socket)?.heldBytes() ?? 0;
         stalled.push({
-          held: unsent + requests * requestCostBytes,
+          held: unsent + requests * requestCostBytes + unparsed,
           address: p.address,
           reset: () => resetH1(socket, p),
         });
@@ -851,6 +858,11 @@ interface Pipeline extends StallWatch {
   waiting: [http.IncomingMessage | http2.Http2ServerRequest, http.ServerResponse][];
   /** A request past the bound was refused: the connection closes after that answer. */
   refused: boolean;
+  /**
+   * The next request is past the bound: its client sent it with the bound's worth unanswered
+   * before it, most of them held unparsed by src/read-ahead.ts until their turn.
+   */
+  refuseNext: boolean;
   /** The server is closing the connection: a request arriving now is not run. */
   closing: boolean;
   /** When its last answer was done (or it was opened). */

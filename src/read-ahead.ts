@@ -11,6 +11,14 @@ export interface ReadAheadBounds {
    * that the one past the bound is seen (and refused) as before.
    */
   room(): number;
+  /** The connection's requests read by the parser and not yet answered. */
+  unanswered(): number;
+  /**
+   * The request the parser reads next is past the bound: the client sent it while the bound's
+   * worth of requests before it were unanswered, most of them still held here unread by the
+   * parser (see boundReadAhead). Refuse it as if it had been read with them.
+   */
+  refuseNext(): void;
   /** Whether what the client sends now is read and dropped (its connection was refused). */
   dropping(): boolean;
   /**
@@ -26,7 +34,23 @@ export interface ReadAhead {
   more(): void;
   /** Whether the connection is read the bounded way now (not by Node's parser itself). */
   isBounded(): boolean;
+  /** Bytes the client sent that are held here, not yet handed to the parser. */
+  heldBytes(): number;
 }
+
+/**
+ * Requests of a pipelining connection that the parser reads ahead of their answers while the
+ * requests behind them are bodiless heads (see boundReadAhead): the one that runs, and the
+ * next, ready when it is done.
+ */
+export const parsedAhead = 2;
+
+/**
+ * Bytes of whole bodiless heads held unread by the parser beyond which a connection is not
+ * read further until some are parsed: 64 heads of 4 KiB. A pipeline of larger heads within
+ * the bound is then read as its answers go, not refused (its memory stays bounded either way).
+ */
+const maxHeldHeadBytes = 256 * 1024;
 
 /** Node's net.Socket, with the flag its HTTP server sets while it waits for answers to drain. */
 type ServerSocket = Duplex & { _paused?: boolean; parser?: unknown };
@@ -68,6 +92,19 @@ const headEnd = Buffer.from("\r\n\r\n");
  * bytes are held only while the connection has `room() <= 0` requests parsed and unanswered,
  * and the bodies of all but the last of those were handed over before the next one's head.
  *
+ * Bodiless heads go further: while everything a connection pipelined is heads with no body
+ * (no Content-Length, Transfer-Encoding or Upgrade, not CONNECT), whole heads are handed
+ * over one at a time, no more than `parsedAhead` unanswered; the others wait here as bytes.
+ * A parsed request lives until its answer is done: 64 of them behind 269 kB answers lived
+ * 0.2-0.5 s, long enough for V8 to copy each twice and move it to the old generation, whose
+ * collections then paused every client (bench/RESULTS.md, round 10). Such heads can be counted
+ * exactly from the bytes (no body can hold a "\r\n\r\n" between them), so the bound holds as
+ * before: the connection is read on while what it sent is within the bound, and once the head
+ * past it is held, what follows is dropped and that head is refused (`refuseNext`) when the
+ * parser reaches it, after the answers before it. The first head with a body, or one left
+ * incomplete when nothing else is waiting, goes to the parser the old way, and the connection
+ * is read the old way from then on.
+ *
  * Feeding the parser from a JS 'data' listener costs every call: Node otherwise has the parser
  * read the socket's handle in C++, and a REST GetGroup took 12 us more of server CPU the JS way
  * (113 -> 125 us, bench/RESULTS.md). So, with `nativeUntilPipelined`, a connection keeps Node's
@@ -95,6 +132,61 @@ export function boundReadAhead(
   let ended = false;
   let feeding = false;
   let bounded = false;
+  /**
+   * Whether every request handed to the parser since the connection was bounded was a whole
+   * bodiless head: the parser is between requests, and `held` starts at the next one.
+   */
+  let heads = true;
+  /** The lengths of the whole bodiless heads that lead `held` (counted as far as needed). */
+  const counted: number[] = [];
+  /** Bytes of `held` those heads take. */
+  let countedBytes = 0;
+  /** The head after the counted ones has a body: no further head is counted. */
+  let bodyNext = false;
+  /** The last counted head is past the bound: it is refused, and what follows is dropped. */
+  let refusing = false;
+
+  /** Count the bodiless heads leading `held` until there are `k`, or no further whole one. */
+  const count = (k: number) => {
+    while (held !== undefined && !bodyNext && counted.length < k) {
+      let from = countedBytes;
+      // Blank lines before a request line are allowed (and skipped by the parser).
+      while (from < held.length && (held[from] === 13 || held[from] === 10)) from++;
+      const at = held.indexOf(headEnd, from);
+      if (at < 0) return;
+      const end = at + headEnd.length;
+      if (!bodiless(held, from, at)) {
+        bodyNext = true;
+        return;
+      }
+      counted.push(end - countedBytes);
+      countedBytes = end;
+    }
+  };
+
+  /** Hand the parser the first of the counted heads (refused if it is the one past the bound). */
+  const feedHead = () => {
+    const n = counted.shift()!;
+    countedBytes -= n;
+    const slice = n === held!.length ? held! : held!.subarray(0, n);
+    held = n === held!.length ? undefined : held!.subarray(n);
+    if (refusing && held === undefined) bounds.refuseNext();
+    serverListeners.data(slice);
+  };
+
+  /** Hand the parser what `held` has room for the old way; the connection stays that way. */
+  const feedOldWay = (): boolean => {
+    const room = bounds.room();
+    const n = room > 0 ? afterHeads(held!, room, held!.length) : afterHeads(held!, 1, 0);
+    if (n === 0) return false;
+    heads = false;
+    counted.length = 0;
+    countedBytes = 0;
+    const slice = n === held!.length ? held! : held!.subarray(0, n);
+    held = n === held!.length ? undefined : held!.subarray(n);
+    serverListeners.data(slice);
+    return true;
+  };
 
   const feed = () => {
     if (feeding || !bounded) return;
@@ -108,19 +200,49 @@ export function boundReadAhead(
         }
         // Node paused the connection until its queued answers drain; its 'resume' calls again.
         if (socket._paused) break;
+        if (!heads) {
+          if (!feedOldWay()) break;
+          continue;
+        }
         const room = bounds.room();
-        const n = room > 0 ? afterHeads(held, room, held.length) : afterHeads(held, 1, 0);
-        if (n === 0) break;
-        const slice = n === held.length ? held : held.subarray(0, n);
-        held = n === held.length ? undefined : held.subarray(n);
-        serverListeners.data(slice);
+        count(Math.max(room, 0) + 1);
+        if (counted.length > 0) {
+          if (!refusing && counted.length > room) {
+            // The head past the bound is held: it is the last this connection is read for.
+            counted.length = Math.max(room, 0) + 1;
+            countedBytes = counted.reduce((a, b) => a + b, 0);
+            held = held.subarray(0, countedBytes);
+            refusing = true;
+          }
+          if (bounds.unanswered() >= parsedAhead) break;
+          feedHead();
+          continue;
+        }
+        if (!bodyNext && isBlank(held)) {
+          // Blank lines only: the parser skips them, and stays between requests.
+          const slice = held;
+          held = undefined;
+          serverListeners.data(slice);
+          break;
+        }
+        // A head with a body leads, or one not yet whole: the old way, but an incomplete head
+        // waits for its rest while a request is in progress (the parser owns its timeout from
+        // when it is handed over).
+        if (!bodyNext && bounds.unanswered() > 0) break;
+        if (!feedOldWay()) break;
       }
     } finally {
       feeding = false;
     }
     if (held !== undefined) {
-      // The client's next bytes wait in the kernel (TCP flow control), not here.
-      if (!socket.isPaused()) socket.pause();
+      const readOn =
+        refusing ||
+        (heads && !bodyNext && counted.length <= bounds.room() && held.length <= maxHeldHeadBytes);
+      // The client's next bytes wait in the kernel (TCP flow control), not here; or, while
+      // what is held is bodiless heads within the bound, they are read to count them.
+      if (!readOn) {
+        if (!socket.isPaused()) socket.pause();
+      } else if (socket.isPaused() && !socket._paused && !socket.destroyed) socket.resume();
     } else {
       if (socket.isPaused() && !socket._paused && !socket.destroyed) socket.resume();
       // The client's end, seen while bytes before it were held, once they are all parsed.
@@ -140,7 +262,7 @@ export function boundReadAhead(
     // Through the socket's own `on`, which Node's server wraps: it stops the parser reading the
     // handle (unconsume), and the handle's bytes come to this listener instead.
     socket.on("data", (chunk: Buffer) => {
-      if (bounds.dropping()) return;
+      if (bounds.dropping() || refusing) return;
       held = held === undefined ? chunk : Buffer.concat([held, chunk]);
       feed();
     });
@@ -152,9 +274,14 @@ export function boundReadAhead(
     socket.on("resume", feed);
   };
 
+  const readAhead: ReadAhead = {
+    more: feed,
+    isBounded: () => bounded,
+    heldBytes: () => held?.length ?? 0,
+  };
   if (!(nativeUntilPipelined && keepNative(socket, parser, nativeUntilPipelined.firstBytes))) {
     bound();
-    return { more: feed, isBounded: () => bounded };
+    return readAhead;
   }
   const p = parser as NodeParser;
   const onIncoming = p.onIncoming!;
@@ -167,6 +294,8 @@ export function boundReadAhead(
     // 0: an ordinary request (not an upgrade), which Node has now emitted.
     if (r !== 0 || bounded || stopped || !bounds.pipelined()) return r;
     stopped = true;
+    // The rest of the chunk starts with this request's body, if it has one.
+    heads = bodilessRequest(req);
     return hpePaused;
   };
   p[kOnExecute] = function (this: unknown, ret: unknown) {
@@ -188,7 +317,7 @@ export function boundReadAhead(
     process.nextTick(feed);
     return out;
   };
-  return { more: feed, isBounded: () => bounded };
+  return readAhead;
 }
 
 /**
@@ -245,4 +374,35 @@ function afterHeads(buf: Buffer, k: number, fewer: number): number {
     from = at + headEnd.length;
   }
   return from;
+}
+
+/**
+ * Whether the head in `buf` from `from` to `end` (its "\r\n\r\n") is a request with no body
+ * after it and no other protocol: no Content-Length, Transfer-Encoding or Upgrade header, not
+ * CONNECT. Header names are matched however they are cased, and a name only near one of these
+ * counts as one (the head then goes the old way, as every head did before).
+ */
+function bodiless(buf: Buffer, from: number, end: number): boolean {
+  const head = buf.toString("latin1", from, end).toLowerCase();
+  return !head.startsWith("connect ") && !bodyHeader.test(head);
+}
+
+const bodyHeader = /\n(?:content-length|transfer-encoding|upgrade)[ \t]*:/;
+
+/** What bodiless() says of a head, for a request Node parsed: its headers name no body. */
+function bodilessRequest(req: unknown): boolean {
+  const r = req as { method?: string; headers?: Record<string, unknown> };
+  const h = r.headers ?? {};
+  return (
+    r.method !== "CONNECT" &&
+    h["content-length"] === undefined &&
+    h["transfer-encoding"] === undefined &&
+    h.upgrade === undefined
+  );
+}
+
+/** Whether `buf` holds nothing but CR and LF bytes (blank lines). */
+function isBlank(buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) if (buf[i] !== 13 && buf[i] !== 10) return false;
+  return true;
 }

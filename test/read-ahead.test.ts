@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   boundReadAhead,
   listenersNow,
+  parsedAhead,
   type ReadAhead,
   serverListenersAdded,
 } from "../src/read-ahead.js";
@@ -25,6 +26,8 @@ interface Harness {
   /** Answers held (the handler answers none while `hold` is set). */
   held: http.ServerResponse[];
   hold: boolean;
+  /** The most requests of one connection the parser had emitted and not yet answered. */
+  mostUnanswered: number;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ afterEach(async () => {
 async function harness(): Promise<Harness> {
   const unanswered = new Map<net.Socket, Set<http.ServerResponse>>();
   const refused = new WeakSet<net.Socket>();
+  const refuseNext = new WeakSet<net.Socket>();
   const readAheads = new WeakMap<net.Socket, ReadAhead>();
   const pendingOf = (s: net.Socket) => {
     let set = unanswered.get(s);
@@ -53,6 +57,7 @@ async function harness(): Promise<Harness> {
     boundedAt: [],
     held: [],
     hold: false,
+    mostUnanswered: 0,
     close: async () => {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
@@ -64,13 +69,14 @@ async function harness(): Promise<Harness> {
     h.boundedAt.push(readAheads.get(socket)?.isBounded() ?? false);
     if (refused.has(socket)) return;
     const pending = pendingOf(socket);
-    if (pending.size >= bound) {
+    if (refuseNext.has(socket) || pending.size >= bound) {
       refused.add(socket);
       res.shouldKeepAlive = false;
       res.writeHead(503, { "content-length": 0 }).end();
       return;
     }
     pending.add(res);
+    h.mostUnanswered = Math.max(h.mostUnanswered, pending.size);
     res.once("close", () => {
       pending.delete(res);
       readAheads.get(socket)?.more();
@@ -95,6 +101,8 @@ async function harness(): Promise<Harness> {
         listeners,
         {
           room: () => bound - pendingOf(s).size,
+          unanswered: () => pendingOf(s).size,
+          refuseNext: () => refuseNext.add(s),
           dropping: () => refused.has(s),
           pipelined: () => pendingOf(s).size > 1,
         },
@@ -166,20 +174,72 @@ describe("read-ahead", () => {
     c.socket.write(get("/first"));
     await c.until(() => answers(c.text, 200) === 1);
     // Then a flood in one write, its answers held: Node's parser sees the flood's first two
-    // requests by itself, is stopped after the second (the connection now pipelines), and the
-    // rest reaches it only as far as the bound: 8 unanswered, the 9th seen and refused.
+    // requests by itself and is stopped after the second (the connection now pipelines). The
+    // rest are bodiless heads: counted from the bytes, not parsed while two are unanswered.
     h.hold = true;
     c.socket.write(Array.from({ length: 500 }, (_, i) => get(`/f${i}`)).join(""));
-    await c.until(() => h.seen.length === bound + 2);
+    await c.until(() => h.seen.length === parsedAhead + 1);
     await new Promise((r) => setTimeout(r, 100));
+    expect(h.seen).toEqual(["/first", "/f0", "/f1"]);
+    // As answers are given, the next heads are parsed, two ahead at most, up to the bound: 8
+    // unanswered when the client sent the 9th, which is refused after them; the connection
+    // closes, and the other 491 never reach the parser.
+    await answerUntilClosed(h, c);
     expect(h.seen).toEqual(["/first", ...Array.from({ length: bound + 1 }, (_, i) => `/f${i}`)]);
     expect(h.boundedAt).toEqual([false, false, false, ...Array(bound - 1).fill(true)]);
-    // The held answers go out in order, then the refusal, and the connection closes.
-    for (const res of h.held) (res as unknown as { answer: () => void }).answer();
-    await c.until(() => c.closed);
+    expect(h.mostUnanswered).toBe(parsedAhead);
     const statuses = [...c.text.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]);
     expect(statuses).toEqual([...Array(bound + 1).fill("200"), "503"]);
     expect(c.text).toContain(`/f${bound - 1} |`);
+  });
+
+  it("counts a pipeline sent in several writes, blank lines between its requests not counted", async () => {
+    const h = await harness();
+    h.hold = true;
+    const c = await client(h.port);
+    // Within the bound: 8 requests in three writes, with the blank lines HTTP/1.1 allows
+    // between requests; none is refused, and the connection stays open.
+    c.socket.write(`${get("/a0")}\r\n${get("/a1")}${get("/a2")}\r\n\r\n`);
+    await c.until(() => h.seen.length === parsedAhead);
+    c.socket.write(`${get("/a3")}\r\n${get("/a4")}${get("/a5")}`);
+    await new Promise((r) => setTimeout(r, 50));
+    c.socket.write(`\r\n${get("/a6")}${get("/a7")}`);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.seen).toEqual(["/a0", "/a1"]);
+    for (let i = 0; i < 200 && answers(c.text, 200) < bound; i++) await answerHeld(h);
+    expect(answers(c.text, 200)).toBe(bound);
+    expect(c.closed).toBe(false);
+    expect(h.mostUnanswered).toBe(parsedAhead);
+    // Past the bound across writes: 5 sent, then 5 more while all are unanswered: the 9th is
+    // refused after the 8 before it, and the 10th is dropped.
+    c.text = "";
+    c.socket.write(Array.from({ length: 5 }, (_, i) => get(`/b${i}`)).join(""));
+    await c.until(() => h.held.length === parsedAhead);
+    c.socket.write(Array.from({ length: 5 }, (_, i) => get(`/b${i + 5}`)).join(""));
+    await new Promise((r) => setTimeout(r, 50));
+    await answerUntilClosed(h, c);
+    const statuses = [...c.text.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]);
+    expect(statuses).toEqual([...Array(bound).fill("200"), "503"]);
+    expect(h.seen.at(-1)).toBe(`/b${bound}`);
+  });
+
+  it("reads a pipeline the old way from its first request with a body, and answers it all", async () => {
+    const h = await harness();
+    h.hold = true;
+    const c = await client(h.port);
+    const body = "x\r\n\r\ny";
+    const post = `POST /p HTTP/1.1\r\nHost: x\r\ncontent-LENGTH: ${body.length}\r\n\r\n${body}`;
+    c.socket.write(`${get("/g0")}${get("/g1")}${get("/g2")}${post}${get("/g3")}${get("/g4")}`);
+    await c.until(() => h.seen.length === parsedAhead);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(h.seen).toEqual(["/g0", "/g1"]);
+    for (let i = 0; i < 200 && answers(c.text, 200) < 6; i++) await answerHeld(h);
+    expect(h.seen).toEqual(["/g0", "/g1", "/g2", "/p", "/g3", "/g4"]);
+    expect(c.text).toContain(`/p ${body}|`);
+    expect(c.text.indexOf("/g4 ")).toBeGreaterThan(c.text.indexOf("/p "));
+    // From the POST on, the parser reads as far as the bound allows, as it did every request.
+    expect(h.mostUnanswered).toBeGreaterThan(parsedAhead);
+    expect(c.closed).toBe(false);
   });
 
   it("hands the parser the rest of the chunk it was stopped in: bodies arrive whole, in order", async () => {
@@ -205,9 +265,25 @@ describe("read-ahead", () => {
     h.hold = true;
     const c = await client(h.port);
     c.socket.write(Array.from({ length: 100 }, (_, i) => get(`/f${i}`)).join(""));
-    await c.until(() => h.seen.length === bound + 1);
+    await c.until(() => h.seen.length === parsedAhead);
     await new Promise((r) => setTimeout(r, 100));
+    expect(h.seen).toHaveLength(parsedAhead);
+    await answerUntilClosed(h, c);
     expect(h.seen).toHaveLength(bound + 1);
     expect(h.boundedAt).toEqual([false, false, ...Array(bound - 1).fill(true)]);
+    expect(answers(c.text, 200)).toBe(bound);
+    expect(answers(c.text, 503)).toBe(1);
   });
 });
+
+/** Give the answers held so far, and let the client's connection move on. */
+async function answerHeld(h: Harness) {
+  for (const res of h.held.splice(0)) (res as unknown as { answer: () => void }).answer();
+  await new Promise((r) => setTimeout(r, 5));
+}
+
+/** Give held answers as they come until the server closes the client's connection. */
+async function answerUntilClosed(h: Harness, c: { closed: boolean }) {
+  for (let i = 0; i < 400 && !c.closed; i++) await answerHeld(h);
+  expect(c.closed).toBe(true);
+}
