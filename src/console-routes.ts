@@ -49,6 +49,8 @@ export interface ConsoleFile {
   type: string;
   /** Its compressed forms, made once a process at the first request that accepts one. */
   encoded(): Promise<Encoded>;
+  /** Its compressed forms if they are made already. */
+  encodedNow(): Encoded | undefined;
 }
 
 const brotli = promisify(brotliCompress);
@@ -60,6 +62,8 @@ const gzip = promisify(gzipCompress);
  * Swagger UI bundle alone (1.7 MB) took about 0.5 s of CPU to compress at every start.
  */
 const compressedOnce = new Map<string, Promise<Encoded>>();
+/** The same forms once made, for a request to have them at once. */
+const compressedDone = new Map<string, Encoded>();
 
 /**
  * The bytes of each file read here, checked by size and modification time as compressedOnce:
@@ -96,8 +100,9 @@ export function readConsoleFile(dir: string, name: string, type: string): Consol
   const smaller = (all: Encoded): Encoded =>
     Object.fromEntries(Object.entries(all).filter(([, b]) => b.length < body.length));
   if (!missing) {
-    const ready = Promise.resolve(smaller(beside));
-    return { body, type, encoded: () => ready };
+    const forms = smaller(beside);
+    const ready = Promise.resolve(forms);
+    return { body, type, encoded: () => ready, encodedNow: () => forms };
   }
   return {
     body,
@@ -108,32 +113,50 @@ export function readConsoleFile(dir: string, name: string, type: string): Consol
         made = Promise.all([
           beside.br ?? brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
           beside.gzip ?? gzip(body, { level: 9 }),
-        ]).then(([br, gz]) => smaller({ br, gzip: gz }));
+        ]).then(([br, gz]) => {
+          const forms = smaller({ br, gzip: gz });
+          compressedDone.set(key, forms);
+          return forms;
+        });
         compressedOnce.set(key, made);
       }
       return made;
     },
+    encodedNow: () => compressedDone.get(key),
   };
 }
 
 /**
  * Send a console file in the best encoding the client accepts (Accept-Encoding), saying so in
  * Content-Encoding; Vary tells caches that the bytes depend on that header.
+ *
+ * Call it from a route that returns nothing (not an async one that returns its reply): fastify
+ * resolves a reply returned from an async handler (a thenable) by waiting for the answer's end
+ * with end-of-stream listeners, and a large file's answer is written a slice a turn
+ * (src/answer-slices.ts): those listeners and their closures were a tenth of what outlived
+ * the young generation under a flood of console files (bench/RESULTS.md, round 10).
  */
-export async function sendFile(
-  req: FastifyRequest,
-  reply: FastifyReply,
-  file: ConsoleFile,
-): Promise<FastifyReply> {
+export function sendFile(req: FastifyRequest, reply: FastifyReply, file: ConsoleFile): void {
   reply.header("vary", "Accept-Encoding").type(file.type);
   const header = req.headers["accept-encoding"];
-  if (!header) return reply.send(file.body);
-  const encoded = await file.encoded();
+  if (!header) {
+    reply.send(file.body);
+    return;
+  }
+  const encoded = file.encodedNow();
+  if (encoded === undefined) {
+    // The first request that accepts a compressed form waits for it to be made.
+    file.encoded().then(
+      () => sendFile(req, reply, file),
+      (err: unknown) => reply.send(err),
+    );
+    return;
+  }
   const offered = encodings.filter((e) => encoded[e]);
   const chosen = offered.length > 0 ? negotiate(header, offered) : null;
   const bytes = chosen ? encoded[chosen] : undefined;
-  if (chosen && bytes) return reply.header("content-encoding", chosen).send(bytes);
-  return reply.send(file.body);
+  if (chosen && bytes) reply.header("content-encoding", chosen).send(bytes);
+  else reply.send(file.body);
 }
 
 /**
@@ -157,29 +180,31 @@ export const consoleRoutes: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   if (!index) opts.onMissing?.(opts.dir);
 
   app.get("/console", async (_req, reply) => reply.redirect("/console/", 301));
-  app.get("/console/", async (req, reply) => {
+  app.get("/console/", (req, reply) => {
     if (!index) {
-      return reply
+      reply
         .code(404)
         .type("text/plain; charset=utf-8")
         .send("The console is not built: run npm run build.\n");
+      return;
     }
     reply
       .header("content-security-policy", csp)
       .header("cache-control", "no-cache")
       .header("x-content-type-options", "nosniff")
       .header("referrer-policy", "no-referrer");
-    return sendFile(req, reply, index);
+    sendFile(req, reply, index);
   });
-  app.get<{ Params: { file: string } }>("/console/:file", async (req, reply) => {
+  app.get<{ Params: { file: string } }>("/console/:file", (req, reply) => {
     const file = files.get(req.params.file);
     if (!file || req.params.file === "index.html") {
-      return reply.code(404).type("text/plain; charset=utf-8").send("Not found\n");
+      reply.code(404).type("text/plain; charset=utf-8").send("Not found\n");
+      return;
     }
     reply
       .header("cache-control", "public, max-age=31536000, immutable")
       .header("x-content-type-options", "nosniff");
-    return sendFile(req, reply, file);
+    sendFile(req, reply, file);
   });
 };
 

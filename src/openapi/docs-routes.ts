@@ -53,24 +53,25 @@ export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, opts) => 
       .send(json);
   });
   app.get("/docs", async (_req, reply) => reply.redirect("/docs/", 301));
-  app.get("/docs/", async (req, reply) => {
+  app.get("/docs/", (req, reply) => {
     reply
       .header("content-security-policy", csp)
       .header("cache-control", "no-cache")
       .header("x-content-type-options", "nosniff")
       .header("referrer-policy", "no-referrer");
-    return sendFile(req, reply, index);
+    sendFile(req, reply, index);
   });
-  app.get<{ Params: { file: string } }>("/docs/:file", async (req, reply) => {
+  app.get<{ Params: { file: string } }>("/docs/:file", (req, reply) => {
     const file = files.get(req.params.file);
     if (!file || req.params.file === "index.html") {
-      return reply.code(404).type("text/plain; charset=utf-8").send("Not found\n");
+      reply.code(404).type("text/plain; charset=utf-8").send("Not found\n");
+      return;
     }
     reply
       .header("content-security-policy", csp)
       .header("cache-control", "no-cache")
       .header("x-content-type-options", "nosniff");
-    return sendFile(req, reply, file);
+    sendFile(req, reply, file);
   });
 };
 
