@@ -242,6 +242,31 @@ describe("read-ahead", () => {
     expect(c.closed).toBe(false);
   });
 
+  it("ends the request the parser was stopped at, with nothing sent after it", async () => {
+    const h = await harness();
+    const c = await client(h.port);
+    // Exactly two requests in one write: the parser is stopped after the second's head with
+    // no bytes left; the handler answers each at its 'end', which still comes.
+    c.socket.write(`${get("/x")}${get("/y")}`);
+    await c.until(() => answers(c.text, 200) === 2);
+    expect(c.text).toContain("/y |");
+    expect(h.boundedAt).toEqual([false, false]);
+  });
+
+  it("hands the parser a head left incomplete once nothing else waits: its limits apply", async () => {
+    const h = await harness();
+    h.hold = true;
+    const c = await client(h.port);
+    // Two requests, then a head that never ends, past the parser's header size (16 KiB):
+    // held while the two are answered, then the parser's, which refuses it (431) and closes.
+    c.socket.write(`${get("/a")}${get("/b")}GET /c HTTP/1.1\r\nX-Long: ${"a".repeat(100_000)}`);
+    await c.until(() => h.seen.length === parsedAhead);
+    await answerUntilClosed(h, c);
+    expect(h.seen).toEqual(["/a", "/b"]);
+    const statuses = [...c.text.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]);
+    expect(statuses).toEqual(["200", "200", "431"]);
+  });
+
   it("hands the parser the rest of the chunk it was stopped in: bodies arrive whole, in order", async () => {
     const h = await harness();
     const c = await client(h.port);
