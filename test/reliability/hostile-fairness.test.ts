@@ -169,8 +169,10 @@ it("serves a client from another address while the sweep resets hundreds of HTTP
     );
     expect([...alone.wall, ...beside.wall].filter((t) => Number.isNaN(t))).toEqual([]);
     // The sweep found them stalled and reset them within the window: all of them on a quiet
-    // machine, 906 in one run of the whole suite (the server slower to fill their buffers).
-    expect(reset).toBeGreaterThanOrEqual(connections / 2);
+    // machine or beside two CPU burners, 906 in one run of the whole suite (the server slower
+    // to fill their buffers) and, since their GETs are parsed two ahead (src/read-ahead.ts) so
+    // that each holds less and fewer are over the budgets, 384 in one clean-clone CI run.
+    expect(reset).toBeGreaterThanOrEqual(connections / 5);
     // The longest a control call waited on the server's work, against a call's median alone
     // (the steadiest figure of the same run). Reset in one turn: 309x and 435x (177 and 256 ms
     // of server CPU in one call); 8 a turn: 19-44x (8-20 ms) in five runs, three of them beside
