@@ -172,14 +172,20 @@ export function boundReadAhead(
     }
   };
 
+  /** Hand the parser the first `n` bytes of `held`, keeping the rest. */
+  const handOver = (n: number) => {
+    const all = n === held!.length;
+    const slice = all ? held! : held!.subarray(0, n);
+    held = all ? undefined : held!.subarray(n);
+    serverListeners.data(slice);
+  };
+
   /** Hand the parser the first of the counted heads (refused if it is the one past the bound). */
   const feedHead = () => {
     const n = counted.shift()!;
     countedBytes -= n;
-    const slice = n === held!.length ? held! : held!.subarray(0, n);
-    held = n === held!.length ? undefined : held!.subarray(n);
-    if (refusing && held === undefined) bounds.refuseNext();
-    serverListeners.data(slice);
+    if (refusing && n === held!.length) bounds.refuseNext();
+    handOver(n);
   };
 
   /** Hand the parser what `held` has room for the old way; the connection stays that way. */
@@ -190,9 +196,7 @@ export function boundReadAhead(
     heads = false;
     counted.length = 0;
     countedBytes = 0;
-    const slice = n === held!.length ? held! : held!.subarray(0, n);
-    held = n === held!.length ? undefined : held!.subarray(n);
-    serverListeners.data(slice);
+    handOver(n);
     return true;
   };
 
@@ -233,9 +237,7 @@ export function boundReadAhead(
         }
         if (!bodyNext && isBlank(held)) {
           // Blank lines only: the parser skips them, and stays between requests.
-          const slice = held;
-          held = undefined;
-          serverListeners.data(slice);
+          handOver(held.length);
           break;
         }
         // A head with a body leads, or one not yet whole: the old way, but an incomplete head
