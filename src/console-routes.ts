@@ -61,9 +61,7 @@ const gzip = promisify(gzipCompress);
  * once a process, whatever number of servers it starts (a test worker starts hundreds). The
  * Swagger UI bundle alone (1.7 MB) took about 0.5 s of CPU to compress at every start.
  */
-const compressedOnce = new Map<string, Promise<Encoded>>();
-/** The same forms once made, for a request to have them at once. */
-const compressedDone = new Map<string, Encoded>();
+const compressedOnce = new Map<string, { made: Promise<Encoded>; forms?: Encoded }>();
 
 /**
  * The bytes of each file read here, checked by size and modification time as compressedOnce:
@@ -108,21 +106,24 @@ export function readConsoleFile(dir: string, name: string, type: string): Consol
     body,
     type,
     encoded: () => {
-      let made = compressedOnce.get(key);
-      if (!made) {
-        made = Promise.all([
-          beside.br ?? brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
-          beside.gzip ?? gzip(body, { level: 9 }),
-        ]).then(([br, gz]) => {
-          const forms = smaller({ br, gzip: gz });
-          compressedDone.set(key, forms);
-          return forms;
-        });
-        compressedOnce.set(key, made);
+      let once = compressedOnce.get(key);
+      if (!once) {
+        // The forms, once made, are kept beside their promise for encodedNow.
+        const entry: { made: Promise<Encoded>; forms?: Encoded } = {
+          made: Promise.all([
+            beside.br ?? brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } }),
+            beside.gzip ?? gzip(body, { level: 9 }),
+          ]).then(([br, gz]) => {
+            entry.forms = smaller({ br, gzip: gz });
+            return entry.forms;
+          }),
+        };
+        once = entry;
+        compressedOnce.set(key, once);
       }
-      return made;
+      return once.made;
     },
-    encodedNow: () => compressedDone.get(key),
+    encodedNow: () => compressedOnce.get(key)?.forms,
   };
 }
 
