@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { once } from "node:events";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { Worker } from "node:worker_threads";
 import Sqlite from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { builtinRoles, ownerRole, storeRoles } from "../../src/auth/capabilities.js";
@@ -263,6 +266,41 @@ describe("sqlite store", () => {
     }
     await waiter.createGroup(group);
     await Promise.all([holder.close(), waiter.close()]);
+  });
+
+  it("waits for another connection's write lock before a recorded change, which reads first", async () => {
+    const path = await migratedCopy();
+    const s = createSqliteStore(path, { roles: storeRoles });
+    await s.createGroup(group);
+    // Another connection holds the write lock for a while from its own thread, as another
+    // server on the file commits (a restart's overlap); this thread's busy handler waits.
+    const holder = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       const db = new (require(workerData.driver))(workerData.path);
+       db.exec("BEGIN IMMEDIATE");
+       parentPort.postMessage("locked");
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+       db.exec("ROLLBACK");
+       db.close();`,
+      {
+        eval: true,
+        workerData: { path, driver: createRequire(import.meta.url).resolve("better-sqlite3") },
+      },
+    );
+    await once(holder, "message");
+    const call = changeScope({
+      type: "dev.gatehouse.iam.group.created.v1",
+      source: "/t",
+      actorUid: "4".repeat(40),
+    });
+    // Its checks read before it writes: begun deferred, the write lock was asked for inside
+    // an open transaction, and SQLite refused it at once (SQLITE_BUSY, no busy handler).
+    const made = await s
+      .recording(call)
+      .createGroup({ ...group, uid: `${R1}/0000000000000009`, parentUid: R1, name: "waited" });
+    expect(made.name).toBe("waited");
+    await once(holder, "exit");
+    await s.close();
   });
 
   it("agrees on one secret across connections to one file", async () => {

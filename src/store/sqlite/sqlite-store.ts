@@ -131,8 +131,12 @@ export function createSqliteStore(path: string, opts: SqliteStoreOptions): Sqlit
     now: opts.now ?? Date.now,
   };
   // The change and its event commit together: a savepoint inside a batch or atomically. One
-  // transaction function made once (better-sqlite3 builds four wrappers for each).
-  const inSavepoint = db.transaction((fn: () => unknown) => fn());
+  // transaction function made once (better-sqlite3 builds four wrappers for each). Alone, it
+  // begins IMMEDIATE: a deferred BEGIN reads first (the change's checks, the prior record) and
+  // then asks for the write lock inside an open transaction, where SQLite answers BUSY at once
+  // rather than wait busy_timeout for another process's commit (two servers on one file, as in
+  // a restart, refused a write 503 while the other one committed).
+  const inSavepoint = db.transaction((fn: () => unknown) => fn()).immediate;
   const recording = <R>(fn: () => R): R => inSavepoint(fn) as R;
   const guarded = guard(
     ops,
