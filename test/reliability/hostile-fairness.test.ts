@@ -181,7 +181,7 @@ it("serves a client from another address while the sweep resets hundreds of HTTP
     // to fill their buffers), 384 in one clean-clone CI run.
     expect(reset).toBeGreaterThanOrEqual(connections / 5);
     // The longest a control call waited on the server's work, in resets of this run. Reset 8 a
-    // turn: 9-29 resets' worth in eight runs, three beside two CPU burners. All those a sweep
+    // turn: 8-29 resets' worth in eight runs, three beside two CPU burners. All those a sweep
     // finds in one turn: 151-189 (73-87 ms in one call) in four runs, two beside the burners.
     // (Against a call's median alone, as it was, a CI run read 178x for one 19 ms call: its
     // calls' median was 0.1 ms, a unit too small for a clock that counts a busy thread's time
